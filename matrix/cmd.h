@@ -1,0 +1,20 @@
+/* cmd.h - subcommands of `matrix`, one table in main.c. Each cmd_<name>
+ * returns the process exit status: 0 ok, 1 some points failed / regression,
+ * 2 usage or recipe error, 130 interrupted. */
+#ifndef MATRIX_CMD_H
+#define MATRIX_CMD_H
+
+struct cmd_entry {
+	const char *name;
+	int (*exec)(int argc, char **argv); /* argv[0] is the subcommand name */
+	const char *usage;                  /* one line, after "matrix " */
+	const char *summary;
+};
+
+int cmd_expand(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Print "usage: matrix <usage>" for the named command to stderr; returns 2. */
+int cmd_usage(const char *name);
+
+#endif

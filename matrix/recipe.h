@@ -1,0 +1,140 @@
+/* recipe.h - a study recipe, loaded from YAML (libyaml document API) and fully
+ * validated before anything runs. See DESIGN.md, "Recipe". */
+#ifndef MATRIX_RECIPE_H
+#define MATRIX_RECIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vocab.h"
+
+/* A position in the recipe file, 1-based, for error messages. */
+struct mark {
+	unsigned line;
+	unsigned col;
+};
+
+struct factor {
+	char *name;
+	const struct vocab_factor *vocab; /* NULL: unknown to the vocabulary (command engines) */
+	size_t nlevels;
+	char **levels;                    /* canonical spellings ("on", not "true") */
+	struct mark *level_marks;         /* where each level was written */
+	struct mark mark;                 /* where the factor's key was written */
+};
+
+/* One term of an exclusion: factor `factor` has any level whose bit is set. */
+struct exclude_term {
+	size_t factor;          /* index into recipe.factors */
+	unsigned char *match;   /* nlevels bytes, 1 where the level is excluded */
+};
+struct exclude_rule {
+	size_t nterms;
+	struct exclude_term *terms;
+	struct mark mark;
+};
+
+/* A partial assignment of levels, e.g. the baseline: level index per factor,
+ * or -1 where the assignment leaves the factor free. */
+struct assignment {
+	long *level;            /* nfactors entries */
+	struct mark mark;
+};
+
+enum recipe_engine {
+	ENGINE_NATIVE,
+	ENGINE_PYTORCH,
+	ENGINE_COMMAND,
+	ENGINE_FACTOR, /* `engine` is a factor: each point names its own */
+};
+
+enum recipe_order {
+	ORDER_GIVEN,
+	ORDER_SHUFFLED,
+};
+
+struct measure {
+	double warmup_s;        /* seconds of warm-up; < 0 when warmup_iters is used */
+	long warmup_iters;      /* iterations of warm-up; 0 when warmup_s is used */
+	double min_time_s;      /* seconds */
+	double max_time_s;      /* seconds */
+	double rel_ci;          /* target half-width of the 95% CI of the median, relative */
+	double timeout_s;       /* per point, wall clock, seconds */
+	double grace_s;         /* SIGTERM to SIGKILL, seconds */
+};
+
+/* report: section. Factor references are indexes into recipe.factors. */
+struct report_scatter { long x, color; };          /* color: -1 when none */
+struct report_bars { long x, group; };             /* group: -1 when none */
+struct report_improvement {
+	long factor;
+	long from, to;        /* level indexes */
+	size_t nby;
+	long *by;             /* factor indexes */
+};
+struct report_spec {
+	char *metric;         /* "throughput" (default) or any numeric result key */
+	size_t nscatter;
+	struct report_scatter *scatter;
+	size_t nbars;
+	struct report_bars *bars;
+	size_t nimprovements;
+	struct report_improvement *improvements;
+};
+
+struct container {
+	char *name;
+	char *image;
+	char *runtime;        /* "podman" | "docker" | NULL (first found) */
+};
+
+struct recipe {
+	char *path;           /* as given on the command line */
+	char *text;           /* the file's bytes, NUL terminated */
+	size_t text_len;
+	uint64_t text_hash;   /* hash64 of the bytes: detects a changed recipe on resume */
+
+	char *name;
+	char *description;    /* may be NULL */
+	enum recipe_engine engine;
+	size_t ncommand;      /* command engine: argv template with {factor}, {result} */
+	char **command;
+	char *python;         /* pytorch engine: interpreter, NULL = first python3 that imports torch */
+	char *device;         /* auto | cuda | cpu */
+	struct measure measure;
+
+	size_t nfactors;      /* in declared order */
+	struct factor *factors;
+	size_t nexcludes;
+	struct exclude_rule *excludes;
+
+	enum recipe_order order;
+	uint64_t seed;
+	unsigned repeat;      /* >= 1 */
+	int has_baseline;
+	struct assignment baseline;
+	struct report_spec report;
+	size_t ncontainers;
+	struct container *containers;
+};
+
+/* Load and validate the recipe at path. On success returns 0. On failure
+ * returns -1 after printing every error to err (normally stderr) as
+ *   FILE:LINE:COL: message
+ *     the source line
+ *     ^ (under the column)
+ * The caller exits with status 2. */
+int recipe_load(const char *path, struct recipe *r, FILE *err);
+void recipe_free(struct recipe *r);
+
+/* Index of the factor called name, or -1. */
+long recipe_factor_index(const struct recipe *r, const char *name);
+/* Index of a level of factor fi (canonical spelling accepted), or -1. */
+long recipe_level_index(const struct recipe *r, size_t fi, const char *level);
+
+/* Print a located error in the format above (for other modules' checks). */
+void recipe_error_at(const struct recipe *r, struct mark m, FILE *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#endif

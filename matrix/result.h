@@ -1,0 +1,33 @@
+/* result.h - the engine contract's result record: key=value lines written by
+ * an engine (any engine, any language) to the file named by --result / {result}
+ * / $MATRIX_RESULT. See DESIGN.md, "Engine contract". */
+#ifndef MATRIX_RESULT_H
+#define MATRIX_RESULT_H
+
+#include <stddef.h>
+
+struct kv {
+	char *key;
+	char *value;
+};
+
+struct result {
+	size_t n;
+	struct kv *kv;
+};
+
+/* Parse a result file. Returns 0 on success; -1 when the file is missing
+ * (errno set); -2 when it is garbled, with *why set to a static or allocated
+ * description ("line 3 has no '='") that the caller frees with free(). */
+int result_read(const char *path, struct result *res, char **why);
+/* The value of key, or NULL. */
+const char *result_get(const struct result *res, const char *key);
+void result_set(struct result *res, const char *key, const char *value);
+void result_free(struct result *res);
+
+/* The metric columns of results.csv, in order (see store.h). Every engine
+ * writes the first ones; the native engine adds the rest. */
+extern const char *const result_columns[];
+extern const size_t result_ncolumns;
+
+#endif

@@ -1,0 +1,67 @@
+/* store.h - results.csv: one row per finished point, appended with a single
+ * write(2) and fsync'd, so that a runner killed at any moment leaves at most a
+ * torn last line, which store_open discards.
+ *
+ * Columns, in order (header row first):
+ *   id, index, repeat, <one column per factor, declared order>,
+ *   status, reason, <result_columns...>, wall_s, extra, command
+ * status: ok | unsupported | failed | oom | timeout | crashed
+ * extra:  every other key=value the engine wrote, as "key=value" joined by "; "
+ * command: the exact command line, shell-quoted, to reproduce the point by hand.
+ * Empty cells are absent values. Written and read with libcsv. */
+#ifndef MATRIX_STORE_H
+#define MATRIX_STORE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "recipe.h"
+
+struct row {
+	size_t n;
+	char **cell;          /* n cells */
+};
+
+struct table {
+	size_t ncols;
+	char **header;
+	size_t nrows;
+	struct row *rows;
+};
+
+/* Read a whole CSV file (header + rows) with libcsv. A last line that is not
+ * terminated by a newline, or has the wrong number of cells, is "torn": it is
+ * dropped and *torn_offset is set to the byte offset where it starts (else -1).
+ * Returns 0, or -1 with errno set / a message in *why. */
+int table_read(const char *path, struct table *t, long *torn_offset, char **why);
+long table_column(const struct table *t, const char *name);
+const char *table_cell(const struct table *t, size_t row, const char *col);
+void table_free(struct table *t);
+
+/* Write one CSV record (cells may be NULL for empty) to a buffer, newline
+ * terminated, quoting as needed. */
+struct strbuf;
+void csv_record(struct strbuf *sb, char *const *cells, size_t n);
+
+struct store {
+	int fd;
+	char *path;
+	size_t ncols;
+	char **header;
+};
+
+/* Open DIR/results.csv for appending, creating it with the header for recipe
+ * r when missing. An existing file must have the same header. A torn last
+ * line is truncated away. Returns 0, or -1 after printing why to err. */
+int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *err);
+/* Append one row (ncols cells, NULL for empty) with one write and fsync. */
+int store_append(struct store *s, char *const *cells);
+/* Rewrite the file keeping only the rows for which keep(row, ctx) is true
+ * (atomically: temporary file, fsync, rename). */
+int store_filter(struct store *s, int (*keep)(const struct row *, void *), void *ctx);
+void store_close(struct store *s);
+
+/* The header for recipe r (caller frees each cell and the array). */
+char **store_header(const struct recipe *r, size_t *ncols);
+
+#endif

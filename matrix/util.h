@@ -1,0 +1,68 @@
+/* util.h - small helpers shared by the runner: allocation, strings, hashing,
+ * error reporting. */
+#ifndef MATRIX_UTIL_H
+#define MATRIX_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation that never returns NULL: on failure, print and exit(1). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "matrix: <message>" to stderr. */
+void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For what cannot happen: print file, line and message, abort. */
+#define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
+void bug_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+/* A growable string. */
+struct strbuf {
+	char *buf; /* always NUL terminated once anything was added */
+	size_t len;
+	size_t cap;
+};
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+void sb_putc(struct strbuf *sb, char c);
+void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+/* 64-bit FNV-1a with a final avalanche; stable across platforms and runs. */
+uint64_t hash64(const void *data, size_t n, uint64_t h);
+#define HASH64_INIT 0xcbf29ce484222325ULL
+
+/* Levenshtein distance (bounded strings, small alphabet of names). */
+size_t edit_distance(const char *a, const char *b);
+
+/* Parse a duration such as "300s", "0.5s", "250ms", "5m", "1h" into seconds.
+ * Returns 0 on success, -1 when the text is not a duration. */
+int parse_duration(const char *s, double *seconds);
+/* Parse a base-10 integer that fills the whole string; 0 on success. */
+int parse_long(const char *s, long *out);
+/* Parse a finite double that fills the whole string; 0 on success. */
+int parse_double(const char *s, double *out);
+
+/* Seconds from a monotonic clock. */
+double now_monotonic(void);
+
+/* Read a whole file into memory (NUL terminated); NULL with errno set. */
+char *read_file(const char *path, size_t *len);
+/* Write a whole file atomically (temporary file, fsync, rename); 0 on success. */
+int write_file_atomic(const char *path, const void *data, size_t len);
+/* mkdir -p; 0 on success. */
+int mkdir_p(const char *path, unsigned mode);
+
+/* The directory of the running executable (from /proc/self/exe), or NULL. */
+const char *self_dir(void);
+
+#endif

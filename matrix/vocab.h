@@ -1,0 +1,31 @@
+/* vocab.h - the factor vocabulary of DESIGN.md: which factors the runner and the
+ * native / PyTorch engines know, their types, levels and engine flags. */
+#ifndef MATRIX_VOCAB_H
+#define MATRIX_VOCAB_H
+
+enum vocab_type {
+	VOCAB_ENUM,   /* one of levels[] */
+	VOCAB_SWITCH, /* off | on (true/false/yes/no are accepted and normalised) */
+	VOCAB_INT,    /* positive integer */
+	VOCAB_NAME,   /* runner-level name checked elsewhere (container, engine) */
+};
+
+struct vocab_factor {
+	const char *name;          /* recipe key, e.g. "channels_last" */
+	const char *flag;          /* engine flag, e.g. "--channels-last"; NULL: runner only */
+	enum vocab_type type;
+	const char *const *levels; /* NULL terminated, for VOCAB_ENUM */
+};
+
+/* The factor called name, or NULL when the vocabulary has none. */
+const struct vocab_factor *vocab_find(const char *name);
+/* The closest known factor name within a small edit distance, or NULL. */
+const char *vocab_suggest(const char *name);
+/* Check a level of a known factor. On success returns the canonical spelling
+ * (a static string, or level itself); on failure returns NULL and sets *why to
+ * a static description of what is expected ("one of: fp32, tf32, fp16, bf16"). */
+const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why);
+/* Every factor, NULL-name terminated. */
+extern const struct vocab_factor vocab_factors[];
+
+#endif
