@@ -1,1 +1,1 @@
-# fragment: see Makefile.am
+# ---- runner tests

@@ -1,0 +1,1 @@
+# ---- reports: matrix report / matrix compare (sources added to matrix/matrix) ----

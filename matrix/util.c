@@ -1,0 +1,354 @@
+/* util.c - allocation, strings, hashing, small parsers, files. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "matrix: out of memory (asked for %zu bytes)\n", n);
+	exit(1);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		BUG("vsnprintf failed for '%s'", fmt);
+	char *s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("matrix: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void bug_at(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "matrix: BUG at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = sb->cap ? sb->cap : 64;
+		while (cap < sb->len + n + 1)
+			cap *= 2;
+		sb->buf = xrealloc(sb->buf, cap);
+		sb->cap = cap;
+	}
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_puts(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_putc(struct strbuf *sb, char c)
+{
+	sb_add(sb, &c, 1);
+}
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		BUG("vsnprintf failed for '%s'", fmt);
+	sb_add(sb, "", 0);
+	if (sb->len + (size_t)n + 1 > sb->cap) {
+		sb->cap = sb->len + (size_t)n + 64;
+		sb->buf = xrealloc(sb->buf, sb->cap);
+	}
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void sb_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void sb_free(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+uint64_t hash64(const void *data, size_t n, uint64_t h)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	/* final avalanche (splitmix64), so that close inputs give far ids */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	size_t prev[65], cur[65];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+	}
+	return prev[lb];
+}
+
+int parse_double(const char *s, double *out)
+{
+	char *end;
+	if (!*s)
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_long(const char *s, long *out)
+{
+	char *end;
+	if (!*s)
+		return -1;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_duration(const char *s, double *seconds)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1}, {"m", 60}, {"min", 60}, {"h", 3600}};
+	size_t n = strlen(s);
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		size_t ls = strlen(units[i].suffix);
+		if (n <= ls || strcmp(s + n - ls, units[i].suffix) != 0)
+			continue;
+		char num[64];
+		if (n - ls >= sizeof(num))
+			return -1;
+		memcpy(num, s, n - ls);
+		num[n - ls] = '\0';
+		double v;
+		if (!(num[0] >= '0' && num[0] <= '9') && num[0] != '.')
+			continue;
+		if (parse_double(num, &v) == 0 && v >= 0) {
+			*seconds = v * units[i].scale;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+double now_monotonic(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+char *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct strbuf sb = {0};
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			sb_free(&sb);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		sb_add(&sb, buf, (size_t)n);
+	}
+	close(fd);
+	sb_add(&sb, "", 0);
+	if (len)
+		*len = sb.len;
+	return sb.buf;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		close(fd);
+		goto fail_unlink;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0)
+		goto fail_unlink;
+	free(tmp);
+	return 0;
+fail_unlink:;
+	int e = errno;
+	unlink(tmp);
+	errno = e;
+fail:
+	e = errno;
+	free(tmp);
+	errno = e;
+	return -1;
+}
+
+int mkdir_p(const char *path, unsigned mode)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	int rc = mkdir(p, mode);
+	free(p);
+	return rc < 0 && errno != EEXIST ? -1 : 0;
+}
+
+const char *self_dir(void)
+{
+	static char dir[PATH_MAX];
+	static int done;
+	if (!done) {
+		done = 1;
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+		if (n <= 0) {
+			dir[0] = '\0';
+		} else {
+			dir[n] = '\0';
+			char *slash = strrchr(dir, '/');
+			if (slash)
+				*slash = '\0';
+		}
+	}
+	return dir[0] ? dir : NULL;
+}
