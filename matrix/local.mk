@@ -9,7 +9,7 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/store.c matrix/store.h \
 	matrix/exec.c matrix/exec.h \
 	matrix/argv.c matrix/argv.h
-matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
+matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
 
 bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \

@@ -1,0 +1,272 @@
+/* argv.c - from a point to the argv of its engine. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "argv.h"
+#include "util.h"
+
+#ifndef MATRIX_PKGDATADIR
+#define MATRIX_PKGDATADIR "/usr/local/share/matrix"
+#endif
+#ifndef MATRIX_SRCDIR
+#define MATRIX_SRCDIR "."
+#endif
+
+struct vec {
+	char **v;
+	size_t n;
+};
+
+static void vec_push(struct vec *v, char *s)
+{
+	v->v = xrealloc(v->v, (v->n + 2) * sizeof(char *));
+	v->v[v->n++] = s;
+	v->v[v->n] = NULL;
+}
+
+static int is_exec(const char *p)
+{
+	return access(p, X_OK) == 0;
+}
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The native engine: $MATRIX_ENGINE, the build tree beside matrix/matrix, the
+ * installed bindir beside matrix, else PATH. */
+static char *native_engine(void)
+{
+	const char *env = getenv("MATRIX_ENGINE");
+	if (env && *env)
+		return xstrdup(env);
+	const char *dir = self_dir();
+	if (dir) {
+		char *p = xasprintf("%s/../engine/matrix-engine", dir);
+		if (is_exec(p))
+			return p;
+		free(p);
+		p = xasprintf("%s/matrix-engine", dir);
+		if (is_exec(p))
+			return p;
+		free(p);
+	}
+	return xstrdup("matrix-engine");
+}
+
+/* The PyTorch engine's script: $MATRIX_PYTORCH_ENGINE, the source tree, the
+ * installed pkgdatadir. */
+static char *pytorch_script(void)
+{
+	const char *env = getenv("MATRIX_PYTORCH_ENGINE");
+	if (env && *env)
+		return xstrdup(env);
+	const char *dir = self_dir();
+	if (dir) {
+		char *p = xasprintf("%s/../engine/pytorch/matrix_torch.py", dir);
+		if (is_file(p))
+			return p;
+		free(p);
+		p = xasprintf("%s/../share/matrix/pytorch/matrix_torch.py", dir);
+		if (is_file(p))
+			return p;
+		free(p);
+	}
+	char *p = xasprintf("%s/engine/pytorch/matrix_torch.py", MATRIX_SRCDIR);
+	if (is_file(p))
+		return p;
+	free(p);
+	return xasprintf("%s/pytorch/matrix_torch.py", MATRIX_PKGDATADIR);
+}
+
+/* The first interpreter that can import torch, probed once per process. */
+static const char *torch_python(const struct recipe *r, FILE *err)
+{
+	static char *found;
+	static int probed;
+	if (r->python)
+		return r->python;
+	const char *env = getenv("MATRIX_PYTHON");
+	if (env && *env)
+		return env;
+	if (probed)
+		return found;
+	probed = 1;
+	const char *candidates[] = {"python3", "/usr/bin/python3", "/usr/local/bin/python3"};
+	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++) {
+		char *cmd = xasprintf("%s -c 'import torch' >/dev/null 2>&1", candidates[i]);
+		int rc = system(cmd);
+		free(cmd);
+		if (rc == 0) {
+			found = xstrdup(candidates[i]);
+			return found;
+		}
+	}
+	fprintf(err, "matrix: no python3 that can import torch was found (tried python3, "
+		     "/usr/bin/python3, /usr/local/bin/python3): install python3-torch, or set "
+		     "'python:' in the recipe or MATRIX_PYTHON\n");
+	return NULL;
+}
+
+const char *argv_engine(const struct recipe *r, const struct point *p)
+{
+	switch (r->engine) {
+	case ENGINE_NATIVE:
+		return "native";
+	case ENGINE_PYTORCH:
+		return "pytorch";
+	case ENGINE_COMMAND:
+		return "command";
+	case ENGINE_FACTOR: {
+		long fi = recipe_factor_index(r, "engine");
+		if (fi < 0)
+			BUG("engine is a factor but the recipe has none");
+		return r->factors[fi].levels[p->level[fi]];
+	}
+	}
+	BUG("unknown engine %d", (int)r->engine);
+}
+
+static char *fmt_seconds(double s)
+{
+	return xasprintf("%gs", s);
+}
+
+/* Flags shared by the native and PyTorch engines. */
+static void engine_flags(const struct recipe *r, const struct point *p, const char *result_path,
+			 struct vec *v)
+{
+	int device_factor = 0;
+	for (size_t i = 0; i < r->nfactors; i++) {
+		const struct factor *f = &r->factors[i];
+		if (!f->vocab || !f->vocab->flag)
+			continue;
+		if (strcmp(f->name, "device") == 0)
+			device_factor = 1;
+		vec_push(v, xstrdup(f->vocab->flag));
+		vec_push(v, xstrdup(f->levels[p->level[i]]));
+	}
+	if (!device_factor) {
+		vec_push(v, xstrdup("--device"));
+		vec_push(v, xstrdup(r->device ? r->device : "auto"));
+	}
+	const struct measure *m = &r->measure;
+	vec_push(v, xstrdup("--warmup"));
+	vec_push(v, m->warmup_iters > 0 ? xasprintf("%ld", m->warmup_iters) : fmt_seconds(m->warmup_s));
+	vec_push(v, xstrdup("--min-time"));
+	vec_push(v, fmt_seconds(m->min_time_s));
+	vec_push(v, xstrdup("--max-time"));
+	vec_push(v, fmt_seconds(m->max_time_s));
+	vec_push(v, xstrdup("--rel-ci"));
+	vec_push(v, xasprintf("%g", m->rel_ci));
+	vec_push(v, xstrdup("--result"));
+	vec_push(v, xstrdup(result_path));
+}
+
+/* Substitute {name} in a template argument. */
+static char *substitute(const struct recipe *r, const struct point *p, const char *tmpl,
+			const char *result_path)
+{
+	struct strbuf sb = {0};
+	sb_add(&sb, "", 0);
+	for (const char *s = tmpl; *s;) {
+		const char *close;
+		if (*s == '{' && (close = strchr(s, '}'))) {
+			char *name = xstrndup(s + 1, (size_t)(close - s - 1));
+			long fi = recipe_factor_index(r, name);
+			if (fi >= 0) {
+				sb_puts(&sb, r->factors[fi].levels[p->level[fi]]);
+				s = close + 1;
+			} else if (strcmp(name, "result") == 0) {
+				sb_puts(&sb, result_path);
+				s = close + 1;
+			} else {
+				sb_putc(&sb, *s++);
+			}
+			free(name);
+		} else {
+			sb_putc(&sb, *s++);
+		}
+	}
+	return sb.buf;
+}
+
+void argv_shell_quote(struct strbuf *sb, const char *s)
+{
+	int plain = *s != '\0';
+	for (const char *c = s; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *c))
+			plain = 0;
+	if (plain) {
+		sb_puts(sb, s);
+		return;
+	}
+	sb_putc(sb, '\'');
+	for (const char *c = s; *c; c++) {
+		if (*c == '\'')
+			sb_puts(sb, "'\\''");
+		else
+			sb_putc(sb, *c);
+	}
+	sb_putc(sb, '\'');
+}
+
+int argv_build(const struct recipe *r, const struct point *p, const char *result_path,
+	       struct point_cmd *cmd, FILE *err)
+{
+	memset(cmd, 0, sizeof(*cmd));
+	struct vec v = {0}, env = {0};
+	const char *engine = argv_engine(r, p);
+	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_path));
+	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
+	if (strcmp(engine, "native") == 0) {
+		vec_push(&v, native_engine());
+		engine_flags(r, p, result_path, &v);
+	} else if (strcmp(engine, "pytorch") == 0) {
+		const char *py = torch_python(r, err);
+		if (!py) {
+			free(env.v[0]);
+			free(env.v[1]);
+			free(env.v);
+			return -1;
+		}
+		vec_push(&v, xstrdup(py));
+		vec_push(&v, pytorch_script());
+		engine_flags(r, p, result_path, &v);
+	} else {
+		for (size_t i = 0; i < r->ncommand; i++)
+			vec_push(&v, substitute(r, p, r->command[i], result_path));
+	}
+	struct strbuf sb = {0};
+	if (strcmp(engine, "command") == 0) {
+		argv_shell_quote(&sb, env.v[0]);
+		sb_putc(&sb, ' ');
+	}
+	for (size_t i = 0; i < v.n; i++) {
+		if (i)
+			sb_putc(&sb, ' ');
+		argv_shell_quote(&sb, v.v[i]);
+	}
+	cmd->argv = v.v;
+	cmd->env = env.v;
+	cmd->line = sb.buf;
+	return 0;
+}
+
+void argv_free(struct point_cmd *cmd)
+{
+	for (size_t i = 0; cmd->argv && cmd->argv[i]; i++)
+		free(cmd->argv[i]);
+	for (size_t i = 0; cmd->env && cmd->env[i]; i++)
+		free(cmd->env[i]);
+	free(cmd->argv);
+	free(cmd->env);
+	free(cmd->line);
+	memset(cmd, 0, sizeof(*cmd));
+}

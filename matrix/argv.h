@@ -1,0 +1,31 @@
+/* argv.h - the command line of a point: the native engine's flags from the
+ * factor vocabulary, the PyTorch engine's (the same flags), or a command
+ * engine's argv template with {factor} and {result} substituted. */
+#ifndef MATRIX_ARGV_H
+#define MATRIX_ARGV_H
+
+#include <stdio.h>
+
+#include "grid.h"
+#include "recipe.h"
+
+struct point_cmd {
+	char **argv;          /* NULL terminated */
+	char **env;           /* "K=V", NULL terminated (MATRIX_RESULT, ...) */
+	char *line;           /* shell-quoted "K=V argv..." to reproduce by hand */
+};
+
+/* Build the command of point p writing its result to result_path.
+ * Returns 0, or -1 after printing why to err (e.g. no engine found). */
+int argv_build(const struct recipe *r, const struct point *p, const char *result_path,
+	       struct point_cmd *cmd, FILE *err);
+void argv_free(struct point_cmd *cmd);
+
+/* Quote s for a POSIX shell when it needs it; appends to sb. */
+struct strbuf;
+void argv_shell_quote(struct strbuf *sb, const char *s);
+
+/* The engine of point p: "native", "pytorch" or "command". */
+const char *argv_engine(const struct recipe *r, const struct point *p);
+
+#endif

@@ -1,0 +1,304 @@
+/* grid.c - the factorial cube as a stream of points.
+ *
+ * A position in [0, space) decodes to (container block, repeat, rest) for
+ * shuffled plans and to (repeat, cube index) for given ones; the cube index
+ * is a mixed-radix number over the factors in declared order, the first
+ * factor outermost. Shuffling permutes each block with a keyed Feistel
+ * network (cycle-walking into [0, n)), so the order is a seeded bijection
+ * that needs no memory. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid.h"
+#include "util.h"
+
+int grid_cube_size(const struct recipe *r, uint64_t *size)
+{
+	uint64_t n = 1;
+	for (size_t i = 0; i < r->nfactors; i++) {
+		uint64_t l = r->factors[i].nlevels;
+		if (l && n > UINT64_MAX / l)
+			return -1;
+		n *= l;
+	}
+	*size = n;
+	return 0;
+}
+
+int grid_excluded(const struct recipe *r, const size_t *level)
+{
+	for (size_t e = 0; e < r->nexcludes; e++) {
+		const struct exclude_rule *rule = &r->excludes[e];
+		size_t t;
+		for (t = 0; t < rule->nterms; t++) {
+			const struct exclude_term *term = &rule->terms[t];
+			if (!term->match[level[term->factor]])
+				break;
+		}
+		if (rule->nterms && t == rule->nterms)
+			return 1;
+	}
+	return 0;
+}
+
+/* --- a keyed permutation of [0, n) ------------------------------------------ */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Feistel network over 2*half bits; a bijection of [0, 2^(2*half)). */
+static uint64_t feistel(uint64_t x, unsigned half, uint64_t key)
+{
+	uint64_t mask = (half >= 32) ? 0xffffffffULL : ((1ULL << half) - 1);
+	uint64_t l = (x >> half) & mask, rr = x & mask;
+	for (unsigned round = 0; round < 6; round++) {
+		uint64_t f = mix(rr ^ key ^ ((uint64_t)round * 0x9e3779b97f4a7c15ULL)) & mask;
+		uint64_t t = l ^ f;
+		l = rr;
+		rr = t;
+	}
+	return (l << half) | rr;
+}
+
+/* Image of x under a keyed bijection of [0, n): cycle-walk the Feistel
+ * network until it lands inside the range. */
+static uint64_t permute(uint64_t x, uint64_t n, uint64_t key)
+{
+	if (n <= 2)
+		return n == 2 ? (x ^ (key & 1)) : x;
+	unsigned bits = 0;
+	while (bits < 64 && (1ULL << bits) < n)
+		bits++;
+	unsigned half = (bits + 1) / 2;
+	do
+		x = feistel(x, half, key);
+	while (x >= n);
+	return x;
+}
+
+/* --- iteration --------------------------------------------------------------- */
+
+void grid_init(struct grid *g, const struct recipe *r)
+{
+	memset(g, 0, sizeof(*g));
+	g->r = r;
+	if (grid_cube_size(r, &g->cube) < 0)
+		BUG("grid of recipe '%s' overflows 64 bits (checked at load)", r->name);
+	g->space = g->cube * r->repeat;
+	g->container = -1;
+	if (r->order == ORDER_SHUFFLED) {
+		g->container = recipe_factor_index(r, "container");
+		g->block = g->container >= 0 ? g->cube / r->factors[g->container].nlevels : g->cube;
+	}
+	for (int i = 0; i < 4; i++)
+		g->key[i] = mix(r->seed * 4 + (uint64_t)i + 0x5eed);
+	g->pt.level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+}
+
+/* Decode idx over the factors (skipping factor `skip`), first factor outermost. */
+static void decode(const struct recipe *r, uint64_t idx, long skip, size_t *level)
+{
+	for (size_t i = r->nfactors; i-- > 0;) {
+		if ((long)i == skip)
+			continue;
+		uint64_t n = r->factors[i].nlevels;
+		level[i] = (size_t)(idx % n);
+		idx /= n;
+	}
+}
+
+/* Fill g->pt.level / repeat for position pos of the plan. */
+static void position(struct grid *g, uint64_t pos)
+{
+	const struct recipe *r = g->r;
+	if (r->order == ORDER_GIVEN) {
+		g->pt.repeat = (unsigned)(pos / g->cube);
+		decode(r, pos % g->cube, -1, g->pt.level);
+		return;
+	}
+	/* shuffled: [container level][repeat][permuted rest] */
+	uint64_t per_container = g->block * r->repeat;
+	uint64_t c = pos / per_container, rest = pos % per_container;
+	unsigned rep = (unsigned)(rest / g->block);
+	uint64_t key = mix(g->key[0] ^ mix(c * 1000003ULL + rep));
+	uint64_t inner = permute(rest % g->block, g->block, key);
+	g->pt.repeat = rep;
+	decode(r, inner, g->container, g->pt.level);
+	if (g->container >= 0)
+		g->pt.level[g->container] = (size_t)c;
+}
+
+const struct point *grid_next(struct grid *g)
+{
+	while (g->cursor < g->space) {
+		position(g, g->cursor++);
+		if (grid_excluded(g->r, g->pt.level))
+			continue;
+		g->pt.index = ++g->emitted;
+		grid_point_id(g->r, g->pt.level, g->pt.repeat, g->pt.id);
+		return &g->pt;
+	}
+	return NULL;
+}
+
+void grid_free(struct grid *g)
+{
+	free(g->pt.level);
+	g->pt.level = NULL;
+}
+
+uint64_t grid_count(const struct recipe *r)
+{
+	/* Exclusions do not depend on order or repeat: count the cube once with
+	 * an odometer and multiply. */
+	uint64_t cube;
+	if (grid_cube_size(r, &cube) < 0)
+		BUG("grid overflows 64 bits");
+	if (r->nexcludes == 0)
+		return cube * r->repeat;
+	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < cube; i++) {
+		n += !grid_excluded(r, level);
+		for (size_t f = r->nfactors; f-- > 0;) {
+			if (++level[f] < r->factors[f].nlevels)
+				break;
+			level[f] = 0;
+		}
+	}
+	free(level);
+	return n * r->repeat;
+}
+
+/* --- ids ------------------------------------------------------------------------ */
+
+static const struct recipe *sort_recipe;
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(sort_recipe->factors[*(const size_t *)a].name,
+		      sort_recipe->factors[*(const size_t *)b].name);
+}
+
+void grid_point_id(const struct recipe *r, const size_t *level, unsigned repeat, char out[17])
+{
+	size_t order[64], *ord = r->nfactors <= 64 ? order : xmalloc(r->nfactors * sizeof(size_t));
+	for (size_t i = 0; i < r->nfactors; i++)
+		ord[i] = i;
+	sort_recipe = r;
+	qsort(ord, r->nfactors, sizeof(size_t), by_name);
+	uint64_t h = HASH64_INIT;
+	for (size_t k = 0; k < r->nfactors; k++) {
+		const struct factor *f = &r->factors[ord[k]];
+		const char *v = f->levels[level[ord[k]]];
+		/* chain the unmixed FNV state through the pieces */
+		for (const char *p = f->name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		h = (h ^ '=') * 0x100000001b3ULL;
+		for (const char *p = v; *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		h = (h ^ '\n') * 0x100000001b3ULL;
+	}
+	if (repeat > 0) {
+		char rb[32];
+		int n = snprintf(rb, sizeof(rb), "repeat=%u\n", repeat);
+		for (int i = 0; i < n; i++)
+			h = (h ^ (unsigned char)rb[i]) * 0x100000001b3ULL;
+	}
+	h = hash64("", 0, h); /* avalanche */
+	snprintf(out, 17, "%016llx", (unsigned long long)h);
+	if (ord != order)
+		free(ord);
+}
+
+/* --- filters: --only 'model=resnet50|resnet18,batch=64' or 'id=...' ------------- */
+
+struct grid_filter {
+	size_t nfactors;
+	unsigned char **allow; /* per factor: NULL (any) or nlevels flags */
+	char **ids;            /* id=... terms */
+	size_t nids;
+};
+
+struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, FILE *err)
+{
+	struct grid_filter *f = xcalloc(1, sizeof(*f));
+	f->nfactors = r->nfactors;
+	f->allow = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(*f->allow));
+	char *copy = xstrdup(spec), *save = NULL;
+	for (char *term = strtok_r(copy, ",", &save); term; term = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(term, '=');
+		if (!eq || eq == term || !eq[1]) {
+			fprintf(err, "matrix: --only: '%s' is not name=value (e.g. 'model=resnet50,batch=64')\n", term);
+			goto fail;
+		}
+		*eq = '\0';
+		const char *name = term, *values = eq + 1;
+		if (strcmp(name, "id") == 0) {
+			f->ids = xrealloc(f->ids, (f->nids + 1) * sizeof(char *));
+			f->ids[f->nids++] = xstrdup(values);
+			continue;
+		}
+		long fi = recipe_factor_index(r, name);
+		if (fi < 0) {
+			fprintf(err, "matrix: --only: the recipe has no factor '%s'\n", name);
+			goto fail;
+		}
+		if (!f->allow[fi])
+			f->allow[fi] = xcalloc(r->factors[fi].nlevels, 1);
+		char *vcopy = xstrdup(values), *vsave = NULL;
+		for (char *v = strtok_r(vcopy, "|", &vsave); v; v = strtok_r(NULL, "|", &vsave)) {
+			long li = recipe_level_index(r, (size_t)fi, v);
+			if (li < 0) {
+				fprintf(err, "matrix: --only: factor '%s' has no level '%s'\n", name, v);
+				free(vcopy);
+				goto fail;
+			}
+			f->allow[fi][li] = 1;
+		}
+		free(vcopy);
+	}
+	free(copy);
+	return f;
+fail:
+	free(copy);
+	grid_filter_free(f);
+	return NULL;
+}
+
+int grid_filter_match(const struct grid_filter *f, const struct point *p)
+{
+	if (!f)
+		return 1;
+	for (size_t i = 0; i < f->nfactors; i++)
+		if (f->allow[i] && !f->allow[i][p->level[i]])
+			return 0;
+	if (f->nids) {
+		for (size_t i = 0; i < f->nids; i++)
+			if (strcmp(f->ids[i], p->id) == 0)
+				return 1;
+		return 0;
+	}
+	return 1;
+}
+
+void grid_filter_free(struct grid_filter *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nfactors; i++)
+		free(f->allow[i]);
+	for (size_t i = 0; i < f->nids; i++)
+		free(f->ids[i]);
+	free(f->ids);
+	free(f->allow);
+	free(f);
+}

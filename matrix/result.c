@@ -1,0 +1,112 @@
+/* result.c - parse the key=value result file an engine writes. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+#include "util.h"
+
+const char *const result_columns[] = {
+	"throughput", "unit", "step_ms", "step_ms_lo", "step_ms_hi", "samples",
+	"startup_s", "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak",
+	"device", "engine", "ignored",
+};
+const size_t result_ncolumns = ARRAY_SIZE(result_columns);
+
+#define RESULT_MAX_BYTES (1u << 20)
+
+static int valid_key(const char *k, size_t n)
+{
+	if (n == 0 || n > 64)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = k[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int result_read(const char *path, struct result *res, char **why)
+{
+	memset(res, 0, sizeof(*res));
+	*why = NULL;
+	size_t len;
+	char *text = read_file(path, &len);
+	if (!text)
+		return -1;
+	if (len > RESULT_MAX_BYTES) {
+		*why = xasprintf("result file is %zu bytes (more than %u)", len, RESULT_MAX_BYTES);
+		free(text);
+		return -2;
+	}
+	if (memchr(text, '\0', len)) {
+		*why = xstrdup("result file holds a NUL byte");
+		free(text);
+		return -2;
+	}
+	unsigned lineno = 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		lineno++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#')
+			continue;
+		char *eq = strchr(line, '=');
+		if (!eq) {
+			*why = xasprintf("result file line %u has no '='", lineno);
+			goto garbled;
+		}
+		if (!valid_key(line, (size_t)(eq - line))) {
+			*why = xasprintf("result file line %u has an invalid key", lineno);
+			goto garbled;
+		}
+		*eq = '\0';
+		result_set(res, line, eq + 1);
+	}
+	free(text);
+	return 0;
+garbled:
+	free(text);
+	result_free(res);
+	return -2;
+}
+
+const char *result_get(const struct result *res, const char *key)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->kv[i].key, key) == 0)
+			return res->kv[i].value;
+	return NULL;
+}
+
+void result_set(struct result *res, const char *key, const char *value)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->kv[i].key, key) == 0) {
+			free(res->kv[i].value);
+			res->kv[i].value = xstrdup(value);
+			return;
+		}
+	res->kv = xrealloc(res->kv, (res->n + 1) * sizeof(*res->kv));
+	res->kv[res->n].key = xstrdup(key);
+	res->kv[res->n].value = xstrdup(value);
+	res->n++;
+}
+
+void result_free(struct result *res)
+{
+	for (size_t i = 0; i < res->n; i++) {
+		free(res->kv[i].key);
+		free(res->kv[i].value);
+	}
+	free(res->kv);
+	memset(res, 0, sizeof(*res));
+}
