@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,9 @@ int exec_start(struct exec_child *c, char *const argv[], char *const env[], cons
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
+		/* a runner killed outright takes its point with it: no orphan may
+		 * write a result file that a resumed run is about to produce */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;

@@ -1,0 +1,910 @@
+/* cmd_run.c - `matrix run`: expand a recipe and run every point in a fresh
+ * process, one results.csv row per finished point, resumable at any moment. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "argv.h"
+#include "cmd.h"
+#include "exec.h"
+#include "grid.h"
+#include "recipe.h"
+#include "result.h"
+#include "store.h"
+#include "util.h"
+
+struct run_opts {
+	const char *recipe;
+	const char *out;
+	const char *resume;
+	const char *only;
+	int retry_failed;
+	int allow_changed;
+	int dry_run;
+	long jobs;
+};
+
+/* --- a set of point ids (16 hex digits -> 64-bit keys) -------------------- */
+
+struct idset {
+	uint64_t *key;  /* 0 = empty slot (an id hashing to 0 is stored as 1) */
+	size_t cap, n;
+};
+
+static uint64_t id_key(const char *id)
+{
+	uint64_t k = strtoull(id, NULL, 16);
+	return k ? k : 1;
+}
+
+static void idset_add(struct idset *s, const char *id)
+{
+	if ((s->n + 1) * 2 > s->cap) {
+		struct idset big = {.cap = s->cap ? s->cap * 2 : 64};
+		big.key = xcalloc(big.cap, sizeof(uint64_t));
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->key[i]) {
+				size_t j = s->key[i] & (big.cap - 1);
+				while (big.key[j])
+					j = (j + 1) & (big.cap - 1);
+				big.key[j] = s->key[i];
+				big.n++;
+			}
+		free(s->key);
+		*s = big;
+	}
+	uint64_t k = id_key(id);
+	size_t j = k & (s->cap - 1);
+	while (s->key[j] && s->key[j] != k)
+		j = (j + 1) & (s->cap - 1);
+	if (!s->key[j]) {
+		s->key[j] = k;
+		s->n++;
+	}
+}
+
+static int idset_has(const struct idset *s, const char *id)
+{
+	if (!s->cap)
+		return 0;
+	uint64_t k = id_key(id);
+	size_t j = k & (s->cap - 1);
+	while (s->key[j]) {
+		if (s->key[j] == k)
+			return 1;
+		j = (j + 1) & (s->cap - 1);
+	}
+	return 0;
+}
+
+/* --- statuses --------------------------------------------------------------------- */
+
+static int status_is_success(const char *st)
+{
+	return strcmp(st, "ok") == 0 || strcmp(st, "unsupported") == 0;
+}
+
+static int status_known(const char *st)
+{
+	static const char *const known[] = {"ok", "unsupported", "failed", "oom", "timeout", "crashed"};
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (strcmp(st, known[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *signal_name(int sig)
+{
+	static const struct {
+		int sig;
+		const char *name;
+	} names[] = {
+		{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+		{SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+		{SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+		{SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+		{SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].sig == sig)
+			return names[i].name;
+	static char buf[32];
+	snprintf(buf, sizeof(buf), "signal %d", sig);
+	return buf;
+}
+
+/* The last non-empty line of the log (at most 200 bytes), or NULL; and
+ * whether its tail mentions running out of memory. */
+static char *log_tail(const char *path, int *oom)
+{
+	*oom = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char buf[65537];
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from = size > 65536 ? size - 65536 : 0;
+	ssize_t n = pread(fd, buf, 65536, from);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	static const char *const patterns[] = {
+		"out of memory", "Out of memory", "OutOfMemoryError", "CUDA_ERROR_OUT_OF_MEMORY",
+		"cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
+		"std::bad_alloc", "MemoryError", "Cannot allocate memory",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(patterns); i++)
+		if (strstr(buf, patterns[i]))
+			*oom = 1;
+	char *end = buf + n;
+	while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		*--end = '\0';
+	char *start = end;
+	while (start > buf && start[-1] != '\n')
+		start--;
+	if (start == end)
+		return NULL;
+	size_t len = (size_t)(end - start);
+	return xstrndup(start, len > 200 ? 200 : len);
+}
+
+struct outcome {
+	const char *status;
+	char *reason;
+	struct result res;
+};
+
+/* Classify a finished point: exit status, result file, log. */
+static void classify(const struct exec_child *c, const char *result_path, const char *log_path,
+		     double timeout_s, struct outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	char *why = NULL;
+	int rc = result_read(result_path, &o->res, &why);
+	const char *file_status = rc == 0 ? result_get(&o->res, "status") : NULL;
+	const char *file_reason = rc == 0 ? result_get(&o->res, "reason") : NULL;
+	int oom;
+	char *tail = log_tail(log_path, &oom);
+
+	if (c->timed_out) {
+		o->status = "timeout";
+		o->reason = xasprintf("no result within the timeout of %g s", timeout_s);
+	} else if (WIFSIGNALED(c->wstatus)) {
+		int sig = WTERMSIG(c->wstatus);
+		o->status = "crashed";
+		o->reason = xasprintf("killed by %s%s%s", signal_name(sig), tail ? ": " : "", tail ? tail : "");
+	} else {
+		int code = WEXITSTATUS(c->wstatus);
+		if (code == 0) {
+			if (rc == -1) {
+				o->status = "failed";
+				o->reason = xstrdup("exit status 0 but no result file was written");
+			} else if (rc == -2) {
+				o->status = "failed";
+				o->reason = xasprintf("garbled result: %s", why);
+			} else if (!file_status) {
+				o->status = "failed";
+				o->reason = xstrdup("garbled result: no 'status' key");
+			} else if (strcmp(file_status, "ok") != 0) {
+				o->status = "failed";
+				o->reason = xasprintf("garbled result: exit status 0 with status '%s'", file_status);
+			} else {
+				const char *tp = result_get(&o->res, "throughput");
+				double v;
+				if (tp && parse_double(tp, &v) < 0) {
+					o->status = "failed";
+					o->reason = xasprintf("garbled result: throughput '%s' is not a number", tp);
+				} else {
+					o->status = "ok";
+				}
+			}
+		} else if (code == 3) {
+			o->status = "unsupported";
+			o->reason = xstrdup(file_reason ? file_reason : "exit status 3 without a reason");
+		} else if ((file_status && strcmp(file_status, "oom") == 0) || oom) {
+			o->status = "oom";
+			o->reason = xstrdup(file_reason ? file_reason : tail ? tail : "out of memory");
+		} else {
+			o->status = "failed";
+			const char *detail = file_reason ? file_reason : tail;
+			o->reason = xasprintf("exit status %d%s%s", code, detail ? ": " : "", detail ? detail : "");
+		}
+	}
+	free(tail);
+	free(why);
+}
+
+/* --- the run directory ------------------------------------------------------------ */
+
+static char *default_dir(const struct recipe *r)
+{
+	char stamp[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	char *dir = xasprintf("experiments/%s/%s", r->name, stamp);
+	struct stat st;
+	for (int k = 2; stat(dir, &st) == 0; k++) {
+		free(dir);
+		dir = xasprintf("experiments/%s/%s-%d", r->name, stamp, k);
+	}
+	return dir;
+}
+
+static int lock_dir(const char *dir)
+{
+	char *path = xasprintf("%s/.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		error("'%s' is locked by another runner%s%s%s", dir, *pid ? " (pid " : "", pid, *pid ? ")" : "");
+		close(fd);
+		free(path);
+		return -1;
+	}
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%ld\n", (long)getpid());
+	free(path);
+	return fd;
+}
+
+static void env_cmd(struct strbuf *sb, const char *title, const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	char buf[4096];
+	size_t n, total = 0;
+	struct strbuf out = {0};
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0 && total < 65536) {
+		sb_add(&out, buf, n);
+		total += n;
+	}
+	if (pclose(p) == 0 && out.len) {
+		sb_printf(sb, "%s:\n%s", title, out.buf);
+		if (out.buf[out.len - 1] != '\n')
+			sb_putc(sb, '\n');
+	}
+	sb_free(&out);
+}
+
+static int write_env(const char *dir, int argc, char **argv)
+{
+	struct strbuf sb = {0};
+	struct utsname u;
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	time_t t = time(NULL);
+	char when[64];
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S%z", localtime(&t));
+	sb_printf(&sb, "matrix: %s\n", PACKAGE_VERSION);
+	sb_printf(&sb, "date: %s\n", when);
+	sb_printf(&sb, "host: %s\n", host);
+	if (uname(&u) == 0)
+		sb_printf(&sb, "kernel: %s %s %s\n", u.sysname, u.release, u.machine);
+	sb_printf(&sb, "cpus_online: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	if (pages > 0 && psize > 0)
+		sb_printf(&sb, "memory_bytes: %lld\n", (long long)pages * psize);
+	sb_puts(&sb, "command: matrix");
+	for (int i = 0; i < argc; i++) {
+		sb_putc(&sb, ' ');
+		argv_shell_quote(&sb, argv[i]);
+	}
+	sb_putc(&sb, '\n');
+	env_cmd(&sb, "cpu", "grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//'");
+	env_cmd(&sb, "gpus", "timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total "
+			     "--format=csv,noheader 2>/dev/null");
+	char *path = xasprintf("%s/env.txt", dir);
+	int rc = write_file_atomic(path, sb.buf, sb.len);
+	if (rc < 0)
+		error("cannot write '%s': %s", path, strerror(errno));
+	free(path);
+	sb_free(&sb);
+	return rc;
+}
+
+/* plan.csv: every point of the plan, with its command, streamed to a file. */
+static int write_plan(const char *dir, const struct recipe *r)
+{
+	char *path = xasprintf("%s/plan.csv", dir);
+	char *tmp = xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	int rc = -1;
+	if (!f) {
+		error("cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	size_t ncells = 4 + r->nfactors;
+	char **cells = xcalloc(ncells, sizeof(char *));
+	struct strbuf sb = {0};
+	cells[0] = "id";
+	cells[1] = "index";
+	cells[2] = "repeat";
+	for (size_t i = 0; i < r->nfactors; i++)
+		cells[3 + i] = r->factors[i].name;
+	cells[ncells - 1] = "command";
+	csv_record(&sb, cells, ncells);
+	fputs(sb.buf, f);
+	struct grid g;
+	grid_init(&g, r);
+	const struct point *p;
+	rc = 0;
+	while ((p = grid_next(&g))) {
+		char idx[32], rep[16];
+		snprintf(idx, sizeof(idx), "%" PRIu64, p->index);
+		snprintf(rep, sizeof(rep), "%u", p->repeat);
+		char *result = xasprintf("%s/logs/%s.result", dir, p->id);
+		struct point_cmd cmd;
+		if (argv_build(r, p, result, &cmd, stderr) < 0) {
+			free(result);
+			rc = -1;
+			break;
+		}
+		cells[0] = (char *)p->id;
+		cells[1] = idx;
+		cells[2] = rep;
+		for (size_t i = 0; i < r->nfactors; i++)
+			cells[3 + i] = r->factors[i].levels[p->level[i]];
+		cells[ncells - 1] = cmd.line;
+		sb_reset(&sb);
+		csv_record(&sb, cells, ncells);
+		fputs(sb.buf, f);
+		argv_free(&cmd);
+		free(result);
+	}
+	grid_free(&g);
+	sb_free(&sb);
+	free(cells);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc < 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return rc;
+}
+
+/* --- progress -------------------------------------------------------------------------- */
+
+struct progress {
+	int tty;
+	uint64_t total, done, ok, unsupported, failed;
+	uint64_t todo_at_start, done_now;
+	double start;
+};
+
+static void fmt_hms(char *buf, size_t n, double s)
+{
+	long t = (long)(s + 0.5);
+	snprintf(buf, n, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+static void point_label(struct strbuf *sb, const struct recipe *r, const struct point *p)
+{
+	for (size_t i = 0; i < r->nfactors; i++) {
+		if (i)
+			sb_putc(sb, ' ');
+		sb_printf(sb, "%s=%s", r->factors[i].name, r->factors[i].levels[p->level[i]]);
+	}
+	if (p->repeat)
+		sb_printf(sb, " repeat=%u", p->repeat);
+}
+
+static void progress_line(struct progress *pg, const char *current)
+{
+	if (!pg->tty)
+		return;
+	char el[16], eta[16] = "--:--:--";
+	double elapsed = now_monotonic() - pg->start;
+	fmt_hms(el, sizeof(el), elapsed);
+	if (pg->done_now)
+		fmt_hms(eta, sizeof(eta), elapsed / (double)pg->done_now *
+						  (double)(pg->todo_at_start - pg->done_now));
+	struct winsize ws;
+	int cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 100;
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "[%" PRIu64 "/%" PRIu64 "] ok %" PRIu64 ", failed %" PRIu64
+			 " | elapsed %s, ETA %s | %s",
+			 pg->done, pg->total, pg->ok + pg->unsupported, pg->failed, el, eta, current ? current : "");
+	if (n >= cols)
+		line[cols - 1] = '\0';
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+}
+
+/* --- running ----------------------------------------------------------------------------- */
+
+struct slot {
+	struct exec_child child;
+	struct point pt;          /* a copy: the grid reuses its point */
+	size_t *level;
+	struct point_cmd cmd;
+	char *result_path, *log_path;
+	int gpu;
+	int busy;
+};
+
+static int point_uses_gpu(const struct recipe *r, const struct point *p)
+{
+	long fi = recipe_factor_index(r, "device");
+	const char *dev = fi >= 0 ? r->factors[fi].levels[p->level[fi]] : (r->device ? r->device : "auto");
+	if (strcmp(dev, "cuda") == 0)
+		return 1;
+	if (strcmp(dev, "auto") == 0 && strcmp(argv_engine(r, p), "command") != 0)
+		return access("/dev/nvidia0", F_OK) == 0;
+	return 0;
+}
+
+static int keep_success(const struct row *row, void *ctx)
+{
+	long col = *(long *)ctx;
+	return status_is_success(row->cell[col]);
+}
+
+/* Classify the finished point of slot s, append its row, report it.
+ * Returns -1 when the row could not be stored (the run must stop). */
+static int finish_point(const struct recipe *r, struct store *st, struct slot *s, struct progress *pg,
+			uint64_t *nfailed)
+{
+	struct outcome o;
+	classify(&s->child, s->result_path, s->log_path, r->measure.timeout_s, &o);
+	size_t ncols = st->ncols, k = 0;
+	char **cells = xcalloc(ncols, sizeof(char *));
+	char idx[32], rep[16], wall[32];
+	snprintf(idx, sizeof(idx), "%" PRIu64, s->pt.index);
+	snprintf(rep, sizeof(rep), "%u", s->pt.repeat);
+	snprintf(wall, sizeof(wall), "%.3f", s->child.wall_s);
+	cells[k++] = s->pt.id;
+	cells[k++] = idx;
+	cells[k++] = rep;
+	for (size_t i = 0; i < r->nfactors; i++)
+		cells[k++] = r->factors[i].levels[s->pt.level[i]];
+	cells[k++] = (char *)o.status;
+	cells[k++] = o.reason;
+	for (size_t i = 0; i < result_ncolumns; i++)
+		cells[k++] = (char *)result_get(&o.res, result_columns[i]);
+	cells[k++] = wall;
+	struct strbuf extra = {0};
+	for (size_t i = 0; i < o.res.n; i++) {
+		const char *key = o.res.kv[i].key;
+		int column = strcmp(key, "status") == 0 || strcmp(key, "reason") == 0;
+		for (size_t c = 0; !column && c < result_ncolumns; c++)
+			column = strcmp(key, result_columns[c]) == 0;
+		if (column)
+			continue;
+		sb_printf(&extra, "%s%s=%s", extra.len ? "; " : "", key, o.res.kv[i].value);
+	}
+	cells[k++] = extra.buf;
+	cells[k++] = s->cmd.line;
+	int stored = store_append(st, cells);
+	free(cells);
+	sb_free(&extra);
+	if (stored < 0) {
+		error("cannot append to '%s': %s", st->path, strerror(errno));
+		free(o.reason);
+		result_free(&o.res);
+		return -1;
+	}
+
+	pg->done++;
+	pg->done_now++;
+	if (strcmp(o.status, "ok") == 0)
+		pg->ok++;
+	else if (strcmp(o.status, "unsupported") == 0)
+		pg->unsupported++;
+	else {
+		pg->failed++;
+		(*nfailed)++;
+	}
+	struct strbuf label = {0};
+	point_label(&label, r, &s->pt);
+	if (pg->tty)
+		fprintf(stderr, "\r\033[K");
+	if (!pg->tty || !status_is_success(o.status)) {
+		FILE *out = pg->tty ? stderr : stdout;
+		const char *tp = result_get(&o.res, "throughput");
+		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o.status,
+			s->child.wall_s, s->pt.id, label.buf);
+		if (tp && strcmp(o.status, "ok") == 0)
+			fprintf(out, "  throughput=%s %s", tp, result_get(&o.res, "unit") ? result_get(&o.res, "unit") : "");
+		if (o.reason)
+			fprintf(out, "  (%s)", o.reason);
+		fputc('\n', out);
+		fflush(out);
+	}
+	sb_free(&label);
+	free(o.reason);
+	result_free(&o.res);
+	return 0;
+}
+
+static void slot_clear(struct slot *s)
+{
+	argv_free(&s->cmd);
+	free(s->result_path);
+	free(s->log_path);
+	s->result_path = s->log_path = NULL;
+	s->busy = 0;
+	s->child.pid = 0;
+}
+
+static int parse_run_opts(int argc, char **argv, struct run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->jobs = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **target = NULL;
+		if (strcmp(a, "--out") == 0)
+			target = &o->out;
+		else if (strcmp(a, "--resume") == 0)
+			target = &o->resume;
+		else if (strcmp(a, "--only") == 0)
+			target = &o->only;
+		if (target) {
+			if (i + 1 >= argc) {
+				error("run: option '%s' needs a value", a);
+				return -1;
+			}
+			*target = argv[++i];
+		} else if (strcmp(a, "--jobs") == 0 || strcmp(a, "-j") == 0) {
+			if (i + 1 >= argc || parse_long(argv[i + 1], &o->jobs) < 0 || o->jobs < 1 || o->jobs > 1024) {
+				error("run: --jobs needs a number of points to run at once, 1 to 1024");
+				return -1;
+			}
+			i++;
+		} else if (strcmp(a, "--retry-failed") == 0) {
+			o->retry_failed = 1;
+		} else if (strcmp(a, "--allow-changed") == 0) {
+			o->allow_changed = 1;
+		} else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
+			o->dry_run = 1;
+		} else if (a[0] == '-' && a[1]) {
+			error("run: unknown option '%s'", a);
+			return -1;
+		} else if (!o->recipe) {
+			o->recipe = a;
+		} else {
+			error("run: more than one recipe given ('%s' and '%s')", o->recipe, a);
+			return -1;
+		}
+	}
+	if (!o->recipe && !o->resume) {
+		error("run: no recipe given");
+		return -1;
+	}
+	if (o->out && o->resume) {
+		error("run: --out and --resume both name the run directory: give one");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	if (parse_run_opts(argc, argv, &o) < 0)
+		return cmd_usage("run");
+
+	int rc = 2, lock = -1;
+	char *dir = NULL, *saved_path = NULL;
+	struct recipe r;
+	int have_recipe = 0, have_store = 0;
+	struct store st;
+	struct grid_filter *filter = NULL;
+	struct idset done = {0};
+	struct slot *slots = NULL;
+	struct exec_child *children = NULL;
+
+	if (o.resume) {
+		dir = xstrdup(o.resume);
+		saved_path = xasprintf("%s/recipe.yaml", dir);
+		struct stat sb;
+		if (stat(saved_path, &sb) < 0) {
+			error("'%s' is not a run directory: it has no recipe.yaml", dir);
+			goto out;
+		}
+	}
+	if (recipe_load(o.recipe ? o.recipe : saved_path, &r, stderr) < 0)
+		goto out;
+	have_recipe = 1;
+	if (o.resume && o.recipe) {
+		size_t len;
+		char *old = read_file(saved_path, &len);
+		if (!old || len != r.text_len || memcmp(old, r.text, len) != 0) {
+			if (!o.allow_changed) {
+				error("'%s' differs from the recipe '%s' was run with (%s): resume with that "
+				      "recipe, or pass --allow-changed",
+				      o.recipe, dir, saved_path);
+				free(old);
+				goto out;
+			}
+		}
+		free(old);
+	}
+	if (o.only && !(filter = grid_filter_parse(&r, o.only, stderr)))
+		goto out;
+	if (!dir)
+		dir = o.out ? xstrdup(o.out) : default_dir(&r);
+
+	/* what is already done */
+	char *results_path = xasprintf("%s/results.csv", dir);
+	struct stat sbuf;
+	int have_results = stat(results_path, &sbuf) == 0;
+	if (have_results && !o.resume) {
+		error("'%s' already holds a run: resume it with 'matrix run --resume %s', or choose another --out",
+		      dir, dir);
+		free(results_path);
+		goto out;
+	}
+	if (have_results) {
+		struct table t;
+		char *why;
+		if (table_read(results_path, &t, NULL, &why) < 0) {
+			error("%s", why ? why : strerror(errno));
+			free(why);
+			free(results_path);
+			goto out;
+		}
+		long idc = table_column(&t, "id"), stc = table_column(&t, "status");
+		for (size_t i = 0; idc >= 0 && stc >= 0 && i < t.nrows; i++)
+			if (!o.retry_failed || status_is_success(t.rows[i].cell[stc]))
+				idset_add(&done, t.rows[i].cell[idc]);
+		table_free(&t);
+	}
+	free(results_path);
+
+	struct progress pg = {.tty = isatty(2)};
+	struct grid g;
+	grid_init(&g, &r);
+	for (const struct point *p; (p = grid_next(&g));)
+		if (grid_filter_match(filter, p)) {
+			pg.total++;
+			if (idset_has(&done, p->id))
+				pg.done++;
+		}
+	grid_free(&g);
+	pg.todo_at_start = pg.total - pg.done;
+
+	if (o.dry_run) {
+		grid_init(&g, &r);
+		for (const struct point *p; (p = grid_next(&g));) {
+			if (!grid_filter_match(filter, p) || idset_has(&done, p->id))
+				continue;
+			char *result = xasprintf("%s/logs/%s.result", dir, p->id);
+			struct point_cmd cmd;
+			if (argv_build(&r, p, result, &cmd, stderr) < 0) {
+				free(result);
+				grid_free(&g);
+				goto out;
+			}
+			printf("%s\n", cmd.line);
+			argv_free(&cmd);
+			free(result);
+		}
+		grid_free(&g);
+		fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
+			pg.todo_at_start, pg.total, dir);
+		rc = 0;
+		goto out;
+	}
+
+	/* the run directory */
+	char *logs = xasprintf("%s/logs", dir);
+	if (mkdir_p(logs, 0755) < 0) {
+		error("cannot create '%s': %s", logs, strerror(errno));
+		free(logs);
+		goto out;
+	}
+	free(logs);
+	if ((lock = lock_dir(dir)) < 0)
+		goto out;
+	if (exec_setup() < 0) {
+		error("cannot set up signal handling: %s", strerror(errno));
+		goto out;
+	}
+	if (!saved_path)
+		saved_path = xasprintf("%s/recipe.yaml", dir);
+	if (!o.resume || o.recipe) {
+		if (o.resume) { /* --allow-changed: keep what it was run with before */
+			char *prev = xasprintf("%s/recipe.prev.yaml", dir);
+			rename(saved_path, prev);
+			free(prev);
+		}
+		if (write_file_atomic(saved_path, r.text, r.text_len) < 0) {
+			error("cannot write '%s': %s", saved_path, strerror(errno));
+			goto out;
+		}
+	}
+	if (write_env(dir, argc + 1, argv - 1) < 0 || write_plan(dir, &r) < 0)
+		goto out;
+	if (store_open(&st, dir, &r, stderr) < 0)
+		goto out;
+	have_store = 1;
+	if (o.retry_failed) {
+		long stc = 3 + (long)r.nfactors; /* the status column */
+		if (store_filter(&st, keep_success, &stc) < 0) {
+			error("cannot rewrite '%s' without its failed rows: %s", st.path, strerror(errno));
+			goto out;
+		}
+	}
+	if (!pg.tty)
+		printf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'\n", pg.todo_at_start,
+		       pg.total, r.name, dir);
+	fflush(stdout);
+
+	/* the loop: keep up to jobs points running; GPU points run alone */
+	size_t nslots = (size_t)o.jobs;
+	slots = xcalloc(nslots, sizeof(*slots));
+	children = xcalloc(nslots, sizeof(*children));
+	for (size_t i = 0; i < nslots; i++)
+		slots[i].level = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
+	uint64_t nfailed = 0;
+	pg.start = now_monotonic();
+	grid_init(&g, &r);
+	const struct point *next = NULL;
+	int exhausted = 0, interrupted = 0;
+	for (;;) {
+		/* fill free slots */
+		while (!exhausted && !interrupted) {
+			if (!next) {
+				while ((next = grid_next(&g)) &&
+				       (!grid_filter_match(filter, next) || idset_has(&done, next->id)))
+					;
+				if (!next) {
+					exhausted = 1;
+					break;
+				}
+			}
+			size_t busy = 0, free_slot = nslots;
+			int gpu_busy = 0;
+			for (size_t i = 0; i < nslots; i++) {
+				if (slots[i].busy) {
+					busy++;
+					gpu_busy |= slots[i].gpu;
+				} else if (free_slot == nslots) {
+					free_slot = i;
+				}
+			}
+			int gpu = point_uses_gpu(&r, next);
+			if (free_slot == nslots || gpu_busy || (gpu && busy))
+				break;
+			struct slot *s = &slots[free_slot];
+			memcpy(s->level, next->level, r.nfactors * sizeof(size_t));
+			s->pt = *next;
+			s->pt.level = s->level;
+			s->gpu = gpu;
+			s->result_path = xasprintf("%s/logs/%s.result", dir, next->id);
+			s->log_path = xasprintf("%s/logs/%s.log", dir, next->id);
+			unlink(s->result_path);
+			next = NULL;
+			if (argv_build(&r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
+				slot_clear(s);
+				interrupted = -1;
+				break;
+			}
+			if (exec_start(&children[free_slot], s->cmd.argv, s->cmd.env, s->log_path,
+				       r.measure.timeout_s, stderr) < 0) {
+				slot_clear(s);
+				interrupted = -1;
+				break;
+			}
+			s->busy = 1;
+			struct strbuf label = {0};
+			point_label(&label, &r, &s->pt);
+			progress_line(&pg, label.buf);
+			sb_free(&label);
+		}
+		long i = exec_wait(children, nslots, r.measure.grace_s);
+		if (i == -1)
+			break; /* nothing running */
+		if (i == -2) {
+			interrupted = exec_interrupted();
+			exec_kill_all(children, nslots, r.measure.grace_s);
+			for (size_t k = 0; k < nslots; k++)
+				if (slots[k].busy)
+					slot_clear(&slots[k]);
+			break;
+		}
+		slots[i].child = children[i];
+		int stored = finish_point(&r, &st, &slots[i], &pg, &nfailed);
+		slot_clear(&slots[i]);
+		children[i].pid = 0;
+		if (stored < 0) {
+			exec_kill_all(children, nslots, r.measure.grace_s);
+			for (size_t k = 0; k < nslots; k++)
+				if (slots[k].busy)
+					slot_clear(&slots[k]);
+			interrupted = -1;
+			break;
+		}
+		progress_line(&pg, NULL);
+		if (exec_interrupted())
+			interrupted = exec_interrupted();
+	}
+	grid_free(&g);
+	if (pg.tty)
+		fprintf(stderr, "\r\033[K");
+
+	/* the verdict over every row of the directory, not just this invocation */
+	uint64_t failed_rows = 0;
+	{
+		struct table t;
+		char *why;
+		if (table_read(st.path, &t, NULL, &why) == 0) {
+			long stc = table_column(&t, "status");
+			for (size_t k = 0; stc >= 0 && k < t.nrows; k++)
+				failed_rows += !status_is_success(t.rows[k].cell[stc]) && status_known(t.rows[k].cell[stc]);
+			table_free(&t);
+		}
+		free(why);
+	}
+	char el[16];
+	fmt_hms(el, sizeof(el), now_monotonic() - pg.start);
+	if (interrupted > 0) {
+		fprintf(stderr, "matrix: interrupted by %s after %" PRIu64 " of %" PRIu64
+				" points; resume with: matrix run --resume %s\n",
+			signal_name(interrupted), pg.done, pg.total, dir);
+		rc = 130;
+	} else if (interrupted < 0) {
+		error("stopped after %" PRIu64 " of %" PRIu64 " points; resume with: matrix run --resume %s",
+		      pg.done, pg.total, dir);
+		rc = 1;
+	} else {
+		printf("matrix: %" PRIu64 " points in %s: %" PRIu64 " ok, %" PRIu64 " unsupported, %" PRIu64
+		       " failed%s; results in %s/results.csv\n",
+		       pg.total, el, pg.ok, pg.unsupported, failed_rows,
+		       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", dir);
+		rc = failed_rows ? 1 : 0;
+	}
+out:
+	if (slots) {
+		for (size_t i = 0; i < (size_t)o.jobs; i++)
+			free(slots[i].level);
+		free(slots);
+	}
+	free(children);
+	free(done.key);
+	grid_filter_free(filter);
+	if (have_store)
+		store_close(&st);
+	if (have_recipe)
+		recipe_free(&r);
+	if (lock >= 0)
+		close(lock);
+	free(saved_path);
+	free(dir);
+	return rc;
+}
