@@ -1,0 +1,860 @@
+#!/usr/bin/env python3
+"""matrix_torch.py - the PyTorch engine of `matrix`.
+
+Speaks the engine contract of DESIGN.md: one point per process, the point's
+settings as flags, the result as key=value lines in the file named by --result
+(written atomically), exit 0 (status=ok), 3 (status=unsupported), 2 (bad flag),
+1 (status=failed or status=oom, the exception's first line as reason).
+
+Run `matrix_torch.py --help` for the flags and `--list-models` for the models.
+"""
+
+import time
+
+_T_LOAD = time.perf_counter()  # as early as possible: see process_start_perf()
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import resource
+import socket
+import sys
+import tempfile
+import traceback
+
+ENGINE = "pytorch"
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
+
+MODEL_NAMES = ("mnist_cnn", "resnet18", "resnet50", "resnet_tiny", "bert_tiny", "bert_base", "bert_large")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")
+SWITCHES = ("off", "on")
+
+# Order of the keys in the result file; any other key follows in insertion order.
+KEY_ORDER = (
+    "status", "reason", "throughput", "unit", "step_ms", "step_ms_lo", "step_ms_hi", "samples",
+    "startup_s", "peak_mem_bytes", "mem_source", "flops_per_step", "tflops", "device", "engine",
+    "ignored", "model", "task", "batch", "seq_len", "threads", "torch_version", "cuda_version",
+    "cudnn_version", "gpu",
+)
+
+
+def process_start_perf():
+    """The process's start time on the time.perf_counter() clock (CLOCK_MONOTONIC
+    on Linux, shared by all processes): /proc/self/stat's start time against
+    /proc/uptime (10 ms resolution), else the time this module was loaded."""
+    try:
+        with open("/proc/self/stat") as f:
+            stat = f.read()
+        start_ticks = int(stat[stat.rindex(")") + 2:].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        now = time.perf_counter()
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+        if 0 <= age < 3600:
+            return now - age
+    except (OSError, ValueError, IndexError):
+        pass
+    return _T_LOAD
+
+
+# ---------------------------------------------------------------- flags ------
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with exit status 2 and a message that names the bad flag."""
+
+    def error(self, message):
+        m = re.match(r"unrecognized arguments: (.*)", message)
+        if m:
+            words = m.group(1).split()
+            flags = [w for w in words if w.startswith("-")]
+            if flags:
+                message = "unknown flag%s %s (see --help)" % ("s" if len(flags) > 1 else "", " ".join(flags))
+            else:
+                message = "unexpected argument%s %s (flags are --name value; see --help)" % ("s" if len(words) > 1 else "", " ".join(words))
+        raise UsageError(message)
+
+
+def parse_duration(text, allow_iterations):
+    """'0.2s', '200ms', '1m' -> ('time', seconds); a bare integer -> ('iters', n)
+    when allow_iterations, else seconds."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m)?", t)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            "invalid duration %r (expected e.g. 0.5s, 200ms, 1m%s)" % (text, " or an iteration count" if allow_iterations else ""))
+    value, unit = float(m.group(1)), m.group(2)
+    if unit is None:
+        if allow_iterations:
+            if "." in m.group(1):
+                raise argparse.ArgumentTypeError("invalid warm-up %r: a bare number is an iteration count (integer); give a unit for a time" % text)
+            return ("iters", int(m.group(1)))
+        return ("time", value)
+    return ("time", value * {"ms": 1e-3, "s": 1.0, "m": 60.0}[unit])
+
+
+def warmup_type(text):
+    return parse_duration(text, True)
+
+
+def seconds_type(text):
+    return parse_duration(text, False)[1]
+
+
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("invalid value %r (expected a positive integer)" % text)
+    if v < 1:
+        raise argparse.ArgumentTypeError("invalid value %r (expected a positive integer)" % text)
+    return v
+
+
+def nonneg_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("invalid value %r (expected an integer >= 0)" % text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("invalid value %r (expected an integer >= 0)" % text)
+    return v
+
+
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("invalid value %r (expected a positive number)" % text)
+    if not v > 0 or math.isinf(v):
+        raise argparse.ArgumentTypeError("invalid value %r (expected a positive number)" % text)
+    return v
+
+
+def make_parser():
+    p = Parser(
+        prog="matrix_torch.py",
+        description="The PyTorch engine of matrix: measure one point (model, task, settings) and "
+                    "write the result as key=value lines. Exit 0 ok, 1 failed/oom, 2 bad flag, 3 unsupported.",
+        allow_abbrev=False,
+    )
+    a = p.add_argument
+    a("--model", default="resnet50", choices=MODEL_NAMES, metavar="M",
+      help="model: %s (default resnet50; --list-models describes them)" % ", ".join(MODEL_NAMES))
+    a("--task", default="train", choices=("train", "infer"),
+      help="train: forward + loss + backward + optimizer step; infer: forward only (default train)")
+    a("--batch", default=32, type=positive_int, metavar="N", help="samples per step, per GPU (default 32)")
+    a("--seq-len", default=None, type=positive_int, metavar="N",
+      help="BERT sequence length, at most 512 (default 128; ignored by the CNNs)")
+    a("--precision", default="fp32", choices=PRECISIONS,
+      help="fp32 (TF32 off), tf32 (TF32 matmul and cuDNN), fp16 / bf16 (autocast, fp32 weights; "
+           "fp16 training with GradScaler) (default fp32)")
+    a("--channels-last", default="off", choices=SWITCHES, help="NHWC model and input (CNNs) (default off)")
+    a("--cudnn-benchmark", default="off", choices=SWITCHES, help="torch.backends.cudnn.benchmark (default off)")
+    a("--eval", default="off", choices=SWITCHES, help="model.eval() instead of model.train() (default off)")
+    a("--inference-mode", default="off", choices=SWITCHES,
+      help="infer: on = torch.inference_mode(), off = plain grad-enabled forward (default off)")
+    a("--compile", default="none", choices=COMPILE_MODES,
+      help="torch.compile mode; none = eager (default none; needs torch >= 2.0)")
+    a("--syncbn", default="off", choices=SWITCHES, help="SyncBatchNorm under DDP (needs --gpus > 1, cuda) (default off)")
+    a("--ema", default="off", choices=SWITCHES, help="EMA of the weights after each train step (default off)")
+    a("--gpus", default=1, type=positive_int, metavar="N",
+      help="data-parallel processes (DDP, one per GPU, NCCL; on cpu: processes with gloo) (default 1)")
+    a("--threads", default=0, type=nonneg_int, metavar="N",
+      help="torch.set_num_threads(N), per process; 0 = torch's default (default 0)")
+    a("--device", default="auto", choices=("auto", "cpu", "cuda"), help="auto = cuda if available, else cpu (default auto)")
+    a("--warmup", default=("time", 0.2), type=warmup_type, metavar="D",
+      help="warm-up: a time (0.2s, 200ms, 1m) or a bare integer = iterations (default 0.2s)")
+    a("--min-time", default=0.5, type=seconds_type, metavar="D", help="least time of timed steps (default 0.5s)")
+    a("--max-time", default=5.0, type=seconds_type, metavar="D", help="most time of timed steps (default 5s)")
+    a("--rel-ci", default=0.02, type=positive_float, metavar="X",
+      help="stop once the 95%% CI of the median step time is within +-X of it, relative (default 0.02)")
+    a("--steps", default=None, type=positive_int, metavar="N",
+      help="exactly N timed steps instead of the stopping rule")
+    a("--seed", default=1, type=nonneg_int, metavar="N", help="random seed for weights and inputs (default 1)")
+    a("--result", default=None, metavar="FILE", help="result file (key=value lines); default: stdout")
+    a("--list-models", action="store_true", help="list the models and exit")
+    return p
+
+
+def parse_args(argv):
+    p = make_parser()
+    args = p.parse_args(argv)
+    args.seq_len_given = args.seq_len is not None
+    if args.seq_len is None:
+        args.seq_len = 128
+    if args.seq_len > 512:
+        raise UsageError("argument --seq-len: invalid value %d (at most 512, the BERT position table)" % args.seq_len)
+    if args.max_time < args.min_time:
+        raise UsageError("argument --max-time: %gs is less than --min-time %gs" % (args.max_time, args.min_time))
+    return args
+
+
+def result_path_from_argv(argv):
+    for i, a in enumerate(argv):
+        if a == "--result" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--result="):
+            return a[len("--result="):]
+    return None
+
+
+# --------------------------------------------------------------- result ------
+
+def clean(value):
+    s = str(value).replace("\r", " ").replace("\n", " ").strip()
+    return s
+
+
+def write_result(path, res):
+    keys = [k for k in KEY_ORDER if k in res] + [k for k in res if k not in KEY_ORDER]
+    text = "".join("%s=%s\n" % (k, clean(res[k])) for k in keys if res[k] is not None)
+    if path is None or path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=d)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def first_line(exc):
+    msg = str(exc).strip()
+    line = msg.splitlines()[0].strip() if msg else ""
+    name = type(exc).__name__
+    return "%s: %s" % (name, line) if line else name
+
+
+def is_oom(exc):
+    import torch
+    oom_type = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom_type is not None and isinstance(exc, oom_type):
+        return True
+    if isinstance(exc, MemoryError):
+        return True
+    msg = str(exc)
+    return isinstance(exc, RuntimeError) and ("out of memory" in msg or "can't allocate memory" in msg)
+
+
+# ------------------------------------------------------------ statistics -----
+
+def _binom_cdf_half(k, n):
+    """P(X <= k) for X ~ Binomial(n, 1/2)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if n > 1000:  # normal approximation with continuity correction
+        return 0.5 * math.erfc(-((k + 0.5) - n / 2.0) / math.sqrt(n / 4.0) / math.sqrt(2.0))
+    lg = math.lgamma
+    s = 0.0
+    for i in range(k + 1):
+        s += math.exp(lg(n + 1) - lg(i + 1) - lg(n - i + 1) - n * math.log(2.0))
+    return s
+
+
+def median_ci(samples, level=0.95):
+    """Median of samples and a distribution-free confidence interval for it from
+    order statistics: [x_(l), x_(n+1-l)] with the largest l such that
+    P(Binomial(n, 1/2) <= l-1) <= (1-level)/2; with too few samples for that
+    (n < 6 at 95%), the interval is [min, max]. Returns (median, lo, hi)."""
+    xs = sorted(samples)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no samples")
+    med = xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+    alpha = (1.0 - level) / 2.0
+    # the largest l with cdf(l-1) <= alpha; start from the normal guess, then fix up
+    l = max(1, int(math.floor(n / 2.0 - 1.96 * math.sqrt(n) / 2.0)))
+    while l > 1 and _binom_cdf_half(l - 1, n) > alpha:
+        l -= 1
+    while l + 1 <= (n + 1) // 2 and _binom_cdf_half(l, n) <= alpha:
+        l += 1
+    if _binom_cdf_half(l - 1, n) > alpha:
+        l = 1
+    return med, xs[l - 1], xs[n - l]
+
+
+def ci_ok(samples, rel_ci):
+    med, lo, hi = median_ci(samples)
+    return med > 0 and (hi - lo) / 2.0 <= rel_ci * med
+
+
+# ------------------------------------------------------------- the point -----
+
+def environment(torch, device):
+    env = {
+        "torch_version": torch.__version__,
+        "cuda_version": torch.version.cuda or "none",
+        "cudnn_version": "none",
+        "python_version": "%d.%d.%d" % sys.version_info[:3],
+    }
+    try:
+        if torch.backends.cudnn.is_available():
+            env["cudnn_version"] = torch.backends.cudnn.version()
+    except Exception:
+        pass
+    if device == "cuda" and torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name(0)
+        cap = torch.cuda.get_device_capability(0)
+        env["gpu_capability"] = "%d.%d" % cap
+        env["gpu_count"] = torch.cuda.device_count()
+    return env
+
+
+class Unsupported(Exception):
+    pass
+
+
+def torch_major_minor(torch):
+    m = re.match(r"(\d+)\.(\d+)", torch.__version__)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def plan(args, torch):
+    """Check the point against this machine and torch: resolve the device, raise
+    Unsupported for a combination that cannot run, and list the settings that do
+    not apply (ignored). Returns (device, ignored list)."""
+    import matrix_torch_models as models
+    cuda_ok = torch.cuda.is_available()
+    device = args.device
+    if device == "auto":
+        device = "cuda" if cuda_ok else "cpu"
+    args.device_resolved = device
+    if device == "cuda" and not cuda_ok:
+        raise Unsupported("device cuda: no CUDA device is available to torch %s (built with CUDA %s)"
+                          % (torch.__version__, torch.version.cuda or "none"))
+    cnn = models.is_cnn(args.model)
+    ignored = []
+
+    if args.compile != "none" and not hasattr(torch, "compile"):
+        raise Unsupported("torch.compile needs torch >= 2.0, found %s" % torch.__version__)
+    if args.precision == "fp16" and device == "cpu":
+        raise Unsupported("precision fp16 on cpu: torch %s has no fp16 mixed precision for cpu "
+                          "(autocast on cpu runs bf16)" % torch.__version__)
+    if args.precision == "bf16" and device == "cuda" and not torch.cuda.is_bf16_supported():
+        raise Unsupported("precision bf16: %s does not support bfloat16" % torch.cuda.get_device_name(0))
+    if args.syncbn == "on" and args.gpus < 2:
+        raise Unsupported("syncbn on needs --gpus > 1 (SyncBatchNorm across data-parallel processes), got gpus %d" % args.gpus)
+    if args.syncbn == "on" and device == "cpu":
+        raise Unsupported("syncbn on needs cuda: SyncBatchNorm does not run on cpu")
+    if device == "cuda" and args.gpus > torch.cuda.device_count():
+        raise Unsupported("gpus %d: only %d CUDA device(s) visible" % (args.gpus, torch.cuda.device_count()))
+    if args.gpus > 1:
+        import torch.distributed as dist
+        if not dist.is_available():
+            raise Unsupported("gpus %d: this torch has no torch.distributed" % args.gpus)
+        if device == "cuda" and not dist.is_nccl_available():
+            raise Unsupported("gpus %d: this torch has no NCCL" % args.gpus)
+        if device == "cpu" and not dist.is_gloo_available():
+            raise Unsupported("gpus %d on cpu: this torch has no gloo" % args.gpus)
+
+    if args.precision == "tf32":
+        if device == "cpu":
+            ignored.append("precision:tf32 on cpu")
+        elif torch.cuda.get_device_capability(0) < (8, 0):
+            ignored.append("precision:tf32 before Ampere")
+    if args.channels_last == "on" and not cnn:
+        ignored.append("channels_last:no convolutions")
+    if args.cudnn_benchmark == "on":
+        if device == "cpu":
+            ignored.append("cudnn_benchmark:cpu")
+        elif not cnn:
+            ignored.append("cudnn_benchmark:no convolutions")
+    if args.seq_len_given and cnn:
+        ignored.append("seq_len:not a sequence model")
+    if args.task == "train" and args.inference_mode == "on":
+        ignored.append("inference_mode:train")
+    if args.task == "infer" and args.ema == "on":
+        ignored.append("ema:infer")
+    if args.syncbn == "on" and not cnn:
+        ignored.append("syncbn:no BatchNorm")
+    elif args.syncbn == "on" and (args.eval == "on"):
+        ignored.append("syncbn:eval uses running statistics")
+    if args.compile == "reduce-overhead" and device == "cpu":
+        ignored.append("compile:CUDA graphs on cpu")
+    if args.compile == "max-autotune" and device == "cpu":
+        ignored.append("compile:CUDA graphs on cpu")
+    return device, ignored
+
+
+class Ema:
+    """Exponential moving average of a model's parameters (and a copy of its
+    buffers), updated after every optimizer step with one multi-tensor lerp:
+    ema = decay * ema + (1 - decay) * param."""
+
+    def __init__(self, torch, module, decay=0.999):
+        self.torch = torch
+        self.decay = decay
+        self.src_params = [p for p in module.parameters()]
+        self.src_buffers = [b for b in module.buffers()]
+        with torch.no_grad():
+            self.params = [p.detach().clone() for p in self.src_params]
+            self.buffers = [b.detach().clone() for b in self.src_buffers]
+        self.updates = 0
+
+    def update(self):
+        torch = self.torch
+        with torch.no_grad():
+            if hasattr(torch, "_foreach_lerp_"):
+                torch._foreach_lerp_(self.params, self.src_params, 1.0 - self.decay)
+            else:
+                torch._foreach_mul_(self.params, self.decay)
+                torch._foreach_add_(self.params, self.src_params, alpha=1.0 - self.decay)
+            for d, s in zip(self.buffers, self.src_buffers):
+                d.copy_(s)
+        self.updates += 1
+
+
+class Comm:
+    """Agreement between data-parallel processes: rank 0 decides, everyone follows."""
+
+    def __init__(self, torch, rank, world, device):
+        self.torch, self.rank, self.world, self.device = torch, rank, world, device
+
+    def agree(self, flag):
+        if self.world == 1:
+            return flag
+        import torch.distributed as dist
+        t = self.torch.tensor([1 if flag else 0], dtype=self.torch.int32, device=self.device)
+        dist.broadcast(t, 0)
+        return bool(t.item())
+
+    def agree_int(self, value):
+        if self.world == 1:
+            return value
+        import torch.distributed as dist
+        t = self.torch.tensor([int(value)], dtype=self.torch.int64, device=self.device)
+        dist.broadcast(t, 0)
+        return int(t.item())
+
+
+def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
+    """Build, warm up and time the point in this process. Returns the result
+    dict (rank 0's numbers are the ones reported)."""
+    import torch
+    import torch.nn as nn
+    import matrix_torch_models as models
+
+    t_setup = time.perf_counter()
+    res = {}
+    dev = torch.device("cuda", rank) if device == "cuda" else torch.device("cpu")
+    if device == "cuda":
+        torch.cuda.set_device(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed + rank)
+    cnn = models.is_cnn(args.model)
+
+    # precision switches: TF32 on only for tf32, explicitly off for the others
+    tf32 = args.precision == "tf32"
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        if hasattr(torch, "set_float32_matmul_precision"):
+            torch.set_float32_matmul_precision("high" if tf32 else "highest")
+        torch.backends.cudnn.benchmark = args.cudnn_benchmark == "on"
+    else:
+        torch.backends.cudnn.benchmark = False
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
+
+    def autocast():
+        if amp_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device, dtype=amp_dtype)
+
+    # model, inputs
+    model = models.build(args.model)
+    n_params = sum(p.numel() for p in model.parameters())
+    if args.syncbn == "on" and world > 1:
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    model = model.to(dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(args.seed * 1000003 + rank)
+    x, y = models.make_inputs(args.model, args.batch, args.seq_len, dev, gen)
+    if cnn and args.channels_last == "on":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
+
+    # what runs: FLOPs and the first conv's output layout, on one eager forward (batch 1)
+    sample = x[:1] if cnn else (x[0][:1], x[1][:1])
+    fwd_flops, conv_out = models.count_flops(model, args.model, sample, args.batch)
+    if conv_out is None:
+        res["memory_format"] = "n/a"
+    elif conv_out.is_contiguous():
+        res["memory_format"] = "contiguous"
+    elif conv_out.is_contiguous(memory_format=torch.channels_last):
+        res["memory_format"] = "channels_last"
+    else:
+        res["memory_format"] = "strided"
+    del conv_out
+    flops = fwd_flops * (3 if args.task == "train" else 1)
+
+    model.train(args.eval == "off")
+    res["module_training"] = int(model.training)
+    res["syncbn_layers"] = sum(1 for m in model.modules() if isinstance(m, nn.SyncBatchNorm))
+    raw = model
+
+    ema = Ema(torch, raw) if (args.task == "train" and args.ema == "on") else None
+    if args.task == "infer":
+        for p in raw.parameters():
+            p.requires_grad_(True)  # plain forward builds the autograd graph unless inference_mode
+
+    if world > 1 and args.task == "train":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(model, device_ids=[rank] if device == "cuda" else None)
+    if args.compile != "none":
+        mode = None if args.compile == "default" else args.compile
+        model = torch.compile(model, mode=mode)
+    res["compiled"] = int(args.compile != "none")
+    res["model_class"] = type(model).__name__
+
+    loss_of = models.loss_fn(args.model)
+    probe = {}
+    scaler = None
+    opt = None
+    if args.task == "train":
+        if cnn:
+            opt = torch.optim.SGD(raw.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+            res["optimizer"] = "SGD(lr=0.01,momentum=0.9,weight_decay=1e-4)"
+        else:
+            opt = torch.optim.AdamW(raw.parameters(), lr=1e-4, weight_decay=0.01)
+            res["optimizer"] = "AdamW(lr=1e-4,weight_decay=0.01)"
+        if args.precision == "fp16":
+            scaler = torch.cuda.amp.GradScaler()
+        last_loss = [None]
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with autocast():
+                out = model(x)
+                loss = loss_of(out, y)
+            if not probe:
+                probe.update(output_dtype=str(out.dtype).replace("torch.", ""), grad_enabled=int(torch.is_grad_enabled()),
+                             inference_mode_enabled=int(torch.is_inference_mode_enabled()))
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            if ema is not None:
+                ema.update()
+            last_loss[0] = loss.detach()
+    else:
+        grad_ctx = torch.inference_mode if args.inference_mode == "on" else contextlib.nullcontext
+        last_loss = [None]
+
+        def step():
+            with grad_ctx(), autocast():
+                out = model(x)
+            if not probe:
+                probe.update(output_dtype=str(out.dtype).replace("torch.", ""), grad_enabled=int(torch.is_grad_enabled() and out.requires_grad),
+                             inference_mode_enabled=int(out.is_inference()) if hasattr(out, "is_inference") else 0)
+            return out
+
+    comm = Comm(torch, rank, world, dev)
+    body = step
+    first = [True]
+
+    def step():  # noqa: F811 - the first call names torch.compile in its error
+        if not first[0]:
+            return body()
+        first[0] = False
+        try:
+            return body()
+        except Exception as e:
+            if args.compile != "none" and not is_oom(e):
+                raise RuntimeError("torch.compile(mode=%s) failed in the first step: %s" % (args.compile, first_line(e))) from e
+            raise
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize(dev)
+
+    # ---- warm-up: a time (rank 0 decides, everyone follows) or an iteration count
+    sync()
+    res["setup_s"] = "%.3f" % (time.perf_counter() - t_setup)
+    kind, amount = args.warmup
+    min_warm = 3 if args.compile != "none" else 1  # compile, then CUDA graph recording
+    warm_times = []
+    t_w = time.perf_counter()
+    n_warm = 0
+    while True:
+        if kind == "iters":
+            if n_warm >= amount:
+                break
+        else:
+            done = n_warm >= min_warm and time.perf_counter() - t_w >= amount
+            if comm.agree(done):
+                break
+        t0 = time.perf_counter()
+        step()
+        sync()
+        warm_times.append(time.perf_counter() - t0)
+        n_warm += 1
+        if n_warm == 1 and args.task == "train":
+            res["loss_first"] = "%.6g" % last_loss[0].item()
+    res["warmup_steps"] = n_warm
+    res["warmup_s"] = "%.3f" % (time.perf_counter() - t_w)
+    if warm_times:
+        res["first_step_s"] = "%.4f" % warm_times[0]
+
+    # ---- timed steps: check the stopping rule about every 50 ms
+    est = sorted(warm_times[-3:])[len(warm_times[-3:]) // 2] if warm_times else 0.0
+    check_every = comm.agree_int(max(1, min(1000, int(0.05 / est))) if est > 0 else 1)
+    samples = []
+    pending = []
+    timing_events = device == "cuda"
+    startup_s = None
+    t_start = time.perf_counter()
+    n = 0
+    while True:
+        if startup_s is None:
+            startup_s = time.perf_counter() - (start_perf if start_perf is not None else _T_LOAD)
+        if timing_events:
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            step()
+            e1.record()
+            pending.append((e0, e1))
+        else:
+            t0 = time.perf_counter()
+            step()
+            samples.append(time.perf_counter() - t0)
+        n += 1
+        if args.steps is not None:
+            if n >= args.steps:
+                break
+            continue
+        if n % check_every:
+            continue
+        if pending:
+            sync()
+            samples.extend(a.elapsed_time(b) / 1000.0 for a, b in pending)
+            pending.clear()
+        elapsed = time.perf_counter() - t_start
+        stop = len(samples) >= 5 and ((elapsed >= args.min_time and ci_ok(samples, args.rel_ci)) or elapsed >= args.max_time)
+        if comm.agree(stop):
+            break
+    sync()
+    samples.extend(a.elapsed_time(b) / 1000.0 for a, b in pending)
+    res["timed_s"] = "%.3f" % (time.perf_counter() - t_start)
+
+    med, lo, hi = median_ci(samples)
+    res.update({
+        "status": "ok",
+        "throughput": "%.6g" % (args.batch * world / med),
+        "unit": "samples/s",
+        "step_ms": "%.6g" % (med * 1e3),
+        "step_ms_lo": "%.6g" % (lo * 1e3),
+        "step_ms_hi": "%.6g" % (hi * 1e3),
+        "samples": len(samples),
+        "startup_s": "%.3f" % startup_s,
+        "flops_per_step": flops * world,
+        "tflops": "%.6g" % (flops * world / med / 1e12),
+        "timing": "cuda_events" if timing_events else "perf_counter",
+        "check_every": check_every,
+    })
+    if args.task == "train":
+        res["loss_last"] = "%.6g" % last_loss[0].item()
+    if device == "cuda":
+        res["peak_mem_bytes"] = torch.cuda.max_memory_allocated(dev)
+        res["mem_source"] = "cuda_max_memory_allocated"
+        res["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(dev)
+    else:
+        res["peak_mem_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        res["mem_source"] = "maxrss"  # whole-process peak resident set, not tensor memory alone
+    res.update(probe)
+    res["params"] = n_params
+    res["threads"] = torch.get_num_threads()
+    res["autocast_dtype"] = {None: "none", torch.float16: "float16", torch.bfloat16: "bfloat16"}[amp_dtype]
+    res["grad_scaler"] = int(scaler is not None)
+    if device == "cuda":
+        res["tf32_matmul"] = int(torch.backends.cuda.matmul.allow_tf32)
+        res["tf32_cudnn"] = int(torch.backends.cudnn.allow_tf32)
+        if scaler is not None:
+            res["loss_scale"] = "%g" % scaler.get_scale()
+    res["cudnn_benchmark_flag"] = int(torch.backends.cudnn.benchmark)
+    res["ema_updates"] = ema.updates if ema is not None else 0
+    if ema is not None:
+        res["ema_decay"] = ema.decay
+    res["world_size"] = world
+    if world > 1:
+        import torch.distributed as dist
+        res["ddp_backend"] = dist.get_backend()
+        res["ddp"] = int(args.task == "train")
+    if not cnn:
+        res["attention"] = "sdpa" if raw.use_sdpa else "math"
+    if args.compile != "none":
+        res["compile_mode"] = args.compile
+        try:
+            from torch._dynamo.utils import counters
+            res["dynamo_graphs"] = counters["stats"]["unique_graphs"]
+            res["dynamo_graph_breaks"] = sum(counters["graph_break"].values())
+        except Exception:
+            pass
+    return res
+
+
+# ---------------------------------------------------------- data parallel ----
+
+def _worker(rank, args, device, ignored, world, port, start_perf, outdir):
+    """One data-parallel process (spawned). Writes outdir/rank<r>.json with its
+    result or error, and re-raises errors so that spawn stops the others."""
+    import torch
+    import torch.distributed as dist
+    from datetime import timedelta
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    out = os.path.join(outdir, "rank%d.json" % rank)
+    try:
+        backend = "nccl" if device == "cuda" else "gloo"
+        if device == "cuda":
+            torch.cuda.set_device(rank)
+        dist.init_process_group(backend, rank=rank, world_size=world, timeout=timedelta(seconds=300))
+        try:
+            res = measure_point(args, device, ignored, rank, world, start_perf)
+            with open(out, "w") as f:
+                json.dump({"status": "ok", "result": {k: str(v) for k, v in res.items()}}, f)
+        finally:
+            with contextlib.suppress(Exception):
+                dist.destroy_process_group()
+    except BaseException as e:
+        traceback.print_exc()
+        status = "oom" if is_oom(e) else "failed"
+        with open(out, "w") as f:
+            json.dump({"status": status, "reason": "rank %d: %s" % (rank, first_line(e))}, f)
+        raise
+
+
+def run_data_parallel(args, device, ignored, start_perf):
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
+    os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
+    with tempfile.TemporaryDirectory(prefix="matrix_torch.") as outdir:
+        err = None
+        try:
+            mp.spawn(_worker, args=(args, device, ignored, args.gpus, port, start_perf, outdir), nprocs=args.gpus, join=True)
+        except Exception as e:
+            err = e
+        reports = {}
+        for r in range(args.gpus):
+            with contextlib.suppress(OSError, ValueError):
+                with open(os.path.join(outdir, "rank%d.json" % r)) as f:
+                    reports[r] = json.load(f)
+        failed = [rep for r, rep in sorted(reports.items()) if rep["status"] != "ok"]
+        if failed:
+            # the root cause: an oom first, else the first failing rank
+            failed.sort(key=lambda rep: rep["status"] != "oom")
+            return {"status": failed[0]["status"], "reason": failed[0]["reason"]}
+        if err is not None or 0 not in reports:
+            return {"status": "failed", "reason": "data-parallel processes: %s" % (first_line(err) if err else "rank 0 wrote no result")}
+        return reports[0]["result"]
+
+
+# ------------------------------------------------------------------ main -----
+
+def list_models():
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import matrix_torch_models as models
+        desc = models.DESCRIPTIONS
+    except ImportError:  # torch missing: the names alone
+        desc = {}
+    for name in MODEL_NAMES:
+        print("%-12s %s" % (name, desc.get(name, "")))
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    start_perf = process_start_perf()
+    try:
+        args = parse_args(argv)
+    except UsageError as e:
+        msg = "matrix_torch.py: %s" % e
+        print(msg, file=sys.stderr)
+        path = result_path_from_argv(argv)
+        if path:
+            with contextlib.suppress(OSError):
+                write_result(path, {"status": "failed", "reason": "bad flag: %s" % e, "engine": ENGINE})
+        return EXIT_USAGE
+    if args.list_models:
+        list_models()
+        return EXIT_OK
+
+    base = {"engine": ENGINE, "model": args.model, "task": args.task, "batch": args.batch}
+    if args.model.startswith("bert"):
+        base["seq_len"] = args.seq_len
+    try:
+        import torch
+    except Exception as e:
+        write_result(args.result, dict(base, status="failed", reason="cannot import torch: %s" % first_line(e)))
+        print("matrix_torch.py: cannot import torch: %s" % e, file=sys.stderr)
+        return EXIT_FAILED
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+    res = dict(base)
+    device = args.device
+    try:
+        device, ignored = plan(args, torch)
+        res["device"] = device
+        res["ignored"] = ",".join(ignored) if ignored else "none"
+        res.update(environment(torch, device))
+        if args.gpus > 1:
+            out = run_data_parallel(args, device, ignored, start_perf)
+        else:
+            out = measure_point(args, device, ignored, 0, 1, start_perf)
+        res.update(out)
+        res.setdefault("threads", torch.get_num_threads())
+    except Unsupported as e:
+        res.setdefault("device", getattr(args, "device_resolved", device))
+        res.update(status="unsupported", reason=str(e))
+        res.setdefault("threads", torch.get_num_threads())
+        with contextlib.suppress(Exception):
+            res.update({k: v for k, v in environment(torch, res["device"]).items() if k not in res})
+        write_result(args.result, res)
+        print("matrix_torch.py: unsupported: %s" % e, file=sys.stderr)
+        return EXIT_UNSUPPORTED
+    except Exception as e:
+        traceback.print_exc()
+        res.setdefault("device", getattr(args, "device_resolved", device))
+        res.update(status="oom" if is_oom(e) else "failed", reason=first_line(e))
+        res.setdefault("threads", torch.get_num_threads())
+        write_result(args.result, res)
+        return EXIT_FAILED
+    write_result(args.result, res)
+    if res.get("status") != "ok":
+        print("matrix_torch.py: %s: %s" % (res.get("status"), res.get("reason")), file=sys.stderr)
+        return EXIT_FAILED
+    print("matrix_torch.py: %s %s batch %s on %s: %s samples/s, step %s ms [%s, %s], %s samples"
+          % (args.model, args.task, args.batch, device, res["throughput"], res["step_ms"],
+             res["step_ms_lo"], res["step_ms_hi"], res["samples"]), file=sys.stderr)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
