@@ -1,0 +1,71 @@
+# matrix expand: counts, formats, filters, exclusions; ids independent of key
+# order; seeded shuffles deterministic, with containers kept grouped.
+. "$top_srcdir/tests/setup"
+cat > a.yaml <<'YAML'
+name: a
+engine: native
+factors:
+  model: [resnet18, resnet50]
+  batch: [1, 8, 64]
+  precision: [fp32, fp16]
+exclude:
+  - {model: resnet50, batch: [1, 8], precision: fp16}
+YAML
+cat > b.yaml <<'YAML'
+engine: native
+factors:
+  precision: [fp16, fp32]
+  batch: [64, 1, 8]
+  model: [resnet50, resnet18]
+exclude:
+  - {precision: fp16, model: resnet50, batch: [8, 1]}
+name: a
+YAML
+expect_eq "$("$MATRIX" expand a.yaml --count)" 10 "count with exclusions"
+expect_eq "$("$MATRIX" expand a.yaml --count --only model=resnet18)" 6 "count with --only"
+"$MATRIX" expand a.yaml --format csv > a.csv
+"$MATRIX" expand b.yaml --format csv > b.csv
+expect_eq "$(head -1 a.csv)" "id,index,repeat,model,batch,precision" "csv header"
+expect_eq "$(sed -n 2p a.csv | cut -d, -f2-)" "1,0,resnet18,1,fp32" "first point in declared order"
+expect_eq "$(sed -n 3p a.csv | cut -d, -f4-)" "1,fp16" "last factor fastest"
+cut -d, -f1 a.csv | tail -n +2 | sort > a.ids
+cut -d, -f1 b.csv | tail -n +2 | sort > b.ids
+cmp a.ids b.ids || fail "ids depend on the order of keys"
+expect_eq "$(sort -u a.ids | wc -l)" 10 "ids unique"
+"$MATRIX" expand a.yaml > table.txt
+expect_eq "$(head -1 table.txt | tr -s ' ')" " index id model batch precision" "table header"
+expect_eq "$(wc -l < table.txt)" 11 "table rows"
+# shuffled: deterministic by seed, a permutation of the given plan
+sed 's/^name: a$/name: a\norder: shuffled\nseed: 7/' a.yaml > s7.yaml
+sed 's/^name: a$/name: a\norder: shuffled\nseed: 8/' a.yaml > s8.yaml
+"$MATRIX" expand s7.yaml --format csv | cut -d, -f1 > s7a
+"$MATRIX" expand s7.yaml --format csv | cut -d, -f1 > s7b
+"$MATRIX" expand s8.yaml --format csv | cut -d, -f1 > s8
+cmp s7a s7b || fail "shuffle not deterministic"
+! cmp -s s7a s8 || fail "seeds 7 and 8 give the same order"
+! cmp -s s7a a.csv || fail "shuffle is the given order"
+expect_eq "$(tail -n +2 s7a | sort | tr '\n' ' ')" "$(tr '\n' ' ' < a.ids)" "shuffle is a permutation"
+# containers stay grouped under shuffling
+cat > c.yaml <<'YAML'
+name: c
+engine: native
+order: shuffled
+seed: 3
+containers: {old: "matrix-engine:old", new: "matrix-engine:new"}
+factors:
+  container: [old, new]
+  batch: [1, 2, 4, 8, 16, 32]
+  precision: [fp32, tf32, fp16, bf16]
+YAML
+"$MATRIX" expand c.yaml --format csv | tail -n +2 | cut -d, -f4 | uniq > groups
+expect_eq "$(tr '\n' ' ' < groups)" "old new " "containers grouped"
+# repeat
+sed 's/^name: a$/name: a\nrepeat: 3/' a.yaml > r3.yaml
+expect_eq "$("$MATRIX" expand r3.yaml --count)" 30 "repeat count"
+expect_eq "$("$MATRIX" expand r3.yaml --format csv | cut -d, -f1 | tail -n +2 | sort -u | wc -l)" 30 "repeat ids distinct"
+# bad options
+expect_status 2 "$MATRIX" expand a.yaml --format json 2> e1
+expect_eq "$(cat e1)" "matrix: expand: unknown format 'json' (expected table or csv)" "bad format"
+expect_status 2 "$MATRIX" expand a.yaml --only modle=resnet18 2> e2
+expect_eq "$(cat e2)" "matrix: --only: the recipe has no factor 'modle'" "bad filter"
+echo ok

@@ -1,0 +1,37 @@
+# SIGINT / SIGTERM stop the runner: the running point's whole group is killed,
+# the exit status is 130, and the directory resumes. A second runner on the
+# same directory is refused.
+. "$top_srcdir/tests/setup"
+cat > r.yaml <<YAML
+name: signals
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, "{mode}", "$work/grandchild.pid"]
+measure: {timeout: 60s, grace: 0.5s}
+factors:
+  mode: [ok, hangchild]
+YAML
+"$MATRIX" run r.yaml --out run > out.txt 2> err.txt &
+pid=$!
+i=0; while [ ! -s grandchild.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s grandchild.pid ] || fail "the hanging point never started"
+# a second runner is locked out
+expect_status 2 "$MATRIX" run --resume run 2> lock.txt
+expect_grep "is locked by another runner (pid $pid)" lock.txt "lock message"
+kill -INT $pid
+set +e; wait $pid; rc=$?; set -e
+expect_eq "$rc" 130 "exit status after SIGINT"
+expect_grep "interrupted by SIGINT" err.txt "interrupt message"
+expect_grep "matrix run --resume run" err.txt "resume hint"
+gc=$(cat grandchild.pid); sleep 0.2
+if kill -0 "$gc" 2>/dev/null; then kill -9 "$gc"; fail "grandchild survived SIGINT"; fi
+expect_eq "$(tail -n +2 run/results.csv | wc -l)" 1 "finished point kept"
+# SIGTERM likewise
+rm -f grandchild.pid
+"$MATRIX" run --resume run > /dev/null 2>&1 &
+pid=$!
+i=0; while [ ! -s grandchild.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid
+set +e; wait $pid; rc=$?; set -e
+expect_eq "$rc" 130 "exit status after SIGTERM"
+expect_eq "$(tail -n +2 run/results.csv | wc -l)" 1 "no row for the killed point"
+echo ok

@@ -1,0 +1,173 @@
+/* test_store.c - results.csv: header, append, quoting round trip, torn last
+ * row, header mismatch, filtering; and the result-file parser. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "result.h"
+#include "store.h"
+#include "t.h"
+#include "util.h"
+
+static struct recipe one_factor(const char *name)
+{
+	static struct factor f;
+	static char *levels[] = {"a", "b"};
+	struct recipe r;
+	memset(&r, 0, sizeof(r));
+	memset(&f, 0, sizeof(f));
+	f.name = (char *)name;
+	f.nlevels = 2;
+	f.levels = levels;
+	r.nfactors = 1;
+	r.factors = &f;
+	r.repeat = 1;
+	return r;
+}
+
+static void fill(char **cells, size_t n, const char *id, const char *status, const char *reason)
+{
+	for (size_t i = 0; i < n; i++)
+		cells[i] = NULL;
+	cells[0] = (char *)id;
+	cells[1] = "1";
+	cells[2] = "0";
+	cells[3] = "a";
+	cells[4] = (char *)status;
+	cells[5] = (char *)reason;
+}
+
+static int keep_ok(const struct row *row, void *ctx)
+{
+	(void)ctx;
+	return strcmp(row->cell[4], "ok") == 0;
+}
+
+static void test_store(const char *dir)
+{
+	struct recipe r = one_factor("k");
+	struct store s;
+	CHECK_INT(store_open(&s, dir, &r, stderr), 0);
+	char *cells[64];
+	CHECK(s.ncols < 64);
+	fill(cells, s.ncols, "00000000000000a1", "ok", NULL);
+	cells[s.ncols - 1] = "sh -c 'echo \"a, b\"'\nsecond line";
+	CHECK_INT(store_append(&s, cells), 0);
+	fill(cells, s.ncols, "00000000000000a2", "failed", "exit status 1: \"quoted\", comma");
+	CHECK_INT(store_append(&s, cells), 0);
+	store_close(&s);
+
+	char *path = xasprintf("%s/results.csv", dir), *why = NULL;
+	struct table t;
+	long torn;
+	CHECK_INT(table_read(path, &t, &torn, &why), 0);
+	CHECK_INT(torn, -1);
+	CHECK_INT(t.nrows, 2);
+	CHECK_STR(t.header[3], "k");
+	CHECK_STR(table_cell(&t, 1, "reason"), "exit status 1: \"quoted\", comma");
+	CHECK_STR(table_cell(&t, 0, "command"), "sh -c 'echo \"a, b\"' second line"); /* one row = one line */
+	CHECK_STR(table_cell(&t, 0, "throughput"), "");
+	table_free(&t);
+
+	/* a torn row: dropped on read, cut on open */
+	FILE *f = fopen(path, "a");
+	fputs("00000000000000a3,1,0,a,o", f);
+	fclose(f);
+	CHECK_INT(table_read(path, &t, &torn, &why), 0);
+	CHECK(torn > 0);
+	CHECK_INT(t.nrows, 2);
+	table_free(&t);
+	CHECK_INT(store_open(&s, dir, &r, stderr), 0);
+	fill(cells, s.ncols, "00000000000000a4", "ok", NULL);
+	CHECK_INT(store_append(&s, cells), 0);
+	CHECK_INT(table_read(path, &t, &torn, &why), 0);
+	CHECK_INT(torn, -1);
+	CHECK_INT(t.nrows, 3);
+	CHECK_STR(t.rows[2].cell[0], "00000000000000a4");
+	table_free(&t);
+
+	/* filtering keeps the ok rows, and appending still works */
+	CHECK_INT(store_filter(&s, keep_ok, NULL), 0);
+	fill(cells, s.ncols, "00000000000000a5", "ok", NULL);
+	CHECK_INT(store_append(&s, cells), 0);
+	store_close(&s);
+	CHECK_INT(table_read(path, &t, &torn, &why), 0);
+	CHECK_INT(t.nrows, 3);
+	CHECK_STR(t.rows[1].cell[0], "00000000000000a4");
+	table_free(&t);
+
+	/* another recipe's columns are refused */
+	struct recipe other = one_factor("other");
+	FILE *devnull = fopen("/dev/null", "w");
+	CHECK_INT(store_open(&s, dir, &other, devnull), -1);
+	fclose(devnull);
+
+	/* a row with the wrong number of cells in the middle is an error */
+	f = fopen(path, "a");
+	fputs("x,y\n00000000000000a6,1,0,a,ok,,,,,,,,,,,,,,,,,,,\n", f);
+	fclose(f);
+	CHECK_INT(table_read(path, &t, &torn, &why), -1);
+	CHECK(why && strstr(why, "has 2 cells"));
+	free(why);
+	free(path);
+}
+
+static void test_result(const char *dir)
+{
+	char *p = xasprintf("%s/r.txt", dir), *why = NULL;
+	struct result res;
+	const char *text = "status=ok\n# comment\nthroughput=12.5\r\nreason=a=b\n";
+	CHECK_INT(write_file_atomic(p, text, strlen(text)), 0);
+	CHECK_INT(result_read(p, &res, &why), 0);
+	CHECK_STR(result_get(&res, "status"), "ok");
+	CHECK_STR(result_get(&res, "throughput"), "12.5");
+	CHECK_STR(result_get(&res, "reason"), "a=b");
+	CHECK(result_get(&res, "missing") == NULL);
+	result_free(&res);
+	CHECK_INT(write_file_atomic(p, "status=ok\nno equals\n", 20), 0);
+	CHECK_INT(result_read(p, &res, &why), -2);
+	CHECK_STR(why, "result file line 2 has no '='");
+	free(why);
+	CHECK_INT(write_file_atomic(p, "bad key=1\n", 10), 0);
+	CHECK_INT(result_read(p, &res, &why), -2);
+	free(why);
+	unlink(p);
+	CHECK_INT(result_read(p, &res, &why), -1);
+	free(p);
+}
+
+static void test_util(void)
+{
+	double s;
+	CHECK(parse_duration("300s", &s) == 0 && s == 300);
+	CHECK(parse_duration("250ms", &s) == 0 && s == 0.25);
+	CHECK(parse_duration("5m", &s) == 0 && s == 300);
+	CHECK(parse_duration("0.5s", &s) == 0 && s == 0.5);
+	CHECK(parse_duration("5", &s) < 0);
+	CHECK(parse_duration("s", &s) < 0);
+	CHECK(parse_duration("-1s", &s) < 0);
+	CHECK(parse_duration("fast", &s) < 0);
+	CHECK_INT(edit_distance("presicion", "precision"), 2);
+	CHECK_INT(edit_distance("", "abc"), 3);
+	CHECK(hash64("a", 1, HASH64_INIT) != hash64("b", 1, HASH64_INIT));
+	long v;
+	CHECK(parse_long("12", &v) == 0 && v == 12);
+	CHECK(parse_long("12x", &v) < 0);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/matrix-store.XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	CHECK(dir != NULL);
+	test_store(dir);
+	test_result(dir);
+	test_util();
+	char *cmd = xasprintf("rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	free(cmd);
+	return T_DONE();
+}
