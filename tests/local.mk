@@ -10,3 +10,5 @@ check_PROGRAMS += tests/unit/test_grid tests/unit/test_store
 tests_unit_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 tests_unit_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/unit/test_grid tests/unit/test_store
+BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
+EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
