@@ -101,7 +101,7 @@ struct recipe {
 	size_t ncommand;      /* command engine: argv template with {factor}, {result} */
 	char **command;
 	char *python;         /* pytorch engine: interpreter, NULL = first python3 that imports torch */
-	char *device;         /* auto | cuda | cpu */
+	char *device;         /* auto | cuda | cpu; NULL when `device` is a factor */
 	struct measure measure;
 
 	size_t nfactors;      /* in declared order */
@@ -132,6 +132,13 @@ void recipe_free(struct recipe *r);
 long recipe_factor_index(const struct recipe *r, const char *name);
 /* Index of a level of factor fi (canonical spelling accepted), or -1. */
 long recipe_level_index(const struct recipe *r, size_t fi, const char *level);
+
+/* Find the first {name} placeholder in s: returns a pointer to its '{' and
+ * sets *len to the length of the whole placeholder, braces included, or
+ * returns NULL when s has none. A placeholder is '{', one or more of
+ * [A-Za-z0-9_.-], '}'; any other brace is literal text ("{}", "{\"a\": 1}").
+ * recipe_load accepts only factor names and "result" as placeholder names. */
+const char *recipe_placeholder(const char *s, size_t *len);
 
 /* Print a located error in the format above (for other modules' checks). */
 void recipe_error_at(const struct recipe *r, struct mark m, FILE *err, const char *fmt, ...)

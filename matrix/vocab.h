@@ -3,6 +3,8 @@
 #ifndef MATRIX_VOCAB_H
 #define MATRIX_VOCAB_H
 
+#include <stddef.h>
+
 enum vocab_type {
 	VOCAB_ENUM,   /* one of levels[] */
 	VOCAB_SWITCH, /* off | on (true/false/yes/no are accepted and normalised) */
@@ -14,7 +16,11 @@ struct vocab_factor {
 	const char *name;          /* recipe key, e.g. "channels_last" */
 	const char *flag;          /* engine flag, e.g. "--channels-last"; NULL: runner only */
 	enum vocab_type type;
-	const char *const *levels; /* NULL terminated, for VOCAB_ENUM */
+	const char *const *levels; /* NULL terminated, for VOCAB_ENUM and VOCAB_SWITCH
+	                            * ("off", "on"); for VOCAB_NAME the fixed names
+	                            * (engine) or NULL (container: from the recipe) */
+	const char *expected;      /* what a level must be, for messages:
+	                            * "one of: fp32, tf32, fp16, bf16" */
 };
 
 /* The factor called name, or NULL when the vocabulary has none. */
@@ -25,6 +31,11 @@ const char *vocab_suggest(const char *name);
  * (a static string, or level itself); on failure returns NULL and sets *why to
  * a static description of what is expected ("one of: fp32, tf32, fp16, bf16"). */
 const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why);
+/* The candidate closest to word: the smallest edit distance when it is at most
+ * 2 (and less than the length of word), else a candidate that word is a prefix
+ * of (word at least 2 characters long); NULL when none is close. Ties go to
+ * the earlier candidate. For "did you mean" hints. */
+const char *vocab_closest(const char *word, const char *const *cands, size_t n);
 /* Every factor, NULL-name terminated. */
 extern const struct vocab_factor vocab_factors[];
 

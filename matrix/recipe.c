@@ -1,0 +1,1633 @@
+/* recipe.c - load a study recipe from YAML (libyaml document API) and validate
+ * all of it before anything runs. See DESIGN.md, "Recipe".
+ *
+ * Loading goes in stages. The first ones stop at their error, because nothing
+ * after them could make sense: the file cannot be read, is not text, is not
+ * YAML (tabs in indentation have their own message), is empty, holds more
+ * than one document, is not a mapping, or expands through aliases into too
+ * many nodes. Then the schema walk checks every key and collects every error
+ * it finds; they are printed in file order (at most MAX_ERRORS_SHOWN) as
+ *   FILE:LINE:COL: message
+ *     the source line
+ *     ^
+ * Messages are lower case without a final full stop and quote their subject:
+ * "'repeat' must be an integer >= 1, not 'two'". */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "recipe.h"
+#include "util.h"
+#include "vocab.h"
+
+#define MAX_ERRORS_SHOWN 20
+#define MAX_ERRORS_KEPT 1000
+#define NODE_LIMIT 100000                 /* node visits, aliases expanded */
+#define EXCLUDE_WALK_LIMIT (1ULL << 24)   /* combinations tried for "every point is excluded" */
+#define REPEAT_MAX 1000000
+
+/* ---- locating and printing errors --------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 when the
+ * bytes there are not valid UTF-8 or a character that text never holds
+ * (NUL, C0 controls other than tab / LF / CR, DEL). */
+static size_t text_char_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	if (c < 0x80) {
+		if (c == '\t' || c == '\n' || c == '\r')
+			return 1;
+		return c < 0x20 || c == 0x7f ? 0 : 1;
+	}
+	size_t len;
+	unsigned cp;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Byte offset where 1-based line starts, or (size_t)-1 past the end. A byte
+ * order mark is not part of line 1 (libyaml does not count it). */
+static size_t line_offset(const char *text, size_t len, unsigned line)
+{
+	size_t off = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	for (unsigned l = 1; l < line; l++) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		if (!nl)
+			return (size_t)-1;
+		off = (size_t)(nl - text) + 1;
+	}
+	return off;
+}
+
+/* The 1-based line and column (in characters, as libyaml counts) of a byte. */
+static struct mark offset_mark(const char *text, size_t len, size_t off)
+{
+	struct mark m = {1, 1};
+	size_t start = line_offset(text, len, 1);
+	if (off < start)
+		return m;
+	for (size_t i = start; i < off && i < len; i++) {
+		if (text[i] == '\n') {
+			m.line++;
+			m.col = 1;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			m.col++;
+		}
+	}
+	return m;
+}
+
+/* Print one located error: the message line, then the source line and a
+ * caret under the column. The source line stops at the first byte that is
+ * not text (so a binary file prints only its readable start); tabs before
+ * the column are kept so that the caret lines up. */
+static void print_located(FILE *err, const char *path, const char *text, size_t len, struct mark m,
+			  const char *msg)
+{
+	fprintf(err, "%s:%u:%u: %s\n", path, m.line, m.col, msg);
+	if (!text)
+		return;
+	size_t off = line_offset(text, len, m.line);
+	if (off == (size_t)-1 || off >= len)
+		return;
+	size_t end = off;
+	while (end < len && text[end] != '\n') {
+		size_t n = text_char_len((const unsigned char *)text + end, len - end);
+		if (!n)
+			break;
+		end += n;
+	}
+	size_t shown = end;
+	if (shown > off && text[shown - 1] == '\r')
+		shown--;
+	fprintf(err, "  %.*s\n  ", (int)(shown - off), text + off);
+	size_t p = off;
+	for (unsigned c = 1; c < m.col; c++) {
+		if (p < shown) {
+			fputc(text[p] == '\t' ? '\t' : ' ', err);
+			p++;
+			while (p < shown && ((unsigned char)text[p] & 0xc0) == 0x80)
+				p++;
+		} else {
+			fputc(' ', err);
+		}
+	}
+	fputs("^\n", err);
+}
+
+void recipe_error_at(const struct recipe *r, struct mark m, FILE *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *msg = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	va_end(ap);
+	print_located(err, r->path ? r->path : "recipe", r->text, r->text_len, m, msg);
+	free(msg);
+}
+
+/* ---- the loader --------------------------------------------------------- */
+
+struct lerror {
+	struct mark m;
+	size_t seq;
+	char *msg;
+};
+
+struct loader {
+	struct recipe *r;
+	yaml_document_t doc;
+	struct lerror *errs;
+	size_t nerrs, caperrs, dropped;
+	yaml_node_t *root;
+	int vocab_mode;          /* every factor must be in the vocabulary */
+	const char *engine_word; /* "native" or "pytorch", for messages */
+	int uses_command;        /* some point runs the command engine */
+	int engine_known;        /* the engine key or factor was understood */
+	int containers_ok;       /* `containers` is present and had no error */
+	int saw_factor_engine;   /* a factor called engine was written, even a broken one */
+};
+
+static void errorf(struct loader *L, struct mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void errorf(struct loader *L, struct mark m, const char *fmt, ...)
+{
+	if (L->nerrs == MAX_ERRORS_KEPT) {
+		L->dropped++;
+		return;
+	}
+	if (L->nerrs == L->caperrs) {
+		L->caperrs = L->caperrs ? 2 * L->caperrs : 16;
+		L->errs = xrealloc(L->errs, L->caperrs * sizeof(*L->errs));
+	}
+	struct strbuf sb = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	sb.buf = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	va_start(ap, fmt);
+	vsnprintf(sb.buf, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap);
+	va_end(ap);
+	L->errs[L->nerrs].m = m;
+	L->errs[L->nerrs].seq = L->nerrs;
+	L->errs[L->nerrs].msg = sb.buf;
+	L->nerrs++;
+}
+
+static int cmp_lerror(const void *a, const void *b)
+{
+	const struct lerror *x = a, *y = b;
+	if (x->m.line != y->m.line)
+		return x->m.line < y->m.line ? -1 : 1;
+	if (x->m.col != y->m.col)
+		return x->m.col < y->m.col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void print_errors(struct loader *L, FILE *err)
+{
+	qsort(L->errs, L->nerrs, sizeof(*L->errs), cmp_lerror);
+	size_t shown = L->nerrs < MAX_ERRORS_SHOWN ? L->nerrs : MAX_ERRORS_SHOWN;
+	for (size_t i = 0; i < shown; i++)
+		print_located(err, L->r->path, L->r->text, L->r->text_len, L->errs[i].m, L->errs[i].msg);
+	size_t more = L->nerrs - shown + L->dropped;
+	if (more)
+		fprintf(err, "matrix: %zu more error%s in '%s' not shown\n", more, more == 1 ? "" : "s",
+			L->r->path);
+}
+
+/* ---- nodes -------------------------------------------------------------- */
+
+static yaml_node_t *node_at(struct loader *L, int index)
+{
+	return yaml_document_get_node(&L->doc, index);
+}
+
+static struct mark node_mark(const yaml_node_t *n)
+{
+	struct mark m = {(unsigned)n->start_mark.line + 1, (unsigned)n->start_mark.column + 1};
+	return m;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+/* An empty value: `key:`, `key: ~`, `key: null` (plain, not quoted). */
+static int is_null(const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	const char *s = scalar(n);
+	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+static int is_string(const yaml_node_t *n)
+{
+	return n->type == YAML_SCALAR_NODE && !is_null(n);
+}
+
+/* What a node is, for "must be X, not Y": a sequence, a mapping, null, or the
+ * quoted text of a scalar (cut at 40 bytes or a line break). */
+static const char *describe(const yaml_node_t *n, char *buf, size_t size)
+{
+	if (n->type == YAML_SEQUENCE_NODE)
+		return "a sequence";
+	if (n->type == YAML_MAPPING_NODE)
+		return "a mapping";
+	if (is_null(n))
+		return "null";
+	const char *s = scalar(n);
+	size_t len = strcspn(s, "\r\n"), cut = len;
+	if (cut > 40) {
+		cut = 40;
+		while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+			cut--;
+	}
+	snprintf(buf, size, "'%.*s%s'", (int)cut, s, cut < strlen(s) ? "..." : "");
+	return buf;
+}
+
+static void wrong_type(struct loader *L, const yaml_node_t *n, const char *path, const char *what)
+{
+	char buf[64];
+	errorf(L, node_mark(n), "'%s' must be %s, not %s", path, what, describe(n, buf, sizeof(buf)));
+}
+
+/* ", "-separated list of n names. */
+static void join(struct strbuf *sb, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			sb_puts(sb, ", ");
+		sb_puts(sb, names[i]);
+	}
+	if (!sb->buf)
+		sb_add(sb, "", 0);
+}
+
+/* A hint for a word that is not among cands: " (did you mean 'x'?)", or
+ * " (expected one of: a, b, c)" when no candidate is close. quote wraps the
+ * suggestion ("{%s}" for placeholders). */
+static void hint(struct strbuf *sb, const char *word, const char *const *cands, size_t n)
+{
+	const char *c = vocab_closest(word, cands, n);
+	if (c) {
+		sb_printf(sb, " (did you mean '%s'?)", c);
+	} else {
+		sb_puts(sb, " (expected one of: ");
+		join(sb, cands, n);
+		sb_puts(sb, ")");
+	}
+}
+
+/* Flags the pairs of a mapping whose key repeats an earlier one (reporting
+ * each as "duplicate key") or is not a string (reporting that). Returns n
+ * bytes, 1 where the pair must be skipped. */
+struct keyref {
+	const char *s;
+	size_t i;
+};
+
+static int cmp_keyref(const void *a, const void *b)
+{
+	const struct keyref *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static unsigned char *check_mapping_keys(struct loader *L, yaml_node_t *map)
+{
+	yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+	size_t n = (size_t)(map->data.mapping.pairs.top - pairs);
+	unsigned char *skip = xcalloc(n ? n : 1, 1);
+	struct keyref *refs = xmalloc((n ? n : 1) * sizeof(*refs));
+	size_t nrefs = 0;
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *k = node_at(L, pairs[i].key);
+		if (!is_string(k)) {
+			char buf[64];
+			errorf(L, node_mark(k), "keys must be strings, not %s", describe(k, buf, sizeof(buf)));
+			skip[i] = 1;
+			continue;
+		}
+		refs[nrefs].s = scalar(k);
+		refs[nrefs].i = i;
+		nrefs++;
+	}
+	qsort(refs, nrefs, sizeof(*refs), cmp_keyref);
+	for (size_t i = 1; i < nrefs; i++) {
+		size_t first = i - 1;
+		while (i < nrefs && !strcmp(refs[i].s, refs[first].s)) {
+			yaml_node_t *k = node_at(L, pairs[refs[i].i].key);
+			yaml_node_t *k0 = node_at(L, pairs[refs[first].i].key);
+			errorf(L, node_mark(k), "duplicate key '%s' (first at line %u)", scalar(k), node_mark(k0).line);
+			skip[refs[i].i] = 1;
+			i++;
+		}
+	}
+	free(refs);
+	return skip;
+}
+
+/* Walk a mapping with a fixed set of keys: vals[i] receives the value of
+ * names[i] (NULL when absent) and keys[i] its key node. Unknown keys are
+ * reported with a hint; path names the mapping in messages (NULL: top). */
+static void get_fields(struct loader *L, yaml_node_t *map, const char *path, const char *const *names, size_t n,
+		       yaml_node_t **vals, yaml_node_t **keys)
+{
+	for (size_t i = 0; i < n; i++)
+		vals[i] = keys[i] = NULL;
+	unsigned char *skip = check_mapping_keys(L, map);
+	yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+	size_t np = (size_t)(map->data.mapping.pairs.top - pairs);
+	for (size_t i = 0; i < np; i++) {
+		if (skip[i])
+			continue;
+		yaml_node_t *k = node_at(L, pairs[i].key);
+		size_t j;
+		for (j = 0; j < n; j++)
+			if (!strcmp(scalar(k), names[j]))
+				break;
+		if (j < n) {
+			vals[j] = node_at(L, pairs[i].value);
+			keys[j] = k;
+			continue;
+		}
+		struct strbuf sb = {0};
+		sb_printf(&sb, "unknown key '%s'", scalar(k));
+		if (path)
+			sb_printf(&sb, " in '%s'", path);
+		hint(&sb, scalar(k), names, n);
+		errorf(L, node_mark(k), "%s", sb.buf);
+		sb_free(&sb);
+	}
+	free(skip);
+}
+
+/* A string value; NULL (after reporting) when it is not one. */
+static const char *get_string(struct loader *L, yaml_node_t *n, const char *path)
+{
+	if (is_string(n))
+		return scalar(n);
+	wrong_type(L, n, path, "a string");
+	return NULL;
+}
+
+/* One of vals[0..n-1]: its index, or -1 after reporting
+ * "'order' must be 'given' or 'shuffled', not 'random'". */
+static int get_enum(struct loader *L, yaml_node_t *n, const char *path, const char *const *vals, size_t nv)
+{
+	if (is_string(n))
+		for (size_t i = 0; i < nv; i++)
+			if (!strcmp(scalar(n), vals[i]))
+				return (int)i;
+	struct strbuf sb = {0};
+	char buf[64];
+	sb_printf(&sb, "'%s' must be ", path);
+	for (size_t i = 0; i < nv; i++)
+		sb_printf(&sb, "%s'%s'", i == 0 ? "" : i + 1 == nv ? " or " : ", ", vals[i]);
+	sb_printf(&sb, ", not %s", describe(n, buf, sizeof(buf)));
+	const char *c = is_string(n) ? vocab_closest(scalar(n), vals, nv) : NULL;
+	if (c)
+		sb_printf(&sb, " (did you mean '%s'?)", c);
+	errorf(L, node_mark(n), "%s", sb.buf);
+	sb_free(&sb);
+	return -1;
+}
+
+/* A whole string of decimal digits that fits an unsigned 64-bit integer. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* ---- stages before the schema ------------------------------------------- */
+
+/* NUL bytes, control characters or invalid UTF-8: "not a text file". */
+static int check_text(struct loader *L)
+{
+	const unsigned char *t = (const unsigned char *)L->r->text;
+	size_t len = L->r->text_len;
+	for (size_t i = 0; i < len;) {
+		size_t n = text_char_len(t + i, len - i);
+		if (!n) {
+			errorf(L, offset_mark(L->r->text, len, i), "not a text file");
+			return -1;
+		}
+		i += n;
+	}
+	return 0;
+}
+
+/* Whether line (1-based) has a tab among its leading white space; *col gets
+ * the 1-based column of that tab. */
+static int tab_in_indent(const char *text, size_t len, unsigned line, unsigned *col)
+{
+	size_t off = line_offset(text, len, line);
+	if (off == (size_t)-1)
+		return 0;
+	for (unsigned c = 1; off < len && (text[off] == ' ' || text[off] == '\t'); off++, c++) {
+		if (text[off] == '\t') {
+			*col = c;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void yaml_error(struct loader *L, const yaml_parser_t *p)
+{
+	const struct recipe *r = L->r;
+	struct mark m;
+	if (p->error == YAML_READER_ERROR)
+		m = offset_mark(r->text, r->text_len, p->problem_offset);
+	else
+		m = (struct mark){(unsigned)p->problem_mark.line + 1, (unsigned)p->problem_mark.column + 1};
+	unsigned col;
+	if (p->error == YAML_SCANNER_ERROR && tab_in_indent(r->text, r->text_len, m.line, &col)) {
+		m.col = col;
+		errorf(L, m, "tab character in indentation (YAML allows spaces only)");
+		return;
+	}
+	if (p->error == YAML_MEMORY_ERROR) {
+		errorf(L, m, "out of memory while parsing YAML");
+		return;
+	}
+	const char *problem = p->problem ? p->problem : "unknown error";
+	if (p->context && (p->context_mark.line != p->problem_mark.line ||
+			   p->context_mark.column != p->problem_mark.column))
+		errorf(L, m, "invalid YAML: %s (%s started at line %u, column %u)", problem, p->context,
+		       (unsigned)p->context_mark.line + 1, (unsigned)p->context_mark.column + 1);
+	else
+		errorf(L, m, "invalid YAML: %s", problem);
+}
+
+/* Aliases make the document a graph that can expand to billions of nodes
+ * ("billion laughs") or even loop. Count the nodes a walk from the root would
+ * visit, aliases expanded, and give up past NODE_LIMIT. The error points at
+ * the top-level key whose value crosses the limit. */
+static int check_node_count(struct loader *L)
+{
+	yaml_node_t *root = L->root;
+	int *stack = xmalloc((NODE_LIMIT + 1) * sizeof(*stack));
+	size_t count = 1, top = 0;
+	int ret = 0;
+	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
+		count += 2;
+		if (count > NODE_LIMIT)
+			goto over;
+		stack[top++] = pr->value;
+		while (top) {
+			yaml_node_t *n = node_at(L, stack[--top]);
+			if (!n)
+				continue;
+			if (n->type == YAML_SEQUENCE_NODE) {
+				for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+					if (++count > NODE_LIMIT)
+						goto over;
+					stack[top++] = *it;
+				}
+			} else if (n->type == YAML_MAPPING_NODE) {
+				for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
+					count += 2;
+					if (count > NODE_LIMIT)
+						goto over;
+					stack[top++] = q->value; /* keys are walked below only when they are collections */
+					yaml_node_t *k = node_at(L, q->key);
+					if (k && k->type != YAML_SCALAR_NODE)
+						stack[top++] = q->key;
+				}
+			}
+		}
+		continue;
+over:
+		errorf(L, node_mark(node_at(L, pr->key)), "too many nodes after alias expansion (limit %d)", NODE_LIMIT);
+		ret = -1;
+		break;
+	}
+	free(stack);
+	return ret;
+}
+
+/* ---- the schema --------------------------------------------------------- */
+
+enum {
+	K_NAME,
+	K_DESCRIPTION,
+	K_ENGINE,
+	K_COMMAND,
+	K_PYTHON,
+	K_DEVICE,
+	K_MEASURE,
+	K_FACTORS,
+	K_EXCLUDE,
+	K_ORDER,
+	K_SEED,
+	K_REPEAT,
+	K_BASELINE,
+	K_REPORT,
+	K_CONTAINERS,
+	K_COUNT,
+};
+static const char *const top_keys[K_COUNT] = {
+	"name", "description", "engine", "command", "python", "device", "measure", "factors",
+	"exclude", "order", "seed", "repeat", "baseline", "report", "containers",
+};
+
+static const char *const engine_names[] = {"native", "pytorch", "command"};
+static const char *const device_names[] = {"auto", "cuda", "cpu"};
+static const char *const order_names[] = {"given", "shuffled"};
+static const char *const runtime_names[] = {"podman", "docker"};
+
+static int name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+	       c == '.';
+}
+
+/* letters, digits, '_', '-' and '.', not starting with '.' or '-' */
+static int valid_name(const char *s)
+{
+	if (!*s || *s == '.' || *s == '-')
+		return 0;
+	for (; *s; s++)
+		if (!name_char(*s))
+			return 0;
+	return 1;
+}
+
+const char *recipe_placeholder(const char *s, size_t *len)
+{
+	for (const char *p = strchr(s, '{'); p; p = strchr(p + 1, '{')) {
+		size_t n = 1;
+		while (name_char(p[n]))
+			n++;
+		if (n > 1 && p[n] == '}') {
+			*len = n + 1;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static void load_name(struct loader *L, yaml_node_t *v)
+{
+	const char *s = get_string(L, v, "name");
+	if (!s)
+		return;
+	if (!valid_name(s)) {
+		wrong_type(L, v, "name", "letters, digits, '_', '-' and '.' (not starting with '.' or '-')");
+		return;
+	}
+	L->r->name = xstrdup(s);
+}
+
+static int load_duration(struct loader *L, yaml_node_t *v, const char *path, int positive, double *out)
+{
+	double d;
+	if (is_string(v) && parse_duration(scalar(v), &d) == 0 && (!positive || d > 0)) {
+		*out = d;
+		return 0;
+	}
+	wrong_type(L, v, path, positive ? "a duration above zero such as 0.5s, 250ms or 5m"
+					: "a duration such as 0.5s, 250ms or 5m");
+	return -1;
+}
+
+static void load_measure(struct loader *L, yaml_node_t *v)
+{
+	static const char *const keys[] = {"warmup", "min_time", "max_time", "rel_ci", "timeout", "grace"};
+	struct measure *m = &L->r->measure;
+	yaml_node_t *val[ARRAY_SIZE(keys)], *key[ARRAY_SIZE(keys)];
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "measure", "a mapping");
+		return;
+	}
+	get_fields(L, v, "measure", keys, ARRAY_SIZE(keys), val, key);
+	if (val[0]) {
+		uint64_t iters;
+		double d;
+		if (is_string(val[0]) && parse_u64(scalar(val[0]), &iters) == 0 && iters <= 1000000000) {
+			m->warmup_iters = (long)iters;
+			m->warmup_s = iters ? -1 : 0;
+		} else if (is_string(val[0]) && parse_duration(scalar(val[0]), &d) == 0) {
+			m->warmup_s = d;
+			m->warmup_iters = 0;
+		} else {
+			wrong_type(L, val[0], "measure.warmup", "a duration such as 0.2s or a number of iterations");
+		}
+	}
+	int min_ok = val[1] ? !load_duration(L, val[1], "measure.min_time", 0, &m->min_time_s) : 1;
+	int max_ok = val[2] ? !load_duration(L, val[2], "measure.max_time", 1, &m->max_time_s) : 1;
+	if (val[3]) {
+		double d;
+		if (is_string(val[3]) && parse_double(scalar(val[3]), &d) == 0 && d > 0 && d < 1)
+			m->rel_ci = d;
+		else
+			wrong_type(L, val[3], "measure.rel_ci", "a number between 0 and 1");
+	}
+	if (val[4])
+		load_duration(L, val[4], "measure.timeout", 1, &m->timeout_s);
+	if (val[5])
+		load_duration(L, val[5], "measure.grace", 0, &m->grace_s);
+	if (min_ok && max_ok && m->min_time_s > m->max_time_s) {
+		yaml_node_t *at = val[1] ? val[1] : val[2];
+		errorf(L, node_mark(at), "'measure.min_time' (%gs) must not exceed 'measure.max_time' (%gs)",
+		       m->min_time_s, m->max_time_s);
+	}
+}
+
+static void load_containers(struct loader *L, yaml_node_t *v)
+{
+	static const char *const keys[] = {"image", "runtime"};
+	struct recipe *r = L->r;
+	size_t errs = L->nerrs;
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "containers", "a mapping of names to images");
+		return;
+	}
+	unsigned char *skip = check_mapping_keys(L, v);
+	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	r->containers = xcalloc(np ? np : 1, sizeof(*r->containers));
+	for (size_t i = 0; i < np; i++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+		if (skip[i])
+			continue;
+		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
+		char *path = xasprintf("containers.%s", scalar(k));
+		const char *image = NULL, *runtime = NULL;
+		int ok = 1;
+		if (!valid_name(scalar(k))) {
+			errorf(L, node_mark(k),
+			       "container name '%s' must be letters, digits, '_', '-' and '.' (not starting with '.' or '-')",
+			       scalar(k));
+			ok = 0;
+		}
+		if (is_string(val)) {
+			image = scalar(val);
+		} else if (val->type == YAML_MAPPING_NODE) {
+			yaml_node_t *fv[2], *fk[2];
+			get_fields(L, val, path, keys, 2, fv, fk);
+			if (!fv[0]) {
+				errorf(L, node_mark(val), "missing required key 'image' in '%s'", path);
+				ok = 0;
+			} else {
+				char *ipath = xasprintf("%s.image", path);
+				image = get_string(L, fv[0], ipath);
+				free(ipath);
+			}
+			if (fv[1]) {
+				char *rpath = xasprintf("%s.runtime", path);
+				int rt = get_enum(L, fv[1], rpath, runtime_names, ARRAY_SIZE(runtime_names));
+				free(rpath);
+				if (rt >= 0)
+					runtime = runtime_names[rt];
+				else
+					ok = 0;
+			}
+		} else {
+			wrong_type(L, val, path, "an image name or a mapping with 'image' and 'runtime'");
+			ok = 0;
+		}
+		free(path);
+		if (!ok || !image)
+			continue;
+		struct container *c = &r->containers[r->ncontainers++];
+		c->name = xstrdup(scalar(k));
+		c->image = xstrdup(image);
+		c->runtime = runtime ? xstrdup(runtime) : NULL;
+	}
+	free(skip);
+	L->containers_ok = L->nerrs == errs;
+}
+
+/* Read factors: names and level texts as written; levels are checked later,
+ * once the engine is known. */
+static void load_factors(struct loader *L, yaml_node_t *v)
+{
+	struct recipe *r = L->r;
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "factors", "a mapping");
+		return;
+	}
+	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	if (np == 0) {
+		errorf(L, node_mark(v), "'factors' must not be empty");
+		return;
+	}
+	unsigned char *skip = check_mapping_keys(L, v);
+	r->factors = xcalloc(np, sizeof(*r->factors));
+	for (size_t i = 0; i < np; i++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+		if (skip[i])
+			continue;
+		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
+		const char *name = scalar(k);
+		if (!strcmp(name, "engine"))
+			L->saw_factor_engine = 1;
+		if (!valid_name(name)) {
+			errorf(L, node_mark(k),
+			       "factor name '%s' must be letters, digits, '_', '-' and '.' (not starting with '.' or '-')",
+			       name);
+			continue;
+		}
+		if (!strcmp(name, "result")) {
+			errorf(L, node_mark(k), "factor name 'result' is reserved ('{result}' names the result file)");
+			continue;
+		}
+		yaml_node_item_t *items = NULL;
+		size_t nitems = 1;
+		if (val->type == YAML_SEQUENCE_NODE) {
+			items = val->data.sequence.items.start;
+			nitems = (size_t)(val->data.sequence.items.top - items);
+		} else if (val->type == YAML_MAPPING_NODE) {
+			char *path = xasprintf("factors.%s", name);
+			wrong_type(L, val, path, "a sequence of levels or a single level");
+			free(path);
+			continue;
+		} else if (is_null(val)) {
+			nitems = 0;
+		}
+		if (nitems == 0) {
+			errorf(L, node_mark(val), "factor '%s' has no levels", name);
+			continue;
+		}
+		struct factor *f = &r->factors[r->nfactors++];
+		f->name = xstrdup(name);
+		f->mark = node_mark(k);
+		f->levels = xcalloc(nitems, sizeof(*f->levels));
+		f->level_marks = xcalloc(nitems, sizeof(*f->level_marks));
+		for (size_t j = 0; j < nitems; j++) {
+			yaml_node_t *l = items ? node_at(L, items[j]) : val;
+			char buf[64];
+			if (l->type != YAML_SCALAR_NODE)
+				errorf(L, node_mark(l), "levels of factor '%s' must be scalars, not %s", name,
+				       describe(l, buf, sizeof(buf)));
+			else if (is_null(l) || !*scalar(l))
+				errorf(L, node_mark(l), "empty level in factor '%s'", name);
+			else if (strcspn(scalar(l), "\r\n\t") != strlen(scalar(l)))
+				errorf(L, node_mark(l), "level %s of factor '%s' must be on one line", describe(l, buf, sizeof(buf)), name);
+			else {
+				f->levels[f->nlevels] = xstrdup(scalar(l));
+				f->level_marks[f->nlevels] = node_mark(l);
+				f->nlevels++;
+			}
+		}
+		if (f->nlevels == 0) {
+			/* every level was reported; keep the factor out of the recipe */
+			free(f->name);
+			free(f->levels);
+			free(f->level_marks);
+			memset(f, 0, sizeof(*f));
+			r->nfactors--;
+		}
+	}
+	free(skip);
+}
+
+static void level_hint_error(struct loader *L, struct mark m, const char *level, const char *factor,
+			     const char *where, const char *const *cands, size_t n, const char *expected)
+{
+	struct strbuf sb = {0};
+	sb_printf(&sb, "unknown level '%s' for factor '%s'%s", level, factor, where);
+	const char *c = cands ? vocab_closest(level, cands, n) : NULL;
+	if (c)
+		sb_printf(&sb, " (did you mean '%s'?)", c);
+	else
+		sb_printf(&sb, " (expected %s)", expected);
+	errorf(L, m, "%s", sb.buf);
+	sb_free(&sb);
+}
+
+static void check_levels(struct loader *L, struct factor *f)
+{
+	struct recipe *r = L->r;
+	const struct vocab_factor *vf = f->vocab;
+	if (!vf)
+		return;
+	if (!strcmp(vf->name, "container")) {
+		if (!L->containers_ok)
+			return; /* reported: no containers, or broken ones */
+		const char **names = xcalloc(r->ncontainers + 1, sizeof(*names));
+		for (size_t i = 0; i < r->ncontainers; i++)
+			names[i] = r->containers[i].name;
+		struct strbuf exp = {0};
+		sb_puts(&exp, "one of: ");
+		join(&exp, names, r->ncontainers);
+		for (size_t j = 0; j < f->nlevels; j++) {
+			size_t i;
+			for (i = 0; i < r->ncontainers; i++)
+				if (!strcmp(f->levels[j], names[i]))
+					break;
+			if (i == r->ncontainers)
+				level_hint_error(L, f->level_marks[j], f->levels[j], f->name, "", names, r->ncontainers,
+						 exp.buf);
+		}
+		sb_free(&exp);
+		free(names);
+		return;
+	}
+	size_t nv = 0;
+	if (vf->levels)
+		while (vf->levels[nv])
+			nv++;
+	for (size_t j = 0; j < f->nlevels; j++) {
+		const char *why;
+		const char *canon = vocab_check_level(vf, f->levels[j], &why);
+		if (canon) {
+			if (canon != f->levels[j] && strcmp(canon, f->levels[j])) {
+				free(f->levels[j]);
+				f->levels[j] = xstrdup(canon);
+			}
+		} else if (vf->type == VOCAB_INT) {
+			errorf(L, f->level_marks[j], "invalid level '%s' for factor '%s' (expected %s)", f->levels[j],
+			       f->name, why);
+		} else {
+			level_hint_error(L, f->level_marks[j], f->levels[j], f->name, "", vf->levels, nv, why);
+		}
+	}
+}
+
+/* Duplicate levels (after canonical spelling: "true" repeats "on"). */
+static void check_duplicate_levels(struct loader *L, struct factor *f)
+{
+	struct keyref *refs = xmalloc((f->nlevels ? f->nlevels : 1) * sizeof(*refs));
+	for (size_t j = 0; j < f->nlevels; j++) {
+		refs[j].s = f->levels[j];
+		refs[j].i = j;
+	}
+	qsort(refs, f->nlevels, sizeof(*refs), cmp_keyref);
+	for (size_t j = 1; j < f->nlevels; j++)
+		if (!strcmp(refs[j].s, refs[j - 1].s)) {
+			size_t first = j - 1;
+			while (first > 0 && !strcmp(refs[first - 1].s, refs[j].s))
+				first--;
+			/* quote the level as written */
+			struct mark m = f->level_marks[refs[j].i];
+			errorf(L, m, "duplicate level '%s' in factor '%s' (first at line %u)", f->levels[refs[j].i], f->name,
+			       f->level_marks[refs[first].i].line);
+		}
+	free(refs);
+}
+
+/* Decide the engine and which factors the vocabulary governs, then check
+ * every level. */
+static void load_engine_and_levels(struct loader *L, yaml_node_t *engine, yaml_node_t *engine_key)
+{
+	struct recipe *r = L->r;
+	long ef = recipe_factor_index(r, "engine");
+	if (engine && ef >= 0) {
+		struct mark fm = r->factors[ef].mark, km = node_mark(engine_key);
+		int factor_later = fm.line > km.line || (fm.line == km.line && fm.col > km.col);
+		errorf(L, factor_later ? fm : km, "'engine' is both a key and a factor");
+	} else if (engine) {
+		int e = get_enum(L, engine, "engine", engine_names, ARRAY_SIZE(engine_names));
+		if (e >= 0)
+			r->engine = (enum recipe_engine)e;
+		L->engine_known = e >= 0;
+		if (e == ENGINE_NATIVE || e == ENGINE_PYTORCH) {
+			L->vocab_mode = 1;
+			L->engine_word = engine_names[e];
+		}
+		L->uses_command = e == ENGINE_COMMAND;
+	} else if (ef >= 0) {
+		r->engine = ENGINE_FACTOR;
+		L->engine_known = 1;
+		struct factor *f = &r->factors[ef];
+		for (size_t j = 0; j < f->nlevels; j++) {
+			if (!L->vocab_mode && (!strcmp(f->levels[j], "native") || !strcmp(f->levels[j], "pytorch"))) {
+				L->vocab_mode = 1;
+				L->engine_word = !strcmp(f->levels[j], "native") ? "native" : "pytorch";
+			}
+			if (!strcmp(f->levels[j], "command"))
+				L->uses_command = 1;
+		}
+	} else if (!L->saw_factor_engine) {
+		errorf(L, node_mark(L->root), "missing required key 'engine' (or an 'engine' factor)");
+	}
+
+	static const char *const runner_factors[] = {"container", "engine", "device"};
+	const char *vnames[64];
+	size_t nvn = 0;
+	for (const struct vocab_factor *vf = vocab_factors; vf->name && nvn < ARRAY_SIZE(vnames); vf++)
+		vnames[nvn++] = vf->name;
+	for (size_t i = 0; i < r->nfactors; i++) {
+		struct factor *f = &r->factors[i];
+		const struct vocab_factor *vf = vocab_find(f->name);
+		if (L->vocab_mode && !vf) {
+			struct strbuf sb = {0};
+			sb_printf(&sb, "unknown factor '%s'", f->name);
+			const char *c = vocab_closest(f->name, vnames, nvn);
+			if (c) {
+				sb_printf(&sb, " (did you mean '%s'?)", c);
+			} else {
+				sb_printf(&sb, " for the %s engine (expected one of: ", L->engine_word);
+				join(&sb, vnames, nvn);
+				sb_puts(&sb, ")");
+			}
+			errorf(L, f->mark, "%s", sb.buf);
+			sb_free(&sb);
+		}
+		if (!L->vocab_mode && vf) {
+			size_t k;
+			for (k = 0; k < ARRAY_SIZE(runner_factors); k++)
+				if (!strcmp(vf->name, runner_factors[k]))
+					break;
+			if (k == ARRAY_SIZE(runner_factors))
+				vf = NULL;
+		}
+		f->vocab = vf;
+		check_levels(L, f);
+		check_duplicate_levels(L, f);
+	}
+}
+
+static void load_command(struct loader *L, yaml_node_t *v, yaml_node_t *key)
+{
+	struct recipe *r = L->r;
+	if (!v) {
+		if (L->uses_command)
+			errorf(L, node_mark(L->root), "missing required key 'command' (the argv of the command engine)");
+		return;
+	}
+	if (!L->uses_command) {
+		if (L->engine_known)
+			errorf(L, node_mark(key), "'command' is only used by the command engine");
+		return;
+	}
+	if (v->type != YAML_SEQUENCE_NODE) {
+		wrong_type(L, v, "command", "a sequence of strings");
+		return;
+	}
+	yaml_node_item_t *items = v->data.sequence.items.start;
+	size_t n = (size_t)(v->data.sequence.items.top - items);
+	if (n == 0) {
+		errorf(L, node_mark(v), "'command' must not be empty");
+		return;
+	}
+	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
+	for (size_t i = 0; i < r->nfactors; i++)
+		cands[i] = r->factors[i].name;
+	cands[r->nfactors] = "result";
+	r->command = xcalloc(n, sizeof(*r->command));
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *it = node_at(L, items[i]);
+		if (!is_string(it)) {
+			wrong_type(L, it, "command", "a sequence of strings");
+			continue;
+		}
+		const char *s = scalar(it), *p;
+		size_t len;
+		while ((p = recipe_placeholder(s, &len))) {
+			char *name = xstrndup(p + 1, len - 2);
+			if (strcmp(name, "result") && recipe_factor_index(r, name) < 0) {
+				struct strbuf sb = {0};
+				sb_printf(&sb, "unknown placeholder '{%s}' in 'command'", name);
+				const char *c = vocab_closest(name, cands, r->nfactors + 1);
+				if (c) {
+					sb_printf(&sb, " (did you mean '{%s}'?)", c);
+				} else {
+					sb_puts(&sb, " (expected '{result}' or a factor: ");
+					join(&sb, cands, r->nfactors);
+					sb_puts(&sb, ")");
+				}
+				errorf(L, node_mark(it), "%s", sb.buf);
+				sb_free(&sb);
+			}
+			free(name);
+			s = p + len;
+		}
+		r->command[r->ncommand++] = xstrdup(scalar(it));
+	}
+	free(cands);
+}
+
+static void load_device(struct loader *L, yaml_node_t *v, yaml_node_t *key)
+{
+	struct recipe *r = L->r;
+	long df = recipe_factor_index(r, "device");
+	if (df >= 0) {
+		free(r->device);
+		r->device = NULL;
+		if (v) {
+			struct mark fm = r->factors[df].mark, km = node_mark(key);
+			int factor_later = fm.line > km.line || (fm.line == km.line && fm.col > km.col);
+			errorf(L, factor_later ? fm : km, "'device' is both a key and a factor");
+		}
+		return;
+	}
+	if (!v)
+		return;
+	int d = get_enum(L, v, "device", device_names, ARRAY_SIZE(device_names));
+	if (d >= 0) {
+		free(r->device);
+		r->device = xstrdup(device_names[d]);
+	}
+}
+
+/* A factor named by a scalar node: its index, or -1 after reporting. where
+ * names the section (" in 'exclude'"). */
+static long resolve_factor(struct loader *L, yaml_node_t *n, const char *path)
+{
+	struct recipe *r = L->r;
+	if (!is_string(n)) {
+		wrong_type(L, n, path, "a factor name");
+		return -1;
+	}
+	long fi = recipe_factor_index(r, scalar(n));
+	if (fi >= 0)
+		return fi;
+	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
+	for (size_t i = 0; i < r->nfactors; i++)
+		cands[i] = r->factors[i].name;
+	struct strbuf sb = {0};
+	sb_printf(&sb, "unknown factor '%s' in '%s'", scalar(n), path);
+	hint(&sb, scalar(n), cands, r->nfactors);
+	errorf(L, node_mark(n), "%s", sb.buf);
+	sb_free(&sb);
+	free(cands);
+	return -1;
+}
+
+/* A level of factor fi named by a node: its index, or -1 after reporting. */
+static long resolve_level(struct loader *L, size_t fi, yaml_node_t *n, const char *path)
+{
+	struct recipe *r = L->r;
+	struct factor *f = &r->factors[fi];
+	if (n->type != YAML_SCALAR_NODE || is_null(n)) {
+		char *p = xasprintf("%s.%s", path, f->name);
+		wrong_type(L, n, p, "a level");
+		free(p);
+		return -1;
+	}
+	long li = recipe_level_index(r, fi, scalar(n));
+	if (li >= 0)
+		return li;
+	struct strbuf exp = {0}, where = {0};
+	sb_puts(&exp, "one of: ");
+	join(&exp, (const char *const *)f->levels, f->nlevels);
+	sb_printf(&where, " in '%s'", path);
+	level_hint_error(L, node_mark(n), scalar(n), f->name, where.buf, (const char *const *)f->levels, f->nlevels,
+			 exp.buf);
+	sb_free(&exp);
+	sb_free(&where);
+	return -1;
+}
+
+static void load_exclude(struct loader *L, yaml_node_t *v)
+{
+	struct recipe *r = L->r;
+	if (v->type != YAML_SEQUENCE_NODE) {
+		wrong_type(L, v, "exclude", "a sequence of mappings");
+		return;
+	}
+	yaml_node_item_t *items = v->data.sequence.items.start;
+	size_t n = (size_t)(v->data.sequence.items.top - items);
+	r->excludes = xcalloc(n ? n : 1, sizeof(*r->excludes));
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *rule = node_at(L, items[i]);
+		char buf[64];
+		if (rule->type != YAML_MAPPING_NODE) {
+			errorf(L, node_mark(rule), "exclude rules must be mappings of factors to levels, not %s",
+			       describe(rule, buf, sizeof(buf)));
+			continue;
+		}
+		size_t np = (size_t)(rule->data.mapping.pairs.top - rule->data.mapping.pairs.start);
+		if (np == 0) {
+			errorf(L, node_mark(rule), "empty exclude rule (it would exclude every point)");
+			continue;
+		}
+		unsigned char *skip = check_mapping_keys(L, rule);
+		struct exclude_rule *er = &r->excludes[r->nexcludes];
+		er->terms = xcalloc(np, sizeof(*er->terms));
+		er->mark = node_mark(rule);
+		int ok = 1;
+		for (size_t j = 0; j < np; j++) {
+			yaml_node_pair_t *pr = &rule->data.mapping.pairs.start[j];
+			if (skip[j]) {
+				ok = 0;
+				continue;
+			}
+			long fi = resolve_factor(L, node_at(L, pr->key), "exclude");
+			if (fi < 0) {
+				ok = 0;
+				continue;
+			}
+			struct factor *f = &r->factors[fi];
+			yaml_node_t *val = node_at(L, pr->value);
+			struct exclude_term *t = &er->terms[er->nterms++];
+			t->factor = (size_t)fi;
+			t->match = xcalloc(f->nlevels, 1);
+			if (val->type == YAML_SEQUENCE_NODE) {
+				yaml_node_item_t *lv = val->data.sequence.items.start;
+				size_t nl = (size_t)(val->data.sequence.items.top - lv);
+				if (nl == 0) {
+					errorf(L, node_mark(val), "empty level list for factor '%s' in 'exclude'", f->name);
+					ok = 0;
+				}
+				for (size_t k = 0; k < nl; k++) {
+					long li = resolve_level(L, (size_t)fi, node_at(L, lv[k]), "exclude");
+					if (li < 0)
+						ok = 0;
+					else
+						t->match[li] = 1;
+				}
+			} else {
+				long li = resolve_level(L, (size_t)fi, val, "exclude");
+				if (li < 0)
+					ok = 0;
+				else
+					t->match[li] = 1;
+			}
+		}
+		free(skip);
+		if (ok) {
+			r->nexcludes++;
+		} else {
+			for (size_t j = 0; j < er->nterms; j++)
+				free(er->terms[j].match);
+			free(er->terms);
+			memset(er, 0, sizeof(*er));
+		}
+	}
+}
+
+static int rule_matches(const struct exclude_rule *er, const size_t *level)
+{
+	for (size_t t = 0; t < er->nterms; t++)
+		if (!er->terms[t].match[level[er->terms[t].factor]])
+			return 0;
+	return 1;
+}
+
+/* "every point is excluded": walk level combinations in order until one that
+ * no rule matches. Past EXCLUDE_WALK_LIMIT combinations, assume one survives. */
+static void check_all_excluded(struct loader *L, yaml_node_t *key)
+{
+	struct recipe *r = L->r;
+	uint64_t cube = 1;
+	for (size_t i = 0; i < r->nfactors; i++) {
+		if (cube > UINT64_MAX / r->factors[i].nlevels) {
+			errorf(L, node_mark(key), "the grid is too large (more than 2^64 combinations)");
+			return;
+		}
+		cube *= r->factors[i].nlevels;
+	}
+	if (!r->nexcludes)
+		return;
+	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(*level));
+	uint64_t tried = 0;
+	int survivor = 0;
+	for (;;) {
+		size_t e;
+		for (e = 0; e < r->nexcludes; e++)
+			if (rule_matches(&r->excludes[e], level))
+				break;
+		if (e == r->nexcludes || ++tried >= EXCLUDE_WALK_LIMIT) {
+			survivor = 1;
+			break;
+		}
+		size_t i = r->nfactors;
+		while (i > 0) {
+			i--;
+			if (++level[i] < r->factors[i].nlevels)
+				break;
+			level[i] = 0;
+			if (i == 0)
+				goto done;
+		}
+		if (r->nfactors == 0)
+			break;
+	}
+done:
+	free(level);
+	if (!survivor)
+		errorf(L, node_mark(key), "every point is excluded (%llu combinations, all matched by exclude rules)",
+		       (unsigned long long)cube);
+}
+
+static void load_baseline(struct loader *L, yaml_node_t *v)
+{
+	struct recipe *r = L->r;
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "baseline", "a mapping of factors to levels");
+		return;
+	}
+	r->baseline.level = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
+	for (size_t i = 0; i < r->nfactors; i++)
+		r->baseline.level[i] = -1;
+	r->baseline.mark = node_mark(v);
+	r->has_baseline = 1;
+	unsigned char *skip = check_mapping_keys(L, v);
+	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	for (size_t j = 0; j < np; j++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[j];
+		if (skip[j])
+			continue;
+		long fi = resolve_factor(L, node_at(L, pr->key), "baseline");
+		if (fi < 0)
+			continue;
+		long li = resolve_level(L, (size_t)fi, node_at(L, pr->value), "baseline");
+		if (li >= 0)
+			r->baseline.level[fi] = li;
+	}
+	free(skip);
+}
+
+/* Items of a report list: a sequence of mappings with the given keys. */
+static yaml_node_item_t *report_items(struct loader *L, yaml_node_t *v, const char *path, size_t *n)
+{
+	*n = 0;
+	if (v->type != YAML_SEQUENCE_NODE) {
+		wrong_type(L, v, path, "a sequence of mappings");
+		return NULL;
+	}
+	*n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+	return v->data.sequence.items.start;
+}
+
+static void load_report(struct loader *L, yaml_node_t *v)
+{
+	static const char *const keys[] = {"metric", "scatter", "bars", "improvements"};
+	static const char *const scatter_keys[] = {"x", "color"};
+	static const char *const bars_keys[] = {"x", "group"};
+	static const char *const impr_keys[] = {"factor", "from", "to", "by"};
+	struct recipe *r = L->r;
+	struct report_spec *rs = &r->report;
+	yaml_node_t *val[4], *key[4];
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "report", "a mapping");
+		return;
+	}
+	get_fields(L, v, "report", keys, 4, val, key);
+	if (val[0]) {
+		const char *m = get_string(L, val[0], "report.metric");
+		if (m) {
+			free(rs->metric);
+			rs->metric = xstrdup(m);
+		}
+	}
+	size_t n;
+	yaml_node_item_t *items;
+	if (val[1] && (items = report_items(L, val[1], "report.scatter", &n))) {
+		rs->scatter = xcalloc(n ? n : 1, sizeof(*rs->scatter));
+		for (size_t i = 0; i < n; i++) {
+			yaml_node_t *it = node_at(L, items[i]), *fv[2], *fk[2];
+			if (it->type != YAML_MAPPING_NODE) {
+				wrong_type(L, it, "report.scatter", "a sequence of mappings");
+				continue;
+			}
+			get_fields(L, it, "report.scatter", scatter_keys, 2, fv, fk);
+			if (!fv[0]) {
+				errorf(L, node_mark(it), "missing required key 'x' in 'report.scatter'");
+				continue;
+			}
+			long x = resolve_factor(L, fv[0], "report.scatter");
+			long c = fv[1] ? resolve_factor(L, fv[1], "report.scatter") : -1;
+			if (x < 0 || (fv[1] && c < 0))
+				continue;
+			rs->scatter[rs->nscatter].x = x;
+			rs->scatter[rs->nscatter].color = c;
+			rs->nscatter++;
+		}
+	}
+	if (val[2] && (items = report_items(L, val[2], "report.bars", &n))) {
+		rs->bars = xcalloc(n ? n : 1, sizeof(*rs->bars));
+		for (size_t i = 0; i < n; i++) {
+			yaml_node_t *it = node_at(L, items[i]), *fv[2], *fk[2];
+			if (it->type != YAML_MAPPING_NODE) {
+				wrong_type(L, it, "report.bars", "a sequence of mappings");
+				continue;
+			}
+			get_fields(L, it, "report.bars", bars_keys, 2, fv, fk);
+			if (!fv[0]) {
+				errorf(L, node_mark(it), "missing required key 'x' in 'report.bars'");
+				continue;
+			}
+			long x = resolve_factor(L, fv[0], "report.bars");
+			long g = fv[1] ? resolve_factor(L, fv[1], "report.bars") : -1;
+			if (x < 0 || (fv[1] && g < 0))
+				continue;
+			rs->bars[rs->nbars].x = x;
+			rs->bars[rs->nbars].group = g;
+			rs->nbars++;
+		}
+	}
+	if (val[3] && (items = report_items(L, val[3], "report.improvements", &n))) {
+		rs->improvements = xcalloc(n ? n : 1, sizeof(*rs->improvements));
+		for (size_t i = 0; i < n; i++) {
+			yaml_node_t *it = node_at(L, items[i]), *fv[4], *fk[4];
+			if (it->type != YAML_MAPPING_NODE) {
+				wrong_type(L, it, "report.improvements", "a sequence of mappings");
+				continue;
+			}
+			get_fields(L, it, "report.improvements", impr_keys, 4, fv, fk);
+			int ok = 1;
+			for (size_t k = 0; k < 3; k++)
+				if (!fv[k]) {
+					errorf(L, node_mark(it), "missing required key '%s' in 'report.improvements'",
+					       impr_keys[k]);
+					ok = 0;
+				}
+			long f = fv[0] ? resolve_factor(L, fv[0], "report.improvements") : -1;
+			long from = -1, to = -1;
+			if (f >= 0 && fv[1])
+				from = resolve_level(L, (size_t)f, fv[1], "report.improvements");
+			if (f >= 0 && fv[2])
+				to = resolve_level(L, (size_t)f, fv[2], "report.improvements");
+			long *by = NULL;
+			size_t nby = 0;
+			if (fv[3]) {
+				yaml_node_item_t *b = NULL;
+				size_t nb = 1;
+				if (fv[3]->type == YAML_SEQUENCE_NODE) {
+					b = fv[3]->data.sequence.items.start;
+					nb = (size_t)(fv[3]->data.sequence.items.top - b);
+				}
+				by = xcalloc(nb ? nb : 1, sizeof(*by));
+				for (size_t k = 0; k < nb; k++) {
+					long bf = resolve_factor(L, b ? node_at(L, b[k]) : fv[3], "report.improvements");
+					if (bf < 0)
+						ok = 0;
+					else
+						by[nby++] = bf;
+				}
+			}
+			if (!ok || f < 0 || from < 0 || to < 0) {
+				free(by);
+				continue;
+			}
+			struct report_improvement *ri = &rs->improvements[rs->nimprovements++];
+			ri->factor = f;
+			ri->from = from;
+			ri->to = to;
+			ri->nby = nby;
+			ri->by = by;
+		}
+	}
+}
+
+static void load_schema(struct loader *L)
+{
+	struct recipe *r = L->r;
+	yaml_node_t *v[K_COUNT], *k[K_COUNT];
+	get_fields(L, L->root, NULL, top_keys, K_COUNT, v, k);
+	struct mark rootm = node_mark(L->root);
+
+	if (!v[K_NAME])
+		errorf(L, rootm, "missing required key 'name'");
+	else
+		load_name(L, v[K_NAME]);
+	if (v[K_DESCRIPTION] && !is_null(v[K_DESCRIPTION])) {
+		const char *s = get_string(L, v[K_DESCRIPTION], "description");
+		if (s)
+			r->description = xstrdup(s);
+	}
+	if (v[K_PYTHON]) {
+		const char *s = get_string(L, v[K_PYTHON], "python");
+		if (s)
+			r->python = xstrdup(s);
+	}
+	if (v[K_ORDER]) {
+		int o = get_enum(L, v[K_ORDER], "order", order_names, ARRAY_SIZE(order_names));
+		if (o >= 0)
+			r->order = (enum recipe_order)o;
+	}
+	if (v[K_SEED]) {
+		uint64_t s;
+		if (is_string(v[K_SEED]) && parse_u64(scalar(v[K_SEED]), &s) == 0)
+			r->seed = s;
+		else
+			wrong_type(L, v[K_SEED], "seed", "an integer >= 0");
+	}
+	if (v[K_REPEAT]) {
+		uint64_t n;
+		if (is_string(v[K_REPEAT]) && parse_u64(scalar(v[K_REPEAT]), &n) == 0 && n >= 1 && n <= REPEAT_MAX)
+			r->repeat = (unsigned)n;
+		else if (is_string(v[K_REPEAT]) && parse_u64(scalar(v[K_REPEAT]), &n) == 0 && n > REPEAT_MAX)
+			wrong_type(L, v[K_REPEAT], "repeat", "at most " "1000000");
+		else
+			wrong_type(L, v[K_REPEAT], "repeat", "an integer >= 1");
+	}
+	if (v[K_MEASURE])
+		load_measure(L, v[K_MEASURE]);
+	if (v[K_CONTAINERS])
+		load_containers(L, v[K_CONTAINERS]);
+
+	if (!v[K_FACTORS])
+		errorf(L, rootm, "missing required key 'factors'");
+	else
+		load_factors(L, v[K_FACTORS]);
+	load_engine_and_levels(L, v[K_ENGINE], k[K_ENGINE]);
+	load_device(L, v[K_DEVICE], k[K_DEVICE]);
+
+	long cf = recipe_factor_index(r, "container");
+	if (cf >= 0 && !v[K_CONTAINERS])
+		errorf(L, r->factors[cf].mark, "factor 'container' needs a 'containers' mapping of names to images");
+	else if (cf < 0 && v[K_CONTAINERS])
+		errorf(L, node_mark(k[K_CONTAINERS]), "'containers' is only used by a factor called 'container'");
+
+	load_command(L, v[K_COMMAND], k[K_COMMAND]);
+	if (v[K_EXCLUDE])
+		load_exclude(L, v[K_EXCLUDE]);
+	if (v[K_BASELINE])
+		load_baseline(L, v[K_BASELINE]);
+	if (v[K_REPORT])
+		load_report(L, v[K_REPORT]);
+	if (!L->nerrs && r->nfactors)
+		check_all_excluded(L, v[K_EXCLUDE] ? k[K_EXCLUDE] : k[K_FACTORS]);
+}
+
+int recipe_load(const char *path, struct recipe *r, FILE *err)
+{
+	struct loader L;
+	yaml_parser_t parser;
+	int have_parser = 0, have_doc = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&L, 0, sizeof(L));
+	L.r = r;
+	r->path = xstrdup(path);
+	r->text = read_file(path, &r->text_len);
+	if (!r->text) {
+		fprintf(err, "matrix: unable to read '%s': %s\n", path, strerror(errno));
+		recipe_free(r);
+		return -1;
+	}
+	r->text_hash = hash64(r->text, r->text_len, HASH64_INIT);
+	r->engine = ENGINE_NATIVE;
+	r->device = xstrdup("auto");
+	r->measure = (struct measure){
+		.warmup_s = 0.2, .warmup_iters = 0, .min_time_s = 0.5, .max_time_s = 5,
+		.rel_ci = 0.02, .timeout_s = 300, .grace_s = 5,
+	};
+	r->order = ORDER_GIVEN;
+	r->seed = 1;
+	r->repeat = 1;
+	r->report.metric = xstrdup("throughput");
+
+	if (check_text(&L))
+		goto fail;
+	if (!yaml_parser_initialize(&parser))
+		BUG("yaml_parser_initialize failed");
+	have_parser = 1;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
+	if (!yaml_parser_load(&parser, &L.doc)) {
+		yaml_error(&L, &parser);
+		goto fail;
+	}
+	have_doc = 1;
+	L.root = yaml_document_get_root_node(&L.doc);
+	if (!L.root || is_null(L.root)) {
+		errorf(&L, (struct mark){1, 1}, "empty recipe (expected a mapping with name, engine and factors)");
+		goto fail;
+	}
+	yaml_document_t next;
+	if (!yaml_parser_load(&parser, &next)) {
+		yaml_error(&L, &parser);
+		goto fail;
+	}
+	if (yaml_document_get_root_node(&next)) {
+		struct mark m = {(unsigned)next.start_mark.line + 1, (unsigned)next.start_mark.column + 1};
+		errorf(&L, m, "more than one document in the recipe (expected one)");
+		yaml_document_delete(&next);
+		goto fail;
+	}
+	yaml_document_delete(&next);
+	if (L.root->type != YAML_MAPPING_NODE) {
+		char buf[64];
+		errorf(&L, node_mark(L.root), "the recipe must be a mapping with name, engine and factors, not %s",
+		       describe(L.root, buf, sizeof(buf)));
+		goto fail;
+	}
+	if (check_node_count(&L))
+		goto fail;
+	load_schema(&L);
+	if (L.nerrs)
+		goto fail;
+	yaml_document_delete(&L.doc);
+	yaml_parser_delete(&parser);
+	return 0;
+
+fail:
+	print_errors(&L, err);
+	for (size_t i = 0; i < L.nerrs; i++)
+		free(L.errs[i].msg);
+	free(L.errs);
+	if (have_doc)
+		yaml_document_delete(&L.doc);
+	if (have_parser)
+		yaml_parser_delete(&parser);
+	recipe_free(r);
+	return -1;
+}
+
+void recipe_free(struct recipe *r)
+{
+	free(r->path);
+	free(r->text);
+	free(r->name);
+	free(r->description);
+	for (size_t i = 0; i < r->ncommand; i++)
+		free(r->command[i]);
+	free(r->command);
+	free(r->python);
+	free(r->device);
+	for (size_t i = 0; i < r->nfactors; i++) {
+		struct factor *f = &r->factors[i];
+		free(f->name);
+		for (size_t j = 0; j < f->nlevels; j++)
+			free(f->levels[j]);
+		free(f->levels);
+		free(f->level_marks);
+	}
+	free(r->factors);
+	for (size_t i = 0; i < r->nexcludes; i++) {
+		for (size_t j = 0; j < r->excludes[i].nterms; j++)
+			free(r->excludes[i].terms[j].match);
+		free(r->excludes[i].terms);
+	}
+	free(r->excludes);
+	free(r->baseline.level);
+	free(r->report.metric);
+	free(r->report.scatter);
+	free(r->report.bars);
+	for (size_t i = 0; i < r->report.nimprovements; i++)
+		free(r->report.improvements[i].by);
+	free(r->report.improvements);
+	for (size_t i = 0; i < r->ncontainers; i++) {
+		free(r->containers[i].name);
+		free(r->containers[i].image);
+		free(r->containers[i].runtime);
+	}
+	free(r->containers);
+	memset(r, 0, sizeof(*r));
+}
+
+long recipe_factor_index(const struct recipe *r, const char *name)
+{
+	for (size_t i = 0; i < r->nfactors; i++)
+		if (!strcmp(r->factors[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+long recipe_level_index(const struct recipe *r, size_t fi, const char *level)
+{
+	const struct factor *f = &r->factors[fi];
+	const char *canon = level;
+	if (f->vocab && f->vocab->type == VOCAB_SWITCH) {
+		const char *why;
+		const char *c = vocab_check_level(f->vocab, level, &why);
+		if (c)
+			canon = c;
+	}
+	for (size_t j = 0; j < f->nlevels; j++)
+		if (!strcmp(f->levels[j], canon))
+			return (long)j;
+	return -1;
+}

@@ -1,0 +1,119 @@
+/* vocab.c - the factor vocabulary of DESIGN.md ("Factor vocabulary"): names,
+ * level types, levels and the engine flag of every factor that the native and
+ * PyTorch engines understand, plus the runner-level factors. */
+#include "config.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+#include "vocab.h"
+
+static const char *const models[] = {
+	"mnist_cnn", "resnet18", "resnet50", "bert_base", "bert_large", "resnet_tiny", "bert_tiny", NULL,
+};
+static const char *const tasks[] = {"train", "infer", NULL};
+static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+static const char *const compiles[] = {"none", "default", "reduce-overhead", "max-autotune", NULL};
+static const char *const devices[] = {"auto", "cpu", "cuda", NULL};
+static const char *const engines[] = {"native", "pytorch", "command", NULL};
+static const char *const switches[] = {"off", "on", NULL};
+
+#define SWITCH_EXPECTED "one of: off, on"
+#define INT_EXPECTED "a positive integer"
+
+const struct vocab_factor vocab_factors[] = {
+	{"model", "--model", VOCAB_ENUM, models,
+	 "one of: mnist_cnn, resnet18, resnet50, bert_base, bert_large, resnet_tiny, bert_tiny"},
+	{"task", "--task", VOCAB_ENUM, tasks, "one of: train, infer"},
+	{"batch", "--batch", VOCAB_INT, NULL, INT_EXPECTED},
+	{"seq_len", "--seq-len", VOCAB_INT, NULL, INT_EXPECTED},
+	{"precision", "--precision", VOCAB_ENUM, precisions, "one of: fp32, tf32, fp16, bf16"},
+	{"channels_last", "--channels-last", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"cudnn_benchmark", "--cudnn-benchmark", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"eval", "--eval", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"inference_mode", "--inference-mode", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"compile", "--compile", VOCAB_ENUM, compiles, "one of: none, default, reduce-overhead, max-autotune"},
+	{"syncbn", "--syncbn", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"ema", "--ema", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
+	{"gpus", "--gpus", VOCAB_INT, NULL, INT_EXPECTED},
+	{"threads", "--threads", VOCAB_INT, NULL, INT_EXPECTED},
+	{"device", "--device", VOCAB_ENUM, devices, "one of: auto, cpu, cuda"},
+	{"container", NULL, VOCAB_NAME, NULL, "a name from 'containers'"},
+	{"engine", NULL, VOCAB_NAME, engines, "one of: native, pytorch, command"},
+	{NULL, NULL, 0, NULL, NULL},
+};
+
+const struct vocab_factor *vocab_find(const char *name)
+{
+	for (const struct vocab_factor *f = vocab_factors; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+const char *vocab_closest(const char *word, const char *const *cands, size_t n)
+{
+	size_t wl = strlen(word), best_d = (size_t)-1;
+	const char *best = NULL, *prefix = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, cands[i]);
+		if (d <= 2 && d < wl && d < best_d) {
+			best_d = d;
+			best = cands[i];
+		}
+		if (!prefix && wl >= 2 && strncmp(cands[i], word, wl) == 0)
+			prefix = cands[i];
+	}
+	return best ? best : prefix;
+}
+
+const char *vocab_suggest(const char *name)
+{
+	const char *names[64];
+	size_t n = 0;
+	for (const struct vocab_factor *f = vocab_factors; f->name && n < ARRAY_SIZE(names); f++)
+		names[n++] = f->name;
+	return vocab_closest(name, names, n);
+}
+
+/* A positive decimal integer without sign or leading zeros that fits a long. */
+static int is_positive_int(const char *s)
+{
+	if (!*s || *s == '0' || strlen(s) > 18)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return 0;
+	return 1;
+}
+
+const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why)
+{
+	static const char *const on[] = {"on", "true", "yes"};
+	static const char *const off[] = {"off", "false", "no"};
+
+	*why = f->expected;
+	switch (f->type) {
+	case VOCAB_SWITCH:
+		for (size_t i = 0; i < ARRAY_SIZE(on); i++) {
+			if (strcasecmp(level, on[i]) == 0)
+				return "on";
+			if (strcasecmp(level, off[i]) == 0)
+				return "off";
+		}
+		return NULL;
+	case VOCAB_INT:
+		return is_positive_int(level) ? level : NULL;
+	case VOCAB_ENUM:
+	case VOCAB_NAME:
+		if (!f->levels)
+			return *level ? level : NULL;
+		for (const char *const *l = f->levels; *l; l++)
+			if (strcmp(*l, level) == 0)
+				return *l;
+		return NULL;
+	}
+	BUG("vocab type %d", (int)f->type);
+}
