@@ -1,1 +1,33 @@
-# fragment: see Makefile.am
+# ---- the PyTorch engine: engine/pytorch/matrix_torch.py -----------------------
+# Installed into $(pkgdatadir)/pytorch, where the runner looks for it
+# (share/matrix/pytorch/matrix_torch.py beside bin/matrix).
+pytorchdir = $(pkgdatadir)/pytorch
+dist_pytorch_SCRIPTS = engine/pytorch/matrix_torch.py
+dist_pytorch_DATA = engine/pytorch/matrix_torch_models.py
+
+# Tests of the PyTorch engine (tests/pytorch/). Flag parsing needs no torch.
+TESTS += tests/pytorch/engine_flags.sh
+if HAVE_TORCH
+TESTS += \
+	tests/pytorch/engine_stats.py \
+	tests/pytorch/engine_ok.py \
+	tests/pytorch/engine_unsupported.py \
+	tests/pytorch/engine_failures.py \
+	tests/pytorch/engine_knobs.py \
+	tests/pytorch/engine_ddp.py \
+	tests/pytorch/engine_compile.py \
+	tests/pytorch/run_recipe.sh
+endif
+EXTRA_DIST += \
+	tests/pytorch/engine_flags.sh \
+	tests/pytorch/engine_stats.py \
+	tests/pytorch/engine_ok.py \
+	tests/pytorch/engine_unsupported.py \
+	tests/pytorch/engine_failures.py \
+	tests/pytorch/engine_knobs.py \
+	tests/pytorch/engine_ddp.py \
+	tests/pytorch/engine_compile.py \
+	tests/pytorch/run_recipe.sh \
+	tests/pytorch/enginetest.py \
+	tests/pytorch/pytorch_small.yaml \
+	tests/gpu/pytorch_knobs.sh

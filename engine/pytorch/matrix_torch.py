@@ -86,14 +86,14 @@ def parse_duration(text, allow_iterations):
     """'0.2s', '200ms', '1m' -> ('time', seconds); a bare integer -> ('iters', n)
     when allow_iterations, else seconds."""
     t = text.strip()
-    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m)?", t)
+    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)(ms|s|m)?", t)
     if not m:
         raise argparse.ArgumentTypeError(
             "invalid duration %r (expected e.g. 0.5s, 200ms, 1m%s)" % (text, " or an iteration count" if allow_iterations else ""))
     value, unit = float(m.group(1)), m.group(2)
     if unit is None:
         if allow_iterations:
-            if "." in m.group(1):
+            if not m.group(1).isdigit():
                 raise argparse.ArgumentTypeError("invalid warm-up %r: a bare number is an iteration count (integer); give a unit for a time" % text)
             return ("iters", int(m.group(1)))
         return ("time", value)
@@ -533,10 +533,10 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     if args.task == "train":
         if cnn:
             opt = torch.optim.SGD(raw.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
-            res["optimizer"] = "SGD(lr=0.01,momentum=0.9,weight_decay=1e-4)"
+            res["optimizer"] = "SGD(lr 0.01 momentum 0.9 weight_decay 1e-4)"
         else:
             opt = torch.optim.AdamW(raw.parameters(), lr=1e-4, weight_decay=0.01)
-            res["optimizer"] = "AdamW(lr=1e-4,weight_decay=0.01)"
+            res["optimizer"] = "AdamW(lr 1e-4 weight_decay 0.01)"
         if args.precision == "fp16":
             scaler = torch.cuda.amp.GradScaler()
         last_loss = [None]
