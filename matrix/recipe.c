@@ -793,7 +793,7 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 			nitems = 0;
 		}
 		if (nitems == 0) {
-			errorf(L, node_mark(val), "factor '%s' has no levels", name);
+			errorf(L, node_mark(is_null(val) ? k : val), "factor '%s' has no levels", name);
 			continue;
 		}
 		struct factor *f = &r->factors[r->nfactors++];
@@ -1219,6 +1219,18 @@ static void check_all_excluded(struct loader *L, yaml_node_t *key)
 	}
 	if (!r->nexcludes)
 		return;
+	/* a rule that matches every level of each factor it names matches all */
+	for (size_t e = 0; e < r->nexcludes; e++) {
+		const struct exclude_rule *er = &r->excludes[e];
+		size_t t;
+		for (t = 0; t < er->nterms; t++) {
+			const struct exclude_term *et = &er->terms[t];
+			if (memchr(et->match, 0, r->factors[et->factor].nlevels))
+				break;
+		}
+		if (t == er->nterms)
+			goto all;
+	}
 	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(*level));
 	uint64_t tried = 0;
 	int survivor = 0;
@@ -1245,8 +1257,10 @@ static void check_all_excluded(struct loader *L, yaml_node_t *key)
 	}
 done:
 	free(level);
-	if (!survivor)
-		errorf(L, node_mark(key), "every point is excluded (%llu combinations, all matched by exclude rules)",
+	if (survivor)
+		return;
+all:
+	errorf(L, node_mark(key), "every point is excluded (%llu combinations, all matched by exclude rules)",
 		       (unsigned long long)cube);
 }
 

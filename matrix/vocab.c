@@ -53,13 +53,25 @@ const struct vocab_factor *vocab_find(const char *name)
 	return NULL;
 }
 
+/* Whether a and b differ by one swap of adjacent characters ("fp61", "fp16"). */
+static int transposed(const char *a, const char *b)
+{
+	size_t n = strlen(a), i = 0;
+	if (n != strlen(b))
+		return 0;
+	while (i < n && a[i] == b[i])
+		i++;
+	return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2);
+}
+
 const char *vocab_closest(const char *word, const char *const *cands, size_t n)
 {
 	size_t wl = strlen(word), best_d = (size_t)-1;
 	const char *best = NULL, *prefix = NULL;
 	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(word, cands[i]);
-		if (d <= 2 && d < wl && d < best_d) {
+		size_t d = transposed(word, cands[i]) ? 1 : edit_distance(word, cands[i]);
+		int close = d == 1 ? wl >= 2 : d == 2 && 3 * d <= wl;
+		if (close && d < best_d) {
 			best_d = d;
 			best = cands[i];
 		}

@@ -31,10 +31,11 @@ const char *vocab_suggest(const char *name);
  * (a static string, or level itself); on failure returns NULL and sets *why to
  * a static description of what is expected ("one of: fp32, tf32, fp16, bf16"). */
 const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why);
-/* The candidate closest to word: the smallest edit distance when it is at most
- * 2 (and less than the length of word), else a candidate that word is a prefix
- * of (word at least 2 characters long); NULL when none is close. Ties go to
- * the earlier candidate. For "did you mean" hints. */
+/* The candidate closest to word, for "did you mean" hints: the one at the
+ * smallest edit distance (a swap of two adjacent characters counts 1) when
+ * that is 1, or 2 for words of 6 characters or more; else a candidate that
+ * word is a prefix of (word at least 2 characters long); NULL when none is
+ * close. Ties go to the earlier candidate. */
 const char *vocab_closest(const char *word, const char *const *cands, size_t n);
 /* Every factor, NULL-name terminated. */
 extern const struct vocab_factor vocab_factors[];
