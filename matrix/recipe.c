@@ -174,6 +174,8 @@ struct loader {
 	int engine_known;        /* the engine key or factor was understood */
 	int containers_ok;       /* `containers` is present and had no error */
 	int saw_factor_engine;   /* a factor called engine was written, even a broken one */
+	const char **broken;     /* factors left out after an error: references to */
+	size_t nbroken;          /* them are not reported again */
 };
 
 static void errorf(struct loader *L, struct mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -761,6 +763,7 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 	}
 	unsigned char *skip = check_mapping_keys(L, v);
 	r->factors = xcalloc(np, sizeof(*r->factors));
+	L->broken = xcalloc(np, sizeof(*L->broken));
 	for (size_t i = 0; i < np; i++) {
 		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
 		if (skip[i])
@@ -788,12 +791,14 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 			char *path = xasprintf("factors.%s", name);
 			wrong_type(L, val, path, "a sequence of levels or a single level");
 			free(path);
+			L->broken[L->nbroken++] = name;
 			continue;
 		} else if (is_null(val)) {
 			nitems = 0;
 		}
 		if (nitems == 0) {
 			errorf(L, node_mark(is_null(val) ? k : val), "factor '%s' has no levels", name);
+			L->broken[L->nbroken++] = name;
 			continue;
 		}
 		struct factor *f = &r->factors[r->nfactors++];
@@ -824,6 +829,7 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 			free(f->level_marks);
 			memset(f, 0, sizeof(*f));
 			r->nfactors--;
+			L->broken[L->nbroken++] = name;
 		}
 	}
 	free(skip);
@@ -1081,6 +1087,9 @@ static long resolve_factor(struct loader *L, yaml_node_t *n, const char *path)
 	long fi = recipe_factor_index(r, scalar(n));
 	if (fi >= 0)
 		return fi;
+	for (size_t i = 0; i < L->nbroken; i++)
+		if (!strcmp(L->broken[i], scalar(n)))
+			return -1;
 	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
 	for (size_t i = 0; i < r->nfactors; i++)
 		cands[i] = r->factors[i].name;
@@ -1563,6 +1572,7 @@ int recipe_load(const char *path, struct recipe *r, FILE *err)
 	load_schema(&L);
 	if (L.nerrs)
 		goto fail;
+	free(L.broken);
 	yaml_document_delete(&L.doc);
 	yaml_parser_delete(&parser);
 	return 0;
@@ -1572,6 +1582,7 @@ fail:
 	for (size_t i = 0; i < L.nerrs; i++)
 		free(L.errs[i].msg);
 	free(L.errs);
+	free(L.broken);
 	if (have_doc)
 		yaml_document_delete(&L.doc);
 	if (have_parser)
