@@ -13,6 +13,8 @@ static const struct cmd_entry commands[] = {
 	{"run", cmd_run,
 	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--dry-run]",
 	 "run every point of a recipe, each in a fresh process"},
+	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
+	 "write the figures, tables, report.md and report.html of run directories"},
 };
 
 int cmd_usage(const char *name)

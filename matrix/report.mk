@@ -1,1 +1,48 @@
 # ---- reports: matrix report / matrix compare (sources added to matrix/matrix) ----
+# The report code is a library of its own so that it can carry the location
+# of the gnuplot templates (-D below) and be linked into its unit tests.
+noinst_LIBRARIES += matrix/libreport.a
+matrix_libreport_a_SOURCES = \
+	matrix/report.h \
+	matrix/report.c \
+	matrix/report_load.c \
+	matrix/report_table.c \
+	matrix/report_tables.c \
+	matrix/report_figures.c \
+	matrix/report_html.c \
+	matrix/effects.c \
+	matrix/plot.c
+matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
+	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
+
+matrix_matrix_SOURCES += matrix/cmd_report.c
+# libreport uses libmatrix: list libmatrix again after it for the static link
+matrix_matrix_LDADD += matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+
+# plots
+plotsdir = $(pkgdatadir)/plots
+dist_plots_DATA = \
+	plots/style.gp \
+	plots/scatter.gp \
+	plots/bars.gp \
+	plots/scaling.gp \
+	plots/effects.gp \
+	plots/best.gp
+
+# ---- report tests
+check_PROGRAMS += tests/report/effects_test
+tests_report_effects_test_SOURCES = tests/report/effects_test.c
+tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/report/effects_test
+TESTS += tests/report/report.sh
+EXTRA_DIST += \
+	tests/report/report.sh \
+	tests/report/engine.sh \
+	tests/report/known.yaml.in \
+	tests/report/golden/effects.csv \
+	tests/report/golden/interactions.csv \
+	tests/report/golden/improvements.csv \
+	tests/report/golden/best.csv \
+	tests/report/golden/scaling.csv \
+	tests/report/golden/failures.csv

@@ -1,0 +1,584 @@
+/* effects.c - what each setting buys: matched pairs of cells (equal in every
+ * factor but one), their gains, two-factor breakdowns, improvement tables,
+ * best configuration per group and scaling. Pure computation over a struct
+ * cellset: no files, no recipe, so that it can be tested on plain arrays. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+/* ---- cellset ----------------------------------------------------------------- */
+
+static uint64_t level_hash(const size_t *level, size_t n)
+{
+	return hash64(level, n * sizeof(*level), HASH64_INIT);
+}
+
+void cellset_init(struct cellset *cs, size_t nfactors, const size_t *nlevels)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->nfactors = nfactors;
+	cs->nlevels = xcalloc(nfactors ? nfactors : 1, sizeof(size_t));
+	if (nfactors)
+		memcpy(cs->nlevels, nlevels, nfactors * sizeof(size_t));
+}
+
+static void cellset_index(struct cellset *cs, size_t c)
+{
+	size_t mask = cs->hcap - 1;
+	size_t h = (size_t)level_hash(&CELL_LEVEL(cs, c, 0), cs->nfactors) & mask;
+	while (cs->slot[h])
+		h = (h + 1) & mask;
+	cs->slot[h] = c + 1;
+}
+
+size_t cellset_add(struct cellset *cs, const size_t *level, double value, double u, double thr,
+		   const char *id)
+{
+	if (cs->ncells == cs->cap) {
+		cs->cap = cs->cap ? 2 * cs->cap : 64;
+		cs->level = xrealloc(cs->level, cs->cap * (cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
+		cs->value = xrealloc(cs->value, cs->cap * sizeof(double));
+		cs->u = xrealloc(cs->u, cs->cap * sizeof(double));
+		cs->thr = xrealloc(cs->thr, cs->cap * sizeof(double));
+		cs->nrep = xrealloc(cs->nrep, cs->cap * sizeof(size_t));
+		cs->id = xrealloc(cs->id, cs->cap * sizeof(*cs->id));
+	}
+	size_t c = cs->ncells++;
+	if (cs->nfactors)
+		memcpy(&CELL_LEVEL(cs, c, 0), level, cs->nfactors * sizeof(size_t));
+	cs->value[c] = value;
+	cs->u[c] = u;
+	cs->thr[c] = thr;
+	cs->nrep[c] = 1;
+	snprintf(cs->id[c], sizeof(cs->id[c]), "%s", id ? id : "");
+	if (2 * cs->ncells > cs->hcap) {
+		free(cs->slot);
+		cs->hcap = cs->hcap ? 2 * cs->hcap : 256;
+		cs->slot = xcalloc(cs->hcap, sizeof(size_t));
+		for (size_t i = 0; i < cs->ncells; i++)
+			cellset_index(cs, i);
+	} else {
+		cellset_index(cs, c);
+	}
+	return c;
+}
+
+long cellset_find(const struct cellset *cs, const size_t *level)
+{
+	if (!cs->hcap)
+		return -1;
+	size_t mask = cs->hcap - 1;
+	size_t h = (size_t)level_hash(level, cs->nfactors) & mask;
+	for (; cs->slot[h]; h = (h + 1) & mask) {
+		size_t c = cs->slot[h] - 1;
+		if (memcmp(&CELL_LEVEL(cs, c, 0), level, cs->nfactors * sizeof(size_t)) == 0)
+			return (long)c;
+	}
+	return -1;
+}
+
+void cellset_free(struct cellset *cs)
+{
+	free(cs->nlevels);
+	free(cs->level);
+	free(cs->value);
+	free(cs->u);
+	free(cs->thr);
+	free(cs->nrep);
+	free(cs->id);
+	free(cs->slot);
+	memset(cs, 0, sizeof(*cs));
+}
+
+static const struct cellset *sort_cs;
+static int cmp_cell(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	for (size_t f = 0; f < sort_cs->nfactors; f++) {
+		size_t lx = CELL_LEVEL(sort_cs, x, f), ly = CELL_LEVEL(sort_cs, y, f);
+		if (lx != ly)
+			return lx < ly ? -1 : 1;
+	}
+	return 0;
+}
+
+void cellset_sort(struct cellset *cs)
+{
+	size_t n = cs->ncells, nf = cs->nfactors ? cs->nfactors : 1;
+	if (n < 2)
+		return;
+	size_t *perm = xmalloc(n * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	sort_cs = cs;
+	qsort(perm, n, sizeof(size_t), cmp_cell);
+	size_t *level = xmalloc(n * nf * sizeof(size_t));
+	double *value = xmalloc(n * sizeof(double)), *u = xmalloc(n * sizeof(double));
+	double *thr = xmalloc(n * sizeof(double));
+	size_t *nrep = xmalloc(n * sizeof(size_t));
+	char (*id)[17] = xmalloc(n * sizeof(*id));
+	for (size_t i = 0; i < n; i++) {
+		size_t c = perm[i];
+		memcpy(&level[i * nf], &cs->level[c * nf], nf * sizeof(size_t));
+		value[i] = cs->value[c];
+		u[i] = cs->u[c];
+		thr[i] = cs->thr[c];
+		nrep[i] = cs->nrep[c];
+		memcpy(id[i], cs->id[c], sizeof(id[i]));
+	}
+	free(cs->level);
+	free(cs->value);
+	free(cs->u);
+	free(cs->thr);
+	free(cs->nrep);
+	free(cs->id);
+	cs->level = level;
+	cs->value = value;
+	cs->u = u;
+	cs->thr = thr;
+	cs->nrep = nrep;
+	cs->id = id;
+	cs->cap = n;
+	memset(cs->slot, 0, cs->hcap * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		cellset_index(cs, i);
+	free(perm);
+}
+
+/* ---- statistics ---------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double stat_median(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double stat_geomean(const double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += log(v[i]);
+	return exp(s / (double)n);
+}
+
+double stat_log_halfwidth(double lo, double hi)
+{
+	if (!(lo > 0) || !(hi >= lo) || !isfinite(hi))
+		return NAN;
+	return 0.5 * (log(hi) - log(lo));
+}
+
+double stat_jitter(const char *id, double width)
+{
+	uint64_t h = hash64(id, strlen(id), HASH64_INIT);
+	double x = (double)(h >> 11) / (double)(1ULL << 53); /* [0, 1) */
+	return (x - 0.5) * width;
+}
+
+/* Geometric mean of exp(log-values) with min, max. */
+static void summarise(const double *g, size_t n, double *gm, double *mn, double *mx)
+{
+	*gm = stat_geomean(g, n);
+	*mn = *mx = n ? g[0] : NAN;
+	for (size_t i = 1; i < n; i++) {
+		if (g[i] < *mn)
+			*mn = g[i];
+		if (g[i] > *mx)
+			*mx = g[i];
+	}
+}
+
+/* ---- effects --------------------------------------------------------------------- */
+
+static double pair_u(const struct cellset *cs, size_t a, size_t b)
+{
+	return sqrt(cs->u[a] * cs->u[a] + cs->u[b] * cs->u[b]);
+}
+
+/* Find every matched pair (from, to) of factor f. */
+static void find_pairs(const struct cellset *cs, size_t f, size_t from, size_t to, size_t **base,
+		       size_t **new, size_t *n)
+{
+	size_t *key = xmalloc((cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
+	size_t cap = 0;
+	*n = 0;
+	*base = *new = NULL;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		if (CELL_LEVEL(cs, c, f) != to)
+			continue;
+		memcpy(key, &CELL_LEVEL(cs, c, 0), cs->nfactors * sizeof(size_t));
+		key[f] = from;
+		long b = cellset_find(cs, key);
+		if (b < 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*base = xrealloc(*base, cap * sizeof(size_t));
+			*new = xrealloc(*new, cap * sizeof(size_t));
+		}
+		(*base)[*n] = (size_t)b;
+		(*new)[*n] = c;
+		(*n)++;
+	}
+	free(key);
+}
+
+static int cmp_effect(const void *a, const void *b)
+{
+	const struct effect *x = a, *y = b;
+	double lx = fabs(log(x->geomean)), ly = fabs(log(y->geomean));
+	if (lx != ly)
+		return lx < ly ? 1 : -1;
+	if (x->factor != y->factor)
+		return x->factor < y->factor ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+static void effect_breakdown(const struct cellset *cs, struct effect *e)
+{
+	size_t total = 0;
+	for (size_t g = 0; g < cs->nfactors; g++)
+		if (g != e->factor)
+			total += cs->nlevels[g];
+	e->inter = xcalloc(total ? total : 1, sizeof(*e->inter));
+	e->spread = 1;
+	double *buf = xmalloc((e->npairs ? e->npairs : 1) * sizeof(double));
+	for (size_t g = 0; g < cs->nfactors; g++) {
+		if (g == e->factor || cs->nlevels[g] < 2)
+			continue;
+		double lo = INFINITY, hi = 0;
+		for (size_t l = 0; l < cs->nlevels[g]; l++) {
+			size_t k = 0;
+			for (size_t i = 0; i < e->npairs; i++)
+				if (CELL_LEVEL(cs, e->new[i], g) == l)
+					buf[k++] = e->gain[i];
+			if (k == 0)
+				continue;
+			struct interaction *in = &e->inter[e->ninter++];
+			in->by = g;
+			in->by_level = l;
+			in->npairs = k;
+			summarise(buf, k, &in->geomean, &in->min, &in->max);
+			if (in->geomean < lo)
+				lo = in->geomean;
+			if (in->geomean > hi)
+				hi = in->geomean;
+		}
+		if (hi > 0 && lo < INFINITY && hi / lo > e->spread)
+			e->spread = hi / lo;
+	}
+	free(buf);
+}
+
+struct effect *effects_compute(const struct cellset *cs, const size_t *ref, int higher_better,
+			       size_t *neffects)
+{
+	size_t cap = 0, n = 0;
+	struct effect *out = NULL;
+	for (size_t f = 0; f < cs->nfactors; f++) {
+		for (size_t to = 0; to < cs->nlevels[f]; to++) {
+			if (to == ref[f])
+				continue;
+			struct effect e = {.factor = f, .from = ref[f], .to = to};
+			find_pairs(cs, f, e.from, to, &e.base, &e.new, &e.npairs);
+			if (e.npairs == 0) {
+				free(e.base);
+				free(e.new);
+				continue;
+			}
+			e.gain = xmalloc(e.npairs * sizeof(double));
+			double u2 = 0;
+			for (size_t i = 0; i < e.npairs; i++) {
+				e.gain[i] = effects_gain(cs->value[e.base[i]], cs->value[e.new[i]], higher_better);
+				double u = pair_u(cs, e.base[i], e.new[i]);
+				u2 += u * u;
+			}
+			summarise(e.gain, e.npairs, &e.geomean, &e.min, &e.max);
+			e.u = sqrt(u2) / (double)e.npairs; /* NaN when any point lacks a CI */
+			effect_breakdown(cs, &e);
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				out = xrealloc(out, cap * sizeof(*out));
+			}
+			out[n++] = e;
+		}
+	}
+	if (n)
+		qsort(out, n, sizeof(*out), cmp_effect);
+	*neffects = n;
+	return out;
+}
+
+void effects_free(struct effect *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].base);
+		free(e[i].new);
+		free(e[i].gain);
+		free(e[i].inter);
+	}
+	free(e);
+}
+
+/* ---- improvements -------------------------------------------------------------- */
+
+/* Lexicographic order of group level vectors, for sorting rows. */
+static size_t cmp_nby;
+static int cmp_improvement(const void *a, const void *b)
+{
+	const struct improvement *x = a, *y = b;
+	for (size_t i = 0; i < cmp_nby; i++)
+		if (x->group[i] != y->group[i])
+			return x->group[i] < y->group[i] ? -1 : 1;
+	return 0;
+}
+
+struct improvement *improvements_compute(const struct cellset *cs, size_t factor, size_t from,
+					 size_t to, const size_t *by, size_t nby,
+					 int higher_better, size_t *nrows)
+{
+	size_t *base, *new, npairs;
+	find_pairs(cs, factor, from, to, &base, &new, &npairs);
+	struct improvement *rows = NULL;
+	size_t n = 0;
+	/* per row accumulators: sum of logs and of squared uncertainties */
+	double *slb = NULL, *sln = NULL, *su2 = NULL;
+	for (size_t i = 0; i < npairs; i++) {
+		size_t r;
+		for (r = 0; r < n; r++) {
+			size_t k;
+			for (k = 0; k < nby; k++)
+				if (rows[r].group[k] != CELL_LEVEL(cs, new[i], by[k]))
+					break;
+			if (k == nby)
+				break;
+		}
+		if (r == n) {
+			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
+			slb = xrealloc(slb, (n + 1) * sizeof(double));
+			sln = xrealloc(sln, (n + 1) * sizeof(double));
+			su2 = xrealloc(su2, (n + 1) * sizeof(double));
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].group = xcalloc(nby ? nby : 1, sizeof(size_t));
+			for (size_t k = 0; k < nby; k++)
+				rows[n].group[k] = CELL_LEVEL(cs, new[i], by[k]);
+			slb[n] = sln[n] = su2[n] = 0;
+			n++;
+		}
+		rows[r].npairs++;
+		slb[r] += log(cs->value[base[i]]);
+		sln[r] += log(cs->value[new[i]]);
+		double u = pair_u(cs, base[i], new[i]);
+		su2[r] += u * u;
+	}
+	for (size_t r = 0; r < n; r++) {
+		double m = (double)rows[r].npairs;
+		rows[r].base = exp(slb[r] / m);
+		rows[r].new = exp(sln[r] / m);
+		double ratio = exp((sln[r] - slb[r]) / m); /* new / base */
+		double u = sqrt(su2[r]) / m;
+		double rlo = ratio * exp(-u), rhi = ratio * exp(u);
+		if (higher_better) {
+			rows[r].pct = 100.0 * (rows[r].new - rows[r].base) / rows[r].base;
+			rows[r].pct_lo = 100.0 * (rlo - 1);
+			rows[r].pct_hi = 100.0 * (rhi - 1);
+		} else {
+			rows[r].pct = 100.0 * (rows[r].base - rows[r].new) / rows[r].base;
+			rows[r].pct_lo = 100.0 * (1 - rhi);
+			rows[r].pct_hi = 100.0 * (1 - rlo);
+		}
+		if (isnan(u))
+			rows[r].pct_lo = rows[r].pct_hi = NAN;
+	}
+	cmp_nby = nby;
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_improvement);
+	free(slb);
+	free(sln);
+	free(su2);
+	free(base);
+	free(new);
+	*nrows = n;
+	return rows;
+}
+
+void improvements_free(struct improvement *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].group);
+	free(rows);
+}
+
+/* ---- best configuration per group ---------------------------------------------- */
+
+static int cmp_best(const void *a, const void *b)
+{
+	const struct best *x = a, *y = b;
+	for (size_t i = 0; i < cmp_nby; i++)
+		if (x->group[i] != y->group[i])
+			return x->group[i] < y->group[i] ? -1 : 1;
+	return 0;
+}
+
+static int better(double a, double b, int higher_better)
+{
+	return higher_better ? a > b : a < b;
+}
+
+struct best *best_compute(const struct cellset *cs, const size_t *group, size_t ngroup,
+			  const long *base_level, int higher_better, size_t *nrows,
+			  long **cell_group)
+{
+	struct best *rows = NULL;
+	size_t n = 0;
+	long *cg = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(long));
+	size_t *key = xmalloc((cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
+	/* groups in order of their level vectors: walk cells, then sort */
+	for (size_t c = 0; c < cs->ncells; c++) {
+		size_t r;
+		for (r = 0; r < n; r++) {
+			size_t k;
+			for (k = 0; k < ngroup; k++)
+				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
+					break;
+			if (k == ngroup)
+				break;
+		}
+		if (r == n) {
+			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].group = xcalloc(ngroup ? ngroup : 1, sizeof(size_t));
+			for (size_t k = 0; k < ngroup; k++)
+				rows[n].group[k] = CELL_LEVEL(cs, c, group[k]);
+			rows[n].best = -1;
+			rows[n].baseline = -1;
+			n++;
+		}
+		rows[r].ncells++;
+		if (rows[r].best < 0 || better(cs->value[c], cs->value[rows[r].best], higher_better))
+			rows[r].best = (long)c;
+	}
+	cmp_nby = ngroup;
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_best);
+	for (size_t r = 0; r < n; r++) {
+		for (size_t f = 0; f < cs->nfactors; f++)
+			key[f] = base_level[f] >= 0 ? (size_t)base_level[f] : 0;
+		for (size_t k = 0; k < ngroup; k++)
+			key[group[k]] = rows[r].group[k];
+		rows[r].baseline = cellset_find(cs, key);
+		rows[r].gain = rows[r].baseline >= 0
+				   ? effects_gain(cs->value[rows[r].baseline], cs->value[rows[r].best], higher_better)
+				   : NAN;
+	}
+	for (size_t c = 0; c < cs->ncells; c++) {
+		cg[c] = -1;
+		for (size_t r = 0; r < n; r++) {
+			size_t k;
+			for (k = 0; k < ngroup; k++)
+				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
+					break;
+			if (k == ngroup) {
+				cg[c] = (long)r;
+				break;
+			}
+		}
+	}
+	free(key);
+	if (cell_group)
+		*cell_group = cg;
+	else
+		free(cg);
+	*nrows = n;
+	return rows;
+}
+
+void best_free(struct best *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(b[i].group);
+	free(b);
+}
+
+/* ---- scaling ---------------------------------------------------------------------- */
+
+struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
+				       const double *count, size_t *nseries)
+{
+	struct scaling_series *s = NULL;
+	size_t n = 0;
+	size_t *key = xmalloc((cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
+	unsigned char *seen = xcalloc(cs->ncells ? cs->ncells : 1, 1);
+	size_t nl = cs->nlevels[factor];
+	/* levels by increasing count */
+	size_t *order = xmalloc(nl * sizeof(size_t));
+	for (size_t l = 0; l < nl; l++)
+		order[l] = l;
+	for (size_t i = 1; i < nl; i++)
+		for (size_t j = i; j > 0 && count[order[j]] < count[order[j - 1]]; j--) {
+			size_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t c = 0; c < cs->ncells; c++) {
+		if (seen[c])
+			continue;
+		struct scaling_series ser = {.first = (long)c};
+		ser.pt = xcalloc(nl, sizeof(*ser.pt));
+		memcpy(key, &CELL_LEVEL(cs, c, 0), cs->nfactors * sizeof(size_t));
+		double n0 = NAN, t0 = NAN;
+		for (size_t i = 0; i < nl; i++) {
+			key[factor] = order[i];
+			long d = cellset_find(cs, key);
+			if (d < 0)
+				continue;
+			seen[d] = 1;
+			if (!(cs->thr[d] > 0))
+				continue;
+			if (isnan(n0)) {
+				n0 = count[order[i]];
+				t0 = cs->thr[d];
+			}
+			struct scaling_point *p = &ser.pt[ser.npoints++];
+			p->cell = d;
+			p->count = count[order[i]];
+			p->thr = cs->thr[d];
+			p->ideal = p->count / n0 * t0;
+			p->scale = p->thr / p->ideal;
+		}
+		if (ser.npoints < 2) {
+			free(ser.pt);
+			continue;
+		}
+		ser.first = ser.pt[0].cell;
+		s = xrealloc(s, (n + 1) * sizeof(*s));
+		s[n++] = ser;
+	}
+	free(order);
+	free(seen);
+	free(key);
+	*nseries = n;
+	return s;
+}
+
+void scaling_free(struct scaling_series *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i].pt);
+	free(s);
+}

@@ -1,0 +1,390 @@
+/* report_load.c - a run directory as the report sees it: the recipe as run,
+ * results.csv with repeats merged into cells (median), and every row that
+ * cannot be shown (failed, unsupported, no metric) kept with its reason. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "store.h"
+#include "util.h"
+
+/* ---- metrics ------------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+void metric_describe(struct metric *m, const char *name, const char *unit_hint)
+{
+	memset(m, 0, sizeof(*m));
+	m->name = xstrdup(name);
+	m->higher_better = 1;
+	m->scale = 1;
+	const char *unit = "";
+	if (strcmp(name, "throughput") == 0) {
+		unit = unit_hint && *unit_hint ? unit_hint : "samples/s";
+		m->has_ci = 1;
+	} else if (strcmp(name, "step_ms") == 0) {
+		unit = "ms";
+		m->higher_better = 0;
+		m->has_ci = 1;
+	} else if (strcmp(name, "tflops") == 0) {
+		unit = "TFLOP/s";
+		m->has_ci = 1;
+	} else if (strcmp(name, "pct_peak") == 0) {
+		unit = "% of peak";
+		m->has_ci = 1;
+	} else if (strcmp(name, "samples") == 0) {
+		unit = "samples";
+	} else if (strcmp(name, "peak_mem_bytes") == 0 || ends_with(name, "_bytes")) {
+		unit = "MiB";
+		m->scale = 1.0 / (1024.0 * 1024.0);
+		m->higher_better = 0;
+	} else if (ends_with(name, "_ms")) {
+		unit = "ms";
+		m->higher_better = 0;
+	} else if (ends_with(name, "_s") || strstr(name, "time") || strstr(name, "latency")) {
+		unit = ends_with(name, "_s") ? "s" : "";
+		m->higher_better = 0;
+	}
+	m->unit = xstrdup(unit);
+}
+
+void metric_free(struct metric *m)
+{
+	free(m->name);
+	free(m->unit);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *metric_label(const struct metric *m)
+{
+	static char buf[256];
+	const char *name = m->name;
+	if (strcmp(name, "step_ms") == 0)
+		name = "step time (median)";
+	else if (strcmp(name, "peak_mem_bytes") == 0)
+		name = "peak memory";
+	else if (strcmp(name, "startup_s") == 0)
+		name = "start-up time";
+	if (*m->unit)
+		snprintf(buf, sizeof(buf), "%s (%s)", name, m->unit);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	return buf;
+}
+
+/* The value of key in an `extra` cell ("key=value; key=value"), copied. */
+static char *extra_get(const char *extra, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = extra;
+	while (p && *p) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		const char *end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) > k && strncmp(p, key, k) == 0 && p[k] == '=') {
+			const char *v = p + k + 1;
+			const char *e = end;
+			while (e > v && e[-1] == ' ')
+				e--;
+			return xstrndup(v, (size_t)(e - v));
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+/* ---- loading ----------------------------------------------------------------------- */
+
+const char *run_level(const struct run *run, size_t f, size_t l)
+{
+	return run->recipe.factors[f].levels[l];
+}
+
+void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf, const char *sep,
+		    struct strbuf *sb)
+{
+	size_t n = fs ? nf : run->recipe.nfactors;
+	for (size_t i = 0; i < n; i++) {
+		size_t f = fs ? fs[i] : i;
+		if (i)
+			sb_puts(sb, sep);
+		sb_printf(sb, "%s=%s", run->recipe.factors[f].name,
+			  run_level(run, f, CELL_LEVEL(&run->cells, c, f)));
+	}
+}
+
+static void add_failure(struct run *run, const struct table *t, size_t r, const long *fcol,
+			const char *status, const char *reason)
+{
+	run->failures = xrealloc(run->failures, (run->nfailures + 1) * sizeof(*run->failures));
+	struct failure *fl = &run->failures[run->nfailures++];
+	const char *id = table_cell(t, r, "id");
+	fl->id = xstrdup(id ? id : "");
+	fl->levels = xcalloc(run->recipe.nfactors ? run->recipe.nfactors : 1, sizeof(char *));
+	for (size_t f = 0; f < run->recipe.nfactors; f++)
+		fl->levels[f] = xstrdup(fcol[f] >= 0 ? t->rows[r].cell[fcol[f]] : "");
+	fl->status = xstrdup(status);
+	fl->reason = xstrdup(reason ? reason : "");
+}
+
+/* A row's metric, NaN when absent or not a positive number. */
+static double row_number(const struct table *t, size_t r, long col, const char *extra,
+			 const char *key)
+{
+	double v;
+	if (col >= 0) {
+		if (parse_double(t->rows[r].cell[col], &v) == 0)
+			return v;
+		return NAN;
+	}
+	char *s = extra ? extra_get(extra, key) : NULL;
+	int ok = s && parse_double(s, &v) == 0;
+	free(s);
+	return ok ? v : NAN;
+}
+
+struct rowkey {
+	char *id;             /* id + "/" + repeat */
+	size_t row;
+};
+
+static int cmp_rowkey(const void *a, const void *b)
+{
+	const struct rowkey *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+	if (c)
+		return c;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
+{
+	memset(run, 0, sizeof(*run));
+	run->dir = xstrdup(dir);
+	run->torn_offset = -1;
+	char *rpath = xasprintf("%s/recipe.yaml", dir);
+	char *cpath = xasprintf("%s/results.csv", dir);
+	struct table t = {0};
+	int rc = 2;
+	int have_recipe = 0;
+	size_t *level = NULL;
+	struct rowkey *keys = NULL;
+
+	if (access(rpath, R_OK) != 0) {
+		fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", dir);
+		goto out;
+	}
+	if (recipe_load(rpath, &run->recipe, err) != 0) {
+		fprintf(err, "matrix: cannot report on '%s': its recipe.yaml does not load\n", dir);
+		goto out;
+	}
+	have_recipe = 1;
+	struct recipe *r = &run->recipe;
+	char *why = NULL;
+	if (table_read(cpath, &t, &run->torn_offset, &why) != 0) {
+		if (why)
+			fprintf(err, "matrix: %s\n", why);
+		else if (errno == ENOENT)
+			fprintf(err, "matrix: no results in '%s' yet (results.csv is missing)\n", dir);
+		else
+			fprintf(err, "matrix: unable to read '%s': %s\n", cpath, strerror(errno));
+		free(why);
+		goto out;
+	}
+	if (t.nrows == 0) {
+		fprintf(err, "matrix: no results in '%s' yet (results.csv has no rows)\n", dir);
+		goto out;
+	}
+	long c_id = table_column(&t, "id"), c_repeat = table_column(&t, "repeat");
+	long c_status = table_column(&t, "status"), c_reason = table_column(&t, "reason");
+	long c_extra = table_column(&t, "extra"), c_unit = table_column(&t, "unit");
+	long c_lo = table_column(&t, "step_ms_lo"), c_hi = table_column(&t, "step_ms_hi");
+	long c_thr = table_column(&t, "throughput"), c_cmd = table_column(&t, "command");
+	if (c_id < 0 || c_status < 0) {
+		fprintf(err, "matrix: '%s' lacks the id or status column\n", cpath);
+		goto out;
+	}
+	long *fcol = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
+	for (size_t f = 0; f < r->nfactors; f++) {
+		fcol[f] = table_column(&t, r->factors[f].name);
+		if (fcol[f] < 0) {
+			fprintf(err, "matrix: '%s' has no column for factor '%s'\n", cpath,
+				r->factors[f].name);
+			free(fcol);
+			goto out;
+		}
+	}
+	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
+	long c_metric = table_column(&t, mname);
+	metric_describe(&run->metric, mname,
+			c_unit >= 0 && t.nrows ? t.rows[0].cell[c_unit] : NULL);
+
+	/* the last row of each (id, repeat) wins: a retried point supersedes */
+	keys = xmalloc(t.nrows * sizeof(*keys));
+	for (size_t i = 0; i < t.nrows; i++) {
+		keys[i].id = xasprintf("%s/%s", t.rows[i].cell[c_id],
+				       c_repeat >= 0 ? t.rows[i].cell[c_repeat] : "0");
+		keys[i].row = i;
+	}
+	qsort(keys, t.nrows, sizeof(*keys), cmp_rowkey);
+	unsigned char *keep = xcalloc(t.nrows, 1);
+	for (size_t i = 0; i < t.nrows; i++)
+		if (i + 1 == t.nrows || strcmp(keys[i].id, keys[i + 1].id) != 0)
+			keep[keys[i].row] = 1;
+
+	level = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(size_t));
+	for (size_t f = 0; f < r->nfactors; f++)
+		level[f] = r->factors[f].nlevels;
+	cellset_init(&run->cells, r->nfactors, level);
+	/* per cell: lists of repeat values, merged at the end */
+	size_t cap = 0;
+	size_t *first_row = NULL;
+	struct { size_t n, cap; double *v, *u, *thr; } *rep = NULL;
+	for (size_t i = 0; i < t.nrows; i++) {
+		if (!keep[i])
+			continue;
+		run->rows++;
+		const char *status = t.rows[i].cell[c_status];
+		const char *reason = c_reason >= 0 ? t.rows[i].cell[c_reason] : "";
+		size_t f;
+		for (f = 0; f < r->nfactors; f++) {
+			long l = recipe_level_index(r, f, t.rows[i].cell[fcol[f]]);
+			if (l < 0)
+				break;
+			level[f] = (size_t)l;
+		}
+		if (f < r->nfactors) {
+			char *why2 = xasprintf("level '%s' of factor '%s' is not in the recipe",
+					       t.rows[i].cell[fcol[f]], r->factors[f].name);
+			add_failure(run, &t, i, fcol, status, why2);
+			free(why2);
+			continue;
+		}
+		if (strcmp(status, "ok") != 0) {
+			add_failure(run, &t, i, fcol, status, reason);
+			continue;
+		}
+		const char *extra = c_extra >= 0 ? t.rows[i].cell[c_extra] : NULL;
+		double v = row_number(&t, i, c_metric, extra, mname);
+		if (!(v > 0) || !isfinite(v)) {
+			char *why2 = xasprintf("no positive %s value", mname);
+			add_failure(run, &t, i, fcol, "ok", why2);
+			free(why2);
+			continue;
+		}
+		run->ok_rows++;
+		double u = NAN, lo, hi;
+		if (run->metric.has_ci && c_lo >= 0 && c_hi >= 0 &&
+		    parse_double(t.rows[i].cell[c_lo], &lo) == 0 &&
+		    parse_double(t.rows[i].cell[c_hi], &hi) == 0)
+			u = stat_log_halfwidth(lo, hi);
+		double thr = c_thr >= 0 ? row_number(&t, i, c_thr, NULL, NULL) : NAN;
+		if (!run->command_example && c_cmd >= 0 && *t.rows[i].cell[c_cmd])
+			run->command_example = xstrdup(t.rows[i].cell[c_cmd]);
+		long c = cellset_find(&run->cells, level);
+		if (c < 0) {
+			c = (long)cellset_add(&run->cells, level, v, u, thr, t.rows[i].cell[c_id]);
+			if ((size_t)c >= cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				while (ncap <= (size_t)c)
+					ncap *= 2;
+				rep = xrealloc(rep, ncap * sizeof(*rep));
+				memset(rep + cap, 0, (ncap - cap) * sizeof(*rep));
+				first_row = xrealloc(first_row, ncap * sizeof(size_t));
+				cap = ncap;
+			}
+			first_row[c] = i;
+		}
+		if (rep[c].n == rep[c].cap) {
+			rep[c].cap = rep[c].cap ? 2 * rep[c].cap : 2;
+			rep[c].v = xrealloc(rep[c].v, rep[c].cap * sizeof(double));
+			rep[c].u = xrealloc(rep[c].u, rep[c].cap * sizeof(double));
+			rep[c].thr = xrealloc(rep[c].thr, rep[c].cap * sizeof(double));
+		}
+		rep[c].v[rep[c].n] = v;
+		rep[c].u[rep[c].n] = u;
+		rep[c].thr[rep[c].n] = thr;
+		rep[c].n++;
+	}
+	for (size_t c = 0; c < run->cells.ncells; c++) {
+		run->cells.nrep[c] = rep[c].n;
+		if (rep[c].n > 1) {
+			run->cells.value[c] = stat_median(rep[c].v, rep[c].n);
+			run->cells.u[c] = stat_median(rep[c].u, rep[c].n);
+			run->cells.thr[c] = stat_median(rep[c].thr, rep[c].n);
+		}
+		free(rep[c].v);
+		free(rep[c].u);
+		free(rep[c].thr);
+	}
+	free(rep);
+	free(first_row);
+	cellset_sort(&run->cells);
+	free(keep);
+	free(fcol);
+
+	/* reference levels, baseline, groups for the best configuration */
+	run->ref = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	run->base_level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(long));
+	run->group = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	long model = recipe_factor_index(r, "model");
+	for (size_t f = 0; f < r->nfactors; f++) {
+		long b = r->has_baseline ? r->baseline.level[f] : ((long)f == model ? -1 : 0);
+		run->base_level[f] = b;
+		run->ref[f] = b >= 0 ? (size_t)b : 0;
+		if (b < 0 && r->factors[f].nlevels > 1)
+			run->group[run->ngroup++] = f;
+		if (b < 0 && r->factors[f].nlevels <= 1)
+			run->base_level[f] = 0;
+	}
+	rc = 0;
+out:
+	if (keys)
+		for (size_t i = 0; i < t.nrows; i++)
+			free(keys[i].id);
+	free(keys);
+	free(level);
+	table_free(&t);
+	free(rpath);
+	free(cpath);
+	if (rc != 0) {
+		if (!have_recipe)
+			memset(&run->recipe, 0, sizeof(run->recipe));
+		run_free(run);
+	}
+	return rc;
+}
+
+void run_free(struct run *run)
+{
+	for (size_t i = 0; i < run->nfailures; i++) {
+		free(run->failures[i].id);
+		for (size_t f = 0; f < run->recipe.nfactors; f++)
+			free(run->failures[i].levels[f]);
+		free(run->failures[i].levels);
+		free(run->failures[i].status);
+		free(run->failures[i].reason);
+	}
+	free(run->failures);
+	if (run->recipe.path || run->recipe.nfactors)
+		recipe_free(&run->recipe);
+	metric_free(&run->metric);
+	cellset_free(&run->cells);
+	free(run->dir);
+	free(run->command_example);
+	free(run->ref);
+	free(run->base_level);
+	free(run->group);
+	memset(run, 0, sizeof(*run));
+}

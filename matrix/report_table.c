@@ -1,0 +1,138 @@
+/* report_table.c - struct rtable: one table of the report, held as strings,
+ * written as CSV (tables/<name>.csv), Markdown (report.md) and HTML. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "store.h"
+#include "util.h"
+
+struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols)
+{
+	struct rtable *t = xcalloc(1, sizeof(*t));
+	t->name = xstrdup(name);
+	t->title = xstrdup(title);
+	t->ncols = ncols;
+	t->cols = xmalloc(ncols * sizeof(char *));
+	for (size_t i = 0; i < ncols; i++)
+		t->cols[i] = xstrdup(cols[i]);
+	t->align_right = xcalloc(ncols, sizeof(size_t));
+	return t;
+}
+
+void rtable_add(struct rtable *t, char *const *cells)
+{
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		t->cell = xrealloc(t->cell, t->cap * t->ncols * sizeof(char *));
+	}
+	for (size_t i = 0; i < t->ncols; i++)
+		t->cell[t->nrows * t->ncols + i] = cells[i] ? xstrdup(cells[i]) : NULL;
+	t->nrows++;
+}
+
+int rtable_write_csv(const struct rtable *t, const char *path)
+{
+	struct strbuf sb = {0};
+	csv_record(&sb, t->cols, t->ncols);
+	for (size_t r = 0; r < t->nrows; r++)
+		csv_record(&sb, &t->cell[r * t->ncols], t->ncols);
+	int rc = write_file_atomic(path, sb.buf ? sb.buf : "", sb.len);
+	sb_free(&sb);
+	return rc;
+}
+
+static void md_cell(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			sb_puts(sb, "\\|");
+		else
+			sb_putc(sb, *s);
+	}
+}
+
+void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
+{
+	size_t n = max_rows && t->nrows > max_rows ? max_rows : t->nrows;
+	sb_puts(sb, "|");
+	for (size_t i = 0; i < t->ncols; i++) {
+		sb_putc(sb, ' ');
+		md_cell(sb, t->cols[i]);
+		sb_puts(sb, " |");
+	}
+	sb_puts(sb, "\n|");
+	for (size_t i = 0; i < t->ncols; i++)
+		sb_puts(sb, t->align_right[i] ? " ---: |" : " --- |");
+	sb_putc(sb, '\n');
+	for (size_t r = 0; r < n; r++) {
+		sb_puts(sb, "|");
+		for (size_t i = 0; i < t->ncols; i++) {
+			sb_putc(sb, ' ');
+			md_cell(sb, t->cell[r * t->ncols + i]);
+			sb_puts(sb, " |");
+		}
+		sb_putc(sb, '\n');
+	}
+	if (n < t->nrows)
+		sb_printf(sb, "\n%zu more rows in [tables/%s.csv](tables/%s.csv).\n", t->nrows - n,
+			  t->name, t->name);
+}
+
+/* Escape text for HTML element content and attribute values. */
+void html_escape(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': sb_puts(sb, "&amp;"); break;
+		case '<': sb_puts(sb, "&lt;"); break;
+		case '>': sb_puts(sb, "&gt;"); break;
+		case '"': sb_puts(sb, "&quot;"); break;
+		default: sb_putc(sb, *s);
+		}
+	}
+}
+
+void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb)
+{
+	size_t n = max_rows && t->nrows > max_rows ? max_rows : t->nrows;
+	sb_printf(sb, "<table id=\"table-%s\">\n<thead><tr>", t->name);
+	for (size_t i = 0; i < t->ncols; i++) {
+		sb_puts(sb, t->align_right[i] ? "<th class=\"num\">" : "<th>");
+		html_escape(sb, t->cols[i]);
+		sb_puts(sb, "</th>");
+	}
+	sb_puts(sb, "</tr></thead>\n<tbody>\n");
+	for (size_t r = 0; r < n; r++) {
+		sb_puts(sb, "<tr>");
+		for (size_t i = 0; i < t->ncols; i++) {
+			sb_puts(sb, t->align_right[i] ? "<td class=\"num\">" : "<td>");
+			html_escape(sb, t->cell[r * t->ncols + i]);
+			sb_puts(sb, "</td>");
+		}
+		sb_puts(sb, "</tr>\n");
+	}
+	sb_puts(sb, "</tbody>\n</table>\n");
+	if (n < t->nrows)
+		sb_printf(sb, "<p class=\"more\">%zu more rows in <a href=\"tables/%s.csv\">tables/%s.csv</a>.</p>\n",
+			  t->nrows - n, t->name, t->name);
+}
+
+void rtable_free(struct rtable *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cell[i]);
+	for (size_t i = 0; i < t->ncols; i++)
+		free(t->cols[i]);
+	free(t->cell);
+	free(t->cols);
+	free(t->align_right);
+	free(t->name);
+	free(t->title);
+	free(t->caption);
+	free(t);
+}

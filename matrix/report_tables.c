@@ -1,0 +1,385 @@
+/* report_tables.c - the report's tables from a loaded run: effects,
+ * interactions, improvements, best configuration, scaling and failures.
+ * Numbers are printed with %.6g so that golden files stay readable. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+char *fmt_num(double v)
+{
+	if (isnan(v) || isinf(v))
+		return xstrdup("");
+	if (v == 0)
+		v = 0; /* no "-0" */
+	return xasprintf("%.6g", v);
+}
+
+/* fmt_num into a small ring of static buffers, for building rows. */
+static const char *num(double v)
+{
+	static char ring[16][48];
+	static unsigned k;
+	char *b = ring[k++ % 16];
+	if (isnan(v) || isinf(v))
+		b[0] = 0;
+	else
+		snprintf(b, 48, "%.6g", v == 0 ? 0 : v);
+	return b;
+}
+
+static const char *count(size_t n)
+{
+	static char ring[8][24];
+	static unsigned k;
+	char *b = ring[k++ % 8];
+	snprintf(b, 24, "%zu", n);
+	return b;
+}
+
+static void right(struct rtable *t, const char *const *cols)
+{
+	for (size_t i = 0; i < t->ncols; i++)
+		for (size_t k = 0; cols[k]; k++)
+			if (strcmp(t->cols[i], cols[k]) == 0)
+				t->align_right[i] = 1;
+}
+
+static const char *const numeric_cols[] = {
+	"pairs", "gain", "gain_min", "gain_max", "gain_lo", "gain_hi", "vs_main", "baseline", "new",
+	"improvement_pct", "improvement_lo", "improvement_hi", "best", "points", "gpus",
+	"throughput", "ideal", "scale_factor", NULL,
+};
+
+static struct rtable *effects_table(const struct run *run, const struct report_tables *rt)
+{
+	static const char *const cols[] = {"factor", "from", "to", "pairs", "gain",
+					   "gain_min", "gain_max", "gain_lo", "gain_hi"};
+	struct rtable *t = rtable_new("effects", "Effects: what each setting buys", ARRAY_SIZE(cols), cols);
+	t->caption = xasprintf(
+	    "gain: how many times better %s is at `to` than at `from`, geometric mean over every "
+	    "matched pair (points equal in every other factor); > 1 means `to` is better (%s is "
+	    "%s). gain_lo..gain_hi: 95%% interval of the geometric mean from the points' confidence "
+	    "intervals. Sorted by size.",
+	    run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better");
+	right(t, numeric_cols);
+	for (size_t i = 0; i < rt->neffects; i++) {
+		const struct effect *e = &rt->effects[i];
+		const char *row[] = {
+		    run->recipe.factors[e->factor].name, run_level(run, e->factor, e->from),
+		    run_level(run, e->factor, e->to), count(e->npairs), num(e->geomean), num(e->min),
+		    num(e->max), num(e->geomean * exp(-e->u)), num(e->geomean * exp(e->u)),
+		};
+		rtable_add(t, (char *const *)row);
+	}
+	return t;
+}
+
+struct block {
+	size_t effect;
+	size_t by;
+	double spread;
+	size_t first, n;      /* range in effect.inter */
+};
+
+static int cmp_block(const void *a, const void *b)
+{
+	const struct block *x = a, *y = b;
+	if (x->spread != y->spread)
+		return x->spread < y->spread ? 1 : -1;
+	if (x->effect != y->effect)
+		return x->effect < y->effect ? -1 : 1;
+	return (x->by > y->by) - (x->by < y->by);
+}
+
+static struct rtable *interactions_table(const struct run *run, const struct report_tables *rt)
+{
+	static const char *const cols[] = {"factor", "from", "to", "by", "by_level", "pairs",
+					   "gain", "gain_min", "gain_max", "vs_main"};
+	struct rtable *t = rtable_new("interactions", "Interactions: each effect broken down by every other factor",
+				      ARRAY_SIZE(cols), cols);
+	t->caption = xstrdup(
+	    "gain of `from` -> `to` over the matched pairs where factor `by` is at `by_level`; "
+	    "vs_main: that gain over the effect's overall gain. Blocks (one effect, one other "
+	    "factor) are sorted by their spread, the largest sub-gain over the smallest: the "
+	    "strongest two-factor interactions first.");
+	right(t, numeric_cols);
+	size_t nb = 0, cap = 0;
+	struct block *b = NULL;
+	for (size_t i = 0; i < rt->neffects; i++) {
+		const struct effect *e = &rt->effects[i];
+		for (size_t k = 0; k < e->ninter;) {
+			size_t j = k;
+			double lo = INFINITY, hi = 0;
+			while (j < e->ninter && e->inter[j].by == e->inter[k].by) {
+				if (e->inter[j].geomean < lo)
+					lo = e->inter[j].geomean;
+				if (e->inter[j].geomean > hi)
+					hi = e->inter[j].geomean;
+				j++;
+			}
+			if (nb == cap) {
+				cap = cap ? 2 * cap : 32;
+				b = xrealloc(b, cap * sizeof(*b));
+			}
+			b[nb++] = (struct block){i, e->inter[k].by, hi / lo, k, j - k};
+			k = j;
+		}
+	}
+	if (nb)
+		qsort(b, nb, sizeof(*b), cmp_block);
+	for (size_t i = 0; i < nb; i++) {
+		const struct effect *e = &rt->effects[b[i].effect];
+		for (size_t k = b[i].first; k < b[i].first + b[i].n; k++) {
+			const struct interaction *in = &e->inter[k];
+			const char *row[] = {
+			    run->recipe.factors[e->factor].name, run_level(run, e->factor, e->from),
+			    run_level(run, e->factor, e->to), run->recipe.factors[in->by].name,
+			    run_level(run, in->by, in->by_level), count(in->npairs), num(in->geomean),
+			    num(in->min), num(in->max), num(in->geomean / e->geomean),
+			};
+			rtable_add(t, (char *const *)row);
+		}
+	}
+	free(b);
+	return t;
+}
+
+static void add_improvements(const struct run *run, struct rtable *t, size_t f, size_t from,
+			     size_t to, const size_t *by, size_t nby)
+{
+	size_t n;
+	struct improvement *rows = improvements_compute(&run->cells, f, from, to, by, nby,
+							 run->metric.higher_better, &n);
+	struct strbuf g = {0};
+	for (size_t i = 0; i < n; i++) {
+		sb_reset(&g);
+		for (size_t k = 0; k < nby; k++) {
+			if (k)
+				sb_putc(&g, ' ');
+			sb_printf(&g, "%s=%s", run->recipe.factors[by[k]].name,
+				  run_level(run, by[k], rows[i].group[k]));
+		}
+		const char *row[] = {
+		    run->recipe.factors[f].name, run_level(run, f, from), run_level(run, f, to),
+		    g.buf ? g.buf : "", count(rows[i].npairs), num(rows[i].base * run->metric.scale),
+		    num(rows[i].new * run->metric.scale), run->metric.unit, num(rows[i].pct),
+		    num(rows[i].pct_lo), num(rows[i].pct_hi),
+		};
+		rtable_add(t, (char *const *)row);
+	}
+	sb_free(&g);
+	improvements_free(rows, n);
+}
+
+static struct rtable *improvements_table(const struct run *run, const struct report_tables *rt)
+{
+	static const char *const cols[] = {"factor", "from", "to", "group", "pairs", "baseline", "new", "unit",
+					   "improvement_pct", "improvement_lo", "improvement_hi"};
+	struct rtable *t = rtable_new("improvements", "Improvements", ARRAY_SIZE(cols), cols);
+	right(t, numeric_cols);
+	const struct metric *m = &run->metric;
+	t->caption = xasprintf(
+	    "%s; baseline and new: geometric means over the group's matched pairs (equal in every "
+	    "other factor). improvement_lo..improvement_hi: 95%% interval from the points' "
+	    "confidence intervals.",
+	    m->higher_better ? "improvement % = 100 * (new - base) / base, the gain on a metric where higher is better"
+			     : "improvement % = 100 * (base - new) / base, the reduction of a metric where lower is better");
+	const struct report_spec *spec = &run->recipe.report;
+	if (spec->nimprovements) {
+		for (size_t i = 0; i < spec->nimprovements; i++) {
+			const struct report_improvement *im = &spec->improvements[i];
+			size_t *by = xmalloc((im->nby ? im->nby : 1) * sizeof(size_t));
+			for (size_t k = 0; k < im->nby; k++)
+				by[k] = (size_t)im->by[k];
+			add_improvements(run, t, (size_t)im->factor, (size_t)im->from, (size_t)im->to, by, im->nby);
+			free(by);
+		}
+		return t;
+	}
+	/* no improvements in the recipe: the three largest effects, by model */
+	long model = recipe_factor_index(&run->recipe, "model");
+	for (size_t i = 0, k = 0; i < rt->neffects && k < 3; i++) {
+		const struct effect *e = &rt->effects[i];
+		if ((long)e->factor == model)
+			continue;
+		size_t by = (size_t)model;
+		add_improvements(run, t, e->factor, e->from, e->to, &by, model >= 0 ? 1 : 0);
+		k++;
+	}
+	return t;
+}
+
+static struct rtable *best_table(const struct run *run, const struct report_tables *rt)
+{
+	static const char *const cols[] = {"group", "points", "baseline", "best", "unit", "gain",
+					   "best_config", "best_id"};
+	struct rtable *t = rtable_new("best", "Best configuration per group: baseline vs optimal",
+				      ARRAY_SIZE(cols), cols);
+	right(t, numeric_cols);
+	t->caption = xasprintf(
+	    "a group is an assignment of the factors the baseline leaves free; baseline: the "
+	    "group's point at the recipe's baseline%s; best: its best measured point; gain: best over "
+	    "baseline (> 1 better); best_config: the settings where best differs from the baseline.",
+	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: the first level of every factor)");
+	struct strbuf g = {0}, cfg = {0};
+	const struct cellset *cs = &run->cells;
+	for (size_t i = 0; i < rt->nbest; i++) {
+		const struct best *b = &rt->best[i];
+		sb_reset(&g);
+		sb_reset(&cfg);
+		run_cell_label(run, (size_t)b->best, run->group, run->ngroup, " ", &g);
+		for (size_t f = 0; f < run->recipe.nfactors; f++) {
+			size_t l = CELL_LEVEL(cs, b->best, f);
+			if (run->base_level[f] >= 0 && (size_t)run->base_level[f] != l) {
+				if (cfg.len)
+					sb_putc(&cfg, ' ');
+				sb_printf(&cfg, "%s=%s", run->recipe.factors[f].name, run_level(run, f, l));
+			}
+		}
+		const char *row[] = {
+		    g.buf ? g.buf : "all", count(b->ncells),
+		    b->baseline >= 0 ? num(cs->value[b->baseline] * run->metric.scale) : "",
+		    num(cs->value[b->best] * run->metric.scale), run->metric.unit, num(b->gain),
+		    cfg.len ? cfg.buf : "(the baseline)", cs->id[b->best],
+		};
+		rtable_add(t, (char *const *)row);
+	}
+	sb_free(&g);
+	sb_free(&cfg);
+	return t;
+}
+
+static struct rtable *scaling_table(const struct run *run, const struct report_tables *rt)
+{
+	static const char *const cols[] = {"series", "gpus", "throughput", "ideal", "scale_factor"};
+	struct rtable *t = rtable_new("scaling", "Scaling with the number of GPUs", ARRAY_SIZE(cols), cols);
+	right(t, numeric_cols);
+	t->caption = xstrdup("throughput (samples/s) against GPU count; ideal: the smallest count's "
+			     "throughput times the count ratio; scale_factor: throughput over ideal.");
+	size_t *others = xmalloc(run->recipe.nfactors * sizeof(size_t));
+	size_t no = 0;
+	for (size_t f = 0; f < run->recipe.nfactors; f++)
+		if ((long)f != rt->scaling_factor && run->recipe.factors[f].nlevels > 1)
+			others[no++] = f;
+	struct strbuf s = {0};
+	for (size_t i = 0; i < rt->nscaling; i++) {
+		const struct scaling_series *ser = &rt->scaling[i];
+		sb_reset(&s);
+		run_cell_label(run, (size_t)ser->first, others, no, " ", &s);
+		for (size_t k = 0; k < ser->npoints; k++) {
+			const struct scaling_point *p = &ser->pt[k];
+			const char *row[] = {s.buf ? s.buf : "all", num(p->count), num(p->thr),
+					     num(p->ideal), num(p->scale)};
+			rtable_add(t, (char *const *)row);
+		}
+	}
+	sb_free(&s);
+	free(others);
+	return t;
+}
+
+static struct rtable *failures_table(const struct run *run)
+{
+	size_t nf = run->recipe.nfactors;
+	const char **cols = xmalloc((nf + 3) * sizeof(char *));
+	cols[0] = "id";
+	for (size_t f = 0; f < nf; f++)
+		cols[1 + f] = run->recipe.factors[f].name;
+	cols[1 + nf] = "status";
+	cols[2 + nf] = "reason";
+	struct rtable *t = rtable_new("failures", "Points left out of the figures", nf + 3, cols);
+	t->caption = xasprintf("failed, unsupported, or without a positive %s value", run->metric.name);
+	const char **row = xmalloc((nf + 3) * sizeof(char *));
+	for (size_t i = 0; i < run->nfailures; i++) {
+		const struct failure *fl = &run->failures[i];
+		row[0] = fl->id;
+		for (size_t f = 0; f < nf; f++)
+			row[1 + f] = fl->levels[f];
+		row[1 + nf] = fl->status;
+		row[2 + nf] = fl->reason;
+		rtable_add(t, (char *const *)row);
+	}
+	free(row);
+	free(cols);
+	return t;
+}
+
+/* Series at the baseline (in every factor the baseline fixes) first, then
+ * in cell order, for the figure that shows only the first few. */
+static const struct run *scaling_run;
+static long scaling_f;
+static int at_baseline(const struct scaling_series *s)
+{
+	const struct run *run = scaling_run;
+	for (size_t f = 0; f < run->recipe.nfactors; f++)
+		if ((long)f != scaling_f && run->base_level[f] >= 0 &&
+		    CELL_LEVEL(&run->cells, s->first, f) != (size_t)run->base_level[f])
+			return 0;
+	return 1;
+}
+static int cmp_series(const void *a, const void *b)
+{
+	const struct scaling_series *x = a, *y = b;
+	int bx = at_baseline(x), by = at_baseline(y);
+	if (bx != by)
+		return by - bx;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+void report_tables_build(const struct run *run, struct report_tables *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	const struct recipe *r = &run->recipe;
+	rt->effects = effects_compute(&run->cells, run->ref, run->metric.higher_better, &rt->neffects);
+	rt->best = best_compute(&run->cells, run->group, run->ngroup, run->base_level,
+				run->metric.higher_better, &rt->nbest, &rt->cell_group);
+	rt->scaling_factor = recipe_factor_index(r, "gpus");
+	if (rt->scaling_factor >= 0 && r->factors[rt->scaling_factor].nlevels > 1) {
+		size_t f = (size_t)rt->scaling_factor;
+		rt->scaling_count = xmalloc(r->factors[f].nlevels * sizeof(double));
+		int numeric = 1;
+		for (size_t l = 0; l < r->factors[f].nlevels; l++)
+			if (parse_double(r->factors[f].levels[l], &rt->scaling_count[l]) != 0)
+				numeric = 0;
+		if (numeric)
+			rt->scaling = scaling_compute(&run->cells, f, rt->scaling_count, &rt->nscaling);
+		scaling_run = run;
+		scaling_f = (long)f;
+		if (rt->nscaling)
+			qsort(rt->scaling, rt->nscaling, sizeof(*rt->scaling), cmp_series);
+	} else {
+		rt->scaling_factor = -1;
+	}
+	rt->scatter_x = recipe_factor_index(r, "model");
+	if (rt->scatter_x < 0 || r->factors[rt->scatter_x].nlevels < 2) {
+		rt->scatter_x = -1;
+		for (size_t f = 0; f < r->nfactors; f++)
+			if (r->factors[f].nlevels > 1 &&
+			    (rt->scatter_x < 0 || r->factors[f].nlevels > r->factors[rt->scatter_x].nlevels))
+				rt->scatter_x = (long)f;
+	}
+	rt->t[rt->n++] = effects_table(run, rt);
+	rt->t[rt->n++] = interactions_table(run, rt);
+	rt->t[rt->n++] = improvements_table(run, rt);
+	rt->t[rt->n++] = best_table(run, rt);
+	if (rt->scaling_factor >= 0)
+		rt->t[rt->n++] = scaling_table(run, rt);
+	rt->t[rt->n++] = failures_table(run);
+}
+
+void report_tables_free(struct report_tables *rt)
+{
+	for (size_t i = 0; i < rt->n; i++)
+		rtable_free(rt->t[i]);
+	effects_free(rt->effects, rt->neffects);
+	best_free(rt->best, rt->nbest);
+	free(rt->cell_group);
+	scaling_free(rt->scaling, rt->nscaling);
+	free(rt->scaling_count);
+	memset(rt, 0, sizeof(*rt));
+}

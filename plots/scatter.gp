@@ -1,0 +1,15 @@
+# scatter.gp - one dot per point: a categorical factor on x, each dot moved
+# sideways by a deterministic jitter (hash of the point id), the metric on a
+# log y axis, coloured by the level of another factor (one data block each).
+# Keys: @TITLE@ @XLABEL@ @YLABEL@ @XTICS@ @XMAX@ @KEYTITLE@ @EXTRA@ @PLOT@
+set title "@TITLE@"
+set xlabel "@XLABEL@"
+set ylabel "@YLABEL@"
+set logscale y
+set format y "%g"
+set xrange [-0.5:@XMAX@]
+set xtics (@XTICS@)
+set grid noxtics ytics mytics
+set key outside right top vertical title "@KEYTITLE@" Left reverse
+@EXTRA@
+plot @PLOT@

@@ -1,0 +1,45 @@
+# matrix report on a run with known answers (tests/report/engine.sh):
+# effects, interactions, improvements, best configuration and scaling must be
+# recovered exactly (golden tables), every figure drawn, the pages written.
+. "$top_srcdir/tests/setup"
+golden=$top_srcdir/tests/report/golden
+sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
+"$MATRIX" run known.yaml --out run > run.txt 2> run.err || [ $? = 1 ] || fail "run failed: $(cat run.err)"
+expect_status 0 "$MATRIX" report run > out.txt 2> err.txt
+expect_grep "run/report.html" out.txt "report prints where the page is"
+for t in effects interactions improvements best scaling failures; do
+	cmp "$golden/$t.csv" "run/tables/$t.csv" || { diff "$golden/$t.csv" "run/tables/$t.csv" >&2; fail "tables/$t.csv differs from the golden file"; }
+done
+# the known answers, spelled out
+expect_grep '^A,off,on,B,off,12,1.5,1.5,1.5,' run/tables/interactions.csv "A buys x1.5 when B=off"
+expect_grep '^A,off,on,B,on,11,3,3,3,' run/tables/interactions.csv "A buys x3 when B=on"
+expect_grep '^C,x,y,22,1,1,1,' run/tables/effects.csv "C buys nothing"
+expect_grep '^A,off,on,model=small B=off,6,.*,50,' run/tables/improvements.csv "A: +50 % at B=off"
+expect_grep '^A,off,on,model=small B=on,6,.*,200,' run/tables/improvements.csv "A: +200 % at B=on"
+# figures: every one drawn, svg and png, not empty
+for f in scatter_model_A scatter_model_B normalised bars_model_B scaling effects best; do
+	[ -s "run/plots/$f.svg" ] || fail "plots/$f.svg missing or empty"
+	[ -s "run/plots/$f.png" ] || fail "plots/$f.png missing or empty"
+	[ -s "run/plots/$f.gp" ] || fail "plots/$f.gp missing"
+	expect_grep "$f" run/report.md "report.md shows $f"
+done
+expect_eq "$(grep -c '<svg' run/report.html)" 7 "inline SVGs in report.html"
+expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
+expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
+expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
+expect_grep 'samples/s' run/plots/scatter_model_A.gp "units on the axis"
+# the same figures again: deterministic (jitter from ids, sorted cells)
+cp run/plots/scatter_model_A.dat first.dat
+"$MATRIX" report --quiet run
+cmp first.dat run/plots/scatter_model_A.dat || fail "scatter data changed between two reports"
+# step time: improvement = 100 * (base - new) / base
+expect_status 0 "$MATRIX" report --quiet --metric step_ms run
+expect_grep '^A,off,on,model=small B=off,6,.*,33.3333,' run/tables/improvements.csv "step time -33 %"
+expect_grep '^A,off,on,model=small B=on,6,.*,66.6667,' run/tables/improvements.csv "step time -67 %"
+expect_grep '^A,off,on,B,on,11,3,3,3,' run/tables/interactions.csv "gain is the same on times"
+# a run that is still going: a torn last line is dropped, the rest reported
+head -n 20 run/results.csv > part.csv && printf '4a3e0293,1,0,sm' >> part.csv
+mkdir going && cp run/recipe.yaml going/ && mv part.csv going/results.csv
+expect_status 0 "$MATRIX" report --quiet going
+expect_grep 'still going or was interrupted' going/report.md "torn line noticed"
+echo ok
