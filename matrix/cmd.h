@@ -14,6 +14,7 @@ struct cmd_entry {
 int cmd_expand(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* Print "usage: matrix <usage>" for the named command to stderr; returns 2. */
 int cmd_usage(const char *name);

@@ -15,6 +15,8 @@ static const struct cmd_entry commands[] = {
 	 "run every point of a recipe, each in a fresh process"},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories"},
+	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--fail-on-regression PCT]",
+	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions"},
 };
 
 int cmd_usage(const char *name)

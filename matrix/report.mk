@@ -16,7 +16,7 @@ matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
 	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 
-matrix_matrix_SOURCES += matrix/cmd_report.c
+matrix_matrix_SOURCES += matrix/cmd_report.c matrix/cmd_compare.c
 # libreport uses libmatrix: list libmatrix again after it for the static link
 matrix_matrix_LDADD += matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
@@ -35,9 +35,13 @@ check_PROGRAMS += tests/report/effects_test
 tests_report_effects_test_SOURCES = tests/report/effects_test.c
 tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/report/effects_test
-TESTS += tests/report/report.sh
+TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh
+CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
+	tests/report/compare.sh \
+	tests/report/bad_input.sh \
+	tests/report/html.sh \
 	tests/report/engine.sh \
 	tests/report/known.yaml.in \
 	tests/report/golden/effects.csv \

@@ -1,0 +1,246 @@
+/* cmd_compare.c - `matrix compare DIR_A DIR_B [--metric NAME]
+ * [--fail-on-regression PCT]`: join the points of two runs by their factor
+ * values, print B over A per point with the combined uncertainty, the
+ * geometric mean over all matched points, and mark the changes that lie
+ * beyond the combined 95% confidence intervals.
+ *
+ * The ratio is a gain: B's metric over A's when higher is better, A's over
+ * B's when lower is better, so that > 1 always means B is better. A point
+ * regressed by 100 * (1 - gain) percent. Exit status: 0; 1 when
+ * --fail-on-regression PCT is given and some matched point regressed by more
+ * than PCT percent; 2 on bad input or no matched point. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "report.h"
+#include "util.h"
+
+struct keyed {
+	char *key;            /* "name=level\n" over the joined factors, by name */
+	size_t cell;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+static const struct recipe *name_r;
+static int cmp_fname(const void *a, const void *b)
+{
+	return strcmp(name_r->factors[*(const size_t *)a].name, name_r->factors[*(const size_t *)b].name);
+}
+
+/* The factors of run a that run b also has, sorted by name; every other
+ * factor of either run must have a single level. Returns -1 after printing. */
+static int join_factors(const struct run *a, const struct run *b, size_t *fa, size_t *fb, size_t *n)
+{
+	*n = 0;
+	for (size_t f = 0; f < a->recipe.nfactors; f++) {
+		long g = recipe_factor_index(&b->recipe, a->recipe.factors[f].name);
+		if (g >= 0) {
+			fa[(*n)++] = f;
+			continue;
+		}
+		if (a->recipe.factors[f].nlevels > 1) {
+			error("factor '%s' is only in '%s' and has several levels: points cannot be matched",
+			      a->recipe.factors[f].name, a->dir);
+			return -1;
+		}
+	}
+	for (size_t g = 0; g < b->recipe.nfactors; g++)
+		if (recipe_factor_index(&a->recipe, b->recipe.factors[g].name) < 0 &&
+		    b->recipe.factors[g].nlevels > 1) {
+			error("factor '%s' is only in '%s' and has several levels: points cannot be matched",
+			      b->recipe.factors[g].name, b->dir);
+			return -1;
+		}
+	name_r = &a->recipe;
+	qsort(fa, *n, sizeof(size_t), cmp_fname);
+	for (size_t i = 0; i < *n; i++)
+		fb[i] = (size_t)recipe_factor_index(&b->recipe, a->recipe.factors[fa[i]].name);
+	return 0;
+}
+
+static char *cell_key(const struct run *run, size_t c, const size_t *fs, size_t n)
+{
+	struct strbuf sb = {0};
+	for (size_t i = 0; i < n; i++)
+		sb_printf(&sb, "%s=%s\n", run->recipe.factors[fs[i]].name,
+			  run_level(run, fs[i], CELL_LEVEL(&run->cells, c, fs[i])));
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+struct match {
+	size_t a, b;          /* cells */
+	double gain;          /* > 1: B better */
+	double u;             /* half-width of the 95% CI of log(gain); NaN unknown */
+};
+
+static int cmp_match(const void *x, const void *y)
+{
+	const struct match *p = x, *q = y;
+	if (p->gain != q->gain)
+		return p->gain < q->gain ? -1 : 1;
+	return (p->b > q->b) - (p->b < q->b);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	const char *dirs[2] = {NULL, NULL};
+	const char *metric = NULL;
+	double fail_pct = NAN;
+	int ndirs = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *val = NULL;
+		if (strcmp(arg, "--metric") == 0 || strcmp(arg, "--fail-on-regression") == 0) {
+			if (i + 1 == argc) {
+				error("option '%s' needs a value", arg);
+				return cmd_usage("compare");
+			}
+			val = argv[++i];
+		} else if (strncmp(arg, "--metric=", 9) == 0) {
+			arg = "--metric";
+			val = argv[i] + 9;
+		} else if (strncmp(arg, "--fail-on-regression=", 21) == 0) {
+			arg = "--fail-on-regression";
+			val = argv[i] + 21;
+		} else if (arg[0] == '-' && arg[1]) {
+			error("unknown option '%s'", arg);
+			return cmd_usage("compare");
+		} else {
+			if (ndirs == 2) {
+				error("compare takes two run directories");
+				return cmd_usage("compare");
+			}
+			dirs[ndirs++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--metric") == 0) {
+			metric = val;
+		} else if (parse_double(val, &fail_pct) != 0 || fail_pct < 0) {
+			error("--fail-on-regression wants a percentage >= 0, not '%s'", val);
+			return cmd_usage("compare");
+		}
+	}
+	if (ndirs != 2)
+		return cmd_usage("compare");
+
+	struct run a, b;
+	if (run_load(&a, dirs[0], metric, stderr) != 0)
+		return 2;
+	if (run_load(&b, dirs[1], metric ? metric : a.metric.name, stderr) != 0) {
+		run_free(&a);
+		return 2;
+	}
+	int rc = 2;
+	size_t nf;
+	size_t *fa = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
+	size_t *fb = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
+	struct keyed *ka = xmalloc((a.cells.ncells + 1) * sizeof(*ka));
+	struct match *m = xmalloc((b.cells.ncells + 1) * sizeof(*m));
+	size_t nm = 0, nka = 0;
+	if (join_factors(&a, &b, fa, fb, &nf) != 0)
+		goto out;
+	for (size_t c = 0; c < a.cells.ncells; c++) {
+		ka[c].key = cell_key(&a, c, fa, nf);
+		ka[c].cell = c;
+		nka++;
+	}
+	qsort(ka, a.cells.ncells, sizeof(*ka), cmp_keyed);
+	const struct metric *mt = &a.metric;
+	for (size_t c = 0; c < b.cells.ncells; c++) {
+		struct keyed probe = {cell_key(&b, c, fb, nf), c};
+		struct keyed *hit = bsearch(&probe, ka, a.cells.ncells, sizeof(*ka), cmp_keyed);
+		free(probe.key);
+		if (!hit)
+			continue;
+		struct match *x = &m[nm++];
+		x->a = hit->cell;
+		x->b = c;
+		x->gain = effects_gain(a.cells.value[x->a], b.cells.value[x->b], mt->higher_better);
+		x->u = sqrt(a.cells.u[x->a] * a.cells.u[x->a] + b.cells.u[x->b] * b.cells.u[x->b]);
+	}
+	if (nm == 0) {
+		error("no point of '%s' has the settings of a point of '%s'", dirs[1], dirs[0]);
+		goto out;
+	}
+	qsort(m, nm, sizeof(*m), cmp_match);
+
+	printf("%s: %s, %s; gain = B over A (> 1: B better), worst first\n", mt->name,
+	       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
+	printf("A: %s\nB: %s\n\n", dirs[0], dirs[1]);
+	printf("%-44s %12s %12s %8s %17s %9s  %s\n", "point", "A", "B", "gain", "95% CI", "change", "");
+	size_t faster = 0, slower = 0, noise = 0, unknown = 0, regressed = 0;
+	double slog = 0, su2 = 0;
+	struct strbuf lab = {0};
+	for (size_t i = 0; i < nm; i++) {
+		const struct match *x = &m[i];
+		sb_reset(&lab);
+		for (size_t f = 0; f < a.recipe.nfactors; f++) {
+			if (a.recipe.factors[f].nlevels < 2)
+				continue;
+			if (lab.len)
+				sb_putc(&lab, ' ');
+			sb_printf(&lab, "%s=%s", a.recipe.factors[f].name,
+				  run_level(&a, f, CELL_LEVEL(&a.cells, x->a, f)));
+		}
+		const char *mark;
+		if (isnan(x->u)) {
+			mark = "(no CI)";
+			unknown++;
+		} else if (log(x->gain) > x->u) {
+			mark = "faster";
+			faster++;
+		} else if (-log(x->gain) > x->u) {
+			mark = "SLOWER";
+			slower++;
+		} else {
+			mark = "~";
+			noise++;
+		}
+		char ci[48] = "";
+		if (!isnan(x->u))
+			snprintf(ci, sizeof(ci), "%.4f..%.4f", x->gain * exp(-x->u), x->gain * exp(x->u));
+		double change = 100.0 * (x->gain - 1);
+		printf("%-44s %12.6g %12.6g %8.4f %17s %+8.2f%%  %s\n", lab.len ? lab.buf : "(all)",
+		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale, x->gain, ci, change,
+		       mark);
+		slog += log(x->gain);
+		su2 += x->u * x->u;
+		if (!isnan(fail_pct) && 100.0 * (1 - x->gain) > fail_pct)
+			regressed++;
+	}
+	sb_free(&lab);
+	double gm = exp(slog / (double)nm), gu = sqrt(su2) / (double)nm;
+	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %.4f",
+	       nm, a.cells.ncells - nm, b.cells.ncells - nm, gm);
+	if (!isnan(gu))
+		printf(" (95%% CI %.4f..%.4f)", gm * exp(-gu), gm * exp(gu));
+	printf(" = %+.2f%%\n", 100.0 * (gm - 1));
+	printf("beyond the combined 95%% CIs: %zu faster, %zu slower; %zu within noise", faster, slower, noise);
+	if (unknown)
+		printf(", %zu without a CI", unknown);
+	printf("\n");
+	rc = 0;
+	if (!isnan(fail_pct) && regressed) {
+		printf("regression: %zu matched points slower by more than %g%%\n", regressed, fail_pct);
+		rc = 1;
+	}
+out:
+	for (size_t c = 0; c < nka; c++)
+		free(ka[c].key);
+	free(ka);
+	free(m);
+	free(fa);
+	free(fb);
+	run_free(&a);
+	run_free(&b);
+	return rc;
+}

@@ -1,0 +1,36 @@
+# matrix report on bad input: no gnuplot (tables and pages still written,
+# exit 1, the Debian package named), no results, not a run directory,
+# failed rows and rows without the metric listed, not drawn.
+. "$top_srcdir/tests/setup"
+sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
+"$MATRIX" run known.yaml --out run > /dev/null 2>&1 || [ $? = 1 ] || fail "run failed"
+# no gnuplot
+GNUPLOT=/nonexistent/gnuplot expect_status 1 "$MATRIX" report run > out.txt 2> err.txt
+expect_grep "gnuplot not found ('/nonexistent/gnuplot'): install the Debian package gnuplot-nox" err.txt "names the package"
+for t in effects interactions improvements best scaling failures; do [ -s run/tables/$t.csv ] || fail "tables/$t.csv not written"; done
+[ -s run/report.html ] && [ -s run/report.md ] || fail "pages not written"
+expect_grep 'Figure not drawn: gnuplot not found' run/report.html "page says why"
+[ ! -e run/plots/effects.svg ] || fail "an svg appeared without gnuplot"
+# not a run directory / no results
+mkdir empty
+expect_status 2 "$MATRIX" report empty 2> e1.txt
+expect_eq "$(cat e1.txt)" "matrix: 'empty' is not a run directory (no recipe.yaml)" "no recipe"
+mkdir norows && cp run/recipe.yaml norows/
+expect_status 2 "$MATRIX" report norows 2> e2.txt
+expect_eq "$(cat e2.txt)" "matrix: no results in 'norows' yet (results.csv is missing)" "no results.csv"
+head -n 1 run/results.csv > norows/results.csv
+expect_status 2 "$MATRIX" report norows 2> e3.txt
+expect_eq "$(cat e3.txt)" "matrix: no results in 'norows' yet (results.csv has no rows)" "header only"
+# a row without the metric and a failed row: listed, not drawn
+mkdir holes && cp run/recipe.yaml holes/
+awk -F, 'BEGIN { OFS = "," } NR == 2 { $11 = "" } NR == 3 { $9 = "failed"; $10 = "engine exited 1"; $11 = "" } { print }' \
+	run/results.csv > holes/results.csv
+expect_status 0 "$MATRIX" report --quiet holes
+expect_eq "$(tail -n +2 holes/tables/failures.csv | wc -l | tr -d ' ')" 4 "failure rows (2 unsupported + 2)"
+expect_grep ',ok,no positive throughput value$' holes/tables/failures.csv "no metric listed"
+expect_grep ',failed,engine exited 1$' holes/tables/failures.csv "failure listed"
+expect_eq "$(cat holes/plots/scatter_model_A.dat | grep -c .)" 44 "44 dots drawn (46 - 2)"
+# usage
+expect_status 2 "$MATRIX" report 2> u.txt
+expect_grep 'usage: matrix report' u.txt "usage"
+echo ok

@@ -1,0 +1,29 @@
+# matrix compare: B is A with every point of model=big, A=on 20 % slower;
+# the geometric mean is 0.8^(11/46), the 11 points are marked slower beyond
+# the combined CIs, --fail-on-regression decides the exit status.
+. "$top_srcdir/tests/setup"
+sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
+"$MATRIX" run known.yaml --out a > /dev/null 2>&1 || [ $? = 1 ] || fail "run failed"
+mkdir b && cp a/recipe.yaml b/
+# columns: 4 model, 5 A, 11 throughput, 13-15 step_ms and its CI
+awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $5 == "on" && $11 != "" {
+	$11 = $11 * 0.8; $13 = $13 / 0.8; $14 = $14 / 0.8; $15 = $15 / 0.8 } { print }' a/results.csv > b/results.csv
+expect_status 0 "$MATRIX" compare a b > out.txt
+expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.9480 ' out.txt "geometric mean"
+expect_grep '0 faster, 11 slower; 35 within noise' out.txt "changes beyond the CIs"
+expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8000  *0.7779..0.8227  *-20.00%  SLOWER' out.txt "one point"
+expect_status 1 "$MATRIX" compare a b --fail-on-regression 10 > out10.txt
+expect_grep '^regression: 11 matched points slower by more than 10%' out10.txt "regression line"
+expect_status 0 "$MATRIX" compare a b --fail-on-regression 25 > /dev/null
+# the same on step time: the gain does not depend on the metric's direction
+expect_status 0 "$MATRIX" compare --metric step_ms a b > ms.txt
+expect_grep 'geometric mean gain 0.9480 ' ms.txt "step time geometric mean"
+# bad input
+expect_status 2 "$MATRIX" compare a 2> err1.txt
+expect_grep 'usage: matrix compare' err1.txt "usage"
+expect_status 2 "$MATRIX" compare a b --fail-on-regression lots 2> err2.txt
+expect_grep "not 'lots'" err2.txt "bad percentage"
+mkdir empty
+expect_status 2 "$MATRIX" compare a empty 2> err3.txt
+expect_grep "'empty' is not a run directory (no recipe.yaml)" err3.txt "not a run directory"
+echo ok
