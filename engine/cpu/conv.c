@@ -1,0 +1,348 @@
+/* conv.c - 2-D convolution on the CPU: im2col + GEMM, NCHW and NHWC.
+ *
+ * NCHW: per sample, y_n[Co, P] = W[Co, K] x col[K, P] with K = C*kh*kw and
+ * P the output pixels, split into pixel chunks so that col stays in cache
+ * and so that a batch smaller than the thread count still uses every thread.
+ * NHWC: y[N*P, Co] = col[N*P, K] x W^T in row blocks. In both layouts the
+ * column index k is (c, i, j) as in PyTorch's weight (Co, C, kh, kw), so one
+ * weight tensor serves both. 1x1 stride-1 convolutions skip im2col.
+ * Backward is per sample (col2im of different samples never overlap), with a
+ * weight-gradient partial per thread, summed at the end. */
+#include "config.h"
+#include "cpu.h"
+#include "pool.h"
+#include "../backend.h"
+
+#include <string.h>
+
+#define TF(g, i) ((float *)(g)->t[(i)].data)
+#define ACC(o, k) (((o)->acc >> (k)) & 1)
+
+typedef struct conv_geo {
+    int N, C, H, W;   /* input */
+    int Co, OH, OW;   /* output */
+    int kh, kw, s, p; /* kernel, stride, padding */
+    int K;            /* C * kh * kw */
+    int P;            /* OH * OW */
+    int nhwc;
+    int pointwise;    /* 1x1, stride 1, no padding */
+} conv_geo;
+
+static conv_geo conv_geometry(const graph *g, const op *o)
+{
+    const tensor *x = &g->t[o->in[0]], *y = &g->t[o->type == OP_CONV ? o->out[0] : o->in[0]];
+    conv_geo c;
+    c.N = x->shape[0]; c.C = x->shape[1]; c.H = x->shape[2]; c.W = x->shape[3];
+    if (o->type == OP_CONV_BWD) {
+        x = &g->t[o->in[1]];
+        c.N = x->shape[0]; c.C = x->shape[1]; c.H = x->shape[2]; c.W = x->shape[3];
+    }
+    c.Co = y->shape[1]; c.OH = y->shape[2]; c.OW = y->shape[3];
+    c.kh = o->kh; c.kw = o->kw; c.s = o->stride; c.p = o->pad;
+    c.K = c.C * c.kh * c.kw;
+    c.P = c.OH * c.OW;
+    c.nhwc = x->layout == LAYOUT_NHWC;
+    c.pointwise = c.kh == 1 && c.kw == 1 && c.s == 1 && c.p == 0;
+    return c;
+}
+
+/* Forward work split: NCHW pixel chunk (columns) or NHWC row block (rows). */
+static void conv_split(const conv_geo *c, int nt, long *items, long *len)
+{
+    long target = (1L << 18) / (c->K > 0 ? c->K : 1); /* ~1 MiB of col */
+    if (target < 64)
+        target = 64;
+    if (!c->nhwc) {
+        long chunk = c->P <= target ? c->P : target;
+        long per = (c->P + chunk - 1) / chunk;
+        if ((long)c->N * per < nt) {
+            per = (nt + c->N - 1) / c->N;
+            if (per > c->P)
+                per = c->P;
+            chunk = (c->P + per - 1) / per;
+            per = (c->P + chunk - 1) / chunk;
+        }
+        *len = chunk;
+        *items = (long)c->N * per;
+    } else {
+        long rows = (long)c->N * c->P;
+        long blk = target < rows ? target : rows;
+        if ((rows + blk - 1) / blk < nt)
+            blk = (rows + nt - 1) / nt;
+        if (blk < 1)
+            blk = 1;
+        *len = blk;
+        *items = (rows + blk - 1) / blk;
+    }
+}
+
+/* col[k][q] for output pixels [p0, p1) of one NCHW sample x. */
+static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float *col)
+{
+    int L = p1 - p0;
+    for (int ci = 0; ci < c->C; ci++) {
+        const float *xc = x + (long)ci * c->H * c->W;
+        for (int i = 0; i < c->kh; i++)
+            for (int j = 0; j < c->kw; j++) {
+                float *dst = col + (long)((ci * c->kh + i) * c->kw + j) * L;
+                int oh = p0 / c->OW, ow = p0 % c->OW;
+                for (int q = 0; q < L; q++) {
+                    int ih = oh * c->s - c->p + i, iw = ow * c->s - c->p + j;
+                    dst[q] = (unsigned)ih < (unsigned)c->H && (unsigned)iw < (unsigned)c->W
+                                 ? xc[ih * c->W + iw] : 0.0f;
+                    if (++ow == c->OW) {
+                        ow = 0;
+                        oh++;
+                    }
+                }
+            }
+    }
+}
+
+/* dx += col2im(dcol) for one NCHW sample; dcol is [K][P]. */
+static void col2im_nchw(const float *dcol, const conv_geo *c, float *dx)
+{
+    for (int ci = 0; ci < c->C; ci++) {
+        float *dxc = dx + (long)ci * c->H * c->W;
+        for (int i = 0; i < c->kh; i++)
+            for (int j = 0; j < c->kw; j++) {
+                const float *src = dcol + (long)((ci * c->kh + i) * c->kw + j) * c->P;
+                for (int oh = 0; oh < c->OH; oh++) {
+                    int ih = oh * c->s - c->p + i;
+                    if ((unsigned)ih >= (unsigned)c->H)
+                        continue;
+                    for (int ow = 0; ow < c->OW; ow++) {
+                        int iw = ow * c->s - c->p + j;
+                        if ((unsigned)iw < (unsigned)c->W)
+                            dxc[ih * c->W + iw] += src[oh * c->OW + ow];
+                    }
+                }
+            }
+    }
+}
+
+/* col[r - r0][k] for global output rows [r0, r1) of an NHWC batch x. */
+static void im2col_nhwc(const float *x, const conv_geo *c, long r0, long r1, float *col)
+{
+    int khw = c->kh * c->kw;
+    for (long r = r0; r < r1; r++) {
+        int n = r / c->P, q = r % c->P, oh = q / c->OW, ow = q % c->OW;
+        float *dst = col + (r - r0) * c->K;
+        for (int i = 0; i < c->kh; i++)
+            for (int j = 0; j < c->kw; j++) {
+                int ih = oh * c->s - c->p + i, iw = ow * c->s - c->p + j;
+                float *d = dst + i * c->kw + j;
+                if ((unsigned)ih < (unsigned)c->H && (unsigned)iw < (unsigned)c->W) {
+                    const float *src = x + (((long)n * c->H + ih) * c->W + iw) * c->C;
+                    for (int ci = 0; ci < c->C; ci++)
+                        d[ci * khw] = src[ci];
+                } else
+                    for (int ci = 0; ci < c->C; ci++)
+                        d[ci * khw] = 0.0f;
+            }
+    }
+}
+
+/* dx_n += col2im(dcol) for one NHWC sample; dcol is [P][K]. */
+static void col2im_nhwc(const float *dcol, const conv_geo *c, float *dx)
+{
+    int khw = c->kh * c->kw;
+    for (int q = 0; q < c->P; q++) {
+        int oh = q / c->OW, ow = q % c->OW;
+        const float *src = dcol + (long)q * c->K;
+        for (int i = 0; i < c->kh; i++)
+            for (int j = 0; j < c->kw; j++) {
+                int ih = oh * c->s - c->p + i, iw = ow * c->s - c->p + j;
+                if ((unsigned)ih >= (unsigned)c->H || (unsigned)iw >= (unsigned)c->W)
+                    continue;
+                float *d = dx + ((long)ih * c->W + iw) * c->C;
+                const float *s = src + i * c->kw + j;
+                for (int ci = 0; ci < c->C; ci++)
+                    d[ci] += s[ci * khw];
+            }
+    }
+}
+
+size_t cpu_conv_workspace(const graph *g, const op *o)
+{
+    conv_geo c = conv_geometry(g, o);
+    int nt = pool_threads();
+    if (o->type == OP_CONV) {
+        long items, len;
+        conv_split(&c, nt, &items, &len);
+        return c.pointwise ? 0 : (size_t)nt * len * c.K * sizeof(float);
+    }
+    return (size_t)nt * (2L * c.K * c.P + (long)c.Co * c.K + c.Co) * sizeof(float);
+}
+
+struct conv_ctx {
+    graph *g;
+    op *o;
+    conv_geo c;
+    long items, len;
+    float *ws;
+    size_t ws_per; /* floats per thread */
+};
+
+static void conv_fwd_run(void *p, int tid, int nt)
+{
+    struct conv_ctx *x = p;
+    const conv_geo *c = &x->c;
+    graph *g = x->g;
+    op *o = x->o;
+    const float *in = TF(g, o->in[0]), *w = TF(g, o->in[1]);
+    const float *bias = o->in[2] >= 0 ? TF(g, o->in[2]) : NULL;
+    const float *res = o->in[3] >= 0 ? TF(g, o->in[3]) : NULL;
+    float *y = TF(g, o->out[0]);
+    float *pre = o->out[1] >= 0 ? TF(g, o->out[1]) : NULL;
+    float *col = x->ws + (size_t)tid * x->ws_per;
+    long lo, hi;
+    pool_range(x->items, tid, nt, &lo, &hi);
+    for (long it = lo; it < hi; it++) {
+        if (!c->nhwc) {
+            long per = (c->P + x->len - 1) / x->len;
+            int n = it / per, p0 = (it % per) * x->len;
+            int p1 = p0 + x->len < c->P ? p0 + x->len : c->P;
+            const float *xn = in + (long)n * c->C * c->H * c->W;
+            float *yn = y + (long)n * c->Co * c->P;
+            const float *B = xn + p0;
+            int ldb = c->P;
+            if (!c->pointwise) {
+                im2col_nchw(xn, c, p0, p1, col);
+                B = col;
+                ldb = p1 - p0;
+            }
+            cpu_gemm(0, 0, c->Co, p1 - p0, c->K, 1.0f, w, c->K, B, ldb, 0.0f,
+                     yn + p0, c->P);
+            cpu_epi e = {bias, 0, res ? res + (long)n * c->Co * c->P : NULL, c->P,
+                         o->act, pre ? pre + (long)n * c->Co * c->P : NULL, c->P};
+            cpu_epilogue(&e, yn, c->P, 0, c->Co, p0, p1);
+        } else {
+            long rows = (long)c->N * c->P;
+            long r0 = it * x->len, r1 = r0 + x->len < rows ? r0 + x->len : rows;
+            const float *A = in + r0 * c->C;
+            if (!c->pointwise) {
+                im2col_nhwc(in, c, r0, r1, col);
+                A = col;
+            }
+            cpu_gemm(0, 1, r1 - r0, c->Co, c->K, 1.0f, A, c->K, w, c->K, 0.0f,
+                     y + r0 * c->Co, c->Co);
+            cpu_epi e = {bias, 1, res, c->Co, o->act, pre, c->Co};
+            cpu_epilogue(&e, y, c->Co, r0, r1, 0, c->Co);
+        }
+    }
+}
+
+void cpu_conv(graph *g, op *o)
+{
+    struct conv_ctx x = {g, o, conv_geometry(g, o), 0, 0, backend_ws, 0};
+    int nt = pool_threads();
+    conv_split(&x.c, nt, &x.items, &x.len);
+    x.ws_per = (size_t)x.len * x.c.K;
+    if (x.items < nt || nt == 1) {
+        /* fewer items than threads only for tiny outputs */
+        conv_fwd_run(&x, 0, 1);
+        return;
+    }
+    pool_run(conv_fwd_run, &x);
+}
+
+static void conv_bwd_run(void *p, int tid, int nt)
+{
+    struct conv_ctx *x = p;
+    const conv_geo *c = &x->c;
+    graph *g = x->g;
+    op *o = x->o;
+    const float *dy = TF(g, o->in[0]), *in = TF(g, o->in[1]), *w = TF(g, o->in[2]);
+    float *dx = o->out[0] >= 0 ? TF(g, o->out[0]) : NULL;
+    float *col = x->ws + (size_t)tid * x->ws_per;
+    float *dcol = col + (size_t)c->K * c->P;
+    float *dw = dcol + (size_t)c->K * c->P;
+    float *db = dw + (size_t)c->Co * c->K;
+    long lo, hi;
+    long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
+    memset(dw, 0, ((size_t)c->Co * c->K + c->Co) * sizeof(float));
+    pool_range(c->N, tid, nt, &lo, &hi);
+    for (long n = lo; n < hi; n++) {
+        const float *xn = in + n * xs, *dyn = dy + n * ys;
+        float *dxn = dx ? dx + n * xs : NULL;
+        if (!c->nhwc) {
+            const float *cl = xn;
+            if (!c->pointwise) {
+                im2col_nchw(xn, c, 0, c->P, col);
+                cl = col;
+            }
+            cpu_gemm(0, 1, c->Co, c->K, c->P, 1.0f, dyn, c->P, cl, c->P, 1.0f, dw, c->K);
+            for (int co = 0; co < c->Co; co++) {
+                float s = 0.0f;
+                for (int q = 0; q < c->P; q++)
+                    s += dyn[(long)co * c->P + q];
+                db[co] += s;
+            }
+            if (dxn) {
+                if (c->pointwise)
+                    cpu_gemm(1, 0, c->K, c->P, c->Co, 1.0f, w, c->K, dyn, c->P,
+                             ACC(o, 0) ? 1.0f : 0.0f, dxn, c->P);
+                else {
+                    cpu_gemm(1, 0, c->K, c->P, c->Co, 1.0f, w, c->K, dyn, c->P, 0.0f, dcol, c->P);
+                    if (!ACC(o, 0))
+                        memset(dxn, 0, xs * sizeof(float));
+                    col2im_nchw(dcol, c, dxn);
+                }
+            }
+        } else {
+            const float *cl = xn;
+            if (!c->pointwise) {
+                im2col_nhwc(in, c, n * c->P, (n + 1) * c->P, col);
+                cl = col;
+            }
+            cpu_gemm(1, 0, c->Co, c->K, c->P, 1.0f, dyn, c->Co, cl, c->K, 1.0f, dw, c->K);
+            for (int q = 0; q < c->P; q++)
+                for (int co = 0; co < c->Co; co++)
+                    db[co] += dyn[(long)q * c->Co + co];
+            if (dxn) {
+                if (c->pointwise)
+                    cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K,
+                             ACC(o, 0) ? 1.0f : 0.0f, dxn, c->K);
+                else {
+                    cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K, 0.0f, dcol, c->K);
+                    if (!ACC(o, 0))
+                        memset(dxn, 0, xs * sizeof(float));
+                    col2im_nhwc(dcol, c, dxn);
+                }
+            }
+        }
+    }
+}
+
+static void conv_reduce_run(void *p, int tid, int nt)
+{
+    struct conv_ctx *x = p;
+    const conv_geo *c = &x->c;
+    graph *g = x->g;
+    op *o = x->o;
+    long n = (long)c->Co * c->K + c->Co, lo, hi;
+    float *dw = TF(g, o->out[1]);
+    float *db = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;
+    pool_range(n, tid, nt, &lo, &hi);
+    for (long i = lo; i < hi; i++) {
+        int isb = i >= (long)c->Co * c->K;
+        float *dst = isb ? (db ? db + (i - (long)c->Co * c->K) : NULL) : dw + i;
+        if (!dst)
+            continue;
+        float s = (isb ? ACC(o, 2) : ACC(o, 1)) ? *dst : 0.0f;
+        for (int t = 0; t < nt; t++) {
+            const float *part = x->ws + (size_t)t * x->ws_per + 2L * c->K * c->P;
+            s += part[i];
+        }
+        *dst = s;
+    }
+}
+
+void cpu_conv_bwd(graph *g, op *o)
+{
+    struct conv_ctx x = {g, o, conv_geometry(g, o), 0, 0, backend_ws, 0};
+    x.ws_per = 2L * x.c.K * x.c.P + (long)x.c.Co * x.c.K + x.c.Co;
+    pool_run(conv_bwd_run, &x);
+    pool_run(conv_reduce_run, &x);
+}

@@ -1,0 +1,35 @@
+/* cpu.h - internals of the CPU backend (plain C + CBLAS, own thread pool). */
+#ifndef MATRIX_ENGINE_CPU_H
+#define MATRIX_ENGINE_CPU_H
+
+#include "../graph.h"
+
+/* Epilogue applied to a block of a GEMM result C:
+ * pre = C + bias + res (when pre is set); C = act(C + bias + res). */
+typedef struct cpu_epi {
+    const float *bias; /* per column (bias_per_col) or per row, or NULL */
+    int bias_per_col;
+    const float *res;  /* same shape as C, leading dimension ldres, or NULL */
+    int ldres;
+    int act;           /* enum act */
+    float *pre;        /* pre-activation copy, leading dimension ldpre, or NULL */
+    int ldpre;
+} cpu_epi;
+
+/* Row-major single-threaded C = alpha op(A) op(B) + beta C. */
+void cpu_gemm(int ta, int tb, int M, int N, int K, float alpha,
+              const float *A, int lda, const float *B, int ldb, float beta,
+              float *C, int ldc);
+/* The same split over the pool, then the epilogue e (may be NULL). */
+void cpu_par_gemm(int ta, int tb, int M, int N, int K, float alpha,
+                  const float *A, int lda, const float *B, int ldb, float beta,
+                  float *C, int ldc, const cpu_epi *e);
+void cpu_epilogue(const cpu_epi *e, float *C, int ldc, int m0, int m1, int n0,
+                  int n1);
+float cpu_act(int act, float x);
+
+/* Fill the op table of backend_cpu. */
+void cpu_ops_register(void (**table)(graph *, op *));
+size_t cpu_op_workspace(const graph *g, const op *o);
+
+#endif

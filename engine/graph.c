@@ -1,0 +1,129 @@
+/* graph.c - op graph storage, see graph.h. */
+#include "config.h"
+#include "graph.h"
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *op_names[OP_COUNT] = {
+    [OP_CONV] = "conv", [OP_CONV_BWD] = "conv_bwd", [OP_BN] = "batchnorm",
+    [OP_BN_BWD] = "batchnorm_bwd", [OP_ACT] = "act", [OP_ACT_BWD] = "act_bwd",
+    [OP_MAXPOOL] = "maxpool", [OP_MAXPOOL_BWD] = "maxpool_bwd",
+    [OP_AVGPOOL] = "avgpool", [OP_AVGPOOL_BWD] = "avgpool_bwd",
+    [OP_FLATTEN] = "flatten", [OP_FLATTEN_BWD] = "flatten_bwd",
+    [OP_LINEAR] = "linear", [OP_LINEAR_BWD] = "linear_bwd",
+    [OP_DROPOUT] = "dropout", [OP_DROPOUT_BWD] = "dropout_bwd",
+    [OP_ADD] = "add", [OP_COPY] = "copy", [OP_LOGSOFTMAX] = "log_softmax",
+    [OP_LOGSOFTMAX_BWD] = "log_softmax_bwd", [OP_NLL] = "nll",
+    [OP_NLL_BWD] = "nll_bwd", [OP_EMBED] = "embedding",
+    [OP_EMBED_BWD] = "embedding_bwd", [OP_LAYERNORM] = "layernorm",
+    [OP_LAYERNORM_BWD] = "layernorm_bwd", [OP_ATTENTION] = "attention",
+    [OP_ATTENTION_BWD] = "attention_bwd", [OP_SELECT0] = "select0",
+    [OP_SELECT0_BWD] = "select0_bwd", [OP_SGD] = "sgd", [OP_ADAMW] = "adamw",
+    [OP_EMA] = "ema",
+};
+
+const char *graph_op_name(int type)
+{
+    return type >= 0 && type < OP_COUNT && op_names[type] ? op_names[type] : "?";
+}
+
+void graph_init(graph *g)
+{
+    memset(g, 0, sizeof *g);
+    g->loss = -1;
+    g->output = -1;
+}
+
+void graph_free(graph *g)
+{
+    free(g->t);
+    free(g->ops);
+    memset(g, 0, sizeof *g);
+}
+
+int64_t graph_numel(const tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+int graph_tensor(graph *g, const char *name, int kind, int dtype, int layout,
+                 int ndim, const int64_t *shape)
+{
+    tensor *t;
+    int64_t sh[4] = {1, 1, 1, 1};
+    for (int i = 0; i < ndim; i++) /* shape may point into g->t */
+        sh[i] = shape[i];
+    if (g->nt == g->capt) {
+        g->capt = g->capt ? 2 * g->capt : 256;
+        g->t = realloc(g->t, g->capt * sizeof *g->t);
+        mallocCheck(g->t);
+    }
+    t = &g->t[g->nt];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        t->shape[i] = sh[i];
+    t->layout = layout;
+    t->dtype = dtype;
+    t->kind = kind;
+    t->bytes = (size_t)graph_numel(t) * 4;
+    t->grad = -1;
+    t->alias = -1;
+    t->first = t->last = -1;
+    return g->nt++;
+}
+
+int graph_t1(graph *g, const char *name, int kind, int64_t a)
+{
+    return graph_tensor(g, name, kind, DT_F32, LAYOUT_ROW, 1, &a);
+}
+
+int graph_t2(graph *g, const char *name, int kind, int64_t a, int64_t b)
+{
+    int64_t s[2] = {a, b};
+    return graph_tensor(g, name, kind, DT_F32, LAYOUT_ROW, 2, s);
+}
+
+int graph_t4(graph *g, const char *name, int kind, int layout, int64_t n,
+             int64_t c, int64_t h, int64_t w)
+{
+    int64_t s[4] = {n, c, h, w};
+    return graph_tensor(g, name, kind, DT_F32, layout, 4, s);
+}
+
+int graph_op(graph *g, int type, const char *name, op **out)
+{
+    op *o;
+    if (g->nops == g->capops) {
+        g->capops = g->capops ? 2 * g->capops : 256;
+        g->ops = realloc(g->ops, g->capops * sizeof *g->ops);
+        mallocCheck(g->ops);
+    }
+    o = &g->ops[g->nops];
+    memset(o, 0, sizeof *o);
+    o->type = type;
+    for (int i = 0; i < GRAPH_MAX_IN; i++)
+        o->in[i] = -1;
+    for (int i = 0; i < GRAPH_MAX_OUT; i++)
+        o->out[i] = -1;
+    o->fwd = -1;
+    snprintf(o->name, sizeof o->name, "%s", name);
+    if (out)
+        *out = o;
+    return g->nops++;
+}
+
+int graph_find(const graph *g, const char *name)
+{
+    for (int i = 0; i < g->nt; i++)
+        if (strcmp(g->t[i].name, name) == 0)
+            return i;
+    return -1;
+}

@@ -1,0 +1,41 @@
+/* measure.h - warm-up, timed steps and the stopping rule.
+ *
+ * Steps are timed one by one with CLOCK_MONOTONIC around step() (a backend
+ * with asynchronous work synchronises inside step). After the warm-up
+ * (a duration or a number of steps), steps run until min_time has passed, at
+ * least min_samples are in, and the 95% confidence interval of the median is
+ * within rel_ci of the median; or until max_time; or exactly `steps` steps
+ * when steps > 0. The interval is distribution-free: the order statistics
+ * whose ranks bound the median with 95% binomial coverage. */
+#ifndef MATRIX_ENGINE_MEASURE_H
+#define MATRIX_ENGINE_MEASURE_H
+
+typedef struct measure_cfg {
+    double warmup_s;   /* warm-up duration, seconds (when warmup_steps < 0) */
+    int warmup_steps;  /* warm-up steps, or -1 to use warmup_s */
+    double min_time;   /* seconds */
+    double max_time;   /* seconds */
+    double rel_ci;     /* target (hi - lo) / 2 / median */
+    int steps;         /* > 0: exactly this many timed steps, no CI rule */
+    int min_samples;   /* timed steps at least (CI rule) */
+} measure_cfg;
+
+typedef struct measure_result {
+    int samples;       /* timed steps */
+    double median_ms;  /* milliseconds */
+    double lo_ms;      /* 95% CI of the median, milliseconds */
+    double hi_ms;
+    double mean_ms;    /* milliseconds */
+    double total_s;    /* timed seconds */
+    double first_step_t; /* monotonic seconds at the first timed step */
+    int ci_met;        /* the interval reached rel_ci */
+} measure_result;
+
+double measure_now(void); /* CLOCK_MONOTONIC, seconds */
+/* Run step(ctx) as the configuration says; 0 on success, -1 when step
+ * failed (its return value non-zero). */
+int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measure_result *r);
+/* Median and its 95% interval of n sorted samples (ms). */
+void measure_median_ci(const double *sorted, int n, double *med, double *lo, double *hi);
+
+#endif

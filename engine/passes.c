@@ -1,0 +1,543 @@
+/* passes.c - graph rewrites, see passes.h. */
+#include "config.h"
+#include "passes.h"
+#include "check.h"
+#include "mem.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TF(g, i) ((float *)(g)->t[(i)].data)
+
+/* Number of live forward ops reading tensor t; *only gets the last one. */
+static int consumers(const graph *g, int t, int *only)
+{
+    int n = 0;
+    for (int i = 0; i < g->nops; i++) {
+        const op *o = &g->ops[i];
+        if (o->dead)
+            continue;
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (o->in[k] == t) {
+                n++;
+                *only = i;
+            }
+    }
+    return n;
+}
+
+static int producer(const graph *g, int t)
+{
+    for (int i = 0; i < g->nops; i++)
+        if (!g->ops[i].dead)
+            for (int k = 0; k < GRAPH_MAX_OUT; k++)
+                if (g->ops[i].out[k] == t)
+                    return i;
+    return -1;
+}
+
+void pass_compact(graph *g)
+{
+    int j = 0, nfwd = 0;
+    for (int i = 0; i < g->nops; i++) {
+        if (g->ops[i].dead)
+            continue;
+        if (i < g->nfwd)
+            nfwd++;
+        g->ops[j++] = g->ops[i];
+    }
+    g->nops = j;
+    g->nfwd = nfwd;
+}
+
+int pass_fold_bn(graph *g)
+{
+    int folded = 0;
+    for (int i = 0; i < g->nfwd; i++) {
+        op *c = &g->ops[i];
+        int bi;
+        if (c->dead || c->type != OP_CONV || c->act != ACT_NONE || c->in[3] >= 0)
+            continue;
+        if (consumers(g, c->out[0], &bi) != 1 || c->out[0] == g->output)
+            continue;
+        op *b = &g->ops[bi];
+        if (b->type != OP_BN || b->train || b->in[0] != c->out[0])
+            continue;
+        tensor w = g->t[c->in[1]];
+        long Co = w.shape[0], K = graph_numel(&w) / Co;
+        char name[2 * GRAPH_NAME];
+        snprintf(name, sizeof name, "%s.folded_weight", c->name);
+        int fw = graph_tensor(g, name, TK_CONST, DT_F32, LAYOUT_ROW, w.ndim, w.shape);
+        snprintf(name, sizeof name, "%s.folded_bias", c->name);
+        int fb = graph_t1(g, name, TK_CONST, Co);
+        g->t[fw].data = mem_alloc(g->t[fw].bytes);
+        g->t[fb].data = mem_alloc(g->t[fb].bytes);
+        mallocCheck(g->t[fw].data);
+        mallocCheck(g->t[fb].data);
+        const float *W = TF(g, c->in[1]), *cb = c->in[2] >= 0 ? TF(g, c->in[2]) : NULL;
+        const float *gam = TF(g, b->in[1]), *bet = TF(g, b->in[2]);
+        const float *rm = TF(g, b->in[3]), *rv = TF(g, b->in[4]);
+        float *FW = TF(g, fw), *FB = TF(g, fb);
+        for (long o = 0; o < Co; o++) {
+            double s = gam[o] / sqrt((double)rv[o] + b->eps);
+            for (long k = 0; k < K; k++)
+                FW[o * K + k] = W[o * K + k] * s;
+            FB[o] = bet[o] + ((cb ? cb[o] : 0.0f) - rm[o]) * s;
+        }
+        c->in[1] = fw;
+        c->in[2] = fb;
+        c->in[3] = b->in[5];
+        c->act = b->act;
+        c->out[0] = b->out[0];
+        snprintf(c->name + strlen(c->name), GRAPH_NAME - strlen(c->name), "+bn");
+        b->dead = 1;
+        folded++;
+    }
+    pass_compact(g);
+    return folded;
+}
+
+int pass_fuse(graph *g, int train)
+{
+    int fused = 0;
+    for (int i = 0; i < g->nfwd; i++) {
+        op *p = &g->ops[i];
+        int qi;
+        if (p->dead)
+            continue;
+        int epi = p->type == OP_CONV || p->type == OP_LINEAR || p->type == OP_BN;
+        if (!epi && p->type != OP_MAXPOOL)
+            continue;
+        /* residual add: y = p(x) + r, r produced before p */
+        if (epi && p->act == ACT_NONE && (p->type == OP_BN ? p->in[5] : p->in[3]) < 0 &&
+            p->out[0] != g->output && consumers(g, p->out[0], &qi) == 1 &&
+            g->ops[qi].type == OP_ADD) {
+            op *q = &g->ops[qi];
+            int r = q->in[0] == p->out[0] ? q->in[1] : q->in[0];
+            int pr = producer(g, r);
+            if (r != p->out[0] && pr < i) {
+                if (p->type == OP_BN)
+                    p->in[5] = r;
+                else
+                    p->in[3] = r;
+                g->t[p->out[0]].dead = 1;
+                p->out[0] = q->out[0];
+                q->dead = 1;
+                strncat(p->name, "+add", GRAPH_NAME - strlen(p->name) - 1);
+                fused++;
+            }
+        }
+        /* activation */
+        if (p->act == ACT_NONE && p->out[0] != g->output &&
+            consumers(g, p->out[0], &qi) == 1 && g->ops[qi].type == OP_ACT) {
+            op *q = &g->ops[qi];
+            int a = q->act;
+            int ok = a == ACT_RELU || (p->type != OP_MAXPOOL && p->type != OP_BN) ||
+                     (p->type == OP_BN && a == ACT_TANH);
+            if (ok) {
+                int y = p->out[0];
+                p->act = a;
+                p->out[0] = q->out[0];
+                if (train && a == ACT_GELU)
+                    p->out[1] = y; /* pre-activation, read by the backward */
+                else
+                    g->t[y].dead = 1;
+                q->dead = 1;
+                strncat(p->name, a == ACT_RELU ? "+relu" : a == ACT_GELU ? "+gelu" : "+tanh",
+                        GRAPH_NAME - strlen(p->name) - 1);
+                fused++;
+            }
+        }
+    }
+    pass_compact(g);
+    return fused;
+}
+
+/* ---- autodiff --------------------------------------------------------------- */
+
+struct ad {
+    graph *g;
+    int *contrib; /* per tensor: gradient contributions emitted so far */
+    int cap;
+};
+
+/* Index of t's gradient tensor (made on first use). */
+static int ad_grad(struct ad *a, int t)
+{
+    graph *g = a->g;
+    if (g->t[t].grad < 0) {
+        char name[2 * GRAPH_NAME];
+        snprintf(name, sizeof name, "grad.%s", g->t[t].name);
+        int kind = g->t[t].kind == TK_PARAM ? TK_PGRAD : TK_GRAD;
+        int gi = graph_tensor(g, name, kind, g->t[t].dtype, g->t[t].layout,
+                              g->t[t].ndim, g->t[t].shape);
+        g->t[t].grad = gi;
+    }
+    return g->t[t].grad;
+}
+
+/* Output slot k of op oi writes the gradient of t: set acc when a
+ * contribution already exists. Returns the gradient index. */
+static int ad_out(struct ad *a, int oi, int k, int t)
+{
+    int gi = ad_grad(a, t);
+    if (a->contrib[t] > 0)
+        a->g->ops[oi].acc |= 1 << k;
+    a->contrib[t]++;
+    a->g->ops[oi].out[k] = gi;
+    return gi;
+}
+
+static int ad_new(struct ad *a, int type, const op *f, int fi)
+{
+    op *o;
+    char name[2 * GRAPH_NAME];
+    snprintf(name, sizeof name, "%s", f->name);
+    int oi = graph_op(a->g, type, name, &o);
+    o->fwd = fi;
+    return oi;
+}
+
+/* Emit the backward of an epilogue (act, residual) of op fi whose output
+ * gradient is dy; returns the gradient of the op's core result. */
+static int ad_epilogue(struct ad *a, int fi, int dy)
+{
+    graph *g = a->g;
+    op f = g->ops[fi];
+    int res = f.type == OP_BN ? f.in[5] : f.type == OP_MAXPOOL ? -1 : f.in[3];
+    int d = dy;
+    if (f.act != ACT_NONE) {
+        char name[2 * GRAPH_NAME];
+        snprintf(name, sizeof name, "grad.pre.%s", f.name);
+        d = graph_tensor(g, name, TK_GRAD, DT_F32, g->t[dy].layout, g->t[dy].ndim,
+                         g->t[dy].shape);
+        int oi = ad_new(a, OP_ACT_BWD, &f, fi);
+        op *o = &g->ops[oi];
+        o->act = f.act;
+        o->in[0] = dy;
+        o->in[1] = f.act == ACT_GELU ? f.out[1] : f.out[0];
+        o->out[0] = d;
+        if (f.act == ACT_GELU && f.out[1] < 0)
+            BUG("fused gelu without its pre-activation in '%s'", f.name);
+    }
+    if (res >= 0 && g->t[res].needs_grad) {
+        int oi = ad_new(a, OP_COPY, &f, fi);
+        g->ops[oi].in[0] = d;
+        ad_out(a, oi, 0, res);
+    }
+    return d;
+}
+
+static void ad_op(struct ad *a, int fi)
+{
+    graph *g = a->g;
+    op f = g->ops[fi];
+    int y = f.out[0];
+    if (f.type == OP_NLL) {
+        if (g->t[f.in[0]].needs_grad) {
+            int oi = ad_new(a, OP_NLL_BWD, &f, fi);
+            g->ops[oi].in[0] = f.in[1];
+            ad_out(a, oi, 0, f.in[0]);
+        }
+        return;
+    }
+    if (g->t[y].grad < 0 || a->contrib[y] == 0)
+        return; /* nothing flows back through this op */
+    int dy = g->t[y].grad;
+#define NG(k) (f.in[k] >= 0 && g->t[f.in[k]].needs_grad)
+    switch (f.type) {
+    case OP_CONV:
+    case OP_LINEAR: {
+        int d = ad_epilogue(a, fi, dy);
+        int oi = ad_new(a, f.type == OP_CONV ? OP_CONV_BWD : OP_LINEAR_BWD, &f, fi);
+        op *o = &g->ops[oi];
+        o->kh = f.kh; o->kw = f.kw; o->stride = f.stride; o->pad = f.pad;
+        o->in[0] = d;
+        o->in[1] = f.in[0];
+        o->in[2] = f.in[1];
+        o->flops = f.flops;
+        if (NG(0)) {
+            ad_out(a, oi, 0, f.in[0]);
+            g->ops[oi].flops += f.flops;
+        }
+        if (NG(1))
+            ad_out(a, oi, 1, f.in[1]);
+        if (NG(2))
+            ad_out(a, oi, 2, f.in[2]);
+        break;
+    }
+    case OP_BN: {
+        int d = ad_epilogue(a, fi, dy);
+        int oi = ad_new(a, OP_BN_BWD, &f, fi);
+        op *o = &g->ops[oi];
+        o->train = f.train;
+        o->in[0] = d;
+        o->in[1] = f.in[0];
+        o->in[2] = f.in[1];
+        o->in[3] = f.out[1];
+        o->in[4] = f.out[2];
+        if (NG(0))
+            ad_out(a, oi, 0, f.in[0]);
+        ad_out(a, oi, 1, f.in[1]);
+        ad_out(a, oi, 2, f.in[2]);
+        break;
+    }
+    case OP_MAXPOOL: {
+        int d = ad_epilogue(a, fi, dy);
+        if (!NG(0))
+            break;
+        int oi = ad_new(a, OP_MAXPOOL_BWD, &f, fi);
+        g->ops[oi].in[0] = d;
+        g->ops[oi].in[1] = f.out[1];
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    case OP_ACT: {
+        if (!NG(0))
+            break;
+        int oi = ad_new(a, OP_ACT_BWD, &f, fi);
+        g->ops[oi].act = f.act;
+        g->ops[oi].in[0] = dy;
+        g->ops[oi].in[1] = f.act == ACT_GELU ? f.in[0] : f.out[0];
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    case OP_AVGPOOL:
+    case OP_FLATTEN:
+    case OP_SELECT0: {
+        static const int bwd[OP_COUNT] = {[OP_AVGPOOL] = OP_AVGPOOL_BWD,
+            [OP_FLATTEN] = OP_FLATTEN_BWD, [OP_SELECT0] = OP_SELECT0_BWD};
+        if (!NG(0))
+            break;
+        int oi = ad_new(a, bwd[f.type], &f, fi);
+        g->ops[oi].in[0] = dy;
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    case OP_DROPOUT: {
+        if (!NG(0))
+            break;
+        int oi = ad_new(a, OP_DROPOUT_BWD, &f, fi);
+        g->ops[oi].channel = f.channel;
+        g->ops[oi].in[0] = dy;
+        g->ops[oi].in[1] = f.out[1];
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    case OP_ADD:
+        for (int k = 0; k < 2; k++)
+            if (NG(k)) {
+                int oi = ad_new(a, OP_COPY, &f, fi);
+                g->ops[oi].in[0] = dy;
+                ad_out(a, oi, 0, f.in[k]);
+            }
+        break;
+    case OP_LOGSOFTMAX: {
+        if (!NG(0))
+            break;
+        int oi = ad_new(a, OP_LOGSOFTMAX_BWD, &f, fi);
+        g->ops[oi].in[0] = dy;
+        g->ops[oi].in[1] = y;
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    case OP_EMBED: {
+        int oi = ad_new(a, OP_EMBED_BWD, &f, fi);
+        g->ops[oi].in[0] = dy;
+        g->ops[oi].in[1] = f.in[0];
+        for (int k = 0; k < 3; k++)
+            ad_out(a, oi, k, f.in[1 + k]);
+        break;
+    }
+    case OP_LAYERNORM: {
+        int oi = ad_new(a, OP_LAYERNORM_BWD, &f, fi);
+        op *o = &g->ops[oi];
+        o->in[0] = dy;
+        o->in[1] = f.in[0];
+        o->in[2] = f.in[1];
+        o->in[3] = f.out[1];
+        o->in[4] = f.out[2];
+        ad_out(a, oi, 0, f.in[0]);
+        ad_out(a, oi, 1, f.in[1]);
+        ad_out(a, oi, 2, f.in[2]);
+        break;
+    }
+    case OP_ATTENTION: {
+        int oi = ad_new(a, OP_ATTENTION_BWD, &f, fi);
+        op *o = &g->ops[oi];
+        o->in[0] = dy;
+        o->in[1] = f.in[0];
+        o->in[2] = f.out[1];
+        o->in[3] = f.out[2];
+        o->flops = 2 * f.flops;
+        ad_out(a, oi, 0, f.in[0]);
+        break;
+    }
+    default:
+        BUG("no backward for op '%s' (%s)", f.name, graph_op_name(f.type));
+    }
+#undef NG
+}
+
+int pass_autodiff(graph *g, const optim_cfg *opt)
+{
+    struct ad a = {g, NULL, 0};
+    int start = g->nops;
+    /* which tensors need a gradient: parameters and what depends on them */
+    for (int i = 0; i < g->nt; i++)
+        g->t[i].needs_grad = g->t[i].kind == TK_PARAM;
+    for (int i = 0; i < g->nfwd; i++) {
+        op *o = &g->ops[i];
+        int ng = 0;
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (o->in[k] >= 0 && g->t[o->in[k]].needs_grad)
+                ng = 1;
+        if (ng)
+            for (int k = 0; k < GRAPH_MAX_OUT; k++)
+                if (o->out[k] >= 0 && g->t[o->out[k]].dtype == DT_F32)
+                    g->t[o->out[k]].needs_grad = 1;
+    }
+    a.cap = g->nt * 4 + 1024; /* gradients are added as we go */
+    a.contrib = calloc(a.cap, sizeof *a.contrib);
+    mallocCheck(a.contrib);
+    for (int i = g->nfwd - 1; i >= 0; i--) {
+        if (g->nt + 64 > a.cap)
+            BUG("autodiff ran out of tensor slots");
+        ad_op(&a, i);
+    }
+    /* optimizer */
+    int nt0 = g->nt;
+    for (int i = 0; i < nt0; i++) {
+        if (g->t[i].kind != TK_PARAM || g->t[i].grad < 0)
+            continue;
+        char name[2 * GRAPH_NAME];
+        op *o;
+        int w = i, gr = g->t[i].grad;
+        if (!opt->adamw) {
+            snprintf(name, sizeof name, "momentum.%s", g->t[w].name);
+            int m = graph_tensor(g, name, TK_STATE, DT_F32, LAYOUT_ROW, g->t[w].ndim, g->t[w].shape);
+            graph_op(g, OP_SGD, g->t[w].name, &o);
+            o->in[0] = w; o->in[1] = gr; o->in[2] = m;
+            o->lr = opt->lr; o->momentum = opt->momentum; o->wd = opt->wd;
+        } else {
+            snprintf(name, sizeof name, "adam_m.%s", g->t[w].name);
+            int m = graph_tensor(g, name, TK_STATE, DT_F32, LAYOUT_ROW, g->t[w].ndim, g->t[w].shape);
+            snprintf(name, sizeof name, "adam_v.%s", g->t[w].name);
+            int v = graph_tensor(g, name, TK_STATE, DT_F32, LAYOUT_ROW, g->t[w].ndim, g->t[w].shape);
+            graph_op(g, OP_ADAMW, g->t[w].name, &o);
+            o->in[0] = w; o->in[1] = gr; o->in[2] = m; o->in[3] = v;
+            o->lr = opt->lr; o->wd = opt->wd; o->beta1 = opt->beta1;
+            o->beta2 = opt->beta2; o->eps = opt->eps;
+        }
+    }
+    if (opt->ema)
+        for (int i = 0; i < nt0; i++) {
+            if (g->t[i].kind != TK_PARAM && g->t[i].kind != TK_BUFFER)
+                continue;
+            char name[2 * GRAPH_NAME];
+            op *o;
+            snprintf(name, sizeof name, "ema.%s", g->t[i].name);
+            int e = graph_tensor(g, name, TK_STATE, DT_F32, LAYOUT_ROW, g->t[i].ndim, g->t[i].shape);
+            g->t[e].init = INIT_NONE;
+            graph_op(g, OP_EMA, g->t[i].name, &o);
+            o->in[0] = i;
+            o->in[1] = e;
+            o->momentum = opt->ema_decay;
+        }
+    free(a.contrib);
+    return g->nops - start;
+}
+
+/* ---- memory planning ------------------------------------------------------- */
+
+static int planned(const tensor *t)
+{
+    return (t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead;
+}
+
+static const graph *sort_graph;
+
+/* qsort order: larger tensors first, then by index (deterministic). */
+static int cmp_size(const void *pa, const void *pb)
+{
+    const graph *g = sort_graph;
+    int a = *(const int *)pa, b = *(const int *)pb;
+    if (g->t[a].bytes != g->t[b].bytes)
+        return g->t[a].bytes < g->t[b].bytes ? 1 : -1;
+    return a - b;
+}
+
+size_t pass_plan(graph *g, int reuse)
+{
+    int *list, n = 0;
+    size_t arena = 0;
+    for (int i = 0; i < g->nt; i++)
+        g->t[i].first = g->t[i].last = -1;
+    for (int i = 0; i < g->nops; i++) {
+        const op *o = &g->ops[i];
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (o->in[k] >= 0) {
+                tensor *t = &g->t[o->in[k]];
+                if (t->first < 0)
+                    t->first = i;
+                t->last = i;
+            }
+        for (int k = 0; k < GRAPH_MAX_OUT; k++)
+            if (o->out[k] >= 0) {
+                tensor *t = &g->t[o->out[k]];
+                if (t->first < 0)
+                    t->first = i;
+                t->last = i;
+            }
+    }
+    /* what is read after the step stays alive to its end */
+    if (g->output >= 0)
+        g->t[g->output].last = g->nops;
+    if (g->loss >= 0)
+        g->t[g->loss].last = g->nops;
+    list = malloc((g->nt + 1) * sizeof *list);
+    mallocCheck(list);
+    for (int i = 0; i < g->nt; i++) {
+        if (!planned(&g->t[i]))
+            continue;
+        if (g->t[i].first < 0) {
+            g->t[i].dead = 1;
+            continue;
+        }
+        list[n++] = i;
+    }
+    sort_graph = g;
+    qsort(list, n, sizeof *list, cmp_size);
+    for (int a = 0; a < n; a++) {
+        tensor *t = &g->t[list[a]];
+        size_t sz = (t->bytes + 63) & ~(size_t)63;
+        if (!reuse) {
+            t->offset = arena;
+            arena += sz;
+            continue;
+        }
+        /* lowest offset that fits between the placed tensors whose lifetime
+         * overlaps this one (placed ones are sorted by offset on the fly) */
+        size_t off = 0;
+        int moved = 1;
+        while (moved) {
+            moved = 0;
+            for (int b = 0; b < a; b++) {
+                const tensor *u = &g->t[list[b]];
+                size_t usz = (u->bytes + 63) & ~(size_t)63;
+                if (u->first > t->last || t->first > u->last)
+                    continue;
+                if (off < (size_t)u->offset + usz && (size_t)u->offset < off + sz) {
+                    off = u->offset + usz;
+                    moved = 1;
+                }
+            }
+        }
+        t->offset = off;
+        if (off + sz > arena)
+            arena = off + sz;
+    }
+    free(list);
+    return arena;
+}

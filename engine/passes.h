@@ -1,0 +1,41 @@
+/* passes.h - graph rewrites chosen by the knobs of a point.
+ *
+ *   pass_fold_bn     --eval on, --task infer, --compile != none: a conv
+ *                    followed by an eval BatchNorm becomes one conv with
+ *                    folded weights and bias (the BN op disappears).
+ *   pass_fuse        --compile != none: a residual add and an activation that
+ *                    follow a conv / linear / BN (or a ReLU after a max-pool)
+ *                    become that op's epilogue (the add / act ops disappear,
+ *                    and with them their output tensors).
+ *   pass_autodiff    --task train: backward ops in reverse order, gradient
+ *                    accumulation where a tensor feeds several ops, then one
+ *                    optimizer op per parameter (+ EMA ops with --ema on).
+ *   pass_plan        every run: lifetimes of activations and gradients, then
+ *                    arena offsets: reuse (a buffer is reused once its tensor
+ *                    is dead) or keep (every tensor its own bytes, as autograd
+ *                    keeps every activation outside inference_mode). */
+#ifndef MATRIX_ENGINE_PASSES_H
+#define MATRIX_ENGINE_PASSES_H
+
+#include "graph.h"
+
+typedef struct optim_cfg {
+    int adamw;        /* 0: SGD with momentum, 1: AdamW */
+    float lr, momentum, wd, beta1, beta2, eps;
+    int ema;          /* append EMA ops */
+    float ema_decay;
+} optim_cfg;
+
+/* Number of BN ops folded. Needs the parameter values (run after init). */
+int pass_fold_bn(graph *g);
+/* Number of ops merged into an epilogue. train: keep what backward needs. */
+int pass_fuse(graph *g, int train);
+/* Append backward, optimizer and EMA ops; returns the number of ops added. */
+int pass_autodiff(graph *g, const optim_cfg *opt);
+/* Lifetimes and arena offsets of TK_ACT / TK_GRAD tensors; returns the
+ * arena size in bytes. reuse: 1 to share storage between dead and new tensors. */
+size_t pass_plan(graph *g, int reuse);
+/* Drop dead ops from the list (keeps indices of live ops in order). */
+void pass_compact(graph *g);
+
+#endif

@@ -1,0 +1,153 @@
+/* weights.c - see weights.h. */
+#include "config.h"
+#include "weights.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
+static void put_u64(FILE *f, uint64_t v) { fwrite(&v, 8, 1, f); }
+
+int weights_open(wfile *w, const char *path)
+{
+    memset(w, 0, sizeof *w);
+    w->path = strdup(path);
+    w->tmp = malloc(strlen(path) + 8);
+    mallocCheck(w->path);
+    mallocCheck(w->tmp);
+    sprintf(w->tmp, "%s.tmp", path);
+    w->f = fopen(w->tmp, "wb");
+    if (!w->f)
+        return -1;
+    fwrite("MXWT", 1, 4, w->f);
+    put_u32(w->f, 1);
+    put_u32(w->f, 0); /* count, patched at close */
+    return 0;
+}
+
+static void put_header(wfile *w, const char *name, int dtype, int ndim, const int64_t *shape)
+{
+    put_u32(w->f, strlen(name));
+    fwrite(name, 1, strlen(name), w->f);
+    put_u32(w->f, dtype);
+    put_u32(w->f, ndim);
+    for (int i = 0; i < ndim; i++)
+        put_u64(w->f, shape[i]);
+    w->count++;
+}
+
+void weights_put_raw(wfile *w, const char *name, int ndim, const int64_t *shape, const float *data)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    put_header(w, name, 0, ndim, shape);
+    fwrite(data, 4, n, w->f);
+}
+
+void weights_put(wfile *w, const graph *g, int ti, const char *name)
+{
+    const tensor *t = &g->t[ti];
+    int64_t n = graph_numel(t);
+    put_header(w, name ? name : t->name, t->dtype == DT_I32, t->ndim, t->shape);
+    if (t->ndim == 4 && t->layout == LAYOUT_NHWC) {
+        const uint32_t *d = t->data;
+        int64_t N = t->shape[0], C = t->shape[1], P = t->shape[2] * t->shape[3];
+        for (int64_t a = 0; a < N; a++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t q = 0; q < P; q++)
+                    fwrite(&d[(a * P + q) * C + c], 4, 1, w->f);
+    } else
+        fwrite(t->data, 4, n, w->f);
+}
+
+int weights_close(wfile *w)
+{
+    int rc = 0;
+    if (w->f) {
+        fseek(w->f, 8, SEEK_SET);
+        put_u32(w->f, w->count);
+        if (fclose(w->f) != 0 || rename(w->tmp, w->path) != 0)
+            rc = -1;
+    } else
+        rc = -1;
+    free(w->path);
+    free(w->tmp);
+    return rc;
+}
+
+int weights_save(const graph *g, const char *path)
+{
+    wfile w;
+    if (weights_open(&w, path))
+        return -1;
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
+            weights_put(&w, g, i, NULL);
+    return weights_close(&w);
+}
+
+int weights_load(graph *g, const char *path, char *err, int errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char magic[4];
+    uint32_t ver, count;
+    int *seen = calloc(g->nt, sizeof *seen);
+    mallocCheck(seen);
+    if (!f) {
+        snprintf(err, errlen, "unable to open '%s'", path);
+        goto fail;
+    }
+    if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "MXWT", 4) != 0 ||
+        fread(&ver, 4, 1, f) != 1 || fread(&count, 4, 1, f) != 1) {
+        snprintf(err, errlen, "'%s' is not a weights file (magic MXWT)", path);
+        goto fail;
+    }
+    if (ver != 1) {
+        snprintf(err, errlen, "'%s': weights file version %u, this engine reads 1", path, ver);
+        goto fail;
+    }
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t len, dtype, ndim;
+        char name[GRAPH_NAME];
+        uint64_t shape[8];
+        if (fread(&len, 4, 1, f) != 1 || len >= sizeof name || fread(name, 1, len, f) != len)
+            goto trunc;
+        name[len] = 0;
+        if (fread(&dtype, 4, 1, f) != 1 || fread(&ndim, 4, 1, f) != 1 || ndim > 8 ||
+            fread(shape, 8, ndim, f) != ndim)
+            goto trunc;
+        int ti = graph_find(g, name);
+        if (ti < 0 || (g->t[ti].kind != TK_PARAM && g->t[ti].kind != TK_BUFFER)) {
+            snprintf(err, errlen, "'%s': tensor '%s' is not a parameter of this model", path, name);
+            goto fail;
+        }
+        tensor *t = &g->t[ti];
+        int same = (int)ndim == t->ndim && dtype == 0;
+        for (uint32_t i = 0; same && i < ndim; i++)
+            same = (int64_t)shape[i] == t->shape[i];
+        if (!same) {
+            snprintf(err, errlen, "'%s': tensor '%s' has another shape than the model's", path, name);
+            goto fail;
+        }
+        if (fread(t->data, 4, graph_numel(t), f) != (size_t)graph_numel(t))
+            goto trunc;
+        seen[ti] = 1;
+    }
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM && !seen[i]) {
+            snprintf(err, errlen, "'%s' lacks parameter '%s'", path, g->t[i].name);
+            goto fail;
+        }
+    fclose(f);
+    free(seen);
+    return 0;
+trunc:
+    snprintf(err, errlen, "'%s' is truncated", path);
+fail:
+    if (f)
+        fclose(f);
+    free(seen);
+    return -1;
+}

@@ -1,0 +1,87 @@
+#!/bin/sh
+# contract.sh - matrix-engine's command-line and result-file contract:
+# exit codes and messages of bad flags, unsupported combinations (exit 3,
+# status=unsupported), settings listed in ignored=, the keys of a result,
+# and the effect of the passes on what runs and on peak memory.
+set -eu
+E=${MATRIX_ENGINE:?}
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; fail=$((fail + 1)); }
+key() { sed -n "s/^$1=//p" "$2"; }
+
+# expect_exit CODE EXPECTED_STDERR ARGS...
+expect_exit() {
+  code=$1 msg=$2; shift 2
+  rc=0; "$E" "$@" >"$W/out" 2>"$W/err" || rc=$?
+  if [ "$rc" -eq "$code" ] && printf '%s\n' "$msg" | cmp -s - "$W/err"; then ok "exit $code: $*"
+  else ko "exit $code: $* (got $rc: $(cat "$W/err"))"; fi
+}
+
+expect_exit 2 "matrix-engine: unknown flag '--bogus'
+usage: matrix-engine [flags] --result FILE (see --help)" --bogus 1
+expect_exit 2 "matrix-engine: --precision: unknown level 'fp8' (levels: fp32 tf32 fp16 bf16)
+usage: matrix-engine [flags] --result FILE (see --help)" --precision fp8
+expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
+usage: matrix-engine [flags] --result FILE (see --help)" --batch 0
+expect_exit 2 "matrix-engine: flag '--model' needs a value
+usage: matrix-engine [flags] --result FILE (see --help)" --model
+expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model vgg
+expect_exit 2 "matrix-engine: --warmup: 'soon' is neither a duration (0.2s) nor a step count (10)
+usage: matrix-engine [flags] --result FILE (see --help)" --warmup soon
+
+# unsupported: exit 3, status and reason in the result file
+unsup() {
+  reason=$1; shift
+  rc=0; "$E" "$@" --result "$W/r" >/dev/null 2>&1 || rc=$?
+  if [ "$rc" -eq 3 ] && [ "$(key status "$W/r")" = unsupported ] && [ "$(key reason "$W/r")" = "$reason" ]
+  then ok "unsupported: $*"; else ko "unsupported: $* (rc $rc, reason '$(key reason "$W/r" 2>/dev/null)')"; fi
+  rm -f "$W/r"
+}
+unsup "built without the CUDA backend" --device cuda
+unsup "fp16 is not implemented in the CPU backend" --precision fp16
+unsup "SyncBN needs more than one GPU" --syncbn on
+unsup "--gpus > 1 needs CUDA devices; the cpu device runs one process" --gpus 2
+if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
+  unsup "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)" --precision bf16
+else
+  unsup "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks" --precision bf16
+fi
+
+# a measured point: every key of the contract, ignored settings listed
+"$E" --model mnist_cnn --task train --batch 16 --threads 1 --precision tf32 --cudnn-benchmark on \
+  --compile reduce-overhead --warmup 2 --min-time 0.05s --max-time 0.2s --rel-ci 0.05 --result "$W/r"
+for k in status throughput unit step_ms step_ms_lo step_ms_hi samples startup_s peak_mem_bytes \
+         flops_per_step tflops device engine ignored model task batch threads cpu; do
+  if grep -q "^$k=" "$W/r"; then ok "key $k"; else ko "key $k missing"; fi
+done
+[ "$(key status "$W/r")" = ok ] && ok "status=ok" || ko "status=$(key status "$W/r")"
+[ "$(key ignored "$W/r")" = "precision,cudnn_benchmark,compile:cuda_graphs" ] && ok "ignored list" \
+  || ko "ignored='$(key ignored "$W/r")'"
+awk -F= '$1=="step_ms"{m=$2} $1=="step_ms_lo"{l=$2} $1=="step_ms_hi"{h=$2}
+  END{exit !(l>0 && l<=m && m<=h)}' "$W/r" && ok "lo <= median <= hi" || ko "median outside its interval"
+[ -z "$(ls "$W" | grep tmp || true)" ] && ok "no temporary file left" || ko "temporary file left"
+
+# --steps: exactly that many timed steps
+"$E" --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --result "$W/r"
+[ "$(key samples "$W/r")" = 7 ] && ok "--steps 7 gives 7 samples" || ko "samples=$(key samples "$W/r")"
+
+# inference_mode on plans memory: lower peak than off, same model
+"$E" --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/off"
+"$E" --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/on"
+poff=$(key peak_mem_bytes "$W/off") pon=$(key peak_mem_bytes "$W/on")
+[ "$pon" -lt "$poff" ] && ok "inference_mode on: peak $pon bytes < off: $poff bytes" \
+  || ko "inference_mode on: peak $pon bytes, off: $poff bytes"
+[ "$(key memory_plan "$W/on")" = reuse ] && [ "$(key memory_plan "$W/off")" = keep ] && ok "memory_plan keys" \
+  || ko "memory_plan keys"
+
+# compile default fuses: fewer ops per step
+"$E" --model mnist_cnn --batch 8 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/c"
+[ "$(key ops_per_step "$W/c")" -lt "$(key ops_per_step "$W/off")" ] && [ "$(key ops_fused "$W/c")" -gt 0 ] \
+  && ok "compile default: $(key ops_per_step "$W/c") ops < $(key ops_per_step "$W/off") ops" \
+  || ko "compile default did not fuse"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
