@@ -50,3 +50,7 @@ EXTRA_DIST += \
 	tests/report/golden/best.csv \
 	tests/report/golden/scaling.csv \
 	tests/report/golden/failures.csv
+
+# ---- report benchmark (make bench)
+BENCHES += tests/bench/report_800.sh
+EXTRA_DIST += tests/bench/report_800.sh

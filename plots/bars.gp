@@ -10,7 +10,7 @@ set style fill solid 0.9 border rgb "#333333"
 set boxwidth 0.95
 set yrange [0:*]
 set grid noxtics ytics
-set xtics scale 0
+set xtics scale 0 noenhanced
 set key outside right top vertical title "@KEYTITLE@" Left reverse
 @EXTRA@
 plot @PLOT@

@@ -9,9 +9,9 @@ set style histogram clustered gap 1.2
 set style fill solid 0.9 border rgb "#333333"
 set boxwidth 0.95
 set logscale y
-set format y "%g"
+set format y "%h"
 set grid noxtics ytics mytics
-set xtics scale 0
+set xtics scale 0 noenhanced
 set offsets 0, 0, graph 0.08, 0
 set key outside right top vertical Left reverse
 @EXTRA@

@@ -6,7 +6,7 @@ set title "@TITLE@"
 set xlabel "@XLABEL@"
 set ylabel "@YLABEL@"
 set logscale y
-set format y "%g"
+set format y "%h"
 set xrange [-0.5:@XMAX@]
 set xtics (@XTICS@)
 set grid noxtics ytics mytics
