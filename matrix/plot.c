@@ -293,8 +293,10 @@ size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err)
 	size_t jobs = ncpu > 1 ? (size_t)ncpu : 1;
 	if (jobs > 8)
 		jobs = 8;
+	/* Children are waited for by pid, oldest first, so that a caller's
+	 * other children (matrix run's points) are never reaped here. */
 	pid_t *pids = xcalloc(ps->n ? ps->n : 1, sizeof(pid_t));
-	size_t next = 0, running = 0;
+	size_t next = 0, oldest = 0, running = 0;
 	while (next < ps->n || running) {
 		while (next < ps->n && running < jobs) {
 			if (ps->p[next].why) {
@@ -310,20 +312,21 @@ size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err)
 		}
 		if (!running)
 			break;
+		while (oldest < next && pids[oldest] <= 0)
+			oldest++;
+		size_t i = oldest++;
 		int status;
-		pid_t pid = wait(&status);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		size_t i;
-		for (i = 0; i < ps->n && pids[i] != pid; i++)
-			;
-		if (i == ps->n)
-			continue; /* not one of ours */
+		pid_t pid;
+		do
+			pid = waitpid(pids[i], &status, 0);
+		while (pid < 0 && errno == EINTR);
 		running--;
+		pids[i] = 0;
 		struct plot *p = &ps->p[i];
+		if (pid < 0) {
+			plot_fail(ps, p, xasprintf("cannot wait for gnuplot: %s", strerror(errno)));
+			continue;
+		}
 		char *svg = xasprintf("%s/%s.svg", plotdir, p->name);
 		struct stat st;
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)

@@ -11,6 +11,14 @@ for t in effects interactions improvements best scaling failures; do [ -s run/ta
 [ -s run/report.html ] && [ -s run/report.md ] || fail "pages not written"
 expect_grep 'Figure not drawn: gnuplot not found' run/report.html "page says why"
 [ ! -e run/plots/effects.svg ] || fail "an svg appeared without gnuplot"
+# a template gnuplot rejects: that figure is missing and says why, the others are drawn
+mkdir tmpl && cp "$top_srcdir"/plots/*.gp tmpl/ && printf 'set nonsense here\n' >> tmpl/effects.gp
+rm -rf run/plots
+MATRIX_PLOTS_DIR=$work/tmpl expect_status 1 "$MATRIX" report run > out2.txt 2> err2.txt
+expect_grep "figure 'effects' not drawn: \"effects.gp\" line [0-9]*: unrecognized option" err2.txt "gnuplot's complaint"
+[ ! -s run/plots/effects.svg ] || [ -e run/plots/effects.err ] || fail "effects drawn with a broken template"
+[ -s run/plots/best.svg ] || fail "the other figures were not drawn"
+expect_grep 'Figure not drawn' run/report.html "page says which figure is missing"
 # not a run directory / no results
 mkdir empty
 expect_status 2 "$MATRIX" report empty 2> e1.txt
