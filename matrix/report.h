@@ -235,11 +235,13 @@ void rtable_free(struct rtable *t);
 /* Escape text for HTML content and attribute values. */
 void html_escape(struct strbuf *sb, const char *s);
 
-/* The report's tables, in order: effects, interactions, improvements, best,
- * scaling (when the recipe has a gpus factor), failures. */
+/* The report's tables, in order: effects, interactions, improvements (long
+ * form, then one table in the form of the compile study per `improvements:`
+ * entry with two or more `by` factors), best, scaling (when the recipe has a
+ * gpus factor), failures. */
 struct report_tables {
 	size_t n;
-	struct rtable *t[8];
+	struct rtable *t[16];
 	struct effect *effects;
 	size_t neffects;
 	struct best *best;

@@ -47,6 +47,7 @@ EXTRA_DIST += \
 	tests/report/golden/effects.csv \
 	tests/report/golden/interactions.csv \
 	tests/report/golden/improvements.csv \
+	tests/report/golden/improvements_1.csv \
 	tests/report/golden/best.csv \
 	tests/report/golden/scaling.csv \
 	tests/report/golden/failures.csv

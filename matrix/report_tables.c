@@ -176,6 +176,74 @@ static void add_improvements(const struct run *run, struct rtable *t, size_t f, 
 	improvements_free(rows, n);
 }
 
+/* The form of the compile study (001): one row per level of the first `by`
+ * factors, and for each level of the last one its baseline, new value and
+ * improvement side by side. */
+static struct rtable *improvements_pivot(const struct run *run, const struct report_improvement *im,
+					 size_t index)
+{
+	size_t nby = im->nby, last = (size_t)im->by[nby - 1];
+	size_t nl = run->recipe.factors[last].nlevels;
+	size_t ncols = nby - 1 + 3 * nl;
+	char **cols = xmalloc(ncols * sizeof(char *));
+	const char *fn = run->recipe.factors[im->factor].name;
+	const char *ln = run->recipe.factors[last].name;
+	for (size_t k = 0; k + 1 < nby; k++)
+		cols[k] = xstrdup(run->recipe.factors[im->by[k]].name);
+	for (size_t l = 0; l < nl; l++) {
+		const char *lv = run_level(run, last, l);
+		cols[nby - 1 + l] = xasprintf("%s=%s (%s %s)", fn, run_level(run, im->factor, im->from), ln, lv);
+		cols[nby - 1 + nl + l] = xasprintf("%s=%s (%s %s)", fn, run_level(run, im->factor, im->to), ln, lv);
+		cols[nby - 1 + 2 * nl + l] = xasprintf("improvement %% (%s %s)", ln, lv);
+	}
+	char *name = xasprintf("improvements_%zu", index + 1);
+	char *title = xasprintf("Improvement of %s %s -> %s by %s, side by side", fn,
+				run_level(run, im->factor, im->from), run_level(run, im->factor, im->to), ln);
+	struct rtable *t = rtable_new(name, title, ncols, (const char *const *)cols);
+	for (size_t i = nby - 1; i < ncols; i++)
+		t->align_right[i] = 1;
+	t->caption = xasprintf("the rows of tables/improvements.csv for this entry, one column per level of %s "
+			       "(values in %s; the 95%% intervals are in tables/improvements.csv)",
+			       ln, *run->metric.unit ? run->metric.unit : run->metric.name);
+	size_t *by = xmalloc(nby * sizeof(size_t));
+	for (size_t k = 0; k < nby; k++)
+		by[k] = (size_t)im->by[k];
+	size_t n;
+	struct improvement *rows = improvements_compute(&run->cells, (size_t)im->factor, (size_t)im->from,
+							 (size_t)im->to, by, nby, run->metric.higher_better, &n);
+	char **row = xcalloc(ncols, sizeof(char *));
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		for (size_t k = 0; k < ncols; k++) {
+			free(row[k]);
+			row[k] = NULL;
+		}
+		for (size_t k = 0; k + 1 < nby; k++)
+			row[k] = xstrdup(run_level(run, by[k], rows[i].group[k]));
+		/* rows are sorted by group: the same leading levels are adjacent */
+		while (j < n && memcmp(rows[j].group, rows[i].group, (nby - 1) * sizeof(size_t)) == 0) {
+			size_t l = rows[j].group[nby - 1];
+			row[nby - 1 + l] = fmt_num(rows[j].base * run->metric.scale);
+			row[nby - 1 + nl + l] = fmt_num(rows[j].new * run->metric.scale);
+			row[nby - 1 + 2 * nl + l] = xasprintf("%.1f", rows[j].pct);
+			j++;
+		}
+		rtable_add(t, row);
+		i = j;
+	}
+	for (size_t k = 0; k < ncols; k++) {
+		free(row[k]);
+		free(cols[k]);
+	}
+	free(row);
+	free(cols);
+	free(by);
+	free(name);
+	free(title);
+	improvements_free(rows, n);
+	return t;
+}
+
 static struct rtable *improvements_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"factor", "from", "to", "group", "pairs", "baseline", "new", "unit",
@@ -366,6 +434,9 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	rt->t[rt->n++] = effects_table(run, rt);
 	rt->t[rt->n++] = interactions_table(run, rt);
 	rt->t[rt->n++] = improvements_table(run, rt);
+	for (size_t i = 0; i < r->report.nimprovements && rt->n < 10; i++)
+		if (r->report.improvements[i].nby >= 2)
+			rt->t[rt->n++] = improvements_pivot(run, &r->report.improvements[i], i);
 	rt->t[rt->n++] = best_table(run, rt);
 	if (rt->scaling_factor >= 0)
 		rt->t[rt->n++] = scaling_table(run, rt);

@@ -7,7 +7,7 @@ sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/k
 "$MATRIX" run known.yaml --out run > run.txt 2> run.err || [ $? = 1 ] || fail "run failed: $(cat run.err)"
 expect_status 0 "$MATRIX" report run > out.txt 2> err.txt
 expect_grep "run/report.html" out.txt "report prints where the page is"
-for t in effects interactions improvements best scaling failures; do
+for t in effects interactions improvements improvements_1 best scaling failures; do
 	cmp "$golden/$t.csv" "run/tables/$t.csv" || { diff "$golden/$t.csv" "run/tables/$t.csv" >&2; fail "tables/$t.csv differs from the golden file"; }
 done
 # the known answers, spelled out
