@@ -400,8 +400,11 @@ static void effects_figure(const struct run *run, const struct report_tables *rt
 	}
 	char ymax[32];
 	snprintf(ymax, sizeof(ymax), "%g", (double)n - 0.4);
-	char *xl = xasprintf("gain over matched pairs (×, > 1: better, %s)",
-			     run->metric.higher_better ? "higher metric" : "lower metric");
+	char *xl = xasprintf("gain over matched pairs (×; > 1: better, i.e. %s %s)",
+			     run->metric.higher_better ? "higher" : "lower", run->metric.name);
+	char *xq = quoted(xl);
+	free(xl);
+	xl = xq;
 	const char *plot =
 	    "\"effects.dat\" index 0 using 2:1 with points pt 7 ps 0.6 lc rgb \"#0072B2\" title \"one matched pair\", \\\n"
 	    "     \"effects.dat\" index 1 using 2:1 with points pt 13 ps 2 lc rgb \"#000000\" title \"geometric mean\"";

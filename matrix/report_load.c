@@ -249,7 +249,6 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	cellset_init(&run->cells, r->nfactors, level);
 	/* per cell: lists of repeat values, merged at the end */
 	size_t cap = 0;
-	size_t *first_row = NULL;
 	struct { size_t n, cap; double *v, *u, *thr; } *rep = NULL;
 	for (size_t i = 0; i < t.nrows; i++) {
 		if (!keep[i])
@@ -301,10 +300,8 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 					ncap *= 2;
 				rep = xrealloc(rep, ncap * sizeof(*rep));
 				memset(rep + cap, 0, (ncap - cap) * sizeof(*rep));
-				first_row = xrealloc(first_row, ncap * sizeof(size_t));
 				cap = ncap;
 			}
-			first_row[c] = i;
 		}
 		if (rep[c].n == rep[c].cap) {
 			rep[c].cap = rep[c].cap ? 2 * rep[c].cap : 2;
@@ -329,7 +326,6 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		free(rep[c].thr);
 	}
 	free(rep);
-	free(first_row);
 	cellset_sort(&run->cells);
 	free(keep);
 	free(fcol);
