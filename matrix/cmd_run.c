@@ -426,7 +426,7 @@ static void progress_line(struct progress *pg, const char *current)
 {
 	if (!pg->tty)
 		return;
-	char el[16], eta[16] = "--:--:--";
+	char el[48], eta[48] = "--:--:--";
 	double elapsed = now_monotonic() - pg->start;
 	fmt_hms(el, sizeof(el), elapsed);
 	if (pg->done_now)
@@ -871,7 +871,7 @@ int cmd_run(int argc, char **argv)
 		}
 		free(why);
 	}
-	char el[16];
+	char el[48];
 	fmt_hms(el, sizeof(el), now_monotonic() - pg.start);
 	if (interrupted > 0) {
 		fprintf(stderr, "matrix: interrupted by %s after %" PRIu64 " of %" PRIu64

@@ -30,7 +30,7 @@ hang)
 	sleep 1000 ;;
 hangchild)
 	# a grandchild that ignores SIGTERM, its pid recorded for the test
-	sh -c 'trap "" TERM; echo $$ > "$0"; while :; do sleep 1; done' "$value" &
+	sh -c 'trap "" TERM; echo $$ > "$0"; while :; do sleep 1; done' "${PIDFILE:-$value}" &
 	wait ;;
 garbled)
 	printf 'status=ok\nthis line has no equals sign\n' >"$res" ;;

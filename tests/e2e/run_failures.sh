@@ -6,7 +6,7 @@
 cat > r.yaml <<YAML
 name: failures
 engine: command
-command: [sh, $top_srcdir/tests/e2e/engine.sh, "{mode}", "$work/grandchild.pid"]
+command: [env, "PIDFILE=$work/grandchild.pid", sh, $top_srcdir/tests/e2e/engine.sh, "{mode}"]
 measure: {timeout: 1s, grace: 0.5s}
 factors:
   mode: [ok, unsupported, fail, failreason, oom, crash, hang, hangchild, garbled, badnumber, noresult, noisy]
@@ -29,7 +29,7 @@ expect_eq "$(why hang)" "no result within the timeout of 1 s" "timeout reason"
 expect_eq "$(st hangchild)" timeout "hang with a child"
 gc=$(cat grandchild.pid)
 sleep 0.2
-if kill -0 "$gc" 2>/dev/null; then kill -9 "$gc"; fail "grandchild $gc survived the timeout"; fi
+if alive "$gc"; then kill -9 "$gc"; fail "grandchild $gc survived the timeout"; fi
 expect_eq "$(st garbled)" failed "garbled"
 expect_eq "$(why garbled)" "garbled result: result file line 2 has no '='" "garbled reason"
 expect_eq "$(why badnumber)" "garbled result: throughput 'fast' is not a number" "bad number reason"

@@ -5,7 +5,7 @@
 cat > r.yaml <<YAML
 name: signals
 engine: command
-command: [sh, $top_srcdir/tests/e2e/engine.sh, "{mode}", "$work/grandchild.pid"]
+command: [env, "PIDFILE=$work/grandchild.pid", sh, $top_srcdir/tests/e2e/engine.sh, "{mode}"]
 measure: {timeout: 60s, grace: 0.5s}
 factors:
   mode: [ok, hangchild]
@@ -23,7 +23,7 @@ expect_eq "$rc" 130 "exit status after SIGINT"
 expect_grep "interrupted by SIGINT" err.txt "interrupt message"
 expect_grep "matrix run --resume run" err.txt "resume hint"
 gc=$(cat grandchild.pid); sleep 0.2
-if kill -0 "$gc" 2>/dev/null; then kill -9 "$gc"; fail "grandchild survived SIGINT"; fi
+if alive "$gc"; then kill -9 "$gc"; fail "grandchild survived SIGINT"; fi
 expect_eq "$(tail -n +2 run/results.csv | wc -l)" 1 "finished point kept"
 # SIGTERM likewise
 rm -f grandchild.pid
