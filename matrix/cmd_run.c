@@ -22,6 +22,7 @@
 #include "exec.h"
 #include "grid.h"
 #include "recipe.h"
+#include "report.h"
 #include "result.h"
 #include "store.h"
 #include "util.h"
@@ -34,6 +35,7 @@ struct run_opts {
 	int retry_failed;
 	int allow_changed;
 	int dry_run;
+	int no_report;
 	long jobs;
 };
 
@@ -589,6 +591,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->retry_failed = 1;
 		} else if (strcmp(a, "--allow-changed") == 0) {
 			o->allow_changed = 1;
+		} else if (strcmp(a, "--no-report") == 0) {
+			o->no_report = 1;
 		} else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
 			o->dry_run = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -888,6 +892,12 @@ int cmd_run(int argc, char **argv)
 		       pg.total, el, pg.ok, pg.unsupported, failed_rows,
 		       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", dir);
 		rc = failed_rows ? 1 : 0;
+		/* the report is a view of the directory: its trouble does not change
+		 * the run's verdict, and `matrix report DIR` redoes it at any time */
+		if (!o.no_report && report_write(dir, stderr) != 0)
+			error("the report of '%s' is incomplete (see above); the results are all stored", dir);
+		else if (!o.no_report)
+			printf("matrix: report in %s/report.html\n", dir);
 	}
 out:
 	if (slots) {

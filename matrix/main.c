@@ -11,7 +11,7 @@ static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [--count] [--format table|csv] [--only FILTER]",
 	 "print the points of a recipe's grid without running anything"},
 	{"run", cmd_run,
-	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--dry-run]",
+	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--dry-run] [--no-report]",
 	 "run every point of a recipe, each in a fresh process"},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories"},

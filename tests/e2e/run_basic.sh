@@ -29,6 +29,8 @@ cmd=$(tail -n 1 run/results.csv | awk -F, '{ print $NF }')
 (cd "$work" && eval "MATRIX_RESULT=$work/again.txt; export MATRIX_RESULT; $(echo "$cmd" | sed 's/^MATRIX_RESULT=[^ ]* //')")
 expect_grep "status=ok" again.txt "reproduced by hand"
 expect_grep "5 points" out.txt "summary line"
+[ -s run/report.html ] || fail "matrix run wrote no report.html"
+[ -s run/tables/effects.csv ] || fail "matrix run wrote no effects table"
 # a second run into the same directory is refused
 expect_status 2 "$MATRIX" run r.yaml --out run 2> err2.txt
 expect_grep "already holds a run" err2.txt "refuse to overwrite"
