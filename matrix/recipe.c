@@ -27,6 +27,7 @@
 #define MAX_ERRORS_SHOWN 20
 #define MAX_ERRORS_KEPT 1000
 #define NODE_LIMIT 100000                 /* node visits, aliases expanded */
+#define DEPTH_LIMIT 1000                  /* open '[' and '{' */
 #define EXCLUDE_WALK_LIMIT (1ULL << 24)   /* combinations tried for "every point is excluded" */
 #define REPEAT_MAX 1000000
 
@@ -461,6 +462,34 @@ static int check_text(struct loader *L)
 			return -1;
 		}
 		i += n;
+	}
+	return 0;
+}
+
+/* libyaml takes time quadratic in the depth of flow collections ("[[[[..."
+ * 200000 deep takes minutes), so refuse deep nesting before parsing. The scan
+ * skips comments and quoted scalars roughly; it can only undercount. */
+static int check_depth(struct loader *L)
+{
+	const char *t = L->r->text;
+	size_t len = L->r->text_len, depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = t[i];
+		if (c == '#' && (i == 0 || t[i - 1] == ' ' || t[i - 1] == '\t' || t[i - 1] == '\n')) {
+			while (i + 1 < len && t[i + 1] != '\n')
+				i++;
+		} else if (c == '"' || c == '\'') {
+			for (i++; i < len && t[i] != c; i++)
+				if (c == '"' && t[i] == '\\')
+					i++;
+		} else if (c == '[' || c == '{') {
+			if (++depth > DEPTH_LIMIT) {
+				errorf(L, offset_mark(t, len, i), "nesting too deep (limit %d levels)", DEPTH_LIMIT);
+				return -1;
+			}
+		} else if ((c == ']' || c == '}') && depth > 0) {
+			depth--;
+		}
 	}
 	return 0;
 }
@@ -1533,7 +1562,7 @@ int recipe_load(const char *path, struct recipe *r, FILE *err)
 	r->repeat = 1;
 	r->report.metric = xstrdup("throughput");
 
-	if (check_text(&L))
+	if (check_text(&L) || check_depth(&L))
 		goto fail;
 	if (!yaml_parser_initialize(&parser))
 		BUG("yaml_parser_initialize failed");
