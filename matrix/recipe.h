@@ -17,7 +17,9 @@ struct mark {
 
 struct factor {
 	char *name;
-	const struct vocab_factor *vocab; /* NULL: unknown to the vocabulary (command engines) */
+	const struct vocab_factor *vocab; /* NULL: not governed by the vocabulary (with only the
+	                                   * command engine, every factor but container, engine
+	                                   * and device is free-form) */
 	size_t nlevels;
 	char **levels;                    /* canonical spellings ("on", not "true") */
 	struct mark *level_marks;         /* where each level was written */
@@ -54,6 +56,8 @@ enum recipe_order {
 	ORDER_SHUFFLED,
 };
 
+/* Defaults: warmup 0.2 s, min_time 0.5 s, max_time 5 s, rel_ci 0.02,
+ * timeout 300 s, grace 5 s. */
 struct measure {
 	double warmup_s;        /* seconds of warm-up; < 0 when warmup_iters is used */
 	long warmup_iters;      /* iterations of warm-up; 0 when warmup_s is used */
