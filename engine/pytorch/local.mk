@@ -14,8 +14,10 @@ TESTS += \
 	tests/pytorch/engine_unsupported.py \
 	tests/pytorch/engine_failures.py \
 	tests/pytorch/engine_knobs.py \
+	tests/pytorch/engine_knobs_infer.py \
 	tests/pytorch/engine_ddp.py \
 	tests/pytorch/engine_compile.py \
+	tests/pytorch/engine_compile_modes.py \
 	tests/pytorch/run_recipe.sh
 endif
 EXTRA_DIST += \
@@ -25,8 +27,10 @@ EXTRA_DIST += \
 	tests/pytorch/engine_unsupported.py \
 	tests/pytorch/engine_failures.py \
 	tests/pytorch/engine_knobs.py \
+	tests/pytorch/engine_knobs_infer.py \
 	tests/pytorch/engine_ddp.py \
 	tests/pytorch/engine_compile.py \
+	tests/pytorch/engine_compile_modes.py \
 	tests/pytorch/run_recipe.sh \
 	tests/pytorch/enginetest.py \
 	tests/pytorch/pytorch_small.yaml \

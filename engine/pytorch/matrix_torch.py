@@ -343,6 +343,10 @@ def plan(args, torch):
     cnn = models.is_cnn(args.model)
     ignored = []
 
+    if args.model in ("resnet18", "resnet50"):
+        import importlib.util
+        if importlib.util.find_spec("torchvision") is None:
+            raise Unsupported("model %s needs torchvision, which %s cannot import" % (args.model, sys.executable))
     if args.compile != "none" and not hasattr(torch, "compile"):
         raise Unsupported("torch.compile needs torch >= 2.0, found %s" % torch.__version__)
     if args.precision == "fp16" and device == "cpu":

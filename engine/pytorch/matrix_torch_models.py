@@ -12,7 +12,7 @@ random weights, and comes with its synthetic input and loss:
   resnet18     torchvision.models.resnet18(weights=None), 3x224x224, 1000 classes
   resnet50     torchvision.models.resnet50(weights=None) (v1.5: stride on the 3x3)
   resnet_tiny  a CIFAR-style small ResNet: conv3x3 3->16 + BN + ReLU (no max-pool),
-               four stages of one torchvision BasicBlock each, widths 16/32/64/128,
+               four stages of one BasicBlock each (as torchvision's), widths 16/32/64/128,
                strides 1/2/2/2, global average pool, linear 128->10; 3x32x32.
   bert_base    post-LN BERT encoder, 12 layers, hidden 768, 12 heads, FFN 3072
   bert_large   24 layers, hidden 1024, 16 heads, FFN 4096
@@ -80,10 +80,29 @@ class MnistCnn(nn.Module):
         return F.log_softmax(x, dim=1)
 
 
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock (two 3x3 conv + BN, ReLU after the residual add),
+    written out so that resnet_tiny does not need torchvision."""
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride=1, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = downsample
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + identity)
+
+
 class ResNetTiny(nn.Module):
     def __init__(self, widths=(16, 32, 64, 128), blocks=(1, 1, 1, 1), classes=10):
         super().__init__()
-        from torchvision.models.resnet import BasicBlock
         self.conv1 = nn.Conv2d(3, widths[0], kernel_size=3, stride=1, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(widths[0])
         self.relu = nn.ReLU(inplace=True)
