@@ -46,6 +46,7 @@ struct opts {
     int steps;
     int list_models, help;
     long seed;
+    double lr;
 };
 
 struct flag {
@@ -79,6 +80,7 @@ static const struct flag flags[] = {
     {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s"},
     {"max-time", F_SECONDS, O(m.max_time), NULL, "DUR", "stop timing after this long; default 5s"},
     {"rel-ci", F_DOUBLE, O(m.rel_ci), NULL, "X", "stop when the 95% CI half-width of the median is within X of it; default 0.02"},
+    {"lr", F_DOUBLE, O(lr), NULL, "X", "learning rate of the optimizer; default the model's (SGD 0.01, AdamW 1e-4)"},
     {"steps", F_INT, O(steps), NULL, "N", "exactly N timed steps, no CI rule"},
     {"result", F_STR, O(result), NULL, "FILE", "write the result record (key=value lines) to FILE"},
     {"weights", F_STR, O(weights), NULL, "FILE", "load parameters from a weights file (engine/weights.h)"},
@@ -402,9 +404,15 @@ static void fill_tensor(tensor *t, uint64_t key)
         for (int64_t i = 0; i < n; i++)
             f[i] = (2.0f * rng_uniform(key, i) - 1.0f) * t->init_a;
         break;
-    case INIT_NORMAL:
-        for (int64_t i = 0; i < n; i++)
-            f[i] = rng_normal(key, i) * t->init_a;
+    case INIT_NORMAL: /* Box-Muller, both values of each pair */
+        for (int64_t i = 0; i < n; i += 2) {
+            float u1 = rng_uniform(key, i) + 0x1p-25f, u2 = rng_uniform(key, i + 1);
+            float r = sqrtf(-2.0f * logf(u1)) * t->init_a, sn, cs;
+            sincosf(6.28318530718f * u2, &sn, &cs);
+            f[i] = r * cs;
+            if (i + 1 < n)
+                f[i + 1] = r * sn;
+        }
         break;
     case INIT_CONST:
         for (int64_t i = 0; i < n; i++)
@@ -622,6 +630,8 @@ int main(int argc, char **argv)
         fused = pass_fuse(g, o.pt.train);
     if (o.pt.train) {
         info.optim.ema = o.pt.ema;
+        if (o.lr > 0)
+            info.optim.lr = o.lr;
         info.optim.ema_decay = 0.9998f;
         pass_autodiff(g, &info.optim);
     }

@@ -76,7 +76,22 @@ static void conv_split(const conv_geo *c, int nt, long *items, long *len)
     }
 }
 
-/* col[k][q] for output pixels [p0, p1) of one NCHW sample x. */
+/* Output columns [lo, hi) of an output row whose input column
+ * iw = ow * s - p + j falls inside [0, W). */
+static void valid_cols(const conv_geo *c, int j, int *lo, int *hi)
+{
+    int a = c->p - j, b = c->W - 1 + c->p - j;
+    *lo = a > 0 ? (a + c->s - 1) / c->s : 0;
+    *hi = b < 0 ? 0 : b / c->s + 1;
+    if (*hi > c->OW)
+        *hi = c->OW;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
+/* col[k][q] for output pixels [p0, p1) of one NCHW sample x, one output row
+ * segment at a time: zeros outside the image, a copy (stride 1) or a strided
+ * gather inside. */
 static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float *col)
 {
     int L = p1 - p0;
@@ -84,16 +99,34 @@ static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float
         const float *xc = x + (long)ci * c->H * c->W;
         for (int i = 0; i < c->kh; i++)
             for (int j = 0; j < c->kw; j++) {
-                float *dst = col + (long)((ci * c->kh + i) * c->kw + j) * L;
-                int oh = p0 / c->OW, ow = p0 % c->OW;
-                for (int q = 0; q < L; q++) {
-                    int ih = oh * c->s - c->p + i, iw = ow * c->s - c->p + j;
-                    dst[q] = (unsigned)ih < (unsigned)c->H && (unsigned)iw < (unsigned)c->W
-                                 ? xc[ih * c->W + iw] : 0.0f;
-                    if (++ow == c->OW) {
-                        ow = 0;
-                        oh++;
+                float *dst = col + (long)((ci * c->kh + i) * c->kw + j) * L - p0;
+                int lo, hi;
+                valid_cols(c, j, &lo, &hi);
+                for (int p = p0; p < p1;) {
+                    int oh = p / c->OW, ow0 = p % c->OW;
+                    int ow1 = ow0 + (p1 - p) < c->OW ? ow0 + (p1 - p) : c->OW;
+                    int ih = oh * c->s - c->p + i;
+                    float *d = dst + (long)oh * c->OW;
+                    if ((unsigned)ih >= (unsigned)c->H) {
+                        for (int ow = ow0; ow < ow1; ow++)
+                            d[ow] = 0.0f;
+                    } else {
+                        const float *src = xc + (long)ih * c->W - c->p + j;
+                        int a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
+                        int ow = ow0;
+                        for (; ow < a && ow < ow1; ow++)
+                            d[ow] = 0.0f;
+                        if (c->s == 1) {
+                            if (b > a)
+                                memcpy(d + a, src + a, (b - a) * sizeof(float));
+                            ow = b > a ? b : ow;
+                        } else
+                            for (; ow < b; ow++)
+                                d[ow] = src[ow * c->s];
+                        for (; ow < ow1; ow++)
+                            d[ow] = 0.0f;
                     }
+                    p += ow1 - ow0;
                 }
             }
     }
@@ -107,15 +140,20 @@ static void col2im_nchw(const float *dcol, const conv_geo *c, float *dx)
         for (int i = 0; i < c->kh; i++)
             for (int j = 0; j < c->kw; j++) {
                 const float *src = dcol + (long)((ci * c->kh + i) * c->kw + j) * c->P;
+                int lo, hi;
+                valid_cols(c, j, &lo, &hi);
                 for (int oh = 0; oh < c->OH; oh++) {
                     int ih = oh * c->s - c->p + i;
                     if ((unsigned)ih >= (unsigned)c->H)
                         continue;
-                    for (int ow = 0; ow < c->OW; ow++) {
-                        int iw = ow * c->s - c->p + j;
-                        if ((unsigned)iw < (unsigned)c->W)
-                            dxc[ih * c->W + iw] += src[oh * c->OW + ow];
-                    }
+                    float *d = dxc + (long)ih * c->W - c->p + j;
+                    const float *s = src + (long)oh * c->OW;
+                    if (c->s == 1)
+                        for (int ow = lo; ow < hi; ow++)
+                            d[ow] += s[ow];
+                    else
+                        for (int ow = lo; ow < hi; ow++)
+                            d[ow * c->s] += s[ow];
                 }
             }
     }

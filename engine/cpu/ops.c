@@ -408,7 +408,7 @@ static void maxpool_range(graph *g, op *o, long lo, long hi, int tid)
                             if (iw < 0 || iw >= p.W)
                                 continue;
                             float v = xp[ih * p.W + iw];
-                            if (v > m || isnan(v)) {
+                            if (v > m) {
                                 m = v;
                                 mi = ih * p.W + iw;
                             }

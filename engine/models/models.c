@@ -5,9 +5,15 @@
 #include <string.h>
 
 int mnist_cnn_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int resnet18_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int resnet50_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int resnet_tiny_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
 
 const model_desc models[] = {
     {"mnist_cnn", "MNIST CNN of the CPU-vs-GPU study: 2 conv, 2 linear, dropout, NLL", mnist_cnn_build},
+    {"resnet18", "ResNet-18, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet18_build},
+    {"resnet50", "ResNet-50 v1.5, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet50_build},
+    {"resnet_tiny", "ResNet with one BasicBlock per stage, widths 8-64, 10 classes, 32x32 (tests)", resnet_tiny_build},
     {NULL, NULL, NULL},
 };
 

@@ -715,9 +715,35 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
             from torch._dynamo.utils import counters
             res["dynamo_graphs"] = counters["stats"]["unique_graphs"]
             res["dynamo_graph_breaks"] = sum(counters["graph_break"].values())
+            if device == "cuda":
+                res["cudagraph_skips"] = counters["inductor"]["cudagraph_skips"]
         except Exception:
             pass
+        if device == "cuda":
+            n = count_cuda_graphs(rank)
+            if n is not None:
+                res["cuda_graphs"] = n
     return res
+
+
+def count_cuda_graphs(device_index):
+    """CUDA graphs recorded by torch.compile's CUDA graph trees on this device
+    (reduce-overhead, max-autotune), from inductor's internals: None when this
+    torch does not expose them the way 2.x does."""
+    try:
+        from torch._inductor import cudagraph_trees as ct
+        mgr = ct.get_manager(device_index, create_if_none_exists=False)
+        if mgr is None:
+            return 0
+        stack = [node for nodes in mgr.roots.values() for node in nodes]
+        n = 0
+        while stack:
+            node = stack.pop()
+            n += 1
+            stack.extend(c for cs in node.children.values() for c in cs)
+        return n
+    except Exception:
+        return None
 
 
 # ---------------------------------------------------------- data parallel ----
