@@ -169,31 +169,29 @@ static void engine_flags(const struct recipe *r, const struct point *p, const ch
 	vec_push(v, xstrdup(result_path));
 }
 
-/* Substitute {name} in a template argument. */
+/* Substitute {name} placeholders (as recipe_placeholder finds them, the
+ * ones recipe_load checked) in a template argument. */
 static char *substitute(const struct recipe *r, const struct point *p, const char *tmpl,
 			const char *result_path)
 {
 	struct strbuf sb = {0};
 	sb_add(&sb, "", 0);
-	for (const char *s = tmpl; *s;) {
-		const char *close;
-		if (*s == '{' && (close = strchr(s, '}'))) {
-			char *name = xstrndup(s + 1, (size_t)(close - s - 1));
-			long fi = recipe_factor_index(r, name);
-			if (fi >= 0) {
-				sb_puts(&sb, r->factors[fi].levels[p->level[fi]]);
-				s = close + 1;
-			} else if (strcmp(name, "result") == 0) {
-				sb_puts(&sb, result_path);
-				s = close + 1;
-			} else {
-				sb_putc(&sb, *s++);
-			}
-			free(name);
-		} else {
-			sb_putc(&sb, *s++);
-		}
+	const char *s = tmpl, *ph;
+	size_t len;
+	while ((ph = recipe_placeholder(s, &len))) {
+		sb_add(&sb, s, (size_t)(ph - s));
+		char *name = xstrndup(ph + 1, len - 2);
+		long fi = recipe_factor_index(r, name);
+		if (fi >= 0)
+			sb_puts(&sb, r->factors[fi].levels[p->level[fi]]);
+		else if (strcmp(name, "result") == 0)
+			sb_puts(&sb, result_path);
+		else
+			sb_add(&sb, ph, len); /* recipe_load let no other name through */
+		free(name);
+		s = ph + len;
 	}
+	sb_puts(&sb, s);
 	return sb.buf;
 }
 
