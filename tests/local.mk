@@ -4,7 +4,8 @@ TESTS += \
 	tests/e2e/run_failures.sh \
 	tests/e2e/run_resume.sh \
 	tests/e2e/run_signals.sh \
-	tests/e2e/expand.sh
+	tests/e2e/expand.sh \
+	tests/e2e/usage.sh
 EXTRA_DIST += tests/setup tests/e2e/engine.sh $(filter tests/e2e/%.sh,$(TESTS))
 check_PROGRAMS += tests/unit/test_grid tests/unit/test_store
 tests_unit_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
@@ -12,3 +13,4 @@ tests_unit_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM
 TESTS += tests/unit/test_grid tests/unit/test_store
 BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
+EXTRA_DIST += tests/unit/t.h
