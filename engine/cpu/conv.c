@@ -1,13 +1,16 @@
 /* conv.c - 2-D convolution on the CPU: im2col + GEMM, NCHW and NHWC.
  *
- * NCHW: per sample, y_n[Co, P] = W[Co, K] x col[K, P] with K = C*kh*kw and
- * P the output pixels, split into pixel chunks so that col stays in cache
- * and so that a batch smaller than the thread count still uses every thread.
+ * NCHW: a group of nb samples at a time, col[K, nb*P] (K = C*kh*kw, P output
+ * pixels) and y[Co, nb*P] = W[Co, K] x col, scattered back to (n, co, p) with
+ * the epilogue. Small images (MNIST) take many samples per GEMM; large ones
+ * (ResNet) one sample split into pixel chunks, so that col stays in cache
+ * and a batch smaller than the thread count still uses every thread.
  * NHWC: y[N*P, Co] = col[N*P, K] x W^T in row blocks. In both layouts the
  * column index k is (c, i, j) as in PyTorch's weight (Co, C, kh, kw), so one
  * weight tensor serves both. 1x1 stride-1 convolutions skip im2col.
- * Backward is per sample (col2im of different samples never overlap), with a
- * weight-gradient partial per thread, summed at the end. */
+ * Backward goes by the same groups (col2im of different samples never
+ * overlap), with a weight-gradient partial per thread, summed at the end. */
+
 #include "config.h"
 #include "cpu.h"
 #include "pool.h"
@@ -46,13 +49,35 @@ static conv_geo conv_geometry(const graph *g, const op *o)
     return c;
 }
 
-/* Forward work split: NCHW pixel chunk (columns) or NHWC row block (rows). */
-static void conv_split(const conv_geo *c, int nt, long *items, long *len)
+/* How the work is cut: NCHW groups of nb samples (nb > 1: whole images) or
+ * single samples in pixel chunks of len; NHWC row blocks of len rows. */
+typedef struct conv_split_t {
+    long items; /* work items */
+    long nb;    /* NCHW: samples per item */
+    long len;   /* NCHW: pixels per item (nb == 1); NHWC: rows per item */
+} conv_split_t;
+
+#define COL_TARGET (1L << 18) /* floats of col per item: 1 MiB */
+
+static conv_split_t conv_split(const conv_geo *c, int nt)
 {
-    long target = (1L << 18) / (c->K > 0 ? c->K : 1); /* ~1 MiB of col */
-    if (target < 64)
-        target = 64;
+    conv_split_t s;
+    long kp = (long)c->K * c->P;
     if (!c->nhwc) {
+        if (2 * kp <= COL_TARGET && c->N > 1) {
+            s.nb = COL_TARGET / kp;
+            long fair = (c->N + nt - 1) / nt; /* every thread gets a group */
+            if (s.nb > fair)
+                s.nb = fair;
+            if (s.nb < 1)
+                s.nb = 1;
+            s.len = c->P;
+            s.items = (c->N + s.nb - 1) / s.nb;
+            return s;
+        }
+        long target = COL_TARGET / (c->K > 0 ? c->K : 1);
+        if (target < 256)
+            target = 256;
         long chunk = c->P <= target ? c->P : target;
         long per = (c->P + chunk - 1) / chunk;
         if ((long)c->N * per < nt) {
@@ -62,18 +87,25 @@ static void conv_split(const conv_geo *c, int nt, long *items, long *len)
             chunk = (c->P + per - 1) / per;
             per = (c->P + chunk - 1) / chunk;
         }
-        *len = chunk;
-        *items = (long)c->N * per;
+        s.nb = 1;
+        s.len = chunk;
+        s.items = (long)c->N * per;
     } else {
         long rows = (long)c->N * c->P;
-        long blk = target < rows ? target : rows;
+        long blk = COL_TARGET / (c->K > 0 ? c->K : 1);
+        if (blk < 64)
+            blk = 64;
+        if (blk > rows)
+            blk = rows;
         if ((rows + blk - 1) / blk < nt)
             blk = (rows + nt - 1) / nt;
         if (blk < 1)
             blk = 1;
-        *len = blk;
-        *items = (rows + blk - 1) / blk;
+        s.nb = 1;
+        s.len = blk;
+        s.items = (rows + blk - 1) / blk;
     }
+    return s;
 }
 
 /* Output columns [lo, hi) of an output row whose input column
@@ -89,17 +121,29 @@ static void valid_cols(const conv_geo *c, int j, int *lo, int *hi)
         *lo = *hi;
 }
 
-/* col[k][q] for output pixels [p0, p1) of one NCHW sample x, one output row
- * segment at a time: zeros outside the image, a copy (stride 1) or a strided
- * gather inside. */
-static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float *col)
+/* col[k * ld + (p - p0)] for output pixels [p0, p1) of one NCHW sample x,
+ * one output row segment at a time: zeros outside the image, a copy (stride
+ * 1) or a strided gather inside. */
+static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float *col, long ld)
 {
-    int L = p1 - p0;
+    if (c->s == 1 && c->p == 0 && p0 == 0 && p1 == c->P) {
+        /* whole image, stride 1, no padding: plain row copies */
+        for (int ci = 0; ci < c->C; ci++)
+            for (int i = 0; i < c->kh; i++)
+                for (int j = 0; j < c->kw; j++) {
+                    float *d = col + (long)((ci * c->kh + i) * c->kw + j) * ld;
+                    const float *s = x + ((long)ci * c->H + i) * c->W + j;
+                    for (int oh = 0; oh < c->OH; oh++, d += c->OW, s += c->W)
+                        for (int ow = 0; ow < c->OW; ow++)
+                            d[ow] = s[ow];
+                }
+        return;
+    }
     for (int ci = 0; ci < c->C; ci++) {
         const float *xc = x + (long)ci * c->H * c->W;
         for (int i = 0; i < c->kh; i++)
             for (int j = 0; j < c->kw; j++) {
-                float *dst = col + (long)((ci * c->kh + i) * c->kw + j) * L - p0;
+                float *dst = col + (long)((ci * c->kh + i) * c->kw + j) * ld - p0;
                 int lo, hi;
                 valid_cols(c, j, &lo, &hi);
                 for (int p = p0; p < p1;) {
@@ -113,17 +157,17 @@ static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float
                     } else {
                         const float *src = xc + (long)ih * c->W - c->p + j;
                         int a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
-                        int ow = ow0;
-                        for (; ow < a && ow < ow1; ow++)
+                        if (b < a)
+                            b = a;
+                        for (int ow = ow0; ow < a; ow++)
                             d[ow] = 0.0f;
-                        if (c->s == 1) {
-                            if (b > a)
-                                memcpy(d + a, src + a, (b - a) * sizeof(float));
-                            ow = b > a ? b : ow;
-                        } else
-                            for (; ow < b; ow++)
+                        if (c->s == 1)
+                            for (int ow = a; ow < b; ow++)
+                                d[ow] = src[ow];
+                        else
+                            for (int ow = a; ow < b; ow++)
                                 d[ow] = src[ow * c->s];
-                        for (; ow < ow1; ow++)
+                        for (int ow = b; ow < ow1; ow++)
                             d[ow] = 0.0f;
                     }
                     p += ow1 - ow0;
@@ -132,14 +176,26 @@ static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float
     }
 }
 
-/* dx += col2im(dcol) for one NCHW sample; dcol is [K][P]. */
-static void col2im_nchw(const float *dcol, const conv_geo *c, float *dx)
+/* dx += col2im(dcol) for one NCHW sample; dcol is [K] rows of stride ld. */
+static void col2im_nchw(const float *dcol, const conv_geo *c, float *dx, long ld)
 {
+    if (c->s == 1 && c->p == 0) {
+        for (int ci = 0; ci < c->C; ci++)
+            for (int i = 0; i < c->kh; i++)
+                for (int j = 0; j < c->kw; j++) {
+                    const float *s = dcol + (long)((ci * c->kh + i) * c->kw + j) * ld;
+                    float *d = dx + ((long)ci * c->H + i) * c->W + j;
+                    for (int oh = 0; oh < c->OH; oh++, s += c->OW, d += c->W)
+                        for (int ow = 0; ow < c->OW; ow++)
+                            d[ow] += s[ow];
+                }
+        return;
+    }
     for (int ci = 0; ci < c->C; ci++) {
         float *dxc = dx + (long)ci * c->H * c->W;
         for (int i = 0; i < c->kh; i++)
             for (int j = 0; j < c->kw; j++) {
-                const float *src = dcol + (long)((ci * c->kh + i) * c->kw + j) * c->P;
+                const float *src = dcol + (long)((ci * c->kh + i) * c->kw + j) * ld;
                 int lo, hi;
                 valid_cols(c, j, &lo, &hi);
                 for (int oh = 0; oh < c->OH; oh++) {
@@ -205,19 +261,23 @@ size_t cpu_conv_workspace(const graph *g, const op *o)
 {
     conv_geo c = conv_geometry(g, o);
     int nt = pool_threads();
+    conv_split_t s = conv_split(&c, nt);
+    long cols = s.nb * s.len; /* columns (NCHW) or rows (NHWC) per item */
     if (o->type == OP_CONV) {
-        long items, len;
-        conv_split(&c, nt, &items, &len);
-        return c.pointwise ? 0 : (size_t)nt * len * c.K * sizeof(float);
+        /* col, and for grouped NCHW the GEMM result before the scatter */
+        long per = (c.pointwise && s.nb == 1 ? 0 : cols * c.K) + (s.nb > 1 ? cols * c.Co : 0);
+        return (size_t)nt * per * sizeof(float);
     }
-    return (size_t)nt * (2L * c.K * c.P + (long)c.Co * c.K + c.Co) * sizeof(float);
+    cols = c.nhwc ? c.P : s.nb * c.P; /* backward goes by whole samples */
+    return (size_t)nt * (2L * c.K * cols + (long)c.Co * cols + (long)c.Co * c.K + c.Co) *
+           sizeof(float);
 }
 
 struct conv_ctx {
     graph *g;
     op *o;
     conv_geo c;
-    long items, len;
+    conv_split_t s;
     float *ws;
     size_t ws_per; /* floats per thread */
 };
@@ -234,30 +294,51 @@ static void conv_fwd_run(void *p, int tid, int nt)
     float *y = TF(g, o->out[0]);
     float *pre = o->out[1] >= 0 ? TF(g, o->out[1]) : NULL;
     float *col = x->ws + (size_t)tid * x->ws_per;
-    long lo, hi;
-    pool_range(x->items, tid, nt, &lo, &hi);
+    long lo, hi, xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
+    pool_range(x->s.items, tid, nt, &lo, &hi);
     for (long it = lo; it < hi; it++) {
-        if (!c->nhwc) {
-            long per = (c->P + x->len - 1) / x->len;
-            int n = it / per, p0 = (it % per) * x->len;
-            int p1 = p0 + x->len < c->P ? p0 + x->len : c->P;
-            const float *xn = in + (long)n * c->C * c->H * c->W;
-            float *yn = y + (long)n * c->Co * c->P;
+        if (!c->nhwc && x->s.nb > 1) {
+            long n0 = it * x->s.nb, n1 = n0 + x->s.nb < c->N ? n0 + x->s.nb : c->N;
+            long ld = (n1 - n0) * c->P;
+            float *tmp = col + (size_t)x->s.nb * c->P * c->K;
+            for (long n = n0; n < n1; n++)
+                im2col_nchw(in + n * xs, c, 0, c->P, col + (n - n0) * c->P, ld);
+            cpu_gemm(0, 0, c->Co, ld, c->K, 1.0f, w, c->K, col, ld, 0.0f, tmp, ld);
+            for (long n = n0; n < n1; n++)
+                for (int co = 0; co < c->Co; co++) {
+                    const float *t = tmp + (long)co * ld + (n - n0) * c->P;
+                    const float *r = res ? res + n * ys + (long)co * c->P : NULL;
+                    float *yy = y + n * ys + (long)co * c->P;
+                    float *pp = pre ? pre + n * ys + (long)co * c->P : NULL;
+                    float b = bias ? bias[co] : 0.0f;
+                    for (int q = 0; q < c->P; q++) {
+                        float v = t[q] + b + (r ? r[q] : 0.0f);
+                        if (pp)
+                            pp[q] = v;
+                        yy[q] = o->act == ACT_RELU ? (v > 0.0f ? v : 0.0f) : cpu_act(o->act, v);
+                    }
+                }
+        } else if (!c->nhwc) {
+            long per = (c->P + x->s.len - 1) / x->s.len;
+            int n = it / per, p0 = (it % per) * x->s.len;
+            int p1 = p0 + x->s.len < c->P ? p0 + x->s.len : c->P;
+            const float *xn = in + (long)n * xs;
+            float *yn = y + (long)n * ys;
             const float *B = xn + p0;
             int ldb = c->P;
             if (!c->pointwise) {
-                im2col_nchw(xn, c, p0, p1, col);
+                im2col_nchw(xn, c, p0, p1, col, p1 - p0);
                 B = col;
                 ldb = p1 - p0;
             }
             cpu_gemm(0, 0, c->Co, p1 - p0, c->K, 1.0f, w, c->K, B, ldb, 0.0f,
                      yn + p0, c->P);
-            cpu_epi e = {bias, 0, res ? res + (long)n * c->Co * c->P : NULL, c->P,
-                         o->act, pre ? pre + (long)n * c->Co * c->P : NULL, c->P};
+            cpu_epi e = {bias, 0, res ? res + (long)n * ys : NULL, c->P,
+                         o->act, pre ? pre + (long)n * ys : NULL, c->P};
             cpu_epilogue(&e, yn, c->P, 0, c->Co, p0, p1);
         } else {
             long rows = (long)c->N * c->P;
-            long r0 = it * x->len, r1 = r0 + x->len < rows ? r0 + x->len : rows;
+            long r0 = it * x->s.len, r1 = r0 + x->s.len < rows ? r0 + x->s.len : rows;
             const float *A = in + r0 * c->C;
             if (!c->pointwise) {
                 im2col_nhwc(in, c, r0, r1, col);
@@ -273,16 +354,66 @@ static void conv_fwd_run(void *p, int tid, int nt)
 
 void cpu_conv(graph *g, op *o)
 {
-    struct conv_ctx x = {g, o, conv_geometry(g, o), 0, 0, backend_ws, 0};
+    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0};
     int nt = pool_threads();
-    conv_split(&x.c, nt, &x.items, &x.len);
-    x.ws_per = (size_t)x.len * x.c.K;
-    if (x.items < nt || nt == 1) {
-        /* fewer items than threads only for tiny outputs */
+    x.s = conv_split(&x.c, nt);
+    x.ws_per = cpu_conv_workspace(g, o) / sizeof(float) / nt;
+    if (x.s.items < 2 || nt == 1) {
         conv_fwd_run(&x, 0, 1);
         return;
     }
     pool_run(conv_fwd_run, &x);
+}
+
+/* Backward of one group of samples [n0, n1) (NCHW). */
+static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, float *dcol,
+                          float *dyg, float *dw, float *db)
+{
+    const conv_geo *c = &x->c;
+    graph *g = x->g;
+    op *o = x->o;
+    const float *dy = TF(g, o->in[0]), *in = TF(g, o->in[1]), *w = TF(g, o->in[2]);
+    float *dx = o->out[0] >= 0 ? TF(g, o->out[0]) : NULL;
+    long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
+    long ld = (n1 - n0) * c->P;
+    const float *cl, *dyv;
+    if (n1 - n0 == 1) {
+        dyv = dy + n0 * ys;
+        cl = in + n0 * xs;
+        if (!c->pointwise) {
+            im2col_nchw(in + n0 * xs, c, 0, c->P, col, ld);
+            cl = col;
+        }
+    } else {
+        for (long n = n0; n < n1; n++) {
+            im2col_nchw(in + n * xs, c, 0, c->P, col + (n - n0) * c->P, ld);
+            for (int co = 0; co < c->Co; co++)
+                memcpy(dyg + (long)co * ld + (n - n0) * c->P, dy + n * ys + (long)co * c->P,
+                       c->P * sizeof(float));
+        }
+        cl = col;
+        dyv = dyg;
+    }
+    cpu_gemm(0, 1, c->Co, c->K, ld, 1.0f, dyv, ld, cl, ld, 1.0f, dw, c->K);
+    for (int co = 0; co < c->Co; co++) {
+        float s = 0.0f;
+        for (long q = 0; q < ld; q++)
+            s += dyv[(long)co * ld + q];
+        db[co] += s;
+    }
+    if (!dx)
+        return;
+    if (c->pointwise && n1 - n0 == 1) {
+        cpu_gemm(1, 0, c->K, c->P, c->Co, 1.0f, w, c->K, dyv, c->P,
+                 ACC(o, 0) ? 1.0f : 0.0f, dx + n0 * xs, c->P);
+        return;
+    }
+    cpu_gemm(1, 0, c->K, ld, c->Co, 1.0f, w, c->K, dyv, ld, 0.0f, dcol, ld);
+    for (long n = n0; n < n1; n++) {
+        if (!ACC(o, 0))
+            memset(dx + n * xs, 0, xs * sizeof(float));
+        col2im_nchw(dcol + (n - n0) * c->P, c, dx + n * xs, ld);
+    }
 }
 
 static void conv_bwd_run(void *p, int tid, int nt)
@@ -293,61 +424,46 @@ static void conv_bwd_run(void *p, int tid, int nt)
     op *o = x->o;
     const float *dy = TF(g, o->in[0]), *in = TF(g, o->in[1]), *w = TF(g, o->in[2]);
     float *dx = o->out[0] >= 0 ? TF(g, o->out[0]) : NULL;
+    long cols = c->nhwc ? c->P : x->s.nb * c->P;
     float *col = x->ws + (size_t)tid * x->ws_per;
-    float *dcol = col + (size_t)c->K * c->P;
-    float *dw = dcol + (size_t)c->K * c->P;
+    float *dcol = col + (size_t)c->K * cols;
+    float *dyg = dcol + (size_t)c->K * cols;
+    float *dw = dyg + (size_t)c->Co * cols;
     float *db = dw + (size_t)c->Co * c->K;
     long lo, hi;
     long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
     memset(dw, 0, ((size_t)c->Co * c->K + c->Co) * sizeof(float));
+    if (!c->nhwc) {
+        long groups = (c->N + x->s.nb - 1) / x->s.nb;
+        pool_range(groups, tid, nt, &lo, &hi);
+        for (long gi = lo; gi < hi; gi++) {
+            long n0 = gi * x->s.nb, n1 = n0 + x->s.nb < c->N ? n0 + x->s.nb : c->N;
+            conv_bwd_nchw(x, n0, n1, col, dcol, dyg, dw, db);
+        }
+        return;
+    }
     pool_range(c->N, tid, nt, &lo, &hi);
     for (long n = lo; n < hi; n++) {
         const float *xn = in + n * xs, *dyn = dy + n * ys;
         float *dxn = dx ? dx + n * xs : NULL;
-        if (!c->nhwc) {
-            const float *cl = xn;
-            if (!c->pointwise) {
-                im2col_nchw(xn, c, 0, c->P, col);
-                cl = col;
-            }
-            cpu_gemm(0, 1, c->Co, c->K, c->P, 1.0f, dyn, c->P, cl, c->P, 1.0f, dw, c->K);
-            for (int co = 0; co < c->Co; co++) {
-                float s = 0.0f;
-                for (int q = 0; q < c->P; q++)
-                    s += dyn[(long)co * c->P + q];
-                db[co] += s;
-            }
-            if (dxn) {
-                if (c->pointwise)
-                    cpu_gemm(1, 0, c->K, c->P, c->Co, 1.0f, w, c->K, dyn, c->P,
-                             ACC(o, 0) ? 1.0f : 0.0f, dxn, c->P);
-                else {
-                    cpu_gemm(1, 0, c->K, c->P, c->Co, 1.0f, w, c->K, dyn, c->P, 0.0f, dcol, c->P);
-                    if (!ACC(o, 0))
-                        memset(dxn, 0, xs * sizeof(float));
-                    col2im_nchw(dcol, c, dxn);
-                }
-            }
-        } else {
-            const float *cl = xn;
-            if (!c->pointwise) {
-                im2col_nhwc(in, c, n * c->P, (n + 1) * c->P, col);
-                cl = col;
-            }
-            cpu_gemm(1, 0, c->Co, c->K, c->P, 1.0f, dyn, c->Co, cl, c->K, 1.0f, dw, c->K);
-            for (int q = 0; q < c->P; q++)
-                for (int co = 0; co < c->Co; co++)
-                    db[co] += dyn[(long)q * c->Co + co];
-            if (dxn) {
-                if (c->pointwise)
-                    cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K,
-                             ACC(o, 0) ? 1.0f : 0.0f, dxn, c->K);
-                else {
-                    cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K, 0.0f, dcol, c->K);
-                    if (!ACC(o, 0))
-                        memset(dxn, 0, xs * sizeof(float));
-                    col2im_nhwc(dcol, c, dxn);
-                }
+        const float *cl = xn;
+        if (!c->pointwise) {
+            im2col_nhwc(in, c, n * c->P, (n + 1) * c->P, col);
+            cl = col;
+        }
+        cpu_gemm(1, 0, c->Co, c->K, c->P, 1.0f, dyn, c->Co, cl, c->K, 1.0f, dw, c->K);
+        for (int q = 0; q < c->P; q++)
+            for (int co = 0; co < c->Co; co++)
+                db[co] += dyn[(long)q * c->Co + co];
+        if (dxn) {
+            if (c->pointwise)
+                cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K,
+                         ACC(o, 0) ? 1.0f : 0.0f, dxn, c->K);
+            else {
+                cpu_gemm(0, 0, c->P, c->K, c->Co, 1.0f, dyn, c->Co, w, c->K, 0.0f, dcol, c->K);
+                if (!ACC(o, 0))
+                    memset(dxn, 0, xs * sizeof(float));
+                col2im_nhwc(dcol, c, dxn);
             }
         }
     }
@@ -360,6 +476,8 @@ static void conv_reduce_run(void *p, int tid, int nt)
     graph *g = x->g;
     op *o = x->o;
     long n = (long)c->Co * c->K + c->Co, lo, hi;
+    long cols = c->nhwc ? c->P : x->s.nb * c->P;
+    long off = 2L * c->K * cols + (long)c->Co * cols;
     float *dw = TF(g, o->out[1]);
     float *db = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;
     pool_range(n, tid, nt, &lo, &hi);
@@ -369,18 +487,18 @@ static void conv_reduce_run(void *p, int tid, int nt)
         if (!dst)
             continue;
         float s = (isb ? ACC(o, 2) : ACC(o, 1)) ? *dst : 0.0f;
-        for (int t = 0; t < nt; t++) {
-            const float *part = x->ws + (size_t)t * x->ws_per + 2L * c->K * c->P;
-            s += part[i];
-        }
+        for (int t = 0; t < pool_threads(); t++)
+            s += x->ws[(size_t)t * x->ws_per + off + i];
         *dst = s;
     }
 }
 
 void cpu_conv_bwd(graph *g, op *o)
 {
-    struct conv_ctx x = {g, o, conv_geometry(g, o), 0, 0, backend_ws, 0};
-    x.ws_per = 2L * x.c.K * x.c.P + (long)x.c.Co * x.c.K + x.c.Co;
+    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0};
+    int nt = pool_threads();
+    x.s = conv_split(&x.c, nt);
+    x.ws_per = cpu_conv_workspace(g, o) / sizeof(float) / nt;
     pool_run(conv_bwd_run, &x);
     pool_run(conv_reduce_run, &x);
 }

@@ -4,6 +4,8 @@
 
 #include "../graph.h"
 
+#include <math.h>
+
 /* Epilogue applied to a block of a GEMM result C:
  * pre = C + bias + res (when pre is set); C = act(C + bias + res). */
 typedef struct cpu_epi {
@@ -26,7 +28,15 @@ void cpu_par_gemm(int ta, int tb, int M, int N, int K, float alpha,
                   float *C, int ldc, const cpu_epi *e);
 void cpu_epilogue(const cpu_epi *e, float *C, int ldc, int m0, int m1, int n0,
                   int n1);
-float cpu_act(int act, float x);
+static inline float cpu_act(int act, float x)
+{
+    switch (act) {
+    case ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case ACT_TANH: return tanhf(x);
+    default: return x;
+    }
+}
 
 /* Fill the op table of backend_cpu. */
 void cpu_ops_register(void (**table)(graph *, op *));

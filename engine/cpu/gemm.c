@@ -48,16 +48,6 @@ void cpu_gemm(int ta, int tb, int M, int N, int K, float alpha,
 #endif
 }
 
-float cpu_act(int act, float x)
-{
-    switch (act) {
-    case ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case ACT_TANH: return tanhf(x);
-    default: return x;
-    }
-}
-
 void cpu_epilogue(const cpu_epi *e, float *C, int ldc, int m0, int m1, int n0,
                   int n1)
 {

@@ -390,6 +390,27 @@ static void maxpool_range(graph *g, op *o, long lo, long hi, int tid)
     float *y = TF(g, o->out[0]);
     int32_t *idx = TI(g, o->out[1]);
     int relu = o->act == ACT_RELU;
+    if (!p.nhwc && o->kh == 2 && o->kw == 2 && o->stride == 2 && o->pad == 0) {
+        /* 2x2 / 2 windows, all inside: no bounds tests */
+        for (long nc = lo; nc < hi; nc++) {
+            const float *xp = x + nc * p.H * p.W;
+            float *yp = y + nc * p.OH * p.OW;
+            int32_t *ip = idx + nc * p.OH * p.OW;
+            for (long oh = 0; oh < p.OH; oh++) {
+                const float *r0 = xp + 2 * oh * p.W, *r1 = r0 + p.W;
+                for (long ow = 0; ow < p.OW; ow++) {
+                    float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
+                    int32_t base = 2 * oh * p.W + 2 * ow, ia = base, ic = base + p.W;
+                    if (b > a) { a = b; ia = base + 1; }
+                    if (d > c) { c = d; ic = base + p.W + 1; }
+                    if (c > a) { a = c; ia = ic; }
+                    yp[oh * p.OW + ow] = relu && a < 0.0f ? 0.0f : a;
+                    ip[oh * p.OW + ow] = ia;
+                }
+            }
+        }
+        return;
+    }
     if (!p.nhwc) {
         for (long nc = lo; nc < hi; nc++) { /* planes */
             const float *xp = x + nc * p.H * p.W;
