@@ -2,6 +2,7 @@
 """The PyTorch engine measures MNIST training and ResNet-18 inference on the CPU:
 status=ok, exit 0, and every contract key present and consistent."""
 import math
+import platform
 
 from enginetest import check, done, run, run_many
 
@@ -31,6 +32,8 @@ for r, model, task, batch in ((mnist, "mnist_cnn", "train", 16), (resnet, "resne
     check(int(r["peak_mem_bytes"]) > 10 * 2**20 and r["mem_source"] == "maxrss", "%s: peak_mem_bytes %s from maxrss" % (name, r["peak_mem_bytes"]))
     check(r["threads"] == "1", "%s: threads=1 as asked" % name)
     check(r["ignored"] == "none", "%s: nothing ignored" % name)
+    if platform.machine() in ("x86_64", "AMD64", "i686"):
+        check(r["flush_denormal"] == "1", "%s: subnormals flushed on the x86 cpu" % name)
     check(float(r["timed_s"]) < 1.0 + 0.5 + med / 1e3 * 6, "%s: timing stopped near --max-time 1s (%ss)" % (name, r["timed_s"]))
 
 # FLOPs: conv/linear 2*MACs, x3 for training. MNIST CNN per sample forward:
