@@ -21,6 +21,7 @@ TESTS += \
 	tests/pytorch/run_recipe.sh
 endif
 EXTRA_DIST += \
+	engine/pytorch/README.md \
 	tests/pytorch/engine_flags.sh \
 	tests/pytorch/engine_stats.py \
 	tests/pytorch/engine_ok.py \

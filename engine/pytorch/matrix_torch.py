@@ -350,8 +350,8 @@ def plan(args, torch):
     if args.compile != "none" and not hasattr(torch, "compile"):
         raise Unsupported("torch.compile needs torch >= 2.0, found %s" % torch.__version__)
     if args.precision == "fp16" and device == "cpu":
-        raise Unsupported("precision fp16 on cpu: torch %s has no fp16 mixed precision for cpu "
-                          "(autocast on cpu runs bf16)" % torch.__version__)
+        raise Unsupported("precision fp16 on cpu: the engine runs fp16 mixed precision on cuda only "
+                          "(no fast fp16 arithmetic on this cpu path; bf16 runs on cpu)")
     if args.precision == "bf16" and device == "cuda" and not torch.cuda.is_bf16_supported():
         raise Unsupported("precision bf16: %s does not support bfloat16" % torch.cuda.get_device_name(0))
     if args.syncbn == "on" and args.gpus < 2:
@@ -547,7 +547,8 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
             opt = torch.optim.AdamW(raw.parameters(), lr=1e-4, weight_decay=0.01)
             res["optimizer"] = "AdamW(lr 1e-4 weight_decay 0.01)"
         if args.precision == "fp16":
-            scaler = torch.cuda.amp.GradScaler()
+            amp = getattr(torch, "amp", None)
+            scaler = amp.GradScaler("cuda") if hasattr(amp, "GradScaler") else torch.cuda.amp.GradScaler()
         last_loss = [None]
 
         def step():
@@ -701,6 +702,8 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     if device == "cuda":
         res["tf32_matmul"] = int(torch.backends.cuda.matmul.allow_tf32)
         res["tf32_cudnn"] = int(torch.backends.cudnn.allow_tf32)
+        if hasattr(torch, "get_float32_matmul_precision"):
+            res["float32_matmul_precision"] = torch.get_float32_matmul_precision()
         if scaler is not None:
             res["loss_scale"] = "%g" % scaler.get_scale()
     res["cudnn_benchmark_flag"] = int(torch.backends.cudnn.benchmark)
