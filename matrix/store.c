@@ -202,21 +202,6 @@ static void free_cells(char **c, size_t n)
 	free(c);
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *err)
 {
 	memset(s, 0, sizeof(*s));

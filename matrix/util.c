@@ -275,7 +275,7 @@ char *read_file(const char *path, size_t *len)
 	return sb.buf;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {

@@ -57,6 +57,8 @@ double now_monotonic(void);
 
 /* Read a whole file into memory (NUL terminated); NULL with errno set. */
 char *read_file(const char *path, size_t *len);
+/* write(2) all of data, retrying on EINTR and short writes; 0 on success. */
+int write_all(int fd, const void *data, size_t len);
 /* Write a whole file atomically (temporary file, fsync, rename); 0 on success. */
 int write_file_atomic(const char *path, const void *data, size_t len);
 /* mkdir -p; 0 on success. */
