@@ -26,3 +26,7 @@ EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_re
 if HAVE_TORCH
 TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py
 endif
+
+# ---- benchmark: native vs PyTorch on this machine (`make bench`) ----
+BENCHES += tests/bench/cpu_vs_pytorch.sh
+EXTRA_DIST += tests/bench/cpu_vs_pytorch.sh
