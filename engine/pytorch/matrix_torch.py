@@ -449,6 +449,17 @@ class Comm:
         return int(t.item())
 
 
+def memory_format_of(torch, t):
+    """contiguous (NCHW strides), channels_last (NHWC strides), or strided. A
+    tensor that is both (one channel, as MNIST's input) counts as contiguous:
+    its memory is the same either way."""
+    if t.is_contiguous():
+        return "contiguous"
+    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last):
+        return "channels_last"
+    return "strided"
+
+
 def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     """Build, warm up and time the point in this process. Returns the result
     dict (rank 0's numbers are the ones reported)."""
@@ -504,16 +515,13 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
 
     # what runs: FLOPs and the first conv's output layout, on one eager forward (batch 1)
     sample = x[:1] if cnn else (x[0][:1], x[1][:1])
-    fwd_flops, conv_out = models.count_flops(model, args.model, sample, args.batch)
-    if conv_out is None:
-        res["memory_format"] = "n/a"
-    elif conv_out.is_contiguous():
-        res["memory_format"] = "contiguous"
-    elif conv_out.is_contiguous(memory_format=torch.channels_last):
-        res["memory_format"] = "channels_last"
+    fwd_flops, first_conv = models.count_flops(model, args.model, sample, args.batch)
+    if first_conv is None:
+        res["memory_format"] = res["input_memory_format"] = "n/a"
     else:
-        res["memory_format"] = "strided"
-    del conv_out
+        res["input_memory_format"] = memory_format_of(torch, first_conv[0])
+        res["memory_format"] = memory_format_of(torch, first_conv[1])
+    del first_conv
     flops = fwd_flops * (3 if args.task == "train" else 1)
 
     model.train(args.eval == "off")

@@ -266,8 +266,8 @@ def count_flops(model, name, sample_input, batch):
     of sample_input (batch 1) with hooks: 2*MACs of every Conv2d and Linear, plus
     the attention matmuls of BERT. BatchNorm, activations, pooling, softmax,
     LayerNorm, embeddings and the optimizer are not counted. Returns
-    (flops, first_conv_output) where first_conv_output is the output of the first
-    Conv2d that ran (None for models without one)."""
+    (flops, first_conv) where first_conv is (input, output) of the first Conv2d
+    that ran (None for models without one)."""
     total = [0]
     first = [None]
 
@@ -277,7 +277,7 @@ def count_flops(model, name, sample_input, batch):
             k *= s
         total[0] += 2 * out.numel() * k
         if first[0] is None:
-            first[0] = out
+            first[0] = (inp[0], out)
 
     def linear_hook(m, inp, out):
         total[0] += 2 * out.numel() * m.in_features

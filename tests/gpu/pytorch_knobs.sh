@@ -46,13 +46,14 @@ BB = ["--model", "bert_base", "--batch", "32", "--seq-len", "128"]
 # name, args, {key: expected value}; the base point of each pair comes first
 points = [
     ("r50_infer_fp32", R50 + ["--task", "infer"],
-     {"tf32_matmul": "0", "tf32_cudnn": "0", "memory_format": "contiguous", "cudnn_benchmark_flag": "0",
+     {"tf32_matmul": "0", "tf32_cudnn": "0", "memory_format": "contiguous", "input_memory_format": "contiguous", "cudnn_benchmark_flag": "0",
       "module_training": "1", "grad_enabled": "1", "inference_mode_enabled": "0", "timing": "cuda_events",
       "mem_source": "cuda_max_memory_allocated", "output_dtype": "float32"}),
     ("r50_infer_tf32", R50 + ["--task", "infer", "--precision", "tf32"], {"tf32_matmul": "1", "tf32_cudnn": "1"}),
     ("r50_infer_fp16", R50 + ["--task", "infer", "--precision", "fp16"], {"autocast_dtype": "float16", "output_dtype": "float16"}),
     ("r50_infer_bf16", R50 + ["--task", "infer", "--precision", "bf16"], {"autocast_dtype": "bfloat16", "output_dtype": "bfloat16"}),
-    ("r50_infer_fp16_cl", R50 + ["--task", "infer", "--precision", "fp16", "--channels-last", "on"], {"memory_format": "channels_last"}),
+    ("r50_infer_fp16_cl", R50 + ["--task", "infer", "--precision", "fp16", "--channels-last", "on"],
+     {"memory_format": "channels_last", "input_memory_format": "channels_last"}),
     ("r50_infer_fp16_cl_bench", R50 + ["--task", "infer", "--precision", "fp16", "--channels-last", "on", "--cudnn-benchmark", "on"],
      {"cudnn_benchmark_flag": "1", "memory_format": "channels_last"}),
     ("r50_infer_eval", R50 + ["--task", "infer", "--eval", "on"], {"module_training": "0"}),

@@ -30,6 +30,7 @@ def differs(name, key, base_value, value):
 
 
 differs("channels_last", "memory_format", b["memory_format"], "channels_last")
+differs("channels_last", "input_memory_format", b["input_memory_format"], "channels_last")
 check(b["memory_format"] == "contiguous", "base: first conv output contiguous (NCHW)")
 differs("eval", "module_training", b["module_training"], "0")
 differs("bf16", "autocast_dtype", b["autocast_dtype"], "bfloat16")
