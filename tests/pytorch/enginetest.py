@@ -85,6 +85,16 @@ def torch_version():
     return v, (major, minor)
 
 
+def huge_alloc_fails():
+    """Whether a 600 GB allocation fails at once here (heuristic or strict
+    overcommit) instead of succeeding and bringing the OOM killer later."""
+    try:
+        with open("/proc/sys/vm/overcommit_memory") as f:
+            return f.read().strip() != "1"
+    except OSError:
+        return False
+
+
 def done():
     if failures:
         print("%d check(s) failed" % len(failures))
