@@ -176,6 +176,39 @@ static void im2col_nchw(const float *x, const conv_geo *c, int p0, int p1, float
     }
 }
 
+/* dx += col2im of dcol[k * ld + (p - p0)] for output pixels [p0, p1) of one
+ * NCHW sample (the scatter-add twin of im2col_nchw's general path). */
+static void col2im_nchw_range(const float *dcol, const conv_geo *c, int p0, int p1, float *dx,
+                              long ld)
+{
+    for (int ci = 0; ci < c->C; ci++) {
+        float *dxc = dx + (long)ci * c->H * c->W;
+        for (int i = 0; i < c->kh; i++)
+            for (int j = 0; j < c->kw; j++) {
+                const float *src = dcol + (long)((ci * c->kh + i) * c->kw + j) * ld - p0;
+                int lo, hi;
+                valid_cols(c, j, &lo, &hi);
+                for (int p = p0; p < p1;) {
+                    int oh = p / c->OW, ow0 = p % c->OW;
+                    int ow1 = ow0 + (p1 - p) < c->OW ? ow0 + (p1 - p) : c->OW;
+                    int ih = oh * c->s - c->p + i;
+                    p += ow1 - ow0;
+                    if ((unsigned)ih >= (unsigned)c->H)
+                        continue;
+                    const float *sr = src + (long)oh * c->OW;
+                    float *d = dxc + (long)ih * c->W - c->p + j;
+                    int a = lo > ow0 ? lo : ow0, b = hi < ow1 ? hi : ow1;
+                    if (c->s == 1)
+                        for (int ow = a; ow < b; ow++)
+                            d[ow] += sr[ow];
+                    else
+                        for (int ow = a; ow < b; ow++)
+                            d[ow * c->s] += sr[ow];
+                }
+            }
+    }
+}
+
 /* dx += col2im(dcol) for one NCHW sample; dcol is [K] rows of stride ld. */
 static void col2im_nchw(const float *dcol, const conv_geo *c, float *dx, long ld)
 {
@@ -268,7 +301,8 @@ size_t cpu_conv_workspace(const graph *g, const op *o)
         long per = (c.pointwise && s.nb == 1 ? 0 : cols * c.K) + (s.nb > 1 ? cols * c.Co : 0);
         return (size_t)nt * per * sizeof(float);
     }
-    cols = c.nhwc ? c.P : s.nb * c.P; /* backward goes by whole samples */
+    /* backward: NHWC by whole samples, NCHW by the forward's groups or chunks */
+    cols = c.nhwc ? c.P : s.nb > 1 ? s.nb * c.P : s.len;
     return (size_t)nt * (2L * c.K * cols + (long)c.Co * cols + (long)c.Co * c.K + c.Co) *
            sizeof(float);
 }
@@ -377,6 +411,40 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
     long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
     long ld = (n1 - n0) * c->P;
     const float *cl, *dyv;
+    if (n1 - n0 == 1 && x->s.len < c->P) {
+        /* one large image: pixel chunks, so that col and dcol stay in cache */
+        const float *xn = in + n0 * xs, *dyn = dy + n0 * ys;
+        float *dxn = dx ? dx + n0 * xs : NULL;
+        if (dxn && !ACC(o, 0) && !c->pointwise)
+            memset(dxn, 0, xs * sizeof(float));
+        for (long p0 = 0; p0 < c->P; p0 += x->s.len) {
+            long p1 = p0 + x->s.len < c->P ? p0 + x->s.len : c->P, L = p1 - p0;
+            const float *B = xn + p0;
+            long ldb = c->P;
+            if (!c->pointwise) {
+                im2col_nchw(xn, c, p0, p1, col, L);
+                B = col;
+                ldb = L;
+            }
+            cpu_gemm(0, 1, c->Co, c->K, L, 1.0f, dyn + p0, c->P, B, ldb, 1.0f, dw, c->K);
+            for (int co = 0; co < c->Co; co++) {
+                float sum = 0.0f;
+                for (long q = p0; q < p1; q++)
+                    sum += dyn[(long)co * c->P + q];
+                db[co] += sum;
+            }
+            if (!dxn)
+                continue;
+            if (c->pointwise)
+                cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P,
+                         ACC(o, 0) ? 1.0f : 0.0f, dxn + p0, c->P);
+            else {
+                cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P, 0.0f, dcol, L);
+                col2im_nchw_range(dcol, c, p0, p1, dxn, L);
+            }
+        }
+        return;
+    }
     if (n1 - n0 == 1) {
         dyv = dy + n0 * ys;
         cl = in + n0 * xs;
@@ -424,7 +492,7 @@ static void conv_bwd_run(void *p, int tid, int nt)
     op *o = x->o;
     const float *dy = TF(g, o->in[0]), *in = TF(g, o->in[1]), *w = TF(g, o->in[2]);
     float *dx = o->out[0] >= 0 ? TF(g, o->out[0]) : NULL;
-    long cols = c->nhwc ? c->P : x->s.nb * c->P;
+    long cols = c->nhwc ? c->P : x->s.nb > 1 ? x->s.nb * c->P : x->s.len;
     float *col = x->ws + (size_t)tid * x->ws_per;
     float *dcol = col + (size_t)c->K * cols;
     float *dyg = dcol + (size_t)c->K * cols;
@@ -476,7 +544,7 @@ static void conv_reduce_run(void *p, int tid, int nt)
     graph *g = x->g;
     op *o = x->o;
     long n = (long)c->Co * c->K + c->Co, lo, hi;
-    long cols = c->nhwc ? c->P : x->s.nb * c->P;
+    long cols = c->nhwc ? c->P : x->s.nb > 1 ? x->s.nb * c->P : x->s.len;
     long off = 2L * c->K * cols + (long)c->Co * cols;
     float *dw = TF(g, o->out[1]);
     float *db = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;

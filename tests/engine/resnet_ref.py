@@ -180,6 +180,8 @@ def main():
         four = [("off", "none"), ("on", "none"), ("off", "default"), ("on", "default")]
         check_train(chk, work, "resnet_tiny", net, 4, 32, 5, four, evalmode=True)
         check_train(chk, work, "resnet_tiny", net, 8, 64, 5, four)
+        # 160x160: the stem's im2col no longer fits one chunk (pixel chunks)
+        check_train(chk, work, "resnet_tiny", net, 2, 160, 2, [("off", "none")], evalmode=True)
         check_infer(chk, work, "resnet_tiny", net, 3, 32)
     if "resnet18" in which:
         net = make("resnet18")
