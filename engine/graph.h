@@ -84,12 +84,12 @@ enum op_type {
     OP_LOGSOFTMAX_BWD,/* in: dy, y; out: dx */
     OP_NLL,           /* in: logp (M,N), target (i32, M); out: loss (1) */
     OP_NLL_BWD,       /* in: target; out: dlogp */
-    OP_EMBED,         /* in: ids (i32, B*T), word, pos, type; out: y (B*T, C) */
-    OP_EMBED_BWD,     /* in: dy, ids; out: dword, dpos, dtype */
+    OP_EMBED,         /* in: ids, types (i32, B x T), word, pos, type; out: y (B*T, C) */
+    OP_EMBED_BWD,     /* in: dy, ids, types; out: dword, dpos, dtype */
     OP_LAYERNORM,     /* in: x, gamma, beta; out: y, mean, rstd */
     OP_LAYERNORM_BWD, /* in: dy, x, gamma, mean, rstd; out: dx, dgamma, dbeta */
-    OP_ATTENTION,     /* in: qkv (B*T, 3C); out: y (B*T, C), probs, [mask] */
-    OP_ATTENTION_BWD, /* in: dy, qkv, probs, [mask]; out: dqkv */
+    OP_ATTENTION,     /* in: q, k, v (B*T, C); out: y (B*T, C), probs (B,H,T,T), [mask] */
+    OP_ATTENTION_BWD, /* in: dy, q, k, v, probs, [mask]; out: dq, dk, dv */
     OP_SELECT0,       /* in: x (B*T, C); out: y (B, C), token 0 of each row */
     OP_SELECT0_BWD,   /* in: dy; out: dx */
     OP_SGD,           /* in: w, g, momentum buf */

@@ -13,7 +13,7 @@ engine_matrix_engine_SOURCES = \
 	engine/cpu/pool.c engine/cpu/pool.h \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/models.h engine/models/layers.c \
-	engine/models/mnist_cnn.c engine/models/resnet.c
+	engine/models/mnist_cnn.c engine/models/resnet.c engine/models/bert.c
 engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) -O3 -march=native
 engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
 
@@ -22,9 +22,9 @@ EXTRA_DIST += engine/NOTES.md
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
 TESTS += tests/engine/contract.sh
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
-	tests/engine/resnet_ref.py
+	tests/engine/resnet_ref.py tests/engine/bert_ref.py
 if HAVE_TORCH
-TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py
+TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py tests/engine/bert_ref.py
 endif
 
 # ---- benchmark: native vs PyTorch on this machine (`make bench`) ----

@@ -346,8 +346,9 @@ static void ad_op(struct ad *a, int fi)
         int oi = ad_new(a, OP_EMBED_BWD, &f, fi);
         g->ops[oi].in[0] = dy;
         g->ops[oi].in[1] = f.in[0];
+        g->ops[oi].in[2] = f.in[1];
         for (int k = 0; k < 3; k++)
-            ad_out(a, oi, k, f.in[1 + k]);
+            ad_out(a, oi, k, f.in[2 + k]);
         break;
     }
     case OP_LAYERNORM: {
@@ -368,10 +369,15 @@ static void ad_op(struct ad *a, int fi)
         op *o = &g->ops[oi];
         o->in[0] = dy;
         o->in[1] = f.in[0];
-        o->in[2] = f.out[1];
-        o->in[3] = f.out[2];
+        o->in[2] = f.in[1];
+        o->in[3] = f.in[2];
+        o->in[4] = f.out[1];
+        o->in[5] = f.out[2];
+        o->heads = f.heads;
         o->flops = 2 * f.flops;
-        ad_out(a, oi, 0, f.in[0]);
+        for (int k = 0; k < 3; k++)
+            if (NG(k))
+                ad_out(a, oi, k, f.in[k]);
         break;
     }
     default:

@@ -764,24 +764,25 @@ static void cpu_nll_bwd(graph *g, op *o)
         d[i * N + t[i]] -= 1.0f / M;
 }
 
-/* ---- embedding: y[r] = word[ids[r]] + pos[r % T] + type[0] ------------------ */
+/* ---- embedding: y[r] = word[ids[r]] + pos[r % T] + type[types[r]] ---------- */
 
 static void embed_range(graph *g, op *o, long lo, long hi, int tid)
 {
-    const tensor *pt = &g->t[o->in[2]];
-    long C = pt->shape[1], T = g->t[o->in[0]].shape[1];
-    const int32_t *ids = TI(g, o->in[0]);
-    const float *we = TF(g, o->in[1]), *pe = TF(g, o->in[2]), *te = TF(g, o->in[3]);
+    long C = g->t[o->in[3]].shape[1], T = g->t[o->in[0]].shape[1];
+    const int32_t *ids = TI(g, o->in[0]), *types = TI(g, o->in[1]);
+    const float *we = TF(g, o->in[2]), *pe = TF(g, o->in[3]), *te = TF(g, o->in[4]);
     float *y = TF(g, o->out[0]);
-    for (long r = lo; r < hi; r++)
-        for (long c = 0; c < C; c++)
-            y[r * C + c] = we[(long)ids[r] * C + c] + pe[(r % T) * C + c] + te[c];
+    for (long r = lo; r < hi; r++) {
+        const float *a = we + (long)ids[r] * C, *b = pe + (r % T) * C, *c = te + (long)types[r] * C;
+        for (long j = 0; j < C; j++)
+            y[r * C + j] = a[j] + b[j] + c[j];
+    }
 }
 
 static void cpu_embed(graph *g, op *o)
 {
     long R = NUMEL(g, o->in[0]);
-    par_range(g, o, R, R * g->t[o->in[2]].shape[1], embed_range);
+    par_range(g, o, R, R * g->t[o->in[3]].shape[1], embed_range);
 }
 
 /* Threads own column ranges, so scatter-adds never collide. */
@@ -790,25 +791,26 @@ static void embed_bwd_range(graph *g, op *o, long lo, long hi, int tid)
     const tensor *wt = &g->t[o->out[0]];
     long V = wt->shape[0], C = wt->shape[1];
     long R = NUMEL(g, o->in[1]), T = g->t[o->in[1]].shape[1];
-    long P = g->t[o->out[1]].shape[0];
+    long P = g->t[o->out[1]].shape[0], NT = g->t[o->out[2]].shape[0];
     const float *dy = TF(g, o->in[0]);
-    const int32_t *ids = TI(g, o->in[1]);
+    const int32_t *ids = TI(g, o->in[1]), *types = TI(g, o->in[2]);
     float *dw = TF(g, o->out[0]), *dp = TF(g, o->out[1]), *dt = TF(g, o->out[2]);
-    for (long c = lo; c < hi; c++) {
-        if (!ACC(o, 0))
-            for (long v = 0; v < V; v++)
-                dw[v * C + c] = 0.0f;
-        if (!ACC(o, 1))
-            for (long v = 0; v < P; v++)
-                dp[v * C + c] = 0.0f;
-        if (!ACC(o, 2))
-            for (long v = 0; v < g->t[o->out[2]].shape[0]; v++)
-                dt[v * C + c] = 0.0f;
-        for (long r = 0; r < R; r++) {
-            float d = dy[r * C + c];
-            dw[(long)ids[r] * C + c] += d;
-            dp[(r % T) * C + c] += d;
-            dt[c] += d;
+    if (!ACC(o, 0))
+        for (long v = 0; v < V; v++)
+            memset(dw + v * C + lo, 0, (hi - lo) * sizeof(float));
+    if (!ACC(o, 1))
+        for (long v = 0; v < P; v++)
+            memset(dp + v * C + lo, 0, (hi - lo) * sizeof(float));
+    if (!ACC(o, 2))
+        for (long v = 0; v < NT; v++)
+            memset(dt + v * C + lo, 0, (hi - lo) * sizeof(float));
+    for (long r = 0; r < R; r++) {
+        const float *d = dy + r * C;
+        float *a = dw + (long)ids[r] * C, *b = dp + (r % T) * C, *c = dt + (long)types[r] * C;
+        for (long j = lo; j < hi; j++) {
+            a[j] += d[j];
+            b[j] += d[j];
+            c[j] += d[j];
         }
     }
 }
@@ -902,23 +904,24 @@ static void cpu_layernorm_bwd(graph *g, op *o)
     }
 }
 
-/* ---- multi-head self-attention over qkv (B*T, 3C) -------------------------- */
+/* ---- multi-head self-attention: q, k, v (B*T, C), head h = columns
+ * [h*d, (h+1)*d); probs = softmax(q k^T / sqrt(d)) saved for the backward;
+ * with a mask (attention dropout) y = (probs * mask) v ----------------------- */
 
 static void attention_range(graph *g, op *o, long lo, long hi, int tid)
 {
     const tensor *pt = &g->t[o->out[1]]; /* probs (B, H, T, T) */
     long H = pt->shape[1], T = pt->shape[2];
     long C = g->t[o->out[0]].shape[1], d = C / H;
-    const float *qkv = TF(g, o->in[0]);
+    const float *Q = TF(g, o->in[0]), *K = TF(g, o->in[1]), *V = TF(g, o->in[2]);
     float *y = TF(g, o->out[0]), *probs = TF(g, o->out[1]);
     const float *mask = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;
-    float *pd = (float *)backend_ws + (size_t)tid * T * T;
+    float *pd = (float *)backend_ws + (size_t)tid * 2 * T * T;
     float scale = 1.0f / sqrtf((float)d);
     for (long bh = lo; bh < hi; bh++) {
-        long b = bh / H, h = bh % H;
-        const float *q = qkv + b * T * 3 * C + h * d, *k = q + C, *v = q + 2 * C;
+        long b = bh / H, h = bh % H, off = b * T * C + h * d;
         float *P = probs + bh * T * T;
-        cpu_gemm(0, 1, T, T, d, scale, q, 3 * C, k, 3 * C, 0.0f, P, T);
+        cpu_gemm(0, 1, T, T, d, scale, Q + off, C, K + off, C, 0.0f, P, T);
         for (long i = 0; i < T; i++) {
             float *r = P + i * T, m = r[0], s = 0.0f;
             for (long j = 1; j < T; j++)
@@ -936,7 +939,7 @@ static void attention_range(graph *g, op *o, long lo, long hi, int tid)
                 pd[i] = P[i] * mask[bh * T * T + i];
             A = pd;
         }
-        cpu_gemm(0, 0, T, d, T, 1.0f, A, T, v, 3 * C, 0.0f, y + b * T * C + h * d, C);
+        cpu_gemm(0, 0, T, d, T, 1.0f, A, T, V + off, C, 0.0f, y + off, C);
     }
 }
 
@@ -954,20 +957,17 @@ static void cpu_attention(graph *g, op *o)
 
 static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
 {
-    const tensor *pt = &g->t[o->in[2]];
+    const tensor *pt = &g->t[o->in[4]];
     long H = pt->shape[1], T = pt->shape[2];
     long C = g->t[o->in[0]].shape[1], d = C / H;
-    const float *dy = TF(g, o->in[0]), *qkv = TF(g, o->in[1]), *probs = TF(g, o->in[2]);
-    const float *mask = o->in[3] >= 0 ? TF(g, o->in[3]) : NULL;
-    float *dqkv = TF(g, o->out[0]);
+    const float *dy = TF(g, o->in[0]), *Q = TF(g, o->in[1]), *K = TF(g, o->in[2]);
+    const float *V = TF(g, o->in[3]), *probs = TF(g, o->in[4]);
+    const float *mask = o->in[5] >= 0 ? TF(g, o->in[5]) : NULL;
+    float *dQ = TF(g, o->out[0]), *dK = TF(g, o->out[1]), *dV = TF(g, o->out[2]);
     float *dP = (float *)backend_ws + (size_t)tid * 2 * T * T, *pd = dP + T * T;
     float scale = 1.0f / sqrtf((float)d);
-    float beta = ACC(o, 0) ? 1.0f : 0.0f;
     for (long bh = lo; bh < hi; bh++) {
-        long b = bh / H, h = bh % H;
-        const float *q = qkv + b * T * 3 * C + h * d, *k = q + C, *v = q + 2 * C;
-        float *dq = dqkv + b * T * 3 * C + h * d, *dk = dq + C, *dv = dq + 2 * C;
-        const float *dyb = dy + b * T * C + h * d;
+        long b = bh / H, h = bh % H, off = b * T * C + h * d;
         const float *P = probs + bh * T * T, *A = P;
         if (mask) {
             for (long i = 0; i < T * T; i++)
@@ -975,8 +975,8 @@ static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
             A = pd;
         }
         /* dV = A^T dY ; dA = dY V^T */
-        cpu_gemm(1, 0, T, d, T, 1.0f, A, T, dyb, C, beta, dv, 3 * C);
-        cpu_gemm(0, 1, T, T, d, 1.0f, dyb, C, v, 3 * C, 0.0f, dP, T);
+        cpu_gemm(1, 0, T, d, T, 1.0f, A, T, dy + off, C, ACC(o, 2) ? 1.0f : 0.0f, dV + off, C);
+        cpu_gemm(0, 1, T, T, d, 1.0f, dy + off, C, V + off, C, 0.0f, dP, T);
         if (mask)
             for (long i = 0; i < T * T; i++)
                 dP[i] *= mask[bh * T * T + i];
@@ -988,14 +988,14 @@ static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
                 dP[i * T + j] = P[i * T + j] * (dP[i * T + j] - s);
         }
         /* dQ = dS K scale ; dK = dS^T Q scale */
-        cpu_gemm(0, 0, T, d, T, scale, dP, T, k, 3 * C, beta, dq, 3 * C);
-        cpu_gemm(1, 0, T, d, T, scale, dP, T, q, 3 * C, beta, dk, 3 * C);
+        cpu_gemm(0, 0, T, d, T, scale, dP, T, K + off, C, ACC(o, 0) ? 1.0f : 0.0f, dQ + off, C);
+        cpu_gemm(1, 0, T, d, T, scale, dP, T, Q + off, C, ACC(o, 1) ? 1.0f : 0.0f, dK + off, C);
     }
 }
 
 static void cpu_attention_bwd(graph *g, op *o)
 {
-    const tensor *pt = &g->t[o->in[2]];
+    const tensor *pt = &g->t[o->in[4]];
     long BH = pt->shape[0] * pt->shape[1], T = pt->shape[2];
     par_range(g, o, BH, BH * T * T * 64, attention_bwd_range);
 }
@@ -1082,7 +1082,7 @@ size_t cpu_op_workspace(const graph *g, const op *o)
         return (size_t)nt * 2 * g->t[o->in[2]].shape[0] * sizeof(float);
     case OP_ATTENTION:
     case OP_ATTENTION_BWD: {
-        long T = g->t[o->type == OP_ATTENTION ? o->out[1] : o->in[2]].shape[2];
+        long T = g->t[o->type == OP_ATTENTION ? o->out[1] : o->in[4]].shape[2];
         return (size_t)nt * 2 * T * T * sizeof(float);
     }
     default:

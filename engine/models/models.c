@@ -8,12 +8,18 @@ int mnist_cnn_build(graph *g, const point *pt, model_info *info, char *err, int 
 int resnet18_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
 int resnet50_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
 int resnet_tiny_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int bert_tiny_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int bert_base_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
+int bert_large_build(graph *g, const point *pt, model_info *info, char *err, int errlen);
 
 const model_desc models[] = {
     {"mnist_cnn", "MNIST CNN of the CPU-vs-GPU study: 2 conv, 2 linear, dropout, NLL", mnist_cnn_build},
     {"resnet18", "ResNet-18, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet18_build},
     {"resnet50", "ResNet-50 v1.5, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet50_build},
-    {"resnet_tiny", "ResNet with one BasicBlock per stage, widths 8-64, 10 classes, 32x32 (tests)", resnet_tiny_build},
+    {"resnet_tiny", "CIFAR-style ResNet: 3x3 stem, BasicBlock x [1,1,1,1], widths 16-128, 10 classes, 32x32", resnet_tiny_build},
+    {"bert_tiny", "post-LN BERT, 2 layers, hidden 128, 2 heads, FFN 512, 2-way head on [CLS] (--seq-len)", bert_tiny_build},
+    {"bert_base", "post-LN BERT, 12 layers, hidden 768, 12 heads, FFN 3072, 2-way head on [CLS]", bert_base_build},
+    {"bert_large", "post-LN BERT, 24 layers, hidden 1024, 16 heads, FFN 4096, 2-way head on [CLS]", bert_large_build},
     {NULL, NULL, NULL},
 };
 

@@ -1,5 +1,6 @@
 /* resnet.c - ResNet-18 / ResNet-50 (v1.5: stride on the 3x3 of the
- * bottleneck) in torchvision's layout and names, and resnet_tiny for tests.
+ * bottleneck) in torchvision's layout and names, and resnet_tiny, the PyTorch
+ * engine's CIFAR-style test model (3x3/1 stem, no max-pool, widths 16-128).
  *
  *   conv1 7x7/2 (64) - bn1 - relu - maxpool 3x3/2
  *   layer1..4: BasicBlock (18: [2,2,2,2]) or Bottleneck (50: [3,4,6,3]),
@@ -24,11 +25,13 @@ typedef struct resnet_config {
     int stem;         /* channels of conv1 */
     int classes;
     int image;        /* default input side, pixels */
+    int cifar;        /* stem: 3x3/1 conv, no max-pool (resnet_tiny) */
 } resnet_config;
 
-static const resnet_config resnet18_cfg = {0, {2, 2, 2, 2}, {64, 128, 256, 512}, 64, 1000, 224};
-static const resnet_config resnet50_cfg = {1, {3, 4, 6, 3}, {64, 128, 256, 512}, 64, 1000, 224};
-static const resnet_config resnet_tiny_cfg = {0, {1, 1, 1, 1}, {8, 16, 32, 64}, 8, 10, 32};
+static const resnet_config resnet18_cfg = {0, {2, 2, 2, 2}, {64, 128, 256, 512}, 64, 1000, 224, 0};
+static const resnet_config resnet50_cfg = {1, {3, 4, 6, 3}, {64, 128, 256, 512}, 64, 1000, 224, 0};
+/* the PyTorch engine's resnet_tiny (engine/pytorch/matrix_torch_models.py) */
+static const resnet_config resnet_tiny_cfg = {0, {1, 1, 1, 1}, {16, 32, 64, 128}, 16, 10, 32, 1};
 
 /* conv (no bias) + BN, named as torchvision: <p>.conv<i> / <p>.bn<i>. */
 static int conv_bn(graph *g, const char *conv, const char *bn, int x, int cout, int k,
@@ -87,7 +90,7 @@ static int resnet_build(const resnet_config *c, graph *g, const point *pt, model
     int layout = pt->channels_last ? LAYOUT_NHWC : LAYOUT_NCHW;
     int train = !pt->eval; /* BatchNorm on batch statistics unless eval */
     int side = pt->image_size ? pt->image_size : c->image;
-    if (side < 32) {
+    if (side < (c->cifar ? 8 : 32)) {
         snprintf(err, errlen, "--image-size %d is too small for a ResNet (32 pixels at least)", side);
         return -1;
     }
@@ -99,9 +102,14 @@ static int resnet_build(const resnet_config *c, graph *g, const point *pt, model
     g->t[target].init = INIT_LABELS;
     g->t[target].init_a = c->classes;
 
-    x = conv_bn(g, "conv1", "bn1", x, c->stem, 7, 2, 3, train);
-    x = layer_act(g, "relu", x, ACT_RELU);
-    x = layer_maxpool(g, "maxpool", x, 3, 2, 1);
+    if (c->cifar) {
+        x = conv_bn(g, "conv1", "bn1", x, c->stem, 3, 1, 1, train);
+        x = layer_act(g, "relu", x, ACT_RELU);
+    } else {
+        x = conv_bn(g, "conv1", "bn1", x, c->stem, 7, 2, 3, train);
+        x = layer_act(g, "relu", x, ACT_RELU);
+        x = layer_maxpool(g, "maxpool", x, 3, 2, 1);
+    }
     for (int s = 0; s < 4; s++)
         for (int i = 0; i < c->blocks[s]; i++) {
             char p[32];
