@@ -194,7 +194,7 @@ def main():
         net = make("resnet50")
         randomise_bn(net)
         check_train(chk, work, "resnet50", net, 2, 64, 1, [("off", "default")], evalmode=True)
-        check_train(chk, work, "resnet50", net, 2, 64, 1, [("on", "none")])
+        check_train(chk, work, "resnet50", net, 2, 128, 1, [("on", "none")])
     shutil.rmtree(work)
     return chk.verdict()
 
