@@ -637,7 +637,8 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         res["first_step_s"] = "%.4f" % warm_times[0]
 
     # ---- timed steps: check the stopping rule about every 50 ms
-    est = sorted(warm_times[-3:])[len(warm_times[-3:]) // 2] if warm_times else 0.0
+    recent = (warm_times[1:] or warm_times)[-3:]  # not the first step (compilation, cuDNN search)
+    est = sorted(recent)[len(recent) // 2] if recent else 0.0
     check_every = comm.agree_int(max(1, min(1000, int(0.05 / est))) if est > 0 else 1)
     samples = []
     pending = []
