@@ -64,16 +64,22 @@ static conv_split_t conv_split(const conv_geo *c, int nt)
     conv_split_t s;
     long kp = (long)c->K * c->P;
     if (!c->nhwc) {
-        if (2 * kp <= COL_TARGET && c->N > 1) {
-            s.nb = COL_TARGET / kp;
-            long fair = (c->N + nt - 1) / nt; /* every thread gets a group */
-            if (s.nb > fair)
-                s.nb = fair;
+        /* samples per GEMM: fill ~1 MiB of col for small images, and give
+         * late layers (few pixels, large weights) at least 512 columns, so
+         * that the weights and their gradient are streamed once per group */
+        long want = 2 * kp <= COL_TARGET ? COL_TARGET / kp : c->P < 512 ? (511 + c->P) / c->P : 1;
+        if (want * kp > 4 * COL_TARGET)
+            want = 4 * COL_TARGET / kp;
+        if (want > 1 && c->N > 1) {
+            long per_thread = (c->N + (long)nt * want - 1) / ((long)nt * want);
+            s.nb = (c->N + (long)nt * per_thread - 1) / ((long)nt * per_thread);
             if (s.nb < 1)
                 s.nb = 1;
-            s.len = c->P;
-            s.items = (c->N + s.nb - 1) / s.nb;
-            return s;
+            if (s.nb > 1) {
+                s.len = c->P;
+                s.items = (c->N + s.nb - 1) / s.nb;
+                return s;
+            }
         }
         long target = COL_TARGET / (c->K > 0 ? c->K : 1);
         if (target < 256)
@@ -345,12 +351,14 @@ static void conv_fwd_run(void *p, int tid, int nt)
                     float *yy = y + n * ys + (long)co * c->P;
                     float *pp = pre ? pre + n * ys + (long)co * c->P : NULL;
                     float b = bias ? bias[co] : 0.0f;
-                    for (int q = 0; q < c->P; q++) {
-                        float v = t[q] + b + (r ? r[q] : 0.0f);
-                        if (pp)
-                            pp[q] = v;
-                        yy[q] = o->act == ACT_RELU ? (v > 0.0f ? v : 0.0f) : cpu_act(o->act, v);
-                    }
+                    for (int q = 0; q < c->P; q++)
+                        yy[q] = t[q] + b;
+                    if (r)
+                        for (int q = 0; q < c->P; q++)
+                            yy[q] += r[q];
+                    if (pp)
+                        memcpy(pp, yy, c->P * sizeof(float));
+                    cpu_act_row(o->act, yy, c->P);
                 }
         } else if (!c->nhwc) {
             long per = (c->P + x->s.len - 1) / x->s.len;
@@ -427,7 +435,7 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
                 ldb = L;
             }
             cpu_gemm(0, 1, c->Co, c->K, L, 1.0f, dyn + p0, c->P, B, ldb, 1.0f, dw, c->K);
-            for (int co = 0; co < c->Co; co++) {
+            for (int co = 0; co < c->Co && o->out[2] >= 0; co++) {
                 float sum = 0.0f;
                 for (long q = p0; q < p1; q++)
                     sum += dyn[(long)co * c->P + q];
@@ -463,7 +471,7 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
         dyv = dyg;
     }
     cpu_gemm(0, 1, c->Co, c->K, ld, 1.0f, dyv, ld, cl, ld, 1.0f, dw, c->K);
-    for (int co = 0; co < c->Co; co++) {
+    for (int co = 0; co < c->Co && o->out[2] >= 0; co++) {
         float s = 0.0f;
         for (long q = 0; q < ld; q++)
             s += dyv[(long)co * ld + q];
@@ -520,7 +528,7 @@ static void conv_bwd_run(void *p, int tid, int nt)
             cl = col;
         }
         cpu_gemm(1, 0, c->Co, c->K, c->P, 1.0f, dyn, c->Co, cl, c->K, 1.0f, dw, c->K);
-        for (int q = 0; q < c->P; q++)
+        for (int q = 0; q < c->P && o->out[2] >= 0; q++)
             for (int co = 0; co < c->Co; co++)
                 db[co] += dyn[(long)q * c->Co + co];
         if (dxn) {

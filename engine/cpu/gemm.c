@@ -56,18 +56,19 @@ void cpu_epilogue(const cpu_epi *e, float *C, int ldc, int m0, int m1, int n0,
     for (int i = m0; i < m1; i++) {
         float *c = C + (long)i * ldc;
         const float *r = e->res ? e->res + (long)i * e->ldres : NULL;
-        float *pre = e->pre ? e->pre + (long)i * e->ldpre : NULL;
         float brow = e->bias && !e->bias_per_col ? e->bias[i] : 0.0f;
-        for (int j = n0; j < n1; j++) {
-            float v = c[j] + brow;
-            if (e->bias && e->bias_per_col)
-                v += e->bias[j];
-            if (r)
-                v += r[j];
-            if (pre)
-                pre[j] = v;
-            c[j] = e->act == ACT_RELU ? (v > 0.0f ? v : 0.0f) : cpu_act(e->act, v);
-        }
+        if (e->bias && e->bias_per_col)
+            for (int j = n0; j < n1; j++)
+                c[j] += e->bias[j];
+        else if (brow != 0.0f)
+            for (int j = n0; j < n1; j++)
+                c[j] += brow;
+        if (r)
+            for (int j = n0; j < n1; j++)
+                c[j] += r[j];
+        if (e->pre)
+            memcpy(e->pre + (long)i * e->ldpre + n0, c + n0, (n1 - n0) * sizeof(float));
+        cpu_act_row(e->act, c + n0, n1 - n0);
     }
 }
 

@@ -62,8 +62,12 @@ static void act_range(graph *g, op *o, long lo, long hi, int tid)
 {
     const float *x = TF(g, o->in[0]);
     float *y = TF(g, o->out[0]);
-    for (long i = lo; i < hi; i++)
-        y[i] = cpu_act(o->act, x[i]);
+    if (o->act == ACT_RELU)
+        for (long i = lo; i < hi; i++)
+            y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    else
+        for (long i = lo; i < hi; i++)
+            y[i] = cpu_act(o->act, x[i]);
 }
 
 static void cpu_act_fwd(graph *g, op *o)
@@ -78,6 +82,15 @@ static void act_bwd_range(graph *g, op *o, long lo, long hi, int tid)
     const float *dy = TF(g, o->in[0]), *v = TF(g, o->in[1]);
     float *dx = TF(g, o->out[0]);
     int acc = ACC(o, 0);
+    if (o->act == ACT_RELU) {
+        if (acc)
+            for (long i = lo; i < hi; i++)
+                dx[i] += v[i] > 0.0f ? dy[i] : 0.0f;
+        else
+            for (long i = lo; i < hi; i++)
+                dx[i] = v[i] > 0.0f ? dy[i] : 0.0f;
+        return;
+    }
     for (long i = lo; i < hi; i++) {
         float d;
         switch (o->act) {
@@ -192,10 +205,12 @@ static void bn_apply_run(void *p, int tid, int nt)
             const float *v = x + nc * b->P;
             const float *r = res ? res + nc * b->P : NULL;
             float *w = y + nc * b->P;
-            for (long q = 0; q < b->P; q++) {
-                float t = v[q] * sc + sh + (r ? r[q] : 0.0f);
-                w[q] = o->act == ACT_RELU ? (t > 0.0f ? t : 0.0f) : cpu_act(o->act, t);
-            }
+            for (long q = 0; q < b->P; q++)
+                w[q] = v[q] * sc + sh;
+            if (r)
+                for (long q = 0; q < b->P; q++)
+                    w[q] += r[q];
+            cpu_act_row(o->act, w, b->P);
         }
     } else {
         float *sc = (float *)(b->part + (size_t)nt * 2 * b->C), *sh = sc + b->C;
@@ -204,10 +219,12 @@ static void bn_apply_run(void *p, int tid, int nt)
             const float *v = x + r * b->C;
             const float *rr = res ? res + r * b->C : NULL;
             float *w = y + r * b->C;
-            for (long c = 0; c < b->C; c++) {
-                float t = v[c] * sc[c] + sh[c] + (rr ? rr[c] : 0.0f);
-                w[c] = o->act == ACT_RELU ? (t > 0.0f ? t : 0.0f) : cpu_act(o->act, t);
-            }
+            for (long c = 0; c < b->C; c++)
+                w[c] = v[c] * sc[c] + sh[c];
+            if (rr)
+                for (long c = 0; c < b->C; c++)
+                    w[c] += rr[c];
+            cpu_act_row(o->act, w, b->C);
         }
     }
 }
@@ -416,28 +433,26 @@ static void maxpool_range(graph *g, op *o, long lo, long hi, int tid)
             const float *xp = x + nc * p.H * p.W;
             float *yp = y + nc * p.OH * p.OW;
             int32_t *ip = idx + nc * p.OH * p.OW;
-            for (long oh = 0; oh < p.OH; oh++)
+            for (long oh = 0; oh < p.OH; oh++) {
+                long ih0 = oh * o->stride - o->pad;
+                int i0 = ih0 < 0 ? -ih0 : 0, i1 = ih0 + o->kh > p.H ? p.H - ih0 : o->kh;
                 for (long ow = 0; ow < p.OW; ow++) {
+                    long iw0 = ow * o->stride - o->pad;
+                    int j0 = iw0 < 0 ? -iw0 : 0, j1 = iw0 + o->kw > p.W ? p.W - iw0 : o->kw;
                     float m = -INFINITY;
-                    int32_t mi = 0;
-                    for (int i = 0; i < o->kh; i++) {
-                        long ih = oh * o->stride - o->pad + i;
-                        if (ih < 0 || ih >= p.H)
-                            continue;
-                        for (int j = 0; j < o->kw; j++) {
-                            long iw = ow * o->stride - o->pad + j;
-                            if (iw < 0 || iw >= p.W)
-                                continue;
-                            float v = xp[ih * p.W + iw];
-                            if (v > m) {
-                                m = v;
-                                mi = ih * p.W + iw;
+                    int32_t mi = (ih0 + i0) * p.W + iw0 + j0;
+                    for (int i = i0; i < i1; i++) {
+                        const float *row = xp + (ih0 + i) * p.W + iw0;
+                        for (int j = j0; j < j1; j++)
+                            if (row[j] > m) {
+                                m = row[j];
+                                mi = (ih0 + i) * p.W + iw0 + j;
                             }
-                        }
                     }
                     yp[oh * p.OW + ow] = relu && m < 0.0f ? 0.0f : m;
                     ip[oh * p.OW + ow] = mi;
                 }
+            }
         }
     } else {
         for (long noh = lo; noh < hi; noh++) { /* output rows */
