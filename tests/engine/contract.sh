@@ -83,5 +83,36 @@ poff=$(key peak_mem_bytes "$W/off") pon=$(key peak_mem_bytes "$W/on")
   && ok "compile default: $(key ops_per_step "$W/c") ops < $(key ops_per_step "$W/off") ops" \
   || ko "compile default did not fuse"
 
+# BN folding: eval + compile default folds every BN of resnet_tiny into its conv
+"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile none --result "$W/f0"
+"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile default --result "$W/f1"
+[ "$(key bn_folded "$W/f1")" = 12 ] && [ "$(key bn_folded "$W/f0")" = 0 ] \
+  && [ "$(key ops_per_step "$W/f1")" -lt "$(key ops_per_step "$W/f0")" ] \
+  && [ "$(key peak_mem_bytes "$W/f1")" -lt "$(key peak_mem_bytes "$W/f0")" ] \
+  && ok "BN folding: 12 BN folded, $(key ops_per_step "$W/f1") ops < $(key ops_per_step "$W/f0") ops" \
+  || ko "BN folding: folded $(key bn_folded "$W/f1"), ops $(key ops_per_step "$W/f1") vs $(key ops_per_step "$W/f0")"
+# eval off: no folding (BN on batch statistics), even with compile default
+"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/f2"
+[ "$(key bn_folded "$W/f2")" = 0 ] && ok "no BN folding with eval off" || ko "BN folded with eval off"
+
+# inference_mode on lowers the peak for every model family
+for m in resnet_tiny bert_tiny; do
+  "$E" --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/m0"
+  "$E" --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/m1"
+  [ "$(key peak_mem_bytes "$W/m1")" -lt "$(key peak_mem_bytes "$W/m0")" ] \
+    && ok "$m inference_mode on: peak $(key peak_mem_bytes "$W/m1") bytes < $(key peak_mem_bytes "$W/m0") bytes" \
+    || ko "$m inference_mode: peak $(key peak_mem_bytes "$W/m1") vs $(key peak_mem_bytes "$W/m0") bytes"
+done
+
+# channels-last does not apply to BERT: listed, not silent
+"$E" --model bert_tiny --batch 2 --seq-len 8 --threads 1 --steps 1 --warmup 0 --channels-last on --result "$W/r"
+[ "$(key ignored "$W/r")" = channels_last ] && ok "bert: channels_last ignored" || ko "bert ignored='$(key ignored "$W/r")'"
+unsup "--seq-len 1024 exceeds BERT's 512 positions" --model bert_tiny --seq-len 1024
+
+# out of memory: status=oom, the size in the reason, exit 1
+rc=0; "$E" --model resnet_tiny --batch 1000000000 --result "$W/r" >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && [ "$(key status "$W/r")" = oom ] && grep -q '^reason=out of memory: failed to allocate 12288000000000 bytes' "$W/r" \
+  && ok "oom: status, reason with the size, exit 1" || ko "oom: rc $rc, $(cat "$W/r" 2>/dev/null | head -2)"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
