@@ -14,7 +14,7 @@ engine_matrix_engine_SOURCES = \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/models.h engine/models/layers.c \
 	engine/models/mnist_cnn.c engine/models/resnet.c engine/models/bert.c
-engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) -O3 -march=native
+engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) -march=native -ftree-vectorize -fvect-cost-model=dynamic
 engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
 
 EXTRA_DIST += engine/NOTES.md

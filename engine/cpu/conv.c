@@ -17,6 +17,9 @@
 #include "../backend.h"
 
 #include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 #define TF(g, i) ((float *)(g)->t[(i)].data)
 #define ACC(o, k) (((o)->acc >> (k)) & 1)
@@ -296,6 +299,134 @@ static void col2im_nhwc(const float *dcol, const conv_geo *c, float *dx)
     }
 }
 
+/* Direct path for convolutions with a tiny reduction (NCHW, stride 1, no
+ * padding, K = C*kh*kw <= 32, rows of at most 64 outputs: MNIST's conv1),
+ * where a GEMM would be all overhead: output rows are sums of shifted
+ * input rows, and the weight gradient dot products of them. */
+static int conv_direct(const conv_geo *c)
+{
+    return !c->nhwc && c->s == 1 && c->p == 0 && c->K <= 32 && c->OW <= 64;
+}
+
+/* y_n = W * x_n (+ bias) for one sample. With AVX-512 and rows of at most
+ * 32 outputs the row lives in two registers across all taps. */
+static void conv_direct_fwd(const conv_geo *c, const float *x, const float *w,
+                            const float *bias, float *y)
+{
+#ifdef __AVX512F__
+    if (c->OW <= 32) {
+        __mmask16 m0 = c->OW >= 16 ? 0xffff : (__mmask16)((1u << c->OW) - 1);
+        __mmask16 m1 = c->OW > 16 ? (__mmask16)((1u << (c->OW - 16)) - 1) : 0;
+        for (int co = 0; co < c->Co; co++)
+            for (int oh = 0; oh < c->OH; oh++) {
+                float *yr = y + ((long)co * c->OH + oh) * c->OW;
+                __m512 a0 = _mm512_set1_ps(bias ? bias[co] : 0.0f), a1 = a0;
+                for (int ci = 0; ci < c->C; ci++)
+                    for (int i = 0; i < c->kh; i++) {
+                        const float *xr = x + ((long)ci * c->H + oh + i) * c->W;
+                        const float *wr = w + (((long)co * c->C + ci) * c->kh + i) * c->kw;
+                        for (int j = 0; j < c->kw; j++) {
+                            __m512 wv = _mm512_set1_ps(wr[j]);
+                            a0 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m0, xr + j), a0);
+                            a1 = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m1, xr + j + 16), a1);
+                        }
+                    }
+                _mm512_mask_storeu_ps(yr, m0, a0);
+                _mm512_mask_storeu_ps(yr + 16, m1, a1);
+            }
+        return;
+    }
+#endif
+    for (int co = 0; co < c->Co; co++)
+        for (int oh = 0; oh < c->OH; oh++) {
+            float *yr = y + ((long)co * c->OH + oh) * c->OW;
+            float b = bias ? bias[co] : 0.0f;
+            for (int ow = 0; ow < c->OW; ow++)
+                yr[ow] = b;
+            for (int ci = 0; ci < c->C; ci++)
+                for (int i = 0; i < c->kh; i++) {
+                    const float *xr = x + ((long)ci * c->H + oh + i) * c->W;
+                    const float *wr = w + (((long)co * c->C + ci) * c->kh + i) * c->kw;
+                    for (int j = 0; j < c->kw; j++) {
+                        float wv = wr[j];
+                        for (int ow = 0; ow < c->OW; ow++)
+                            yr[ow] += wv * xr[ow + j];
+                    }
+                }
+        }
+}
+
+/* dw += dy_n (x) x_n and db += sum dy_n for one sample. */
+static void conv_direct_dw(const conv_geo *c, const float *x, const float *dy, float *dw,
+                           float *db)
+{
+    float acc[64];
+    for (int co = 0; co < c->Co; co++) {
+        const float *dyc = dy + (long)co * c->P;
+        if (db) {
+            float part[16] = {0}, s = 0.0f;
+            int q = 0;
+            for (; q + 16 <= c->P; q += 16)
+                for (int k = 0; k < 16; k++)
+                    part[k] += dyc[q + k];
+            for (; q < c->P; q++)
+                s += dyc[q];
+            for (int k = 0; k < 16; k++)
+                s += part[k];
+            db[co] += s;
+        }
+#ifdef __AVX512F__
+        if (c->OW <= 32 && c->kw == 5) {
+            /* one kernel row at a time: the dy row is loaded once for the 5
+             * taps, the 10 accumulators stay in registers */
+            __mmask16 m0 = c->OW >= 16 ? 0xffff : (__mmask16)((1u << c->OW) - 1);
+            __mmask16 m1 = c->OW > 16 ? (__mmask16)((1u << (c->OW - 16)) - 1) : 0;
+            for (int ci = 0; ci < c->C; ci++)
+                for (int i = 0; i < c->kh; i++) {
+                    __m512 z = _mm512_setzero_ps();
+                    __m512 a00 = z, a01 = z, a02 = z, a03 = z, a04 = z;
+                    __m512 a10 = z, a11 = z, a12 = z, a13 = z, a14 = z;
+                    for (int oh = 0; oh < c->OH; oh++) {
+                        const float *xr = x + ((long)ci * c->H + oh + i) * c->W;
+                        const float *dr = dyc + (long)oh * c->OW;
+                        __m512 d0 = _mm512_maskz_loadu_ps(m0, dr);
+                        __m512 d1 = _mm512_maskz_loadu_ps(m1, dr + 16);
+#define TAP(j, A0, A1)                                                              \
+    A0 = _mm512_fmadd_ps(d0, _mm512_maskz_loadu_ps(m0, xr + j), A0);                \
+    A1 = _mm512_fmadd_ps(d1, _mm512_maskz_loadu_ps(m1, xr + j + 16), A1);
+                        TAP(0, a00, a10) TAP(1, a01, a11) TAP(2, a02, a12)
+                        TAP(3, a03, a13) TAP(4, a04, a14)
+#undef TAP
+                    }
+                    float *dwr = dw + (((long)co * c->C + ci) * c->kh + i) * c->kw;
+                    dwr[0] += _mm512_reduce_add_ps(_mm512_add_ps(a00, a10));
+                    dwr[1] += _mm512_reduce_add_ps(_mm512_add_ps(a01, a11));
+                    dwr[2] += _mm512_reduce_add_ps(_mm512_add_ps(a02, a12));
+                    dwr[3] += _mm512_reduce_add_ps(_mm512_add_ps(a03, a13));
+                    dwr[4] += _mm512_reduce_add_ps(_mm512_add_ps(a04, a14));
+                }
+            continue;
+        }
+#endif
+        for (int ci = 0; ci < c->C; ci++)
+            for (int i = 0; i < c->kh; i++)
+                for (int j = 0; j < c->kw; j++) {
+                    for (int ow = 0; ow < c->OW; ow++)
+                        acc[ow] = 0.0f;
+                    for (int oh = 0; oh < c->OH; oh++) {
+                        const float *xr = x + ((long)ci * c->H + oh + i) * c->W + j;
+                        const float *dr = dyc + (long)oh * c->OW;
+                        for (int ow = 0; ow < c->OW; ow++)
+                            acc[ow] += dr[ow] * xr[ow];
+                    }
+                    float s = 0.0f;
+                    for (int ow = 0; ow < c->OW; ow++)
+                        s += acc[ow];
+                    dw[(((long)co * c->C + ci) * c->kh + i) * c->kw + j] += s;
+                }
+    }
+}
+
 size_t cpu_conv_workspace(const graph *g, const op *o)
 {
     conv_geo c = conv_geometry(g, o);
@@ -337,7 +468,15 @@ static void conv_fwd_run(void *p, int tid, int nt)
     long lo, hi, xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
     pool_range(x->s.items, tid, nt, &lo, &hi);
     for (long it = lo; it < hi; it++) {
-        if (!c->nhwc && x->s.nb > 1) {
+        if (conv_direct(c) && (x->s.nb > 1 || x->s.len == c->P)) {
+            long n0 = it * x->s.nb, n1 = n0 + x->s.nb < c->N ? n0 + x->s.nb : c->N;
+            for (long n = n0; n < n1; n++) {
+                conv_direct_fwd(c, in + n * xs, w, bias, y + n * ys);
+                cpu_epi e = {NULL, 0, res ? res + n * ys : NULL, c->P, o->act,
+                             pre ? pre + n * ys : NULL, c->P};
+                cpu_epilogue(&e, y + n * ys, c->P, 0, c->Co, 0, c->P);
+            }
+        } else if (!c->nhwc && x->s.nb > 1) {
             long n0 = it * x->s.nb, n1 = n0 + x->s.nb < c->N ? n0 + x->s.nb : c->N;
             long ld = (n1 - n0) * c->P;
             float *tmp = col + (size_t)x->s.nb * c->P * c->K;
@@ -419,6 +558,11 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
     long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
     long ld = (n1 - n0) * c->P;
     const float *cl, *dyv;
+    if (conv_direct(c) && !dx) {
+        for (long n = n0; n < n1; n++)
+            conv_direct_dw(c, in + n * xs, dy + n * ys, dw, o->out[2] >= 0 ? db : NULL);
+        return;
+    }
     if (n1 - n0 == 1 && x->s.len < c->P) {
         /* one large image: pixel chunks, so that col and dcol stay in cache */
         const float *xn = in + n0 * xs, *dyn = dy + n0 * ys;

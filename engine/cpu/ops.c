@@ -683,17 +683,30 @@ static void dropout_apply_range(graph *g, op *o, long lo, long hi, int tid)
     long N, C, P;
     int nhwc;
     dims(xt, &N, &C, &P, &nhwc);
-    for (long i = lo; i < hi; i++) {
-        long nc = nhwc ? (i / (P * C)) * C + i % C : i / P;
-        y[i] = x[i] * mask[nc];
-    }
+    /* [lo, hi) are samples here */
+    for (long n = lo; n < hi; n++)
+        if (!nhwc)
+            for (long c = 0; c < C; c++) {
+                float m = mask[n * C + c];
+                const float *a = x + (n * C + c) * P;
+                float *b = y + (n * C + c) * P;
+                for (long q = 0; q < P; q++)
+                    b[q] = a[q] * m;
+            }
+        else
+            for (long q = 0; q < P; q++) {
+                const float *a = x + (n * P + q) * C, *m = mask + n * C;
+                float *b = y + (n * P + q) * C;
+                for (long c = 0; c < C; c++)
+                    b[c] = a[c] * m[c];
+            }
 }
 
 static void cpu_dropout(graph *g, op *o)
 {
     long n = NUMEL(g, o->out[1]), m = NUMEL(g, o->in[0]);
     par_range(g, o, n, n * 4, dropout_mask_range);
-    par_range(g, o, m, m, dropout_apply_range);
+    par_range(g, o, o->channel ? g->t[o->in[0]].shape[0] : m, m, dropout_apply_range);
 }
 
 static void dropout_bwd_range(graph *g, op *o, long lo, long hi, int tid)
@@ -701,20 +714,27 @@ static void dropout_bwd_range(graph *g, op *o, long lo, long hi, int tid)
     const tensor *xt = &g->t[o->out[0]];
     const float *dy = TF(g, o->in[0]), *mask = TF(g, o->in[1]);
     float *dx = TF(g, o->out[0]);
+    int acc = ACC(o, 0);
+    if (!o->channel) {
+        for (long i = lo; i < hi; i++)
+            dx[i] = (acc ? dx[i] : 0.0f) + dy[i] * mask[i];
+        return;
+    }
     long N, C, P;
     int nhwc;
     dims(xt, &N, &C, &P, &nhwc);
-    for (long i = lo; i < hi; i++) {
-        long mi = !o->channel ? i : nhwc ? (i / (P * C)) * C + i % C : i / P;
-        float v = dy[i] * mask[mi];
-        dx[i] = ACC(o, 0) ? dx[i] + v : v;
-    }
+    for (long n = lo; n < hi; n++) /* samples */
+        for (long c = 0; c < C; c++)
+            for (long q = 0; q < P; q++) {
+                long i = nhwc ? (n * P + q) * C + c : (n * C + c) * P + q;
+                dx[i] = (acc ? dx[i] : 0.0f) + dy[i] * mask[n * C + c];
+            }
 }
 
 static void cpu_dropout_bwd(graph *g, op *o)
 {
     long n = NUMEL(g, o->out[0]);
-    par_range(g, o, n, n, dropout_bwd_range);
+    par_range(g, o, o->channel ? g->t[o->out[0]].shape[0] : n, n, dropout_bwd_range);
 }
 
 /* ---- log-softmax and negative log-likelihood (mean over rows) -------------- */
