@@ -24,6 +24,10 @@ typedef struct backend {
     void (*sync)(void); /* wait for queued work (timing boundaries) */
     /* Scratch space per op, bytes; the caller provides it in backend_ws. */
     size_t (*workspace)(const graph *g, const op *o);
+    /* Bytes a forward op of a training graph keeps for its backward (the CPU
+     * convolution's im2col columns), 0 for none. The engine gives them a
+     * planned tensor: the forward's out[3], the backward's in[3]. */
+    size_t (*saved)(const graph *g, const op *fwd);
     backend_op_fn ops[OP_COUNT];
 } backend;
 

@@ -62,8 +62,8 @@ enum init_rule {
 };
 
 enum op_type {
-    OP_CONV,          /* in: x, w, [b], [res]; out: y, [pre] */
-    OP_CONV_BWD,      /* in: dy, x, w; out: dx|-1, dw, db|-1 */
+    OP_CONV,          /* in: x, w, [b], [res]; out: y, [pre], -, [saved] */
+    OP_CONV_BWD,      /* in: dy, x, w, [saved]; out: dx|-1, dw, db|-1 */
     OP_BN,            /* in: x, gamma, beta, rmean, rvar, [res]; out: y, mean, invstd */
     OP_BN_BWD,        /* in: dy, x, gamma, mean, invstd; out: dx, dgamma, dbeta */
     OP_ACT,           /* in: x; out: y (attr act) */

@@ -634,6 +634,18 @@ int main(int argc, char **argv)
             info.optim.lr = o.lr;
         info.optim.ema_decay = 0.9998f;
         pass_autodiff(g, &info.optim);
+        /* state the backend keeps from a forward op for its backward */
+        for (int i = g->nfwd; i < g->nops; i++) {
+            op *bo = &g->ops[i];
+            size_t sb = bo->fwd >= 0 && r.be.saved ? r.be.saved(g, &g->ops[bo->fwd]) : 0;
+            if (sb == 0 || g->ops[bo->fwd].out[3] >= 0)
+                continue;
+            char name[GRAPH_NAME + 8];
+            snprintf(name, sizeof name, "%s.saved", g->ops[bo->fwd].name);
+            int t = graph_t1(g, name, TK_ACT, (int64_t)(sb / sizeof(float)));
+            g->ops[bo->fwd].out[3] = t;
+            g->ops[i].in[3] = t;
+        }
     }
     int reuse = o.pt.train || o.pt.inference_mode;
     size_t arena_bytes = pass_plan(g, reuse);

@@ -43,5 +43,6 @@ void backend_cpu_setup(backend *b)
     b->download = cpu_copy_bytes;
     b->sync = cpu_sync;
     b->workspace = cpu_op_workspace;
+    b->saved = cpu_op_saved;
     cpu_ops_register(b->ops);
 }

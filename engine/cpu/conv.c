@@ -427,6 +427,20 @@ static void conv_direct_dw(const conv_geo *c, const float *x, const float *dy, f
     }
 }
 
+/* Grouped NCHW convolutions of a training graph keep their im2col columns
+ * for the backward when the whole batch's columns take at most 64 MiB (small
+ * images: MNIST), as PyTorch's slow_conv2d keeps its "finput": group g's
+ * block [K, nb*P] at offset n0 * K * P. */
+size_t cpu_conv_saved(const graph *g, const op *o)
+{
+    conv_geo c = conv_geometry(g, o);
+    conv_split_t s = conv_split(&c, pool_threads());
+    size_t bytes = (size_t)c.N * c.K * c.P * sizeof(float);
+    if (c.nhwc || s.nb < 2 || conv_direct(&c) || bytes > (64u << 20))
+        return 0;
+    return bytes;
+}
+
 size_t cpu_conv_workspace(const graph *g, const op *o)
 {
     conv_geo c = conv_geometry(g, o);
@@ -480,9 +494,10 @@ static void conv_fwd_run(void *p, int tid, int nt)
             long n0 = it * x->s.nb, n1 = n0 + x->s.nb < c->N ? n0 + x->s.nb : c->N;
             long ld = (n1 - n0) * c->P;
             float *tmp = col + (size_t)x->s.nb * c->P * c->K;
+            float *cl = o->out[3] >= 0 ? TF(g, o->out[3]) + n0 * c->K * c->P : col;
             for (long n = n0; n < n1; n++)
-                im2col_nchw(in + n * xs, c, 0, c->P, col + (n - n0) * c->P, ld);
-            cpu_gemm(0, 0, c->Co, ld, c->K, 1.0f, w, c->K, col, ld, 0.0f, tmp, ld);
+                im2col_nchw(in + n * xs, c, 0, c->P, cl + (n - n0) * c->P, ld);
+            cpu_gemm(0, 0, c->Co, ld, c->K, 1.0f, w, c->K, cl, ld, 0.0f, tmp, ld);
             for (long n = n0; n < n1; n++)
                 for (int co = 0; co < c->Co; co++) {
                     const float *t = tmp + (long)co * ld + (n - n0) * c->P;
@@ -605,13 +620,15 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
             cl = col;
         }
     } else {
+        const float *saved = o->in[3] >= 0 ? TF(g, o->in[3]) + n0 * c->K * c->P : NULL;
         for (long n = n0; n < n1; n++) {
-            im2col_nchw(in + n * xs, c, 0, c->P, col + (n - n0) * c->P, ld);
+            if (!saved)
+                im2col_nchw(in + n * xs, c, 0, c->P, col + (n - n0) * c->P, ld);
             for (int co = 0; co < c->Co; co++)
                 memcpy(dyg + (long)co * ld + (n - n0) * c->P, dy + n * ys + (long)co * c->P,
                        c->P * sizeof(float));
         }
-        cl = col;
+        cl = saved ? saved : col;
         dyv = dyg;
     }
     cpu_gemm(0, 1, c->Co, c->K, ld, 1.0f, dyv, ld, cl, ld, 1.0f, dw, c->K);

@@ -55,5 +55,6 @@ static inline void cpu_act_row(int act, float *y, long n)
 /* Fill the op table of backend_cpu. */
 void cpu_ops_register(void (**table)(graph *, op *));
 size_t cpu_op_workspace(const graph *g, const op *o);
+size_t cpu_op_saved(const graph *g, const op *fwd);
 
 #endif

@@ -20,6 +20,12 @@
 void cpu_conv(graph *g, op *o);
 void cpu_conv_bwd(graph *g, op *o);
 size_t cpu_conv_workspace(const graph *g, const op *o);
+size_t cpu_conv_saved(const graph *g, const op *o);
+
+size_t cpu_op_saved(const graph *g, const op *fwd)
+{
+    return fwd->type == OP_CONV ? cpu_conv_saved(g, fwd) : 0;
+}
 
 /* ---- a parallel for over [0, n) with a closure -------------------------- */
 
