@@ -658,6 +658,15 @@ int cmd_run(int argc, char **argv)
 		}
 		free(old);
 	}
+	long cf = recipe_factor_index(&r, "container");
+	if (cf >= 0) {
+		/* running the point on the host would label host numbers with an image */
+		recipe_error_at(&r, r.factors[cf].mark, stderr,
+				"the container executor is not built yet: 'matrix run' cannot run points "
+				"inside images (remove the 'container' factor, or run each image's recipe "
+				"inside that image)");
+		goto out;
+	}
 	if (o.only && !(filter = grid_filter_parse(&r, o.only, stderr)))
 		goto out;
 	if (!dir)

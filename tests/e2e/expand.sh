@@ -59,6 +59,10 @@ factors:
 YAML
 "$MATRIX" expand c.yaml --format csv | tail -n +2 | cut -d, -f4 | uniq > groups
 expect_eq "$(tr '\n' ' ' < groups)" "old new " "containers grouped"
+# ... but runs refuse them until the container executor exists
+expect_status 2 "$MATRIX" run c.yaml --out crun 2> cerr
+expect_grep "c.yaml:7:3: the container executor is not built yet" cerr "container run refused"
+[ ! -e crun ] || fail "a refused run created its directory"
 # repeat
 sed 's/^name: a$/name: a\nrepeat: 3/' a.yaml > r3.yaml
 expect_eq "$("$MATRIX" expand r3.yaml --count)" 30 "repeat count"
