@@ -114,5 +114,15 @@ rc=0; "$E" --model resnet_tiny --batch 1000000000 --result "$W/r" >/dev/null 2>&
 [ "$rc" -eq 1 ] && [ "$(key status "$W/r")" = oom ] && grep -q '^reason=out of memory: failed to allocate 12288000000000 bytes' "$W/r" \
   && ok "oom: status, reason with the size, exit 1" || ko "oom: rc $rc, $(cat "$W/r" 2>/dev/null | head -2)"
 
+# EMA: one more op per parameter and buffer in training; listed as ignored in inference
+"$E" --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --result "$W/e0"
+"$E" --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --ema on --result "$W/e1"
+[ "$(key ops_per_step "$W/e1")" -eq $(( $(key ops_per_step "$W/e0") + 62 )) ] \
+  && ok "ema on: 62 EMA ops (38 parameters + 24 BN buffers)" \
+  || ko "ema on: $(key ops_per_step "$W/e1") ops vs $(key ops_per_step "$W/e0") ops"
+"$E" --model resnet_tiny --batch 2 --threads 1 --steps 1 --warmup 0 --ema on --device auto --result "$W/r"
+[ "$(key ignored "$W/r")" = ema ] && [ "$(key device "$W/r")" = cpu ] && ok "infer: ema ignored, device auto is cpu" \
+  || ko "infer ema: ignored='$(key ignored "$W/r")' device=$(key device "$W/r")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
