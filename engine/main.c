@@ -442,6 +442,20 @@ static int persistent(int kind)
     return kind != TK_ACT && kind != TK_GRAD;
 }
 
+/* Free every tensor's storage, the arena, the workspace and the graph. */
+static void run_free(struct run *r, void *arena, size_t arena_bytes)
+{
+    graph *g = &r->g;
+    for (int i = 0; i < g->nt; i++)
+        if (persistent(g->t[i].kind) && g->t[i].data)
+            r->be.free(g->t[i].data, g->t[i].bytes);
+    r->be.free(arena, arena_bytes);
+    r->be.free(backend_ws, backend_ws_bytes);
+    backend_ws = NULL;
+    graph_free(g);
+    r->be.fini();
+}
+
 /* ---- dump for the reference checks ------------------------------------------ */
 
 struct dump {
@@ -680,8 +694,11 @@ int main(int argc, char **argv)
     if (!backend_ws)
         return finish_oom(&o, ws, "the kernel workspace");
 
-    if (o.dump)
-        return dump_run(&r, &o);
+    if (o.dump) {
+        int drc = dump_run(&r, &o);
+        run_free(&r, arena, arena_bytes);
+        return drc;
+    }
 
     if (getenv("MATRIX_ENGINE_PROFILE")) {
         prof_s = calloc(r.nrun, sizeof *prof_s);
@@ -754,6 +771,7 @@ int main(int argc, char **argv)
     if (!o.result)
         fwrite(rr.buf, 1, rr.len, stdout);
     free(rr.buf);
-    r.be.fini();
+    free(prof_s);
+    run_free(&r, arena, arena_bytes);
     return rc;
 }
