@@ -20,7 +20,7 @@
 #endif
 
 #define POOL_MAX 256
-#define POOL_SPIN 4000 /* pause iterations (~0.2 ms) before a worker sleeps */
+#define POOL_SPIN 40000 /* pause iterations (~2 ms) before a worker sleeps */
 
 static int pool_n = 1;
 static pthread_t pool_tid[POOL_MAX];
