@@ -91,10 +91,10 @@ compare() {
     for py in ${PY:+"$PY"} ${BENCH_PYTHONS:-}; do
       v=p_$(printf %s "$py" | tr -c 'a-zA-Z0-9' _)
       eval "cur=\$$v"
-      eval "$v=$(max "$cur" "$("$py" "$W/plain.py" "$model" "$task" "$batch" "$secs")")"
+      eval "$v=$(max "$cur" "$("$py" "$W/plain.py" "$model" "$task" "$batch" "$secs" || echo 0)")"
     done
   done
-  printf '%-42s native          %9.2f samples/s' "$label" "$n"
+  printf '%-42s native             %9.2f samples/s' "$label" "$n"
   case $model in resnet50)
     printf ' (%s TFLOP/s, %s%% of the estimated fp32 peak)' "$(key tflops "$W/native")" "$(key pct_peak "$W/native")";;
   esac
@@ -103,12 +103,12 @@ compare() {
     v=p_$(printf %s "$py" | tr -c 'a-zA-Z0-9' _)
     eval "p=\$$v"
     ver=$("$py" -c 'import torch; print(torch.__version__)')
-    printf '%-42s torch %-9s %9.2f samples/s  native/torch %sx (target >= %sx: %s)\n' "" "$ver" "$p" \
+    printf '%-42s torch %-12s %9.2f samples/s  native/torch %sx (target >= %sx: %s)\n' "" "$ver" "$p" \
       "$(ratio "$n" "$p")" "$target" "$(met "$n" "$p" "$target")"
   done
   if [ -n "$PY" ] && [ -f "$T" ]; then
     if "$PY" "$T" --model "$model" --task "$task" --batch "$batch" "$@" --result "$W/t" >/dev/null 2>&1; then
-      printf '%-42s matrix_torch.py %9.2f samples/s  (the PyTorch engine, same flags)\n' "" "$(key throughput "$W/t")"
+      printf '%-42s matrix_torch.py    %9.2f samples/s  (the PyTorch engine, same flags)\n' "" "$(key throughput "$W/t")"
     fi
   fi
 }
@@ -129,6 +129,6 @@ for i in 1 2 3; do
   "$E" --model mnist_cnn --task train --batch 64 --threads 2 --warmup 0 --steps 3 --result "$W/r" >/dev/null
   s=$(awk -v a="$s" -v t="$(key startup_s "$W/r")" 'BEGIN{print (t < a) ? t : a}')
 done
-printf '%-42s native          %9.1f ms (target < 50 ms: %s)\n' "mnist_cnn start-up (best of 3)" \
+printf '%-42s native             %9.1f ms (target < 50 ms: %s)\n' "mnist_cnn start-up (best of 3)" \
   "$(awk -v s="$s" 'BEGIN{print s * 1000}')" "$(awk -v s="$s" 'BEGIN{print (s < 0.05) ? "met" : "not met"}')"
 echo "machine load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,7 +9,12 @@ import sys
 
 import torch
 import torch.nn.functional as F
-import torchvision
+
+try:
+    import torchvision
+except ImportError:  # the reference models come from torchvision
+    print("SKIP: torchvision is not installed (Debian: python3-torchvision)")
+    sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mxw  # noqa: E402
