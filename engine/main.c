@@ -754,6 +754,8 @@ int main(int argc, char **argv)
     rec(&rr, "workspace_bytes", "%zu", ws);
     rec(&rr, "flops_per_step", "%.6g", flops);
     rec(&rr, "tflops", "%.6g", flops / step_s / 1e12);
+    rec(&rr, "cpu_mhz", "%.0f", mhz);
+    rec(&rr, "online_cpus", "%ld", online);
     rec(&rr, "peak_tflops_est", "%.6g", peak / 1e12);
     rec(&rr, "pct_peak", "%.4g", peak > 0 ? 100.0 * flops / step_s / peak : 0.0);
     rec(&rr, "ops_per_step", "%d", r.nrun);
