@@ -671,7 +671,19 @@ static void conv_bwd_run(void *p, int tid, int nt)
     float *db = dw + (size_t)c->Co * c->K;
     long lo, hi;
     long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
-    memset(dw, 0, ((size_t)c->Co * c->K + c->Co) * sizeof(float));
+    if (tid == 0) {
+        /* part 0 accumulates straight into the gradients; the other parts'
+         * partials are added by conv_reduce_run */
+        dw = TF(g, o->out[1]);
+        if (!ACC(o, 1))
+            memset(dw, 0, (size_t)c->Co * c->K * sizeof(float));
+        if (o->out[2] >= 0) {
+            db = TF(g, o->out[2]);
+            if (!ACC(o, 2))
+                memset(db, 0, c->Co * sizeof(float));
+        }
+    } else
+        memset(dw, 0, ((size_t)c->Co * c->K + c->Co) * sizeof(float));
     if (!c->nhwc) {
         long groups = (c->N + x->s.nb - 1) / x->s.nb;
         pool_range(groups, tid, nt, &lo, &hi);
@@ -725,8 +737,8 @@ static void conv_reduce_run(void *p, int tid, int nt)
         float *dst = isb ? (db ? db + (i - (long)c->Co * c->K) : NULL) : dw + i;
         if (!dst)
             continue;
-        float s = (isb ? ACC(o, 2) : ACC(o, 1)) ? *dst : 0.0f;
-        for (int t = 0; t < pool_threads(); t++)
+        float s = *dst; /* part 0's sum, see conv_bwd_run */
+        for (int t = 1; t < pool_threads(); t++)
             s += x->ws[(size_t)t * x->ws_per + off + i];
         *dst = s;
     }
@@ -739,5 +751,6 @@ void cpu_conv_bwd(graph *g, op *o)
     x.s = conv_split(&x.c, nt);
     x.ws_per = cpu_conv_workspace(g, o) / sizeof(float) / nt;
     pool_run(conv_bwd_run, &x);
-    pool_run(conv_reduce_run, &x);
+    if (nt > 1)
+        pool_run(conv_reduce_run, &x);
 }

@@ -173,6 +173,22 @@ def check_infer(chk, work, name, net, B, side):
               ref.layer4[0].bn2.running_var)
 
 
+def check_threads(chk, work):
+    """1, 2 and 3 threads split the work differently (per-thread weight
+    gradient partials, pixel chunks): the same gradients within rounding."""
+    d = {}
+    for t in (1, 2, 3):
+        f = os.path.join(work, "t%d.mxw" % t)
+        mxw.engine("--model", "resnet_tiny", "--task", "train", "--batch", 3, "--threads", t,
+                   "--steps", 2, "--dump", f)
+        d[t] = mxw.load(f)
+    for t in (2, 3):
+        worst = max(((d[1][k] - d[t][k]).abs().max() / max(d[1][k].abs().max().item(), 1e-6)).item()
+                    for k in d[1] if k.startswith("grad.") or k.startswith("final."))
+        chk.true("resnet_tiny train: 1 vs %d threads, every gradient and final weight" % t,
+                 worst <= 1e-5, "worst relative maxdiff %.3e" % worst)
+
+
 def main():
     chk = mxw.Checker()
     work = mxw.tmpdir()
@@ -181,6 +197,7 @@ def main():
     # checked at 1e-4. eval=off (batch statistics over few values) is checked
     # against PyTorch's own fp32 noise, see check_train.
     if "resnet_tiny" in which:
+        check_threads(chk, work)
         net = make("resnet_tiny")
         randomise_bn(net)
         four = [("off", "none"), ("on", "none"), ("off", "default"), ("on", "default")]
