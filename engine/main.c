@@ -622,6 +622,8 @@ int main(int argc, char **argv)
         return finish_unsupported(&o, ignored, err);
     if (o.pt.channels_last && !info.uses_channels_last)
         add_ignored(ignored, sizeof ignored, "channels_last");
+    for (int i = 0; i < g->nops; i++) /* dropout streams follow --seed */
+        g->ops[i].seed = rng_mix(g->ops[i].seed ^ (o.pt.seed * 0x9e3779b97f4a7c15ULL));
     for (int i = 0; i < g->nt; i++) {
         tensor *t = &g->t[i];
         if (!persistent(t->kind))
