@@ -429,6 +429,28 @@ static void conv_direct_dw(const conv_geo *c, const float *x, const float *dy, f
     }
 }
 
+/* Backward of a large-image (pixel-chunked) stride-1 NCHW convolution
+ * computes dx as the forward convolution of dy with the flipped, transposed
+ * weights (pad kh-1-p): an im2col gather and one GEMM that writes dx, instead
+ * of a K x P dcol and a col2im scatter-add into a zeroed dx. */
+static int conv_flip_dx(const conv_geo *c, const conv_split_t *s)
+{
+    return !c->nhwc && s->nb == 1 && s->len < c->P && c->s == 1 && !c->pointwise &&
+           c->kh == c->kw && c->p <= c->kh - 1;
+}
+
+/* wt[ci][(co, i, j)] = w[co][ci][kh-1-i][kw-1-j] */
+static void conv_flip_weights(const conv_geo *c, const float *w, float *wt)
+{
+    long Kt = (long)c->Co * c->kh * c->kw;
+    for (int co = 0; co < c->Co; co++)
+        for (int ci = 0; ci < c->C; ci++)
+            for (int i = 0; i < c->kh; i++)
+                for (int j = 0; j < c->kw; j++)
+                    wt[(long)ci * Kt + ((long)co * c->kh + i) * c->kw + j] =
+                        w[(((long)co * c->C + ci) * c->kh + (c->kh - 1 - i)) * c->kw + (c->kw - 1 - j)];
+}
+
 /* Grouped NCHW convolutions of a training graph keep their im2col columns
  * for the backward when the whole batch's columns take at most 64 MiB (small
  * images: MNIST), as PyTorch's slow_conv2d keeps its "finput": group g's
@@ -457,7 +479,8 @@ size_t cpu_conv_workspace(const graph *g, const op *o)
     /* backward: NHWC by whole samples, NCHW by the forward's groups or chunks */
     cols = c.nhwc ? c.P : s.nb > 1 ? s.nb * c.P : s.len;
     return (size_t)nt * (2L * c.K * cols + (long)c.Co * cols + (long)c.Co * c.K + c.Co) *
-           sizeof(float);
+               sizeof(float) +
+           (conv_flip_dx(&c, &s) ? (size_t)c.Co * c.K * sizeof(float) : 0);
 }
 
 struct conv_ctx {
@@ -467,6 +490,7 @@ struct conv_ctx {
     conv_split_t s;
     float *ws;
     size_t ws_per; /* floats per thread */
+    float *wt;     /* flipped, transposed weights (conv_flip_dx), or NULL */
 };
 
 static void conv_fwd_run(void *p, int tid, int nt)
@@ -552,7 +576,7 @@ static void conv_fwd_run(void *p, int tid, int nt)
 
 void cpu_conv(graph *g, op *o)
 {
-    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0};
+    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0, NULL};
     int nt = pool_threads();
     x.s = conv_split(&x.c, nt);
     x.ws_per = cpu_conv_workspace(g, o) / sizeof(float) / nt;
@@ -584,7 +608,8 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
         /* one large image: pixel chunks, so that col and dcol stay in cache */
         const float *xn = in + n0 * xs, *dyn = dy + n0 * ys;
         float *dxn = dx ? dx + n0 * xs : NULL;
-        if (dxn && !ACC(o, 0) && !c->pointwise)
+        int flip = dxn && conv_flip_dx(c, &x->s);
+        if (dxn && !flip && !ACC(o, 0) && !c->pointwise)
             memset(dxn, 0, xs * sizeof(float));
         for (long p0 = 0; p0 < c->P; p0 += x->s.len) {
             long p1 = p0 + x->s.len < c->P ? p0 + x->s.len : c->P, L = p1 - p0;
@@ -602,7 +627,7 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
                     sum += dyn[(long)co * c->P + q];
                 db[co] += sum;
             }
-            if (!dxn)
+            if (!dxn || flip)
                 continue;
             if (c->pointwise)
                 cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P,
@@ -610,6 +635,24 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
             else {
                 cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P, 0.0f, dcol, L);
                 col2im_nchw_range(dcol, c, p0, p1, dxn, L);
+            }
+        }
+        if (flip) {
+            /* dy as the input of a convolution with C' = Co, out = C */
+            conv_geo t = *c;
+            t.C = c->Co; t.H = c->OH; t.W = c->OW;
+            t.Co = c->C; t.OH = c->H; t.OW = c->W;
+            t.p = c->kh - 1 - c->p;
+            t.K = c->Co * c->kh * c->kw;
+            t.P = c->H * c->W;
+            long Lt = (long)c->K * x->s.len / t.K;
+            if (Lt < 1)
+                Lt = 1;
+            for (long q0 = 0; q0 < t.P; q0 += Lt) {
+                long q1 = q0 + Lt < t.P ? q0 + Lt : t.P;
+                im2col_nchw(dyn, &t, q0, q1, dcol, q1 - q0);
+                cpu_gemm(0, 0, c->C, q1 - q0, t.K, 1.0f, x->wt, t.K, dcol, q1 - q0,
+                         ACC(o, 0) ? 1.0f : 0.0f, dxn + q0, t.P);
             }
         }
         return;
@@ -746,10 +789,15 @@ static void conv_reduce_run(void *p, int tid, int nt)
 
 void cpu_conv_bwd(graph *g, op *o)
 {
-    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0};
+    struct conv_ctx x = {g, o, conv_geometry(g, o), {0, 0, 0}, backend_ws, 0, NULL};
     int nt = pool_threads();
     x.s = conv_split(&x.c, nt);
-    x.ws_per = cpu_conv_workspace(g, o) / sizeof(float) / nt;
+    long cols = x.c.nhwc ? x.c.P : x.s.nb > 1 ? x.s.nb * x.c.P : x.s.len;
+    x.ws_per = 2L * x.c.K * cols + (long)x.c.Co * cols + (long)x.c.Co * x.c.K + x.c.Co;
+    if (o->out[0] >= 0 && conv_flip_dx(&x.c, &x.s)) {
+        x.wt = x.ws + (size_t)nt * x.ws_per;
+        conv_flip_weights(&x.c, TF(g, o->in[2]), x.wt);
+    }
     pool_run(conv_bwd_run, &x);
     if (nt > 1)
         pool_run(conv_reduce_run, &x);
