@@ -6,9 +6,7 @@ dist_pytorch_SCRIPTS = engine/pytorch/matrix_torch.py
 dist_pytorch_DATA = engine/pytorch/matrix_torch_models.py
 
 # Tests of the PyTorch engine (tests/pytorch/). Flag parsing needs no torch.
-TESTS += tests/pytorch/engine_flags.sh
-if HAVE_TORCH
-TESTS += \
+pytorch_torch_tests = \
 	tests/pytorch/engine_stats.py \
 	tests/pytorch/engine_ok.py \
 	tests/pytorch/engine_unsupported.py \
@@ -19,20 +17,14 @@ TESTS += \
 	tests/pytorch/engine_compile.py \
 	tests/pytorch/engine_compile_modes.py \
 	tests/pytorch/run_recipe.sh
+TESTS += tests/pytorch/engine_flags.sh
+if HAVE_TORCH
+TESTS += $(pytorch_torch_tests)
 endif
 EXTRA_DIST += \
 	engine/pytorch/README.md \
 	tests/pytorch/engine_flags.sh \
-	tests/pytorch/engine_stats.py \
-	tests/pytorch/engine_ok.py \
-	tests/pytorch/engine_unsupported.py \
-	tests/pytorch/engine_failures.py \
-	tests/pytorch/engine_knobs.py \
-	tests/pytorch/engine_knobs_infer.py \
-	tests/pytorch/engine_ddp.py \
-	tests/pytorch/engine_compile.py \
-	tests/pytorch/engine_compile_modes.py \
-	tests/pytorch/run_recipe.sh \
+	$(pytorch_torch_tests) \
 	tests/pytorch/enginetest.py \
 	tests/pytorch/pytorch_small.yaml \
 	tests/gpu/pytorch_knobs.sh
