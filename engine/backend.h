@@ -7,6 +7,7 @@
 #ifndef MATRIX_ENGINE_BACKEND_H
 #define MATRIX_ENGINE_BACKEND_H
 
+#include "engine.h"
 #include "graph.h"
 
 typedef void (*backend_op_fn)(graph *g, op *o);
@@ -29,7 +30,36 @@ typedef struct backend {
      * planned tensor: the forward's out[3], the backward's in[3]. */
     size_t (*saved)(const graph *g, const op *fwd);
     backend_op_fn ops[OP_COUNT];
+
+    /* Device backends (cuda) only; NULL / 0 on cpu. */
+    int host_visible;   /* 1: t->data is host memory (cpu) */
+    /* After the memory plan, with every tensor in device memory and before
+     * the first step: descriptors, algorithm choice, private buffers, the
+     * workspace. 0 on success; -1 when out of memory (oom_bytes() says how
+     * much was asked for), -2 on another failure (message on stderr). */
+    int (*prepare)(graph *g, int nrun);
+    /* One whole step (ops [0, nrun)), waited for; 0 on success. NULL: the
+     * engine calls ops[] one by one and then sync(). */
+    int (*step)(graph *g, int nrun);
+    /* Start a step run op by op (dump, profile): what step() does before
+     * the first op (the device's step counter). */
+    void (*begin_step)(void);
+    /* Device time of the last step() (CUDA events), seconds. */
+    double (*step_seconds)(void);
+    size_t (*peak)(void);      /* device memory high-water mark, bytes */
+    size_t (*oom_bytes)(void); /* size of the last failed device allocation */
+    /* Result-record lines ("key=value\n...") describing the device. */
+    const char *(*info)(void);
+    /* Dense peak of the device for this precision, flop/s; 0 when unknown. */
+    double (*peak_flops)(int precision);
 } backend;
+
+/* Entry point of the CUDA backend module (engine/cuda/, built as
+ * matrix-engine-cuda.so and loaded with dlopen only for --device cuda, so
+ * that CPU points never load the CUDA libraries). Fills b for point p;
+ * 0 on success, else -1 with the reason (no GPU, driver too old) in err. */
+typedef int (*backend_cuda_setup_fn)(backend *b, const point *p, char *err, size_t n);
+#define BACKEND_CUDA_SETUP "backend_cuda_setup"
 
 /* Workspace of the currently running op, set up by the engine before the
  * run from the largest backend->workspace() of the plan. */

@@ -73,7 +73,7 @@ int graph_tensor(graph *g, const char *name, int kind, int dtype, int layout,
     t->layout = layout;
     t->dtype = dtype;
     t->kind = kind;
-    t->bytes = (size_t)graph_numel(t) * 4;
+    t->bytes = (size_t)graph_numel(t) * graph_dtype_size(dtype);
     t->grad = -1;
     t->alias = -1;
     t->first = t->last = -1;
@@ -126,4 +126,9 @@ int graph_find(const graph *g, const char *name)
         if (strcmp(g->t[i].name, name) == 0)
             return i;
     return -1;
+}
+
+size_t graph_dtype_size(int dtype)
+{
+    return dtype == DT_F16 || dtype == DT_BF16 ? 2 : 4;
 }

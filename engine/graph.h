@@ -16,7 +16,10 @@
 #define GRAPH_MAX_OUT 4
 #define GRAPH_NAME 80
 
-enum dtype { DT_F32, DT_I32 };
+/* Element types. Models build f32 / i32 tensors; pass_precision (passes.h)
+ * turns activations and their gradients into f16 / bf16 for mixed precision
+ * on the CUDA backend (the CPU backend runs f32 only). */
+enum dtype { DT_F32, DT_I32, DT_F16, DT_BF16 };
 
 /* Memory layout of a 4-D activation; shape[] is always logical (N, C, H, W). */
 enum layout { LAYOUT_ROW, LAYOUT_NCHW, LAYOUT_NHWC };
@@ -42,7 +45,8 @@ typedef struct tensor {
     int dtype;        /* enum dtype */
     int kind;         /* enum tensor_kind */
     size_t bytes;     /* storage, bytes */
-    void *data;       /* set by the planner / builder */
+    void *data;       /* set by the planner / builder (device memory on cuda) */
+    void *host;       /* persistent tensors on a device backend: the host copy */
     int grad;         /* index of the gradient tensor, or -1 */
     int needs_grad;   /* a gradient must flow to it (set by autodiff) */
     int alias;        /* shares storage with this tensor (views), or -1 */
@@ -145,6 +149,8 @@ int graph_t4(graph *g, const char *name, int kind, int layout, int64_t n,
  * pointer it leaves in *out is valid until the next graph_op call. */
 int graph_op(graph *g, int type, const char *name, op **out);
 int64_t graph_numel(const tensor *t);
+/* Bytes of one element of dtype. */
+size_t graph_dtype_size(int dtype);
 /* Index of the tensor called name, or -1. */
 int graph_find(const graph *g, const char *name);
 const char *graph_op_name(int type);

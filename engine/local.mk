@@ -14,8 +14,30 @@ engine_matrix_engine_SOURCES = \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/models.h engine/models/layers.c \
 	engine/models/mnist_cnn.c engine/models/resnet.c engine/models/bert.c
+engine_matrix_engine_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_PKGLIBDIR='"$(pkglibdir)"'
 engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) -march=native -ftree-vectorize -fvect-cost-model=dynamic
+# -rdynamic: the CUDA module resolves graph_numel & co. from the engine
+engine_matrix_engine_LDFLAGS = -rdynamic
 engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
+
+# ---- the CUDA backend: a module (dlopen), so CPU points never load CUDA ----
+CUDA_MODULE_SRCS = engine/cuda/backend_cuda.cu engine/cuda/kernels.cu \
+	engine/cuda/ops.cu engine/cuda/conv.cu engine/cuda/gemm.cu
+EXTRA_DIST += $(CUDA_MODULE_SRCS) engine/cuda/cuda.h engine/cuda/PERF.md
+SUFFIXES += .cu
+NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \
+	$(CUDA_GENCODE) -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
+.cu.o:
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(NVCC) $(NVCCFLAGS) -c -o $@ $<
+if HAVE_CUDA
+CUDA_MODULE_OBJS = $(CUDA_MODULE_SRCS:.cu=.o)
+$(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/graph.h \
+	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h config.h
+enginemodule_DATA += engine/matrix-engine-cuda.so
+engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)
+	$(AM_V_GEN)$(NVCC) -shared -Xcompiler -fPIC -o $@ $(CUDA_MODULE_OBJS) $(CUDA_LIBS)
+CLEANFILES += $(CUDA_MODULE_OBJS) engine/matrix-engine-cuda.so
+endif
 
 EXTRA_DIST += engine/NOTES.md
 

@@ -16,6 +16,7 @@
 #include "weights.h"
 #include "models/models.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -344,6 +345,8 @@ static int finish_unsupported(const struct opts *o, const char *ignored, const c
     return 3;
 }
 
+static const backend *active_be; /* for the records written on the way out */
+
 static int finish_oom(const struct opts *o, size_t bytes, const char *what)
 {
     struct record r = {0};
@@ -353,8 +356,8 @@ static int finish_oom(const struct opts *o, size_t bytes, const char *what)
     rec(&r, "status", "oom");
     rec(&r, "reason", "%s", reason);
     rec_point(&r, o);
-    rec(&r, "device", "cpu");
-    rec(&r, "peak_mem_bytes", "%zu", mem_peak());
+    rec(&r, "device", "%s", o->pt.device == DEV_CUDA ? "cuda" : "cpu");
+    rec(&r, "peak_mem_bytes", "%zu", active_be && active_be->peak ? active_be->peak() : mem_peak());
     fprintf(stderr, "matrix-engine: %s\n", reason);
     rec_write(&r, o->result);
     free(r.buf);
@@ -379,6 +382,10 @@ static int run_step(void *ctx)
     struct run *r = ctx;
     graph *g = &r->g;
     g->step++;
+    if (r->be.step && !r->hook && !prof_s)
+        return r->be.step(g, r->nrun);
+    if (r->be.begin_step)
+        r->be.begin_step();
     for (int i = 0; i < r->nrun; i++) {
         op *o = &g->ops[i];
         double t0 = prof_s ? measure_now() : 0;
@@ -442,13 +449,153 @@ static int persistent(int kind)
     return kind != TK_ACT && kind != TK_GRAD;
 }
 
+/* ---- host views of device tensors ---------------------------------------------
+ * The dump, --save-weights and the loss read tensors on the host as f32 /
+ * i32. On a device backend host_begin points t->data at a host copy
+ * (f16 / bf16 widened to f32) until host_end puts the device pointer back. */
+
+struct hview { void *data, *buf; int dtype; size_t bytes; };
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+    if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13); /* inf, nan */
+    else if (e)
+        u = sign | ((e + 112) << 23) | (m << 13);
+    else if (!m)
+        u = sign;
+    else { /* subnormal: normalise */
+        e = 113;
+        while (!(m & 0x400)) {
+            m <<= 1;
+            e--;
+        }
+        u = sign | (e << 23) | ((m & 0x3ff) << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void host_begin(struct run *r, int i, struct hview *h)
+{
+    tensor *t = &r->g.t[i];
+    memset(h, 0, sizeof *h);
+    if (r->be.host_visible)
+        return;
+    size_t n = (size_t)graph_numel(t), wide = n * 4;
+    h->data = t->data;
+    h->dtype = t->dtype;
+    h->bytes = t->bytes;
+    h->buf = malloc(wide ? wide : 4);
+    mallocCheck(h->buf);
+    if (t->data)
+        r->be.download(h->buf, t->data, t->bytes);
+    else if (t->host) /* persistent, not used on the device */
+        memcpy(h->buf, t->host, t->bytes);
+    else
+        memset(h->buf, 0, wide);
+    if (t->dtype == DT_F16 || t->dtype == DT_BF16) { /* widen in place, from the end */
+        const uint16_t *s = h->buf;
+        float *d = h->buf;
+        for (size_t k = n; k-- > 0;) {
+            uint16_t v = s[k];
+            if (t->dtype == DT_F16)
+                d[k] = f16_to_f32(v);
+            else {
+                uint32_t u = (uint32_t)v << 16;
+                memcpy(&d[k], &u, 4);
+            }
+        }
+        t->dtype = DT_F32;
+    }
+    t->data = h->buf;
+    t->bytes = wide;
+}
+
+static void host_end(struct run *r, int i, struct hview *h)
+{
+    tensor *t = &r->g.t[i];
+    if (r->be.host_visible)
+        return;
+    t->data = h->data;
+    t->dtype = h->dtype;
+    t->bytes = h->bytes;
+    free(h->buf);
+}
+
+/* First float of tensor i (the loss). */
+static float read_scalar(struct run *r, int i)
+{
+    struct hview h;
+    host_begin(r, i, &h);
+    float v = ((float *)r->g.t[i].data)[0];
+    host_end(r, i, &h);
+    return v;
+}
+
+/* ---- the CUDA backend module ------------------------------------------------------- */
+
+#ifndef MATRIX_PKGLIBDIR
+#define MATRIX_PKGLIBDIR "/usr/local/lib/matrix"
+#endif
+
+/* Load matrix-engine-cuda.so ($MATRIX_ENGINE_CUDA, else next to this
+ * executable, else the installed one) and let it fill b. 0 on success; else
+ * -1 with the reason in err. Only --device cuda gets here, so a CPU point
+ * never maps the CUDA libraries. */
+static int load_cuda(backend *b, const point *p, char *err, size_t n)
+{
+    char self[4096], path[4200], why[1024] = "";
+    const char *env = getenv("MATRIX_ENGINE_CUDA");
+    void *h = NULL;
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+        if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(why, sizeof why, "%s", dlerror());
+    } else {
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        char *slash;
+        path[0] = 0;
+        if (k > 0) {
+            self[k] = 0;
+            if ((slash = strrchr(self, '/'))) {
+                *slash = 0;
+                snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", self);
+            }
+        }
+        if (!path[0] || access(path, F_OK) != 0)
+            snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", MATRIX_PKGLIBDIR);
+        if (access(path, F_OK) == 0 && !(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(why, sizeof why, "%s", dlerror());
+    }
+    if (!h) {
+        if (*why)
+            snprintf(err, n, "unable to load the CUDA backend: %s", why);
+        else
+            snprintf(err, n, "built without the CUDA backend (no matrix-engine-cuda.so next to the engine or in %s)",
+                     MATRIX_PKGLIBDIR);
+        return -1;
+    }
+    backend_cuda_setup_fn setup = (backend_cuda_setup_fn)dlsym(h, BACKEND_CUDA_SETUP);
+    if (!setup) {
+        snprintf(err, n, "unable to load the CUDA backend: %s has no %s", path, BACKEND_CUDA_SETUP);
+        return -1;
+    }
+    return setup(b, p, err, n);
+}
+
 /* Free every tensor's storage, the arena, the workspace and the graph. */
 static void run_free(struct run *r, void *arena, size_t arena_bytes)
 {
     graph *g = &r->g;
-    for (int i = 0; i < g->nt; i++)
+    for (int i = 0; i < g->nt; i++) {
         if (persistent(g->t[i].kind) && g->t[i].data)
             r->be.free(g->t[i].data, g->t[i].bytes);
+        if (g->t[i].host)
+            mem_free(g->t[i].host, g->t[i].bytes);
+    }
     r->be.free(arena, arena_bytes);
     r->be.free(backend_ws, backend_ws_bytes);
     backend_ws = NULL;
@@ -473,9 +620,21 @@ static void dump_hook(struct run *r, int opi)
     int mask = o->type == OP_DROPOUT ? o->out[1] : o->type == OP_ATTENTION ? o->out[2] : -1;
     if (mask >= 0) {
         snprintf(name, sizeof name, "mask.%s.%d", o->name, g->step);
+        struct hview h;
+        host_begin(r, mask, &h);
         tensor *t = &g->t[mask];
         weights_put_raw(&d->w, name, t->ndim, t->shape, t->data);
+        host_end(r, mask, &h);
     }
+}
+
+/* weights_put through a host view */
+static void put_tensor(struct run *r, wfile *w, int i, const char *name)
+{
+    struct hview h;
+    host_begin(r, i, &h);
+    weights_put(w, &r->g, i, name);
+    host_end(r, i, &h);
 }
 
 static int dump_run(struct run *r, const struct opts *o)
@@ -489,12 +648,12 @@ static int dump_run(struct run *r, const struct opts *o)
     }
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_INPUT)
-            weights_put(&d.w, g, i, NULL);
+            put_tensor(r, &d.w, i, NULL);
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
             char name[GRAPH_NAME + 8];
             snprintf(name, sizeof name, "init.%s", g->t[i].name);
-            weights_put(&d.w, g, i, name);
+            put_tensor(r, &d.w, i, name);
         }
     d.losses = calloc(steps, sizeof(float));
     mallocCheck(d.losses);
@@ -503,12 +662,12 @@ static int dump_run(struct run *r, const struct opts *o)
     for (int s = 0; s < steps; s++) {
         run_step(r);
         if (g->loss >= 0)
-            d.losses[s] = ((float *)g->t[g->loss].data)[0];
+            d.losses[s] = read_scalar(r, g->loss);
         if (s == 0) {
-            weights_put(&d.w, g, g->output, "output");
+            put_tensor(r, &d.w, g->output, "output");
             for (int i = 0; i < g->nt; i++)
                 if (g->t[i].kind == TK_PGRAD)
-                    weights_put(&d.w, g, i, NULL);
+                    put_tensor(r, &d.w, i, NULL);
         }
     }
     int64_t n = steps;
@@ -518,7 +677,7 @@ static int dump_run(struct run *r, const struct opts *o)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
             char name[GRAPH_NAME + 8];
             snprintf(name, sizeof name, "final.%s", g->t[i].name);
-            weights_put(&d.w, g, i, name);
+            put_tensor(r, &d.w, i, name);
         }
     free(d.losses);
     r->hook = NULL;
@@ -577,41 +736,60 @@ int main(int argc, char **argv)
     o.m.steps = o.steps;
     o.pt.seed = o.seed;
 
+    /* the device: cuda when asked for, or auto with a GPU and the module */
+    struct run r;
+    memset(&r, 0, sizeof r);
+    if (o.pt.device == DEV_CUDA || (o.pt.device == DEV_AUTO && access("/dev/nvidia0", F_OK) == 0)) {
+        int asked = o.pt.device == DEV_CUDA;
+        o.pt.device = DEV_CUDA;
+        if (load_cuda(&r.be, &o.pt, err, sizeof err)) {
+            if (asked)
+                return finish_unsupported(&o, ignored, err);
+            o.pt.device = DEV_CPU; /* auto: run on the cpu */
+            err[0] = 0;
+        }
+    } else
+        o.pt.device = DEV_CPU;
+    if (o.pt.device == DEV_CPU)
+        backend_cpu_setup(&r.be);
+    active_be = &r.be;
+
     /* what cannot run here, what does not apply */
-    /* no CUDA backend is compiled in yet (engine/cuda/ will plug into backend.h) */
-    if (o.pt.device == DEV_CUDA)
-        return finish_unsupported(&o, ignored, "built without the CUDA backend");
-    o.pt.device = DEV_CPU;
-    if (o.pt.gpus > 1)
+    if (o.pt.device == DEV_CUDA) {
+        if (o.pt.gpus > 1)
+            return finish_unsupported(&o, ignored, "--gpus > 1: data-parallel training over several GPUs is not implemented in the native engine");
+        if (o.pt.syncbn)
+            return finish_unsupported(&o, ignored, "SyncBN needs more than one GPU");
+    } else if (o.pt.gpus > 1)
         return finish_unsupported(&o, ignored, "--gpus > 1 needs CUDA devices; the cpu device runs one process");
     if (o.pt.syncbn)
         return finish_unsupported(&o, ignored, "SyncBN needs more than one GPU");
-    if (o.pt.precision == PREC_FP16)
+    else if (o.pt.precision == PREC_FP16)
         return finish_unsupported(&o, ignored, "fp16 is not implemented in the CPU backend");
-    if (o.pt.precision == PREC_BF16)
+    else if (o.pt.precision == PREC_BF16)
         return finish_unsupported(&o, ignored,
                                   cpu_has("avx512_bf16") || cpu_has("amx_bf16")
                                       ? "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)"
                                       : "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks");
-    if (o.pt.precision == PREC_TF32)
-        add_ignored(ignored, sizeof ignored, "precision");
-    if (o.pt.cudnn_benchmark)
-        add_ignored(ignored, sizeof ignored, "cudnn_benchmark");
-    if (o.pt.compile >= COMPILE_REDUCE_OVERHEAD)
-        add_ignored(ignored, sizeof ignored, "compile:cuda_graphs");
-    if (o.pt.compile == COMPILE_MAX_AUTOTUNE)
-        add_ignored(ignored, sizeof ignored, "compile:autotune");
+    if (o.pt.device == DEV_CPU) {
+        if (o.pt.precision == PREC_TF32)
+            add_ignored(ignored, sizeof ignored, "precision");
+        if (o.pt.cudnn_benchmark)
+            add_ignored(ignored, sizeof ignored, "cudnn_benchmark");
+        if (o.pt.compile >= COMPILE_REDUCE_OVERHEAD)
+            add_ignored(ignored, sizeof ignored, "compile:cuda_graphs");
+        if (o.pt.compile == COMPILE_MAX_AUTOTUNE)
+            add_ignored(ignored, sizeof ignored, "compile:autotune");
+    } else if (o.pt.threads != (online > 0 ? (int)online : 1))
+        add_ignored(ignored, sizeof ignored, "threads");
     if (o.pt.train && o.pt.inference_mode)
         add_ignored(ignored, sizeof ignored, "inference_mode");
     if (!o.pt.train && o.pt.ema)
         add_ignored(ignored, sizeof ignored, "ema");
 
     /* build */
-    struct run r;
-    memset(&r, 0, sizeof r);
-    backend_cpu_setup(&r.be);
     if (r.be.init(o.pt.threads)) {
-        fprintf(stderr, "matrix-engine: unable to start %d threads\n", o.pt.threads);
+        fprintf(stderr, "matrix-engine: unable to start the %s backend\n", r.be.name);
         return 1;
     }
     graph *g = &r.g;
@@ -628,7 +806,7 @@ int main(int argc, char **argv)
         tensor *t = &g->t[i];
         if (!persistent(t->kind))
             continue;
-        t->data = r.be.alloc(t->bytes);
+        t->data = mem_alloc(t->bytes); /* host; moved to a device after the passes */
         if (!t->data)
             return finish_oom(&o, t->bytes, t->name);
         fill_tensor(t, name_key(o.pt.seed, t->name));
@@ -663,13 +841,21 @@ int main(int argc, char **argv)
             g->ops[i].in[3] = t;
         }
     }
+    r.nrun = o.pt.train ? g->nops : g->nfwd;
+    for (int i = 0; i < r.nrun; i++)
+        if (!r.be.ops[g->ops[i].type]) {
+            snprintf(err, sizeof err, "the %s backend has no kernel for %s (op '%s' of %s)", r.be.name,
+                     graph_op_name(g->ops[i].type), g->ops[i].name, o.pt.model);
+            return finish_unsupported(&o, ignored, err);
+        }
+    if (!r.be.host_visible && (o.pt.precision == PREC_FP16 || o.pt.precision == PREC_BF16))
+        pass_precision(g, o.pt.precision == PREC_FP16 ? DT_F16 : DT_BF16);
     int reuse = o.pt.train || o.pt.inference_mode;
     size_t arena_bytes = pass_plan(g, reuse);
-    r.nrun = o.pt.train ? g->nops : g->nfwd;
     for (int i = 0; i < g->nt; i++) { /* state made by the passes */
         tensor *t = &g->t[i];
         if (persistent(t->kind) && !t->data) {
-            t->data = r.be.alloc(t->bytes);
+            t->data = mem_alloc(t->bytes);
             if (!t->data)
                 return finish_oom(&o, t->bytes, t->name);
             if (strncmp(t->name, "ema.", 4) == 0) {
@@ -677,6 +863,34 @@ int main(int argc, char **argv)
                 memcpy(t->data, g->t[src].data, t->bytes);
             }
         }
+    }
+    if (!r.be.host_visible) { /* persistent tensors the run uses go to the device */
+        char *used = calloc(g->nt + 1, 1);
+        mallocCheck(used);
+        for (int i = 0; i < r.nrun; i++) {
+            for (int k = 0; k < GRAPH_MAX_IN; k++)
+                if (g->ops[i].in[k] >= 0)
+                    used[g->ops[i].in[k]] = 1;
+            for (int k = 0; k < GRAPH_MAX_OUT; k++)
+                if (g->ops[i].out[k] >= 0)
+                    used[g->ops[i].out[k]] = 1;
+        }
+        if (g->loss >= 0)
+            used[g->loss] = 1;
+        for (int i = 0; i < g->nt; i++) {
+            tensor *t = &g->t[i];
+            if (!persistent(t->kind) || !t->data)
+                continue;
+            t->host = t->data;
+            t->data = NULL;
+            if (!used[i])
+                continue; /* e.g. weights folded into others: read on the host only */
+            t->data = r.be.alloc(t->bytes);
+            if (!t->data)
+                return finish_oom(&o, t->bytes, t->name);
+            r.be.upload(t->data, t->host, t->bytes);
+        }
+        free(used);
     }
     char *arena = r.be.alloc(arena_bytes);
     if (!arena)
@@ -695,6 +909,15 @@ int main(int argc, char **argv)
     backend_ws = r.be.alloc(ws);
     if (!backend_ws)
         return finish_oom(&o, ws, "the kernel workspace");
+    if (r.be.prepare) {
+        int prc = r.be.prepare(g, r.nrun);
+        if (prc == -1)
+            return finish_oom(&o, r.be.oom_bytes(), "the backend's buffers (weight copies, library workspace)");
+        if (prc) {
+            fprintf(stderr, "matrix-engine: the %s backend failed to prepare the plan\n", r.be.name);
+            return 1;
+        }
+    }
 
     if (o.dump) {
         int drc = dump_run(&r, &o);
@@ -709,14 +932,28 @@ int main(int argc, char **argv)
 
     /* measure */
     measure_result mr;
+    if (r.be.step_seconds && !prof_s)
+        o.m.step_seconds = r.be.step_seconds;
     double t_setup = measure_now() - t_start;
     if (measure_run(&o.m, run_step, &r, &mr)) {
         fprintf(stderr, "matrix-engine: a step failed\n");
         return 1;
     }
-    if (o.save_weights && weights_save(g, o.save_weights)) {
-        fprintf(stderr, "matrix-engine: unable to write '%s'\n", o.save_weights);
-        return 1;
+    if (o.save_weights) {
+        struct hview *hv = calloc(g->nt + 1, sizeof *hv);
+        mallocCheck(hv);
+        for (int i = 0; i < g->nt; i++)
+            if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
+                host_begin(&r, i, &hv[i]);
+        int wrc = weights_save(g, o.save_weights);
+        for (int i = 0; i < g->nt; i++)
+            if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
+                host_end(&r, i, &hv[i]);
+        free(hv);
+        if (wrc) {
+            fprintf(stderr, "matrix-engine: unable to write '%s'\n", o.save_weights);
+            return 1;
+        }
     }
 
     if (prof_s) {
@@ -736,9 +973,12 @@ int main(int argc, char **argv)
     mhz = atof(buf);
     double per_cycle = cpu_has("avx512f") ? 64 : cpu_has("fma") ? 32 : 8;
     double peak = o.pt.threads * mhz * 1e6 * per_cycle;
+    int on_gpu = o.pt.device == DEV_CUDA;
+    if (on_gpu)
+        peak = r.be.peak_flops ? r.be.peak_flops(o.pt.precision) : 0;
     rec(&rr, "status", "ok");
     rec_point(&rr, &o);
-    rec(&rr, "device", "cpu");
+    rec(&rr, "device", "%s", on_gpu ? "cuda" : "cpu");
     rec(&rr, "ignored", "%s", ignored);
     rec(&rr, "throughput", "%.6g", o.pt.batch / step_s);
     rec(&rr, "unit", "samples/s");
@@ -751,26 +991,48 @@ int main(int argc, char **argv)
     rec(&rr, "timed_s", "%.6g", mr.total_s);
     rec(&rr, "startup_s", "%.6g", mr.first_step_t - t_start);
     rec(&rr, "setup_s", "%.6g", t_setup);
-    rec(&rr, "peak_mem_bytes", "%zu", mem_peak());
+    rec(&rr, "peak_mem_bytes", "%zu", on_gpu ? r.be.peak() : mem_peak());
+    if (on_gpu)
+        rec(&rr, "host_peak_mem_bytes", "%zu", mem_peak());
     rec(&rr, "arena_bytes", "%zu", arena_bytes);
     rec(&rr, "workspace_bytes", "%zu", ws);
     rec(&rr, "flops_per_step", "%.6g", flops);
     rec(&rr, "tflops", "%.6g", flops / step_s / 1e12);
-    rec(&rr, "cpu_mhz", "%.0f", mhz);
+    if (!on_gpu)
+        rec(&rr, "cpu_mhz", "%.0f", mhz);
     rec(&rr, "online_cpus", "%ld", online);
-    rec(&rr, "peak_tflops_est", "%.6g", peak / 1e12);
+    rec(&rr, on_gpu ? "peak_tflops" : "peak_tflops_est", "%.6g", peak / 1e12);
     rec(&rr, "pct_peak", "%.4g", peak > 0 ? 100.0 * flops / step_s / peak : 0.0);
     rec(&rr, "ops_per_step", "%d", r.nrun);
     rec(&rr, "bn_folded", "%d", folded);
     rec(&rr, "ops_fused", "%d", fused);
     rec(&rr, "memory_plan", "%s", reuse ? "reuse" : "keep");
     if (g->loss >= 0)
-        rec(&rr, "loss", "%.6g", ((float *)g->t[g->loss].data)[0]);
+        rec(&rr, "loss", "%.6g", read_scalar(&r, g->loss));
+    if (on_gpu) {
+        rec(&rr, "timing", "cuda_events");
+        rec(&rr, "precision_storage", "%s", o.pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
+                                            : o.pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
+                                                                          : "f32");
+        /* the backend's own lines: gpu, driver, library versions, choices */
+        const char *inf = r.be.info ? r.be.info() : "";
+        while (*inf) {
+            const char *nl = strchr(inf, '\n'), *eq = strchr(inf, '=');
+            size_t len = nl ? (size_t)(nl - inf) : strlen(inf);
+            if (eq && eq < inf + len) {
+                char key[128];
+                snprintf(key, sizeof key, "%.*s", (int)(eq - inf), inf);
+                rec(&rr, key, "%.*s", (int)(len - (eq - inf) - 1), eq + 1);
+            }
+            inf += len + (nl ? 1 : 0);
+        }
+    } else {
 #ifdef HAVE_CBLAS
-    rec(&rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
+        rec(&rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
 #else
-    rec(&rr, "blas", "none");
+        rec(&rr, "blas", "none");
 #endif
+    }
     int rc = rec_write(&rr, o.result) ? 1 : 0;
     if (!o.result)
         fwrite(rr.buf, 1, rr.len, stdout);

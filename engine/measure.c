@@ -70,7 +70,7 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
             t = realloc(t, cap * sizeof *t);
             mallocCheck(t);
         }
-        t[n++] = (now - t0) * 1e3;
+        t[n++] = (cfg->step_seconds ? cfg->step_seconds() : now - t0) * 1e3;
         double el = now - start;
         if (cfg->steps > 0) {
             if (n >= cfg->steps)

@@ -18,6 +18,9 @@ typedef struct measure_cfg {
     double rel_ci;     /* target (hi - lo) / 2 / median */
     int steps;         /* > 0: exactly this many timed steps, no CI rule */
     int min_samples;   /* timed steps at least (CI rule) */
+    /* When set: the duration of the step just run, seconds, as the device
+     * timed it (CUDA events); the host clock still bounds the run. */
+    double (*step_seconds)(void);
 } measure_cfg;
 
 typedef struct measure_result {

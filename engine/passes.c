@@ -455,6 +455,51 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
     return g->nops - start;
 }
 
+/* ---- mixed precision -------------------------------------------------------- */
+
+int pass_precision(graph *g, int dt)
+{
+    char *keep = calloc(g->nt + 1, 1);
+    int n = 0;
+    mallocCheck(keep);
+    for (int i = 0; i < g->nops; i++) {
+        const op *o = &g->ops[i];
+        switch (o->type) {
+        case OP_BN:
+        case OP_LAYERNORM:
+            keep[o->out[1]] = keep[o->out[2]] = 1;
+            break;
+        case OP_DROPOUT:
+            keep[o->out[1]] = 1;
+            break;
+        case OP_ATTENTION:
+            keep[o->out[1]] = 1;
+            if (o->out[2] >= 0)
+                keep[o->out[2]] = 1;
+            break;
+        case OP_LOGSOFTMAX:
+        case OP_NLL:
+            keep[o->out[0]] = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    for (int i = 0; i < g->nt; i++)
+        if (keep[i] && g->t[i].grad >= 0)
+            keep[g->t[i].grad] = 1;
+    for (int i = 0; i < g->nt; i++) {
+        tensor *t = &g->t[i];
+        if ((t->kind != TK_ACT && t->kind != TK_GRAD) || t->dtype != DT_F32 || keep[i])
+            continue;
+        t->dtype = dt;
+        t->bytes = (size_t)graph_numel(t) * graph_dtype_size(dt);
+        n++;
+    }
+    free(keep);
+    return n;
+}
+
 /* ---- memory planning ------------------------------------------------------- */
 
 static int planned(const tensor *t)

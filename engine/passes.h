@@ -35,6 +35,14 @@ int pass_autodiff(graph *g, const optim_cfg *opt);
 /* Lifetimes and arena offsets of TK_ACT / TK_GRAD tensors; returns the
  * arena size in bytes. reuse: 1 to share storage between dead and new tensors. */
 size_t pass_plan(graph *g, int reuse);
+/* Mixed precision on a device backend: activations and their gradients
+ * (TK_ACT / TK_GRAD f32 tensors) get storage type dt (DT_F16 or DT_BF16),
+ * except what autocast keeps in f32: normalisation statistics, dropout
+ * masks, the log-softmax output, the loss, and the gradients of those.
+ * Parameters, their gradients and optimizer state stay f32 (master
+ * weights). Run after autodiff, before pass_plan; returns the number of
+ * tensors changed. */
+int pass_precision(graph *g, int dt);
 /* Drop dead ops from the list (keeps indices of live ops in order). */
 void pass_compact(graph *g);
 

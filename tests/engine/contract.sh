@@ -40,18 +40,18 @@ unsup() {
   then ok "unsupported: $*"; else ko "unsupported: $* (rc $rc, reason '$(key reason "$W/r" 2>/dev/null)')"; fi
   rm -f "$W/r"
 }
-unsup "built without the CUDA backend" --device cuda
-unsup "fp16 is not implemented in the CPU backend" --precision fp16
-unsup "SyncBN needs more than one GPU" --syncbn on
-unsup "--gpus > 1 needs CUDA devices; the cpu device runs one process" --gpus 2
+# (--device cuda: tests/engine/cuda_nogpu.sh)
+unsup "fp16 is not implemented in the CPU backend" --device cpu --precision fp16
+unsup "SyncBN needs more than one GPU" --device cpu --syncbn on
+unsup "--gpus > 1 needs CUDA devices; the cpu device runs one process" --device cpu --gpus 2
 if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
-  unsup "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)" --precision bf16
+  unsup "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)" --device cpu --precision bf16
 else
-  unsup "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks" --precision bf16
+  unsup "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks" --device cpu --precision bf16
 fi
 
 # a measured point: every key of the contract, ignored settings listed
-"$E" --model mnist_cnn --task train --batch 16 --threads 1 --precision tf32 --cudnn-benchmark on \
+"$E" --device cpu --model mnist_cnn --task train --batch 16 --threads 1 --precision tf32 --cudnn-benchmark on \
   --compile reduce-overhead --warmup 2 --min-time 0.05s --max-time 0.2s --rel-ci 0.05 --result "$W/r"
 for k in status throughput unit step_ms step_ms_lo step_ms_hi samples startup_s peak_mem_bytes \
          flops_per_step tflops device engine ignored model task batch threads cpu; do
@@ -65,12 +65,12 @@ awk -F= '$1=="step_ms"{m=$2} $1=="step_ms_lo"{l=$2} $1=="step_ms_hi"{h=$2}
 [ -z "$(ls "$W" | grep tmp || true)" ] && ok "no temporary file left" || ko "temporary file left"
 
 # --steps: exactly that many timed steps
-"$E" --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --result "$W/r"
+"$E" --device cpu --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --result "$W/r"
 [ "$(key samples "$W/r")" = 7 ] && ok "--steps 7 gives 7 samples" || ko "samples=$(key samples "$W/r")"
 
 # inference_mode on plans memory: lower peak than off, same model
-"$E" --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/off"
-"$E" --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/on"
+"$E" --device cpu --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/off"
+"$E" --device cpu --model mnist_cnn --batch 64 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/on"
 poff=$(key peak_mem_bytes "$W/off") pon=$(key peak_mem_bytes "$W/on")
 [ "$pon" -lt "$poff" ] && ok "inference_mode on: peak $pon bytes < off: $poff bytes" \
   || ko "inference_mode on: peak $pon bytes, off: $poff bytes"
@@ -78,51 +78,54 @@ poff=$(key peak_mem_bytes "$W/off") pon=$(key peak_mem_bytes "$W/on")
   || ko "memory_plan keys"
 
 # compile default fuses: fewer ops per step
-"$E" --model mnist_cnn --batch 8 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/c"
+"$E" --device cpu --model mnist_cnn --batch 8 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/c"
 [ "$(key ops_per_step "$W/c")" -lt "$(key ops_per_step "$W/off")" ] && [ "$(key ops_fused "$W/c")" -gt 0 ] \
   && ok "compile default: $(key ops_per_step "$W/c") ops < $(key ops_per_step "$W/off") ops" \
   || ko "compile default did not fuse"
 
 # BN folding: eval + compile default folds every BN of resnet_tiny into its conv
-"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile none --result "$W/f0"
-"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile default --result "$W/f1"
+"$E" --device cpu --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile none --result "$W/f0"
+"$E" --device cpu --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --eval on --compile default --result "$W/f1"
 [ "$(key bn_folded "$W/f1")" = 12 ] && [ "$(key bn_folded "$W/f0")" = 0 ] \
   && [ "$(key ops_per_step "$W/f1")" -lt "$(key ops_per_step "$W/f0")" ] \
   && [ "$(key peak_mem_bytes "$W/f1")" -lt "$(key peak_mem_bytes "$W/f0")" ] \
   && ok "BN folding: 12 BN folded, $(key ops_per_step "$W/f1") ops < $(key ops_per_step "$W/f0") ops" \
   || ko "BN folding: folded $(key bn_folded "$W/f1"), ops $(key ops_per_step "$W/f1") vs $(key ops_per_step "$W/f0")"
 # eval off: no folding (BN on batch statistics), even with compile default
-"$E" --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/f2"
+"$E" --device cpu --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/f2"
 [ "$(key bn_folded "$W/f2")" = 0 ] && ok "no BN folding with eval off" || ko "BN folded with eval off"
 
 # inference_mode on lowers the peak for every model family
 for m in resnet_tiny bert_tiny; do
-  "$E" --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/m0"
-  "$E" --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/m1"
+  "$E" --device cpu --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/m0"
+  "$E" --device cpu --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode on --result "$W/m1"
   [ "$(key peak_mem_bytes "$W/m1")" -lt "$(key peak_mem_bytes "$W/m0")" ] \
     && ok "$m inference_mode on: peak $(key peak_mem_bytes "$W/m1") bytes < $(key peak_mem_bytes "$W/m0") bytes" \
     || ko "$m inference_mode: peak $(key peak_mem_bytes "$W/m1") vs $(key peak_mem_bytes "$W/m0") bytes"
 done
 
 # channels-last does not apply to BERT: listed, not silent
-"$E" --model bert_tiny --batch 2 --seq-len 8 --threads 1 --steps 1 --warmup 0 --channels-last on --result "$W/r"
+"$E" --device cpu --model bert_tiny --batch 2 --seq-len 8 --threads 1 --steps 1 --warmup 0 --channels-last on --result "$W/r"
 [ "$(key ignored "$W/r")" = channels_last ] && ok "bert: channels_last ignored" || ko "bert ignored='$(key ignored "$W/r")'"
 unsup "--seq-len 1024 exceeds BERT's 512 positions" --model bert_tiny --seq-len 1024
 
 # out of memory: status=oom, the size in the reason, exit 1
-rc=0; "$E" --model resnet_tiny --batch 1000000000 --result "$W/r" >/dev/null 2>&1 || rc=$?
+rc=0; "$E" --device cpu --model resnet_tiny --batch 1000000000 --result "$W/r" >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 1 ] && [ "$(key status "$W/r")" = oom ] && grep -q '^reason=out of memory: failed to allocate 12288000000000 bytes' "$W/r" \
   && ok "oom: status, reason with the size, exit 1" || ko "oom: rc $rc, $(cat "$W/r" 2>/dev/null | head -2)"
 
 # EMA: one more op per parameter and buffer in training; listed as ignored in inference
-"$E" --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --result "$W/e0"
-"$E" --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --ema on --result "$W/e1"
+"$E" --device cpu --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --result "$W/e0"
+"$E" --device cpu --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --ema on --result "$W/e1"
 [ "$(key ops_per_step "$W/e1")" -eq $(( $(key ops_per_step "$W/e0") + 62 )) ] \
   && ok "ema on: 62 EMA ops (38 parameters + 24 BN buffers)" \
   || ko "ema on: $(key ops_per_step "$W/e1") ops vs $(key ops_per_step "$W/e0") ops"
 "$E" --model resnet_tiny --batch 2 --threads 1 --steps 1 --warmup 0 --ema on --device auto --result "$W/r"
-[ "$(key ignored "$W/r")" = ema ] && [ "$(key device "$W/r")" = cpu ] && ok "infer: ema ignored, device auto is cpu" \
-  || ko "infer ema: ignored='$(key ignored "$W/r")' device=$(key device "$W/r")"
+# auto: cuda where a GPU and the CUDA module are present, else cpu
+want=cpu ign=ema
+[ -e /dev/nvidia0 ] && [ -e "$(dirname "$E")/matrix-engine-cuda.so" ] && want=cuda ign=threads,ema
+[ "$(key ignored "$W/r")" = $ign ] && [ "$(key device "$W/r")" = $want ] && ok "infer: ema ignored, device auto is $want" \
+  || ko "infer ema: ignored='$(key ignored "$W/r")' device=$(key device "$W/r") (want $want)"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

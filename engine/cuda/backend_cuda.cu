@@ -1,0 +1,451 @@
+/* backend_cuda.cu - the CUDA backend's table (backend.h): set-up, the caching
+ * allocator, copies, prepare, the step (eager, or one CUDA Graph per step
+ * replayed) timed with CUDA events, and the device description.
+ *
+ * Start-up: this file is a module (matrix-engine-cuda.so) that main.c loads
+ * only for --device cuda, lazy module loading is asked for before the first
+ * CUDA call, and cuDNN / cuBLASLt handles are made by conv.cu / gemm.cu only
+ * when the plan has convolutions / linears.
+ *
+ * Allocator: device memory comes from cudaMalloc in size classes (512 bytes
+ * up to 1 MiB, 2 MiB above) and freed blocks are kept for reuse; when
+ * cudaMalloc fails the cache is returned to the driver and the call retried
+ * once. The engine plans activations into one arena, so the allocator serves
+ * few, large requests; peak_mem_bytes is the high-water mark of bytes handed
+ * out (not of the cache). Never managed memory. */
+#include "cuda.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+cu_state cu;
+
+[[noreturn]] void cu_fail(const char *file, int line, const char *call, const char *err)
+{
+    fprintf(stderr, "matrix-engine: %s:%d: %s: %s\n", file, line, call, err);
+    exit(1);
+}
+
+const char *cu_cublas_status(cublasStatus_t s)
+{
+    switch (s) {
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "cuBLAS error";
+    }
+}
+
+/* ---- caching allocator ------------------------------------------------------- */
+
+struct block { void *p; size_t bytes; };
+
+static struct {
+    struct block *cache; /* freed blocks, reused by exact size class */
+    int n, cap;
+    size_t in_use, peak, reserved, peak_reserved, failed;
+} pool;
+
+static size_t size_class(size_t bytes)
+{
+    if (bytes <= ((size_t)1 << 20))
+        return bytes < 512 ? 512 : (bytes + 511) & ~(size_t)511;
+    return (bytes + ((size_t)2 << 20) - 1) & ~(((size_t)2 << 20) - 1);
+}
+
+static void pool_trim(void)
+{
+    for (int i = 0; i < pool.n; i++) {
+        cudaFree(pool.cache[i].p);
+        pool.reserved -= pool.cache[i].bytes;
+    }
+    pool.n = 0;
+}
+
+void *cu_alloc(size_t bytes)
+{
+    size_t sz = size_class(bytes);
+    void *p = NULL;
+    for (int i = 0; i < pool.n; i++)
+        if (pool.cache[i].bytes == sz) {
+            p = pool.cache[i].p;
+            pool.cache[i] = pool.cache[--pool.n];
+            break;
+        }
+    if (!p) {
+        cudaError_t e = cudaMalloc(&p, sz);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            pool_trim();
+            e = cudaMalloc(&p, sz);
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            pool.failed = bytes;
+            return NULL;
+        }
+        pool.reserved += sz;
+        if (pool.reserved > pool.peak_reserved)
+            pool.peak_reserved = pool.reserved;
+    }
+    pool.in_use += sz;
+    if (pool.in_use > pool.peak)
+        pool.peak = pool.in_use;
+    return p;
+}
+
+void cu_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (pool.n == pool.cap) {
+        pool.cap = pool.cap ? 2 * pool.cap : 64;
+        pool.cache = (struct block *)realloc(pool.cache, pool.cap * sizeof *pool.cache);
+        if (!pool.cache)
+            cu_fail(__FILE__, __LINE__, "realloc", "out of host memory");
+    }
+    size_t sz = size_class(bytes);
+    pool.cache[pool.n++] = (struct block){p, sz};
+    pool.in_use -= sz;
+}
+
+/* Tensor memory for the engine: zeroed, like the CPU backend's. */
+static void *be_alloc(size_t bytes)
+{
+    void *p = cu_alloc(bytes);
+    if (p)
+        cudaCheck(cudaMemset(p, 0, bytes));
+    return p;
+}
+
+static void be_free(void *p, size_t bytes) { cu_free(p, bytes); }
+static size_t be_peak(void) { return pool.peak; }
+static size_t be_oom_bytes(void) { return pool.failed; }
+
+/* ---- copies, sync ---------------------------------------------------------------- */
+
+static void be_upload(void *dst, const void *src, size_t n)
+{
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    cudaCheck(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+}
+
+static void be_download(void *dst, const void *src, size_t n)
+{
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    cudaCheck(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost));
+}
+
+static void be_sync(void) { cudaCheck(cudaStreamSynchronize(cu.s)); }
+static size_t be_workspace(const graph *, const op *) { return 0; }
+
+/* ---- init / fini ----------------------------------------------------------------- */
+
+static struct {
+    cudaEvent_t ev0, ev1;
+    float last_ms;
+    int graphs;          /* --compile reduce-overhead / max-autotune */
+    int steps;           /* steps run so far */
+    cudaGraph_t cg;
+    cudaGraphExec_t exec;
+    size_t graph_nodes;
+    int prepared;
+    graph *g;
+} run;
+
+static int be_init(int)
+{
+    cudaCheck(cudaSetDevice(cu.dev));
+    cudaCheck(cudaGetDeviceProperties(&cu.prop, cu.dev));
+    cudaCheck(cudaStreamCreateWithFlags(&cu.s, cudaStreamNonBlocking));
+    cudaCheck(cudaEventCreate(&run.ev0));
+    cudaCheck(cudaEventCreate(&run.ev1));
+    cu.step = (int64_t *)be_alloc(sizeof(int64_t));
+    cu.scaler = (float *)be_alloc(4 * sizeof(float));
+    if (!cu.step || !cu.scaler) {
+        fprintf(stderr, "matrix-engine: out of device memory at start-up\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void be_fini(void)
+{
+    if (run.exec)
+        cudaGraphExecDestroy(run.exec);
+    if (run.cg)
+        cudaGraphDestroy(run.cg);
+    run.exec = NULL;
+    run.cg = NULL;
+    if (run.prepared && run.g) {
+        cu_ops_release(run.g);
+        cu_gemm_release(run.g);
+        cu_conv_release(run.g);
+    }
+    run.prepared = 0;
+    cu_free(cu.ws, cu.ws_bytes);
+    cu_free(cu.step, sizeof(int64_t));
+    cu_free(cu.scaler, 4 * sizeof(float));
+    cu.ws = NULL;
+    cudaStreamSynchronize(cu.s);
+    pool_trim();
+    free(pool.cache);
+    pool.cache = NULL;
+    pool.cap = 0;
+    free(cu.priv);
+    cu.priv = NULL;
+    cudaEventDestroy(run.ev0);
+    cudaEventDestroy(run.ev1);
+    cudaStreamDestroy(cu.s);
+}
+
+/* ---- prepare ------------------------------------------------------------------------- */
+
+static int be_prepare(graph *g, int nrun)
+{
+    run.g = g;
+    cu.nops = g->nops;
+    cu.priv = (void **)calloc(g->nops + 1, sizeof *cu.priv);
+    if (!cu.priv)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    const char *poison = getenv("MATRIX_ENGINE_POISON");
+    if (poison && *poison && strcmp(poison, "0") != 0)
+        /* every byte 0xff: NaN in f32, f16 and bf16, so an element an op
+         * forgot to write shows in the checks */
+        for (int i = 0; i < g->nt; i++) {
+            tensor *t = &g->t[i];
+            if ((t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead && t->data)
+                cudaCheck(cudaMemsetAsync(t->data, 0xff, t->bytes, cu.s));
+        }
+    int rc;
+    run.prepared = 1;
+    if ((rc = cu_conv_prepare(g, nrun)) || (rc = cu_gemm_prepare(g, nrun)) ||
+        (rc = cu_ops_prepare(g, nrun)))
+        return rc;
+    cu.ws_bytes = cu.ws_need;
+    cu.ws = cu_alloc(cu.ws_bytes);
+    if (!cu.ws)
+        return -1;
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    return 0;
+}
+
+/* ---- the step ---------------------------------------------------------------------------- */
+
+__global__ void k_step_inc(int64_t *s) { *s += 1; }
+
+static void be_begin_step(void)
+{
+    k_step_inc<<<1, 1, 0, cu.s>>>(cu.step);
+    cu_launched();
+}
+
+static void run_ops(graph *g, int nrun, backend *b)
+{
+    be_begin_step();
+    for (int i = 0; i < nrun; i++)
+        b->ops[g->ops[i].type](g, &g->ops[i]);
+}
+
+static backend *the_backend;
+
+static int be_step(graph *g, int nrun)
+{
+    cudaCheck(cudaEventRecord(run.ev0, cu.s));
+    if (!run.graphs || run.steps == 0) {
+        /* eager; with graphs, the first step also loads every kernel and
+         * runs the lazy parts of the libraries before the capture */
+        run_ops(g, nrun, the_backend);
+    } else {
+        if (!run.exec) {
+            cudaCheck(cudaStreamBeginCapture(cu.s, cudaStreamCaptureModeThreadLocal));
+            run_ops(g, nrun, the_backend);
+            cudaCheck(cudaStreamEndCapture(cu.s, &run.cg));
+            cudaCheck(cudaGraphInstantiate(&run.exec, run.cg, 0));
+            cudaCheck(cudaGraphGetNodes(run.cg, NULL, &run.graph_nodes));
+        }
+        cudaCheck(cudaGraphLaunch(run.exec, cu.s));
+    }
+    cudaCheck(cudaEventRecord(run.ev1, cu.s));
+    cudaCheck(cudaEventSynchronize(run.ev1));
+    cudaCheck(cudaEventElapsedTime(&run.last_ms, run.ev0, run.ev1));
+    run.steps++;
+    return 0;
+}
+
+static double be_step_seconds(void) { return run.last_ms / 1e3; }
+
+/* ---- description --------------------------------------------------------------------------- */
+
+/* Dense peaks, flop/s (datasheets, SXM unless named): fp32 (FMA), tf32,
+ * fp16 / bf16 tensor cores, without sparsity. */
+static const struct peak_row {
+    const char *match; /* substring of the device name */
+    double fp32, tf32, half;
+} peaks[] = {
+    {"H200", 66.9e12, 494.7e12, 989.4e12},
+    {"H100 PCIe", 51.2e12, 378e12, 756e12},
+    {"H100 NVL", 60e12, 417.5e12, 835e12},
+    {"H100", 66.9e12, 494.7e12, 989.4e12},
+    {"H800", 66.9e12, 494.7e12, 989.4e12},
+    {"A100", 19.5e12, 156e12, 312e12},
+    {"A800", 19.5e12, 156e12, 312e12},
+    {"L40S", 91.6e12, 183e12, 362e12},
+    {"A10", 31.2e12, 62.5e12, 125e12},
+    {NULL, 0, 0, 0},
+};
+
+static double be_peak_flops(int precision)
+{
+    for (const struct peak_row *r = peaks; r->match; r++)
+        if (strstr(cu.prop.name, r->match))
+            return precision == PREC_FP32 ? r->fp32 : precision == PREC_TF32 ? r->tf32 : r->half;
+    if (precision == PREC_FP32) { /* 128 FP32 lanes per SM (sm_80 / sm_90), 2 flops per FMA */
+        int khz = 0;
+        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, cu.dev);
+        return 2.0 * 128 * cu.prop.multiProcessorCount * khz * 1e3;
+    }
+    return 0;
+}
+
+/* SM clock through NVML, loaded at run time (optional). */
+static void nvml_clocks(int *sm_mhz, int *sm_max_mhz)
+{
+    typedef int (*init_fn)(void);
+    typedef int (*by_bus_fn)(const char *, void **);
+    typedef int (*clock_fn)(void *, int, unsigned *);
+    *sm_mhz = *sm_max_mhz = 0;
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    init_fn init = (init_fn)dlsym(h, "nvmlInit_v2");
+    by_bus_fn by_bus = (by_bus_fn)dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
+    clock_fn clk = (clock_fn)dlsym(h, "nvmlDeviceGetClockInfo");
+    clock_fn maxclk = (clock_fn)dlsym(h, "nvmlDeviceGetMaxClockInfo");
+    void (*shutdown)(void) = (void (*)(void))dlsym(h, "nvmlShutdown");
+    char bus[32];
+    void *dev = NULL;
+    unsigned v = 0;
+    snprintf(bus, sizeof bus, "%08x:%02x:%02x.0", cu.prop.pciDomainID, cu.prop.pciBusID,
+             cu.prop.pciDeviceID);
+    if (init && by_bus && clk && init() == 0) {
+        if (by_bus(bus, &dev) == 0) {
+            if (clk(dev, 1 /* NVML_CLOCK_SM */, &v) == 0)
+                *sm_mhz = (int)v;
+            if (maxclk && maxclk(dev, 1, &v) == 0)
+                *sm_max_mhz = (int)v;
+        }
+        if (shutdown)
+            shutdown();
+    }
+    dlclose(h);
+}
+
+static char info_buf[8192];
+
+static void info_add(const char *fmt, ...)
+{
+    size_t len = strlen(info_buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(info_buf + len, sizeof info_buf - len, fmt, ap);
+    va_end(ap);
+}
+
+static const char *be_info(void)
+{
+    int drv = 0, rt = 0, sm = 0, smmax = 0;
+    float sc[4] = {0, 0, 0, 0};
+    info_buf[0] = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    nvml_clocks(&sm, &smmax);
+    info_add("gpu=%s\n", cu.prop.name);
+    info_add("gpu_cc=%d.%d\n", cu.prop.major, cu.prop.minor);
+    info_add("gpu_sms=%d\n", cu.prop.multiProcessorCount);
+    info_add("gpu_mem_bytes=%zu\n", cu.prop.totalGlobalMem);
+    info_add("driver=%d.%d\n", drv / 1000, (drv % 1000) / 10);
+    info_add("cuda_runtime=%d.%d\n", rt / 1000, (rt % 1000) / 10);
+#ifdef HAVE_CUDNN
+    info_add("cudnn=%zu\n", cudnnGetVersion());
+#endif
+    info_add("cublaslt=%zu\n", cublasLtGetVersion());
+    if (sm)
+        info_add("sm_clock_mhz=%d\nsm_clock_max_mhz=%d\n", sm, smmax);
+    info_add("cuda_graph=%s\n", run.exec ? "on" : "off");
+    if (run.exec)
+        info_add("cuda_graph_nodes=%zu\n", run.graph_nodes);
+    info_add("device_reserved_peak_bytes=%zu\n", pool.peak_reserved);
+    if (cu.scaler && cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cu.pt.precision == PREC_FP16 && cu.pt.train)
+        info_add("loss_scale=%g\nsteps_skipped=%.0f\n", sc[0], sc[3]);
+    if (run.prepared) {
+        info_add("%s", cu_conv_info());
+        info_add("%s", cu_gemm_info());
+    }
+    return info_buf;
+}
+
+/* ---- the entry point ---------------------------------------------------------------------------- */
+
+extern "C" __attribute__((visibility("default"))) int
+backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
+{
+    int count = 0;
+    /* kernels load on first launch (the default from CUDA 12.2; asked for
+     * in case the driver default differs) */
+    setenv("CUDA_MODULE_LOADING", "LAZY", 0);
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        snprintf(err, n, "no usable CUDA GPU: %s",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found 0 devices");
+        (void)cudaGetLastError();
+        return -1;
+    }
+    memset(&cu, 0, sizeof cu);
+    memset(&run, 0, sizeof run);
+    cu.pt = *p;
+    cu.act_dt = p->precision == PREC_FP16 ? DT_F16 : p->precision == PREC_BF16 ? DT_BF16 : DT_F32;
+    cu.search = p->cudnn_benchmark || p->compile == COMPILE_MAX_AUTOTUNE;
+    cu.autotune = p->compile == COMPILE_MAX_AUTOTUNE;
+    run.graphs = p->compile >= COMPILE_REDUCE_OVERHEAD;
+#ifndef HAVE_CUDNN
+    snprintf(err, n, "the CUDA backend was built without cuDNN");
+    return -1;
+#endif
+    memset(b, 0, sizeof *b);
+    b->name = "cuda";
+    b->init = be_init;
+    b->fini = be_fini;
+    b->alloc = be_alloc;
+    b->free = be_free;
+    b->upload = be_upload;
+    b->download = be_download;
+    b->sync = be_sync;
+    b->workspace = be_workspace;
+    b->saved = NULL;
+    cu_conv_register(b->ops);
+    cu_gemm_register(b->ops);
+    cu_ops_register(b->ops);
+    b->host_visible = 0;
+    b->prepare = be_prepare;
+    b->step = be_step;
+    b->begin_step = be_begin_step;
+    b->step_seconds = be_step_seconds;
+    b->peak = be_peak;
+    b->oom_bytes = be_oom_bytes;
+    b->info = be_info;
+    b->peak_flops = be_peak_flops;
+    the_backend = b;
+    return 0;
+}

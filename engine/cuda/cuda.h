@@ -1,0 +1,198 @@
+/* cuda.h - internals of the CUDA backend (engine/cuda/, compiled by nvcc as
+ * C++ into the module matrix-engine-cuda.so that main.c loads with dlopen).
+ *
+ * Files and owners of the op table (backend.h):
+ *   backend_cuda.cu  setup, init, the caching allocator, upload / download,
+ *                    prepare (calls the two below), step (eager or one CUDA
+ *                    Graph per step), CUDA-event timing, device description.
+ *   conv.cu          OP_CONV, OP_CONV_BWD on cuDNN (legacy convolution API:
+ *                    heuristics, timed search, fused conv+bias+add+ReLU).
+ *   gemm.cu          OP_LINEAR, OP_LINEAR_BWD on cuBLASLt.
+ *   ops.cu           every other op of the convolutional models: BatchNorm,
+ *                    pooling, activations, add / copy, flatten, dropout,
+ *                    log-softmax / NLL, SGD, multi-tensor EMA, loss scaling.
+ *   kernels.cu       kernels shared by the files above (epilogue, channel
+ *                    sums, casts, weight re-layout).
+ *
+ * Data types: t->dtype of every tensor is its storage type. Parameters,
+ * their gradients (TK_PGRAD), optimizer state, BN statistics and the loss
+ * path stay f32; with --precision fp16 / bf16 pass_precision makes the
+ * activations and their gradients f16 / bf16. Kernels compute in f32 and load
+ * / store through cu_ld / cu_st, so one kernel serves every storage type.
+ *
+ * Every call is asynchronous on cu.s; nothing in an op synchronises, allocates
+ * or copies to the host, so that a step can be captured into a CUDA Graph.
+ * Errors in a CUDA / cuDNN / cuBLAS call end the process through cu_fail
+ * (file, line, call, error text). */
+#ifndef MATRIX_ENGINE_CUDA_H
+#define MATRIX_ENGINE_CUDA_H
+
+#include "config.h"
+
+extern "C" {
+#include "../backend.h"
+#include "../engine.h"
+#include "../graph.h"
+}
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef HAVE_CUDNN
+#include <cudnn.h>
+#endif
+#include <cublasLt.h>
+
+/* ---- checks ----------------------------------------------------------------- */
+
+/* Print "matrix-engine: FILE:LINE: CALL: ERROR" and exit(1). */
+[[noreturn]] void cu_fail(const char *file, int line, const char *call, const char *err);
+
+#define cudaCheck(x) do { cudaError_t e_ = (x); \
+    if (e_ != cudaSuccess) cu_fail(__FILE__, __LINE__, #x, cudaGetErrorString(e_)); } while (0)
+#ifdef HAVE_CUDNN
+#define cudnnCheck(x) do { cudnnStatus_t e_ = (x); \
+    if (e_ != CUDNN_STATUS_SUCCESS) cu_fail(__FILE__, __LINE__, #x, cudnnGetErrorString(e_)); } while (0)
+#endif
+const char *cu_cublas_status(cublasStatus_t s);
+#define cublasCheck(x) do { cublasStatus_t e_ = (x); \
+    if (e_ != CUBLAS_STATUS_SUCCESS) cu_fail(__FILE__, __LINE__, #x, cu_cublas_status(e_)); } while (0)
+/* After a kernel launch: launch errors (bad configuration) are caught here. */
+#define cu_launched() cudaCheck(cudaGetLastError())
+
+/* ---- the backend's state -------------------------------------------------------- */
+
+typedef struct cu_state {
+    int dev;                  /* device ordinal (0) */
+    cudaDeviceProp prop;
+    cudaStream_t s;           /* the one stream every op runs on */
+    point pt;                 /* the point: precision, cudnn_benchmark, compile, ... */
+    int act_dt;               /* storage type of activations: DT_F32, DT_F16, DT_BF16 */
+    int search;               /* 1: timed algorithm search for convolutions
+                               * (--cudnn-benchmark on or --compile max-autotune) */
+    int autotune;             /* 1: --compile max-autotune: also time every
+                               * cuBLASLt algorithm candidate of every GEMM */
+#ifdef HAVE_CUDNN
+    cudnnHandle_t dnn;        /* created by conv.cu's prepare, only when the graph has convolutions */
+#endif
+    cublasLtHandle_t lt;      /* created by gemm.cu's prepare, only when the graph has linears */
+    void *ws;                 /* workspace of cuDNN / cuBLASLt calls, ws_bytes long */
+    size_t ws_bytes;          /* set by backend_cuda.cu's prepare: the largest ws_need */
+    size_t ws_need;           /* prepare functions raise it to what their ops need */
+    int64_t *step;            /* device: step counter, +1 at the start of every step
+                               * (kernels read it, so that a graph replay sees the new value) */
+    float *scaler;            /* device, f32[4]: [0] loss scale (1 unless fp16 training),
+                               * [1] found inf/nan in this step's gradients (0 / 1),
+                               * [2] steps since the scale last changed, [3] steps skipped */
+    int nops;                 /* ops of the plan */
+    void **priv;              /* per op index: private state of conv.cu / gemm.cu / ops.cu */
+} cu_state;
+
+extern cu_state cu;
+
+/* Device memory through the caching allocator (backend_cuda.cu): NULL when
+ * the device is out of memory (the size is kept for the status=oom record).
+ * Never managed memory. Counted in peak_mem_bytes. */
+void *cu_alloc(size_t bytes);
+void cu_free(void *p, size_t bytes);
+
+/* ---- element access -------------------------------------------------------------- */
+
+static inline size_t cu_numel(const graph *g, int t) { return (size_t)graph_numel(&g->t[t]); }
+#define CU_DT(g, i) ((g)->t[(i)].dtype)
+#define CU_PTR(g, i) ((g)->t[(i)].data)
+#define CU_ACC(o, k) (((o)->acc >> (k)) & 1)
+
+__device__ __forceinline__ float cu_ld(const void *p, int dt, size_t i)
+{
+    switch (dt) {
+    case DT_F16: return __half2float(((const __half *)p)[i]);
+    case DT_BF16: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+__device__ __forceinline__ void cu_st(void *p, int dt, size_t i, float v)
+{
+    switch (dt) {
+    case DT_F16: ((__half *)p)[i] = __float2half_rn(v); break;
+    case DT_BF16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v); break;
+    default: ((float *)p)[i] = v;
+    }
+}
+
+/* Blocks for n elements at threads per block, capped for grid-stride loops. */
+static inline unsigned cu_blocks(size_t n, unsigned threads)
+{
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 1 ? 1 : b > 65535u * 8 ? 65535u * 8 : b);
+}
+
+#ifdef HAVE_CUDNN
+static inline cudnnDataType_t cu_dnn_type(int dt)
+{
+    return dt == DT_F16 ? CUDNN_DATA_HALF : dt == DT_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+#endif
+
+static inline cudaDataType_t cu_blas_type(int dt)
+{
+    return dt == DT_F16 ? CUDA_R_16F : dt == DT_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* ---- shared kernels (kernels.cu), all on cu.s --------------------------------------- */
+
+/* Epilogue over a tensor of N x C x P elements, layout NCHW (nhwc 0:
+ * channel of element i is (i / P) % C) or channels-last / row-major 2-D
+ * (nhwc 1: channel is i % C; a (M, C) matrix is N = M, P = 1, nhwc 1):
+ *   v = y[i] + bias[c] + res[i];  pre[i] = v (when pre);  y[i] = act(v).
+ * y, res, pre have storage type dt; bias is f32; bias, res, pre may be NULL. */
+void cu_epilogue(void *y, int dt, const float *bias, const void *res, int act, void *pre,
+                 size_t N, size_t C, size_t P, int nhwc);
+
+/* out[c] (+)= sum over n, p of x (storage dt), f32 result; acc: add to out.
+ * Same geometry rules as cu_epilogue. (Bias gradients of conv / linear.) */
+void cu_channel_sum(const void *x, int dt, float *out, int acc, size_t N, size_t C, size_t P,
+                    int nhwc);
+
+/* dst[i] (+)= src[i] for i < n, converting storage types (acc: add). */
+void cu_cast(const void *src, int sdt, void *dst, int ddt, size_t n, int acc);
+
+/* Convolution weights: the f32 parameter (K, C, R, S) to storage type ddt in
+ * layout KCRS (nhwc 0) or KRSC (nhwc 1, what cuDNN wants with NHWC data). */
+void cu_weight_to(const float *w, void *dst, int ddt, int nhwc, size_t K, size_t C, size_t R,
+                  size_t S);
+/* And a weight gradient back: dw (K, C, R, S) f32 (+)= src (storage sdt,
+ * layout KCRS / KRSC). */
+void cu_weight_grad_from(const void *src, int sdt, int nhwc, float *dw, int acc, size_t K,
+                         size_t C, size_t R, size_t S);
+
+/* ---- the op files ----------------------------------------------------------------------- */
+
+/* Fill the table slots each file implements. */
+void cu_conv_register(backend_op_fn *t);  /* conv.cu: OP_CONV, OP_CONV_BWD */
+void cu_gemm_register(backend_op_fn *t);  /* gemm.cu: OP_LINEAR, OP_LINEAR_BWD */
+void cu_ops_register(backend_op_fn *t);   /* ops.cu: the rest */
+
+/* Prepare functions, called in this order by backend_cuda.cu's prepare with
+ * every tensor in device memory and cu.priv zeroed: handles, descriptors,
+ * algorithm choice (the timed search runs here), private buffers (cu_alloc),
+ * cu.ws_need. 0 on success, -1 when cu_alloc failed, -2 on another failure
+ * (message on stderr). Only ops [0, nrun) run. */
+int cu_conv_prepare(graph *g, int nrun);
+int cu_gemm_prepare(graph *g, int nrun);
+int cu_ops_prepare(graph *g, int nrun);
+/* Release what prepare made (before the allocator goes away). */
+void cu_conv_release(graph *g);
+void cu_gemm_release(graph *g);
+void cu_ops_release(graph *g);
+
+/* Lines "key=value\n" about the library choices made (algorithms, fusions),
+ * appended to the result record; "" when none. */
+const char *cu_conv_info(void);
+const char *cu_gemm_info(void);
+
+#endif
