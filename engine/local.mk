@@ -15,7 +15,7 @@ engine_matrix_engine_SOURCES = \
 	engine/models/models.c engine/models/models.h engine/models/layers.c \
 	engine/models/mnist_cnn.c engine/models/resnet.c engine/models/bert.c
 engine_matrix_engine_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_PKGLIBDIR='"$(pkglibdir)"'
-engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) -march=native -ftree-vectorize -fvect-cost-model=dynamic
+engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
 # -rdynamic: the CUDA module resolves graph_numel & co. from the engine
 engine_matrix_engine_LDFLAGS = -rdynamic
 engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)

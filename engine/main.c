@@ -657,7 +657,12 @@ static int dump_run(struct run *r, const struct opts *o)
         }
     d.losses = calloc(steps, sizeof(float));
     mallocCheck(d.losses);
-    r->hook = dump_hook;
+    /* the per-op hook records dropout masks; without masks a device backend
+     * runs whole steps (so a dump also checks the CUDA Graph path) */
+    int masks = 0;
+    for (int i = 0; i < r->nrun; i++)
+        masks |= g->ops[i].type == OP_DROPOUT || g->ops[i].type == OP_ATTENTION;
+    r->hook = masks || r->be.host_visible ? dump_hook : NULL;
     r->hook_ctx = &d;
     for (int s = 0; s < steps; s++) {
         run_step(r);
