@@ -14,3 +14,12 @@ TESTS += tests/unit/test_grid tests/unit/test_store
 BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/unit/t.h
+
+# ---- engine graph passes (CPU-only rewriting; the CUDA backend relies on them)
+check_PROGRAMS += tests/unit/test_precision
+tests_unit_test_precision_SOURCES = tests/unit/test_precision.c \
+	engine/graph.c engine/passes.c engine/mem.c \
+	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
+	engine/models/resnet.c engine/models/bert.c
+tests_unit_test_precision_LDADD = $(LIBM)
+TESTS += tests/unit/test_precision
