@@ -1,0 +1,870 @@
+/* conv.cu - OP_CONV and OP_CONV_BWD on cuDNN's legacy convolution API.
+ *
+ * Everything that can be decided once is decided in cu_conv_prepare: per op
+ * (state in cu.priv[op index]) the tensor, filter and convolution
+ * descriptors, one algorithm per direction (forward, backward data, backward
+ * filter), private buffers, and how the forward epilogue runs. A step then
+ * only enqueues library calls and kernels on cu.s.
+ *
+ * Types: cuDNN computes on cu.act_dt (x, w and y of one type, compute type
+ * FLOAT for every precision). An activation stored in another type (the f32
+ * input image under mixed precision) is cast into a private staging buffer
+ * first, an output in another type is written there and cast back.
+ * Precision fp32 allows only FMA kernels (CUDNN_FMA_MATH, and only results
+ * whose mathType is FMA), tf32 the default math (TF32 on sm_80+), fp16 / bf16
+ * tensor-op math; the descriptor of each direction takes the math type of its
+ * chosen result, as PyTorch does.
+ *
+ * Weights: the parameter is f32 (K, C, R, S). With 16-bit data or NHWC,
+ * cuDNN wants the filter in the data type and KRSC: a shadow (cu_weight_to),
+ * filled in prepare, refilled at every forward when the weights are trained;
+ * the backward (o->fwd) reads its forward's shadow. Its weight gradient then
+ * goes through a scratch filter of the shadow's type / layout into the f32
+ * gradient (cu_weight_grad_from); without a shadow cuDNN writes the f32
+ * gradient itself, beta = the accumulate bit.
+ *
+ * Algorithms: cuDNN's heuristics (the first acceptable result), or with
+ * cu.search the timed cudnnFind* (the fastest acceptable result); a failed
+ * search falls back to the heuristics. Acceptable: status SUCCESS, the math
+ * type allowed by the precision, workspace within min(1 GiB, free / 4).
+ * Choices are cached per problem for the process, so the repeated shapes of
+ * a ResNet are searched once.
+ *
+ * Epilogue (v = conv + bias + res; pre = v; y = act(v), as engine/cpu): ReLU,
+ * or no activation with a bias or a residual, and no pre-activation output,
+ * goes to cudnnConvolutionBiasActivationForward (z = the residual with
+ * alpha2 = 1, or z = y with alpha2 = 0; a bias of the data type, zeros when
+ * the op has none; the identity activation needs IMPLICIT_PRECOMP_GEMM),
+ * checked by one call in prepare; when cuDNN refuses it, and for the other
+ * epilogues, cudnnConvolutionForward is followed by cu_epilogue. */
+#include "cuda.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HAVE_CUDNN
+
+enum { FWD, BWD_DATA, BWD_FILTER, NDIR };
+enum { EPI_NONE, EPI_FUSED, EPI_KERNEL };
+enum { ST_IN, ST_X, ST_OUT, NST }; /* staging: x or dy; bwd x; y or dx */
+
+typedef struct conv_geo {
+    int N, C, H, W; /* input (logical NCHW) */
+    int K, OH, OW;  /* output */
+    int R, S;       /* kernel */
+    int stride, pad;
+    int nhwc;
+} conv_geo;
+
+typedef struct conv_priv {
+    conv_geo c;
+    int dt;                                /* type cuDNN computes on: cu.act_dt */
+    cudnnTensorDescriptor_t xd, yd;        /* x / dx, y / dy */
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd[NDIR]; /* per direction: its algorithm's math type */
+    int algo[NDIR];
+    size_t ws[NDIR];
+    /* forward epilogue */
+    int epi;
+    cudnnTensorDescriptor_t bd;
+    cudnnActivationDescriptor_t ad;
+    void *bias;      /* fused: bias in dt (converted, or zeros), NULL: the f32 parameter */
+    size_t bias_bytes;
+    int bias_refill; /* convert the bias again at every forward */
+    /* weights */
+    void *wsh;       /* shadow: dt, KCRS / KRSC; NULL: the f32 parameter itself */
+    size_t wsh_bytes;
+    int wsh_own;     /* 1: allocated here (0: the forward's) */
+    int wsh_refill;  /* refill at every run (the weights are trained) */
+    /* activations stored in a type other than dt */
+    void *st[NST];
+    size_t st_bytes[NST];
+    int st_shared;   /* backward: st[ST_X] is the forward's staged x */
+} conv_priv;
+
+/* Algorithm choice of one problem, cached for the process. */
+typedef struct conv_key {
+    int dir, need, dt, nhwc, math, search;
+    int n, c, h, w, k, r, s, stride, pad;
+} conv_key;
+
+typedef struct conv_choice {
+    conv_key key;
+    int ok, algo;
+    cudnnMathType_t math;
+    size_t ws;
+    size_t cap; /* workspace cap it was chosen under */
+} conv_choice;
+
+static conv_choice *cache;
+static int ncache, capcache;
+
+/* What the last prepare did (cu_conv_info). */
+static struct {
+    int prepared;
+    int fused_cudnn, fused_epilogue, fused_refused;
+    int search_fallback;
+    int algos[NDIR][8];
+    void *dw;          /* weight-gradient scratch shared by the backward ops */
+    size_t dw_bytes;
+    char info[1024];
+} cv;
+
+static const char *const algo_names[NDIR][8] = {
+    {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+     "WINOGRAD", "WINOGRAD_NONFUSED"},
+    {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED", "", ""},
+    {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING", ""},
+};
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static int conv_err(const op *o, const char *why)
+{
+    fprintf(stderr, "matrix-engine: cuda: conv '%s': %s\n", o->name, why);
+    return -2;
+}
+
+static cudnnTensorFormat_t conv_fmt(int nhwc) { return nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW; }
+
+static cudnnMathType_t conv_math(void)
+{
+    return cu.pt.precision == PREC_FP32   ? CUDNN_FMA_MATH
+           : cu.pt.precision == PREC_TF32 ? CUDNN_DEFAULT_MATH
+                                          : CUDNN_TENSOR_OP_MATH;
+}
+
+static int conv_math_ok(cudnnMathType_t m)
+{
+    return cu.pt.precision != PREC_FP32 || m == CUDNN_FMA_MATH;
+}
+
+static int act_type(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
+
+/* Device buffer of bytes (NULL for 0); -1 when out of memory. */
+static int conv_alloc(void **p, size_t *have, size_t bytes)
+{
+    *p = NULL;
+    *have = 0;
+    if (!bytes)
+        return 0;
+    *p = cu_alloc(bytes);
+    if (!*p)
+        return -1;
+    *have = bytes;
+    return 0;
+}
+
+/* Weights change between steps: trained (the plan has an optimizer or a
+ * backward) and not a constant made by a pass (BN folding). */
+static int plan_trains(const graph *g, int nrun)
+{
+    for (int i = 0; i < nrun; i++) {
+        int t = g->ops[i].type;
+        if (t == OP_SGD || t == OP_ADAMW || t == OP_CONV_BWD || t == OP_LINEAR_BWD)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- geometry and descriptors ------------------------------------------------- */
+
+static int fits_int(int64_t v) { return v > 0 && v <= INT_MAX; }
+
+static int same_as(const graph *g, int a, int b)
+{
+    const tensor *x = &g->t[a], *y = &g->t[b];
+    return graph_numel(x) == graph_numel(y) && x->dtype == y->dtype &&
+           (x->layout == LAYOUT_NHWC) == (y->layout == LAYOUT_NHWC);
+}
+
+static int conv_geometry(const graph *g, const op *o, conv_geo *c)
+{
+    int bwd = o->type == OP_CONV_BWD;
+    const tensor *x = &g->t[o->in[bwd ? 1 : 0]], *w = &g->t[o->in[bwd ? 2 : 1]];
+    const tensor *y = &g->t[bwd ? o->in[0] : o->out[0]];
+    if (x->ndim != 4 || y->ndim != 4 || w->ndim != 4 || w->dtype != DT_F32)
+        return conv_err(o, "expects 4-D x, y and an f32 (K, C, R, S) weight");
+    for (int k = 0; k < 4; k++)
+        if (!fits_int(x->shape[k]) || !fits_int(y->shape[k]) || !fits_int(w->shape[k]))
+            return conv_err(o, "a dimension is out of range");
+    c->N = x->shape[0]; c->C = x->shape[1]; c->H = x->shape[2]; c->W = x->shape[3];
+    c->K = y->shape[1]; c->OH = y->shape[2]; c->OW = y->shape[3];
+    c->R = w->shape[2]; c->S = w->shape[3];
+    c->stride = o->stride;
+    c->pad = o->pad;
+    c->nhwc = x->layout == LAYOUT_NHWC;
+    if (y->shape[0] != c->N || w->shape[0] != c->K || w->shape[1] != c->C || c->R != o->kh ||
+        c->S != o->kw || c->stride < 1 || c->pad < 0 || (y->layout == LAYOUT_NHWC) != c->nhwc)
+        return conv_err(o, "inconsistent shapes, layouts or attributes");
+    if (!act_type(x->dtype) || !act_type(y->dtype))
+        return conv_err(o, "activations must be f32, f16 or bf16");
+    return 0;
+}
+
+static int conv_descriptors(const op *o, conv_priv *p)
+{
+    const conv_geo *c = &p->c;
+    cudnnDataType_t t = cu_dnn_type(p->dt);
+    cudnnTensorFormat_t f = conv_fmt(c->nhwc);
+    cudnnCheck(cudnnCreateTensorDescriptor(&p->xd));
+    cudnnCheck(cudnnCreateTensorDescriptor(&p->yd));
+    cudnnCheck(cudnnCreateFilterDescriptor(&p->wd));
+    cudnnCheck(cudnnSetTensor4dDescriptor(p->xd, f, t, c->N, c->C, c->H, c->W));
+    cudnnCheck(cudnnSetTensor4dDescriptor(p->yd, f, t, c->N, c->K, c->OH, c->OW));
+    cudnnCheck(cudnnSetFilter4dDescriptor(p->wd, t, f, c->K, c->C, c->R, c->S));
+    for (int d = 0; d < NDIR; d++) {
+        cudnnCheck(cudnnCreateConvolutionDescriptor(&p->cd[d]));
+        cudnnCheck(cudnnSetConvolution2dDescriptor(p->cd[d], c->pad, c->pad, c->stride, c->stride,
+                                                   1, 1, CUDNN_CROSS_CORRELATION,
+                                                   CUDNN_DATA_FLOAT));
+        cudnnCheck(cudnnSetConvolutionMathType(p->cd[d], conv_math()));
+    }
+    int n, k, h, w;
+    cudnnCheck(cudnnGetConvolution2dForwardOutputDim(p->cd[FWD], p->xd, p->wd, &n, &k, &h, &w));
+    if (n != c->N || k != c->K || h != c->OH || w != c->OW)
+        return conv_err(o, "output shape differs from cuDNN's");
+    return 0;
+}
+
+/* ---- algorithm choice ----------------------------------------------------------- */
+
+/* One result of a heuristic query or a timed search, any direction. */
+typedef struct conv_cand {
+    int algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnMathType_t math;
+} conv_cand;
+
+template <typename Perf> static int conv_copy(const Perf *r, int n, conv_cand *out)
+{
+    for (int i = 0; i < n; i++) {
+        out[i].algo = (int)r[i].algo;
+        out[i].status = r[i].status;
+        out[i].time = r[i].time;
+        out[i].memory = r[i].memory;
+        out[i].math = r[i].mathType;
+    }
+    return n;
+}
+
+static int conv_max_count(int dir)
+{
+    int n = 0;
+    if (dir == FWD)
+        cudnnCheck(cudnnGetConvolutionForwardAlgorithmMaxCount(cu.dnn, &n));
+    else if (dir == BWD_DATA)
+        cudnnCheck(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cu.dnn, &n));
+    else
+        cudnnCheck(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cu.dnn, &n));
+    return n;
+}
+
+/* Results of the heuristics (timed 0) or of the timed search (1) into out
+ * (max entries); *st: the call's status. The descriptor has the requested
+ * math type. */
+static int conv_query(conv_priv *p, int dir, int timed, conv_cand *out, int max,
+                      cudnnStatus_t *st)
+{
+    int n = 0;
+    cudnnHandle_t h = cu.dnn;
+    cudnnConvolutionDescriptor_t cd = p->cd[dir];
+    if (dir == FWD) {
+        cudnnConvolutionFwdAlgoPerf_t r[32];
+        *st = timed ? cudnnFindConvolutionForwardAlgorithm(h, p->xd, p->wd, cd, p->yd, max, &n, r)
+                    : cudnnGetConvolutionForwardAlgorithm_v7(h, p->xd, p->wd, cd, p->yd, max, &n, r);
+        return *st == CUDNN_STATUS_SUCCESS ? conv_copy(r, n, out) : 0;
+    }
+    if (dir == BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t r[32];
+        *st = timed ? cudnnFindConvolutionBackwardDataAlgorithm(h, p->wd, p->yd, cd, p->xd, max,
+                                                                &n, r)
+                    : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p->wd, p->yd, cd, p->xd,
+                                                                  max, &n, r);
+        return *st == CUDNN_STATUS_SUCCESS ? conv_copy(r, n, out) : 0;
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t r[32];
+    *st = timed ? cudnnFindConvolutionBackwardFilterAlgorithm(h, p->xd, p->yd, cd, p->wd, max,
+                                                              &n, r)
+                : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->xd, p->yd, cd, p->wd, max,
+                                                                &n, r);
+    return *st == CUDNN_STATUS_SUCCESS ? conv_copy(r, n, out) : 0;
+}
+
+/* Workspace of algo with math set on the direction's descriptor; 0 on success. */
+static int conv_ws_size(conv_priv *p, int dir, int algo, cudnnMathType_t math, size_t *bytes)
+{
+    cudnnStatus_t s;
+    cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], math));
+    if (dir == FWD)
+        s = cudnnGetConvolutionForwardWorkspaceSize(cu.dnn, p->xd, p->wd, p->cd[dir], p->yd,
+                                                    (cudnnConvolutionFwdAlgo_t)algo, bytes);
+    else if (dir == BWD_DATA)
+        s = cudnnGetConvolutionBackwardDataWorkspaceSize(cu.dnn, p->wd, p->yd, p->cd[dir], p->xd,
+                                                         (cudnnConvolutionBwdDataAlgo_t)algo,
+                                                         bytes);
+    else
+        s = cudnnGetConvolutionBackwardFilterWorkspaceSize(cu.dnn, p->xd, p->yd, p->cd[dir],
+                                                           p->wd,
+                                                           (cudnnConvolutionBwdFilterAlgo_t)algo,
+                                                           bytes);
+    return s == CUDNN_STATUS_SUCCESS ? 0 : -1;
+}
+
+/* The first acceptable candidate (the heuristics' order; timed: fastest
+ * first) into *ch; need >= 0: only that algorithm. 1 when found. */
+static int conv_pick(conv_priv *p, int dir, int need, conv_cand *r, int n, int timed,
+                     size_t cap, conv_choice *ch)
+{
+    if (timed) /* ascending time (cuDNN sorts them already; made sure) */
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && r[j].time < r[j - 1].time; j--) {
+                conv_cand t = r[j];
+                r[j] = r[j - 1];
+                r[j - 1] = t;
+            }
+    for (int i = 0; i < n; i++) {
+        size_t bytes = 0;
+        if (r[i].status != CUDNN_STATUS_SUCCESS || !conv_math_ok(r[i].math) ||
+            (need >= 0 && r[i].algo != need) || r[i].algo < 0 || r[i].algo >= 8 ||
+            r[i].memory > cap || conv_ws_size(p, dir, r[i].algo, r[i].math, &bytes) != 0 ||
+            bytes > cap)
+            continue;
+        ch->ok = 1;
+        ch->algo = r[i].algo;
+        ch->math = r[i].math;
+        ch->ws = bytes > r[i].memory ? bytes : r[i].memory;
+        return 1;
+    }
+    return 0;
+}
+
+static conv_key conv_make_key(const conv_priv *p, int dir, int need)
+{
+    conv_key k;
+    memset(&k, 0, sizeof k);
+    k.dir = dir; k.need = need; k.dt = p->dt; k.nhwc = p->c.nhwc;
+    k.math = (int)conv_math(); k.search = cu.search;
+    k.n = p->c.N; k.c = p->c.C; k.h = p->c.H; k.w = p->c.W;
+    k.k = p->c.K; k.r = p->c.R; k.s = p->c.S; k.stride = p->c.stride; k.pad = p->c.pad;
+    return k;
+}
+
+static conv_choice *conv_cached(const conv_key *k)
+{
+    for (int i = 0; i < ncache; i++)
+        if (!memcmp(&cache[i].key, k, sizeof *k))
+            return &cache[i];
+    return NULL;
+}
+
+static void conv_remember(const conv_choice *ch)
+{
+    conv_choice *e = conv_cached(&ch->key);
+    if (!e) {
+        if (ncache == capcache) {
+            int cap = capcache ? 2 * capcache : 64;
+            conv_choice *n = (conv_choice *)realloc(cache, cap * sizeof *n);
+            if (!n)
+                return; /* not cached: searched again next time */
+            cache = n;
+            capcache = cap;
+        }
+        e = &cache[ncache++];
+    }
+    *e = *ch;
+}
+
+/* Algorithm of direction dir (need >= 0: only that one) into p->algo / ws,
+ * the descriptor's math type set to the choice's. 1 when one was found. */
+static int conv_choose(conv_priv *p, int dir, int need, size_t cap)
+{
+    conv_cand r[32];
+    conv_choice ch;
+    memset(&ch, 0, sizeof ch);
+    ch.key = conv_make_key(p, dir, need);
+    conv_choice *e = conv_cached(&ch.key);
+    if (e && (e->ok ? e->ws <= cap : cap <= e->cap)) {
+        if (!e->ok)
+            return 0;
+        cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], e->math));
+        p->algo[dir] = e->algo;
+        p->ws[dir] = e->ws;
+        return 1;
+    }
+    int max = conv_max_count(dir), n, found = 0;
+    if (max > 32)
+        max = 32;
+    if (max < 1)
+        max = 1;
+    cudnnStatus_t st;
+    if (cu.search) {
+        cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], conv_math()));
+        n = conv_query(p, dir, 1, r, max, &st);
+        (void)cudaGetLastError(); /* a failed cudaMalloc inside the search is not ours */
+        if (st != CUDNN_STATUS_SUCCESS) {
+            if (!cv.search_fallback++)
+                fprintf(stderr,
+                        "matrix-engine: cuda: cudnnFindConvolution*Algorithm failed (%s); "
+                        "using cuDNN's heuristics\n",
+                        cudnnGetErrorString(st));
+        } else
+            found = conv_pick(p, dir, need, r, n, 1, cap, &ch);
+    }
+    if (!found) {
+        cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], conv_math()));
+        n = conv_query(p, dir, 0, r, max, &st);
+        cudnnCheck(st);
+        found = conv_pick(p, dir, need, r, n, 0, cap, &ch);
+    }
+    ch.ok = found;
+    ch.cap = cap;
+    conv_remember(&ch);
+    if (!found)
+        return 0;
+    cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], ch.math));
+    p->algo[dir] = ch.algo;
+    p->ws[dir] = ch.ws;
+    return 1;
+}
+
+/* ---- private buffers ---------------------------------------------------------------- */
+
+static int conv_needs_shadow(const conv_priv *p) { return p->dt != DT_F32 || p->c.nhwc; }
+
+static void conv_fill_shadow(graph *g, int w, conv_priv *p)
+{
+    const conv_geo *c = &p->c;
+    cu_weight_to((const float *)CU_PTR(g, w), p->wsh, p->dt, c->nhwc, c->K, c->C, c->R, c->S);
+}
+
+/* Own shadow of weight w, filled now; refilled per run when trained. */
+static int conv_own_shadow(graph *g, int w, conv_priv *p, int trains)
+{
+    const conv_geo *c = &p->c;
+    size_t bytes = (size_t)c->K * c->C * c->R * c->S * graph_dtype_size(p->dt);
+    if (conv_alloc(&p->wsh, &p->wsh_bytes, bytes))
+        return -1;
+    p->wsh_own = 1;
+    p->wsh_refill = trains && g->t[w].kind != TK_CONST;
+    conv_fill_shadow(g, w, p);
+    return 0;
+}
+
+/* Staging buffer in slot k for tensor t when its storage type is not dt. */
+static int conv_stage(graph *g, conv_priv *p, int k, int t)
+{
+    if (t < 0 || CU_DT(g, t) == p->dt)
+        return 0;
+    return conv_alloc(&p->st[k], &p->st_bytes[k], cu_numel(g, t) * graph_dtype_size(p->dt));
+}
+
+/* Tensor t in type dt: itself, or cast into the staging buffer. */
+static const void *conv_in(graph *g, int t, const conv_priv *p, int k)
+{
+    if (!p->st[k])
+        return CU_PTR(g, t);
+    cu_cast(CU_PTR(g, t), CU_DT(g, t), p->st[k], p->dt, cu_numel(g, t), 0);
+    return p->st[k];
+}
+
+static const void *conv_weights(graph *g, int w, conv_priv *p)
+{
+    if (!p->wsh)
+        return CU_PTR(g, w);
+    if (p->wsh_refill)
+        conv_fill_shadow(g, w, p);
+    return p->wsh;
+}
+
+static void conv_ws_check(const conv_priv *p, int dir)
+{
+    if (p->ws[dir] > cu.ws_bytes)
+        cu_fail(__FILE__, __LINE__, "conv", "workspace smaller than prepared");
+}
+
+/* ---- forward ---------------------------------------------------------------------------- */
+
+static void conv_fwd(graph *g, op *o)
+{
+    conv_priv *p = (conv_priv *)cu.priv[o - g->ops];
+    const conv_geo *c = &p->c;
+    const float one = 1.0f, zero = 0.0f;
+    const void *x = conv_in(g, o->in[0], p, ST_IN);
+    const void *w = conv_weights(g, o->in[1], p);
+    int yt = o->out[0];
+    void *y = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, yt);
+    conv_ws_check(p, FWD);
+    if (p->epi == EPI_FUSED) {
+        const void *bias = p->bias ? p->bias : CU_PTR(g, o->in[2]);
+        const void *z = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : y;
+        const float alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
+        if (p->bias_refill)
+            cu_cast(CU_PTR(g, o->in[2]), DT_F32, p->bias, p->dt, c->K, 0);
+        cudnnCheck(cudnnConvolutionBiasActivationForward(
+            cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)p->algo[FWD],
+            cu.ws, p->ws[FWD], &alpha2, p->yd, z, p->bd, bias, p->ad, p->yd, y));
+        return;
+    }
+    cudnnCheck(cudnnConvolutionForward(cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD],
+                                       (cudnnConvolutionFwdAlgo_t)p->algo[FWD], cu.ws,
+                                       p->ws[FWD], &zero, p->yd, y));
+    if (p->st[ST_OUT])
+        cu_cast(p->st[ST_OUT], p->dt, CU_PTR(g, yt), CU_DT(g, yt), cu_numel(g, yt), 0);
+    if (p->epi == EPI_KERNEL)
+        cu_epilogue(CU_PTR(g, yt), CU_DT(g, yt),
+                    o->in[2] >= 0 ? (const float *)CU_PTR(g, o->in[2]) : NULL,
+                    o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL, o->act,
+                    o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, c->N, c->K,
+                    (size_t)c->OH * c->OW, c->nhwc);
+}
+
+/* cudnnConvolutionBiasActivationForward possible for this op? */
+static int conv_fusable(const graph *g, const op *o, const conv_priv *p)
+{
+    int y = o->out[0], res = o->in[3];
+    if (o->out[1] >= 0 || p->st[ST_OUT] || CU_DT(g, y) != p->dt)
+        return 0;
+    if (res >= 0 && CU_DT(g, res) != p->dt)
+        return 0;
+    return o->act == ACT_RELU || (o->act == ACT_NONE && (o->in[2] >= 0 || res >= 0));
+}
+
+/* Bias and activation of the fused call. Inference: converted once here;
+ * training: at every forward (the f32 bias is trained). */
+static int conv_fused_setup(graph *g, const op *o, conv_priv *p, int trains)
+{
+    const conv_geo *c = &p->c;
+    int b = o->in[2];
+    cudnnCheck(cudnnCreateTensorDescriptor(&p->bd));
+    cudnnCheck(cudnnSetTensor4dDescriptor(p->bd, conv_fmt(c->nhwc), cu_dnn_type(p->dt), 1, c->K,
+                                          1, 1));
+    cudnnCheck(cudnnCreateActivationDescriptor(&p->ad));
+    cudnnCheck(cudnnSetActivationDescriptor(
+        p->ad, o->act == ACT_RELU ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+        CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    if (b >= 0 && p->dt == DT_F32)
+        return 0; /* FLOAT config: the f32 parameter is the bias */
+    if (conv_alloc(&p->bias, &p->bias_bytes, (size_t)c->K * graph_dtype_size(p->dt)))
+        return -1;
+    if (b < 0) {
+        cudaCheck(cudaMemsetAsync(p->bias, 0, p->bias_bytes, cu.s));
+        return 0;
+    }
+    cu_cast(CU_PTR(g, b), DT_F32, p->bias, p->dt, c->K, 0);
+    p->bias_refill = trains && g->t[b].kind != TK_CONST;
+    return 0;
+}
+
+/* One fused call on the real buffers (before the first step: writing y does
+ * no harm); *st its status. -1 when the workspace cannot be had. */
+static int conv_fused_trial(graph *g, const op *o, conv_priv *p, cudnnStatus_t *st)
+{
+    const float one = 1.0f, alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
+    void *ws;
+    size_t have;
+    if (conv_alloc(&ws, &have, p->ws[FWD]))
+        return -1;
+    void *y = CU_PTR(g, o->out[0]);
+    const void *x = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
+    const void *w = p->wsh ? p->wsh : CU_PTR(g, o->in[1]);
+    const void *z = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : y;
+    const void *bias = p->bias ? p->bias : CU_PTR(g, o->in[2]);
+    *st = cudnnConvolutionBiasActivationForward(
+        cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)p->algo[FWD], ws,
+        p->ws[FWD], &alpha2, p->yd, z, p->bd, bias, p->ad, p->yd, y);
+    if (*st != CUDNN_STATUS_SUCCESS)
+        (void)cudaGetLastError(); /* refused: nothing of it may linger */
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    cu_free(ws, have);
+    return 0;
+}
+
+static int conv_no_algo(const op *o, int dir)
+{
+    static const char *const what[NDIR] = {"forward", "backward data", "backward filter"};
+    char why[160];
+    snprintf(why, sizeof why, "no %s algorithm for this precision within the workspace cap",
+             what[dir]);
+    return conv_err(o, why);
+}
+
+static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t cap)
+{
+    int r, res = o->in[3], pre = o->out[1];
+    if ((res >= 0 && !same_as(g, res, o->out[0])) || (pre >= 0 && !same_as(g, pre, o->out[0])))
+        return conv_err(o, "residual / pre-activation differ from y in size, layout or type");
+    if ((r = conv_stage(g, p, ST_IN, o->in[0])) || (r = conv_stage(g, p, ST_OUT, o->out[0])))
+        return r;
+    if (conv_needs_shadow(p) && (r = conv_own_shadow(g, o->in[1], p, trains)))
+        return r;
+    int epi = o->in[2] >= 0 || res >= 0 || pre >= 0 || o->act != ACT_NONE;
+    p->epi = epi ? EPI_KERNEL : EPI_NONE;
+    if (epi && conv_fusable(g, o, p) &&
+        conv_choose(p, FWD, o->act == ACT_NONE ? CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+                                               : -1, cap)) {
+        cudnnStatus_t st;
+        if ((r = conv_fused_setup(g, o, p, trains)) || (r = conv_fused_trial(g, o, p, &st)))
+            return r;
+        if (st == CUDNN_STATUS_SUCCESS)
+            p->epi = EPI_FUSED;
+        else if (!cv.fused_refused++)
+            fprintf(stderr,
+                    "matrix-engine: cuda: cudnnConvolutionBiasActivationForward refused '%s' "
+                    "(%s); conv + epilogue kernel instead\n",
+                    o->name, cudnnGetErrorString(st));
+    }
+    if (p->epi != EPI_FUSED && !conv_choose(p, FWD, -1, cap))
+        return conv_no_algo(o, FWD);
+    if (p->epi == EPI_FUSED)
+        cv.fused_cudnn++;
+    else if (p->epi == EPI_KERNEL)
+        cv.fused_epilogue++;
+    cv.algos[FWD][p->algo[FWD]]++;
+    if (p->ws[FWD] > cu.ws_need)
+        cu.ws_need = p->ws[FWD];
+    return 0;
+}
+
+/* ---- backward ---------------------------------------------------------------------------- */
+
+static void conv_bwd(graph *g, op *o)
+{
+    conv_priv *p = (conv_priv *)cu.priv[o - g->ops];
+    const conv_geo *c = &p->c;
+    const float one = 1.0f;
+    const void *dy = conv_in(g, o->in[0], p, ST_IN);
+    const void *x = p->st_shared ? p->st[ST_X] : conv_in(g, o->in[1], p, ST_X);
+    int dxt = o->out[0], dwt = o->out[1], dbt = o->out[2];
+    if (dxt >= 0) {
+        const void *w = conv_weights(g, o->in[2], p);
+        void *dx = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, dxt);
+        const float beta = !p->st[ST_OUT] && CU_ACC(o, 0) ? 1.0f : 0.0f;
+        conv_ws_check(p, BWD_DATA);
+        cudnnCheck(cudnnConvolutionBackwardData(cu.dnn, &one, p->wd, w, p->yd, dy, p->cd[BWD_DATA],
+                                                (cudnnConvolutionBwdDataAlgo_t)p->algo[BWD_DATA],
+                                                cu.ws, p->ws[BWD_DATA], &beta, p->xd, dx));
+        if (p->st[ST_OUT])
+            cu_cast(dx, p->dt, CU_PTR(g, dxt), CU_DT(g, dxt), cu_numel(g, dxt), CU_ACC(o, 0));
+    }
+    if (dwt >= 0) {
+        float *dw = (float *)CU_PTR(g, dwt);
+        int sh = conv_needs_shadow(p); /* the filter is in dt / KRSC: via the scratch */
+        const float beta = !sh && CU_ACC(o, 1) ? 1.0f : 0.0f;
+        conv_ws_check(p, BWD_FILTER);
+        cudnnCheck(cudnnConvolutionBackwardFilter(
+            cu.dnn, &one, p->xd, x, p->yd, dy, p->cd[BWD_FILTER],
+            (cudnnConvolutionBwdFilterAlgo_t)p->algo[BWD_FILTER], cu.ws, p->ws[BWD_FILTER], &beta,
+            p->wd, sh ? cv.dw : dw));
+        if (sh)
+            cu_weight_grad_from(cv.dw, p->dt, c->nhwc, dw, CU_ACC(o, 1), c->K, c->C, c->R, c->S);
+    }
+    if (dbt >= 0)
+        cu_channel_sum(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), (float *)CU_PTR(g, dbt),
+                       CU_ACC(o, 2), c->N, c->K, (size_t)c->OH * c->OW, c->nhwc);
+}
+
+/* The forward op of backward o, when it is a prepared conv of the same
+ * weights and types, else NULL. */
+static conv_priv *conv_forward_of(graph *g, const op *o, const conv_priv *p)
+{
+    int f = o->fwd, i = (int)(o - g->ops);
+    if (f < 0 || f >= i || g->ops[f].type != OP_CONV || g->ops[f].in[1] != o->in[2] ||
+        g->ops[f].in[0] != o->in[1] || !cu.priv[f])
+        return NULL;
+    conv_priv *fp = (conv_priv *)cu.priv[f];
+    if (fp->dt != p->dt || fp->c.nhwc != p->c.nhwc || memcmp(&fp->c, &p->c, sizeof p->c))
+        return NULL;
+    return fp;
+}
+
+static int conv_prepare_bwd(graph *g, op *o, conv_priv *p, int trains, size_t cap)
+{
+    int r, dxt = o->out[0], dwt = o->out[1];
+    const conv_geo *c = &p->c;
+    conv_priv *fp = conv_forward_of(g, o, p);
+    if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !act_type(CU_DT(g, dxt)) ||
+                      (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
+        (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
+        (o->out[2] >= 0 && (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
+        return conv_err(o, "gradient shapes or types differ from their tensors'");
+    if ((r = conv_stage(g, p, ST_IN, o->in[0])) || (dxt >= 0 && (r = conv_stage(g, p, ST_OUT, dxt))))
+        return r;
+    if (fp && fp->st[ST_IN]) {
+        p->st[ST_X] = fp->st[ST_IN]; /* the forward's staged x, still valid */
+        p->st_shared = 1;
+    } else if ((r = conv_stage(g, p, ST_X, o->in[1])))
+        return r;
+    if (conv_needs_shadow(p) && dxt >= 0) {
+        if (fp && fp->wsh) {
+            p->wsh = fp->wsh; /* refilled by the forward of the same step */
+            p->wsh_bytes = fp->wsh_bytes;
+        } else if ((r = conv_own_shadow(g, o->in[2], p, trains)))
+            return r;
+    }
+    if (conv_needs_shadow(p) && dwt >= 0) {
+        size_t bytes = (size_t)c->K * c->C * c->R * c->S * graph_dtype_size(p->dt);
+        if (bytes > cv.dw_bytes) {
+            cu_free(cv.dw, cv.dw_bytes);
+            if (conv_alloc(&cv.dw, &cv.dw_bytes, bytes))
+                return -1;
+        }
+    }
+    static const int dirs[2] = {BWD_DATA, BWD_FILTER};
+    for (int k = 0; k < 2; k++) {
+        int d = dirs[k];
+        if (o->out[k] < 0)
+            continue;
+        if (!conv_choose(p, d, -1, cap))
+            return conv_no_algo(o, d);
+        cv.algos[d][p->algo[d]]++;
+        if (p->ws[d] > cu.ws_need)
+            cu.ws_need = p->ws[d];
+    }
+    return 0;
+}
+
+/* ---- the file's interface ----------------------------------------------------------------- */
+
+void cu_conv_register(backend_op_fn *t)
+{
+    t[OP_CONV] = conv_fwd;
+    t[OP_CONV_BWD] = conv_bwd;
+}
+
+static void conv_info_algos(char *s, size_t n, const char *key, int dir)
+{
+    size_t len = strlen(s);
+    int any = 0;
+    for (int a = 0; a < 8; a++)
+        any |= cv.algos[dir][a];
+    if (!any)
+        return;
+    len += snprintf(s + len, n > len ? n - len : 0, "%s=", key);
+    for (int a = 0, first = 1; a < 8; a++)
+        if (cv.algos[dir][a]) {
+            len += snprintf(s + len, n > len ? n - len : 0, "%s%s:%d", first ? "" : ",",
+                            algo_names[dir][a], cv.algos[dir][a]);
+            first = 0;
+        }
+    if (len < n)
+        snprintf(s + len, n - len, "\n");
+}
+
+static void conv_make_info(void)
+{
+    char *s = cv.info;
+    size_t n = sizeof cv.info;
+    snprintf(s, n,
+             "conv_fused_cudnn=%d\nconv_fused_epilogue=%d\nconv_algo_search=%s\n"
+             "conv_search_fallbacks=%d\nconv_cudnn_version=%zu\n",
+             cv.fused_cudnn, cv.fused_epilogue,
+             cu.search ? "timed" : "heuristic",
+             cv.search_fallback, cudnnGetVersion());
+    conv_info_algos(s, n, "conv_algos_fwd", FWD);
+    conv_info_algos(s, n, "conv_algos_bwd_data", BWD_DATA);
+    conv_info_algos(s, n, "conv_algos_bwd_filter", BWD_FILTER);
+}
+
+int cu_conv_prepare(graph *g, int nrun)
+{
+    int any = 0, r;
+    memset(&cv, 0, sizeof cv);
+    for (int i = 0; i < nrun; i++)
+        any |= g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD;
+    if (!any)
+        return 0;
+    cudnnStatus_t st = cudnnCreate(&cu.dnn);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        cu.dnn = NULL;
+        fprintf(stderr, "matrix-engine: cuda: cudnnCreate: %s\n", cudnnGetErrorString(st));
+        return -2;
+    }
+    cudnnCheck(cudnnSetStream(cu.dnn, cu.s));
+    cv.prepared = 1;
+    size_t free_b = 0, total_b = 0;
+    cudaCheck(cudaMemGetInfo(&free_b, &total_b));
+    size_t cap = free_b / 4 < ((size_t)1 << 30) ? free_b / 4 : (size_t)1 << 30;
+    int trains = plan_trains(g, nrun);
+    for (int i = 0; i < nrun; i++) {
+        op *o = &g->ops[i];
+        if (o->type != OP_CONV && o->type != OP_CONV_BWD)
+            continue;
+        conv_priv *p = (conv_priv *)calloc(1, sizeof *p);
+        if (!p)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        cu.priv[i] = p;
+        p->dt = cu.act_dt;
+        if ((r = conv_geometry(g, o, &p->c)) || (r = conv_descriptors(o, p)))
+            return r;
+        r = o->type == OP_CONV ? conv_prepare_fwd(g, o, p, trains, cap)
+                               : conv_prepare_bwd(g, o, p, trains, cap);
+        if (r)
+            return r;
+    }
+    conv_make_info();
+    return 0;
+}
+
+void cu_conv_release(graph *g)
+{
+    for (int i = 0; cu.priv && g && i < cu.nops && i < g->nops; i++) {
+        if (g->ops[i].type != OP_CONV && g->ops[i].type != OP_CONV_BWD)
+            continue;
+        conv_priv *p = (conv_priv *)cu.priv[i];
+        if (!p)
+            continue;
+        if (p->xd)
+            cudnnCheck(cudnnDestroyTensorDescriptor(p->xd));
+        if (p->yd)
+            cudnnCheck(cudnnDestroyTensorDescriptor(p->yd));
+        if (p->bd)
+            cudnnCheck(cudnnDestroyTensorDescriptor(p->bd));
+        if (p->wd)
+            cudnnCheck(cudnnDestroyFilterDescriptor(p->wd));
+        if (p->ad)
+            cudnnCheck(cudnnDestroyActivationDescriptor(p->ad));
+        for (int d = 0; d < NDIR; d++)
+            if (p->cd[d])
+                cudnnCheck(cudnnDestroyConvolutionDescriptor(p->cd[d]));
+        if (p->wsh_own)
+            cu_free(p->wsh, p->wsh_bytes);
+        cu_free(p->bias, p->bias_bytes);
+        for (int k = 0; k < NST; k++)
+            if (!(k == ST_X && p->st_shared))
+                cu_free(p->st[k], p->st_bytes[k]);
+        free(p);
+        cu.priv[i] = NULL;
+    }
+    cu_free(cv.dw, cv.dw_bytes);
+    cv.dw = NULL;
+    cv.dw_bytes = 0;
+    if (cu.dnn)
+        cudnnCheck(cudnnDestroy(cu.dnn));
+    cu.dnn = NULL;
+}
+
+const char *cu_conv_info(void) { return cv.prepared ? cv.info : ""; }
+
+#else /* !HAVE_CUDNN: the backend refuses to start (backend_cuda_setup) */
+
+void cu_conv_register(backend_op_fn *) {}
+
+int cu_conv_prepare(graph *g, int nrun)
+{
+    for (int i = 0; i < nrun; i++)
+        if (g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD) {
+            fprintf(stderr, "matrix-engine: cuda: built without cuDNN: no convolutions\n");
+            return -2;
+        }
+    return 0;
+}
+
+void cu_conv_release(graph *) {}
+const char *cu_conv_info(void) { return ""; }
+
+#endif
