@@ -1,0 +1,1583 @@
+/* ops.cu - the CUDA kernels of every op of the convolutional models except
+ * convolution (conv.cu) and linear (gemm.cu): BatchNorm and its backward,
+ * activations, max / global average pooling, flatten, dropout, add / copy,
+ * log-softmax / NLL, SGD, the multi-tensor EMA, and dynamic loss scaling for
+ * fp16 training. The BERT-only ops (embedding, layer norm, attention, select,
+ * AdamW) have no entry: the engine reports those points as unsupported.
+ *
+ * Semantics are engine/cpu/ops.c's, op for op: the same in / out slots, the
+ * same formulas, the acc bits (bit k of o->acc set: add into out[k], clear:
+ * overwrite), the same tie rule of max-pooling, the same dropout masks (the
+ * counter-based generator of rng.h keyed by the op's seed and the step
+ * number, read from the device counter *cu.step so that a CUDA Graph replay
+ * draws new masks). Tensors are read and written through cu_ld / cu_st in
+ * their storage type and computed in f32, except those f32 / i32 by
+ * construction (parameters, their gradients, optimizer state, max-pool
+ * indices, labels), which prepare checks. Reductions: BatchNorm statistics
+ * sum in f32 over at most 16 rows (a plane in NCHW) per thread, then in
+ * double; per-block partials are combined in a fixed order (deterministic,
+ * no atomics); log-softmax is a warp per row; the NLL loss sums in double.
+ *
+ * Element-wise kernels are grid-stride loops moving 8 elements per thread
+ * with 16-byte loads / stores when every pointer is 16-byte aligned and 8
+ * consecutive elements share a channel pattern (channels-last: C % 8 == 0,
+ * NCHW: H W % 8 == 0), else element by element.
+ *
+ * Loss scaling (--precision fp16 with training): cu.scaler[0] is the scale,
+ * NLL_BWD multiplies its gradient by it; the first SGD op of the plan resets
+ * the found-inf flag scaler[1] and unscales every parameter gradient in one
+ * multi-tensor kernel, setting the flag on inf / nan; every SGD op skips its
+ * update when the flag is set; after the last SGD op the scale is halved on
+ * inf / nan and doubled after 2000 clean steps (torch.cuda.amp.GradScaler's
+ * defaults), scaler[2] counting clean steps and scaler[3] skipped ones. The
+ * momentum buffer starts at the first step not skipped (torch.optim.SGD),
+ * which is the CPU's g->step == 1 when nothing is skipped.
+ *
+ * Nothing here synchronises, allocates or copies to the host during a step:
+ * scratch (BatchNorm partials and coefficients, the gradient and EMA tables)
+ * is allocated by cu_ops_prepare. */
+#include "cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+namespace {
+
+/* ---- element access, 1 or 8 consecutive elements ------------------------------ */
+
+union u8h { uint4 u; __half2 h[4]; };
+union u8b { uint4 u; __nv_bfloat162 b[4]; };
+
+/* r[k] = p[i + k], k < V; V == 8: i is a multiple of 8 and p 16-byte aligned. */
+template <int V>
+__device__ __forceinline__ void ldv(const void *p, int dt, size_t i, float (&r)[V])
+{
+    if constexpr (V == 1) {
+        r[0] = cu_ld(p, dt, i);
+    } else {
+        static_assert(V == 8, "1 or 8 elements");
+        if (dt == DT_F16) {
+            u8h x;
+            x.u = *reinterpret_cast<const uint4 *>(static_cast<const __half *>(p) + i);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                float2 f = __half22float2(x.h[k]);
+                r[2 * k] = f.x;
+                r[2 * k + 1] = f.y;
+            }
+        } else if (dt == DT_BF16) {
+            u8b x;
+            x.u = *reinterpret_cast<const uint4 *>(static_cast<const __nv_bfloat16 *>(p) + i);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                float2 f = __bfloat1622float2(x.b[k]);
+                r[2 * k] = f.x;
+                r[2 * k + 1] = f.y;
+            }
+        } else {
+            const float4 *q = reinterpret_cast<const float4 *>(static_cast<const float *>(p) + i);
+            float4 a = q[0], b = q[1];
+            r[0] = a.x; r[1] = a.y; r[2] = a.z; r[3] = a.w;
+            r[4] = b.x; r[5] = b.y; r[6] = b.z; r[7] = b.w;
+        }
+    }
+}
+
+/* p[i + k] = r[k], k < V (same alignment rules as ldv). */
+template <int V>
+__device__ __forceinline__ void stv(void *p, int dt, size_t i, const float (&r)[V])
+{
+    if constexpr (V == 1) {
+        cu_st(p, dt, i, r[0]);
+    } else {
+        static_assert(V == 8, "1 or 8 elements");
+        if (dt == DT_F16) {
+            u8h x;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                x.h[k] = __floats2half2_rn(r[2 * k], r[2 * k + 1]);
+            *reinterpret_cast<uint4 *>(static_cast<__half *>(p) + i) = x.u;
+        } else if (dt == DT_BF16) {
+            u8b x;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                x.b[k] = __floats2bfloat162_rn(r[2 * k], r[2 * k + 1]);
+            *reinterpret_cast<uint4 *>(static_cast<__nv_bfloat16 *>(p) + i) = x.u;
+        } else {
+            float4 *q = reinterpret_cast<float4 *>(static_cast<float *>(p) + i);
+            q[0] = make_float4(r[0], r[1], r[2], r[3]);
+            q[1] = make_float4(r[4], r[5], r[6], r[7]);
+        }
+    }
+}
+
+/* a / b and a % b, in 32 bits when both fit (64-bit division is slow). */
+__device__ __forceinline__ size_t udiv(size_t a, size_t b)
+{
+    return ((a | b) >> 32) == 0 ? (size_t)((unsigned)a / (unsigned)b) : a / b;
+}
+__device__ __forceinline__ size_t umod(size_t a, size_t b) { return a - udiv(a, b) * b; }
+
+/* The CPU's activations (cpu.h cpu_act). */
+__device__ __forceinline__ float act_f(int act, float x)
+{
+    switch (act) {
+    case ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case ACT_TANH: return tanhf(x);
+    default: return x;
+    }
+}
+
+/* rng.h on the device (same constants, same arithmetic). */
+__host__ __device__ __forceinline__ uint64_t d_rng_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+__host__ __device__ __forceinline__ float d_rng_uniform(uint64_t key, uint64_t i)
+{
+    return (float)(d_rng_mix(key + i * 0x9e3779b97f4a7c15ULL) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* The dropout stream of an op at the current step (cpu ops.c dropout_mask_range). */
+__device__ __forceinline__ uint64_t drop_key(uint64_t seed, const int64_t *step)
+{
+    return d_rng_mix(seed ^ ((uint64_t)*step << 40));
+}
+
+constexpr unsigned FULL = 0xffffffffu;
+
+/* Grid-stride over n elements: f.run<8>(i) for the vector part when vec,
+ * then f.run<1>(i) for the rest. */
+template <class F>
+__global__ void k_map(F f, size_t n, int vec)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t nv = vec ? n / 8 : 0;
+    for (size_t j = t; j < nv; j += stride)
+        f.template run<8>(j * 8);
+    for (size_t i = nv * 8 + t; i < n; i += stride)
+        f.template run<1>(i);
+}
+
+template <class F>
+void launch_map(const F &f, size_t n, int vec)
+{
+    if (n == 0)
+        return;
+    size_t work = vec ? (n + 7) / 8 : n;
+    k_map<F><<<cu_blocks(work, 256), 256, 0, cu.s>>>(f, n, vec);
+    cu_launched();
+}
+
+bool al16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* ---- geometry ------------------------------------------------------------------------ */
+
+/* N, C, spatial size and layout of a 4-D (or 2-D: N, C) tensor (cpu dims()). */
+struct geo {
+    size_t N, C, P;
+    int nhwc;
+};
+
+geo dims(const tensor *t)
+{
+    geo d;
+    d.N = (size_t)t->shape[0];
+    d.C = t->ndim > 1 ? (size_t)t->shape[1] : 1;
+    d.P = t->ndim == 4 ? (size_t)(t->shape[2] * t->shape[3]) : 1;
+    d.nhwc = t->layout == LAYOUT_NHWC;
+    return d;
+}
+
+/* Channel c and sample-channel pair n * C + c of element i. With 8-element
+ * vectors (chan_vec): channels-last, elements i .. i + 7 are channels c .. c + 7
+ * (pairs nc .. nc + 7); NCHW, they share c and nc. */
+struct chan {
+    size_t C, P, PC;
+    int nhwc;
+    __device__ size_t of(size_t i) const { return nhwc ? umod(i, C) : umod(udiv(i, P), C); }
+    __device__ size_t nc(size_t i) const { return nhwc ? udiv(i, PC) * C + umod(i, C) : udiv(i, P); }
+    __device__ size_t step(int k) const { return nhwc ? (size_t)k : 0; }
+};
+
+chan mkchan(const geo &d) { return chan{d.C, d.P, d.C * d.P, d.nhwc}; }
+bool chan_vec(const geo &d) { return d.nhwc ? d.C % 8 == 0 : d.P % 8 == 0; }
+
+/* ---- plan-wide state, made by cu_ops_prepare ---------------------------------------- */
+
+struct gslot { float *p; size_t n; };                      /* a parameter gradient */
+struct eslot { const float *w; float *e; size_t n; float m; }; /* an EMA pair */
+
+struct {
+    double *part;        /* BatchNorm per-block partial sums */
+    size_t part_bytes;
+    float *coef;         /* BatchNorm per-channel coefficients, 4 C */
+    size_t coef_bytes;
+    int fp16;            /* loss scaling on (fp16 training) */
+    int first_sgd, last_sgd, first_ema; /* op indices, -1: none */
+    gslot *grads;
+    int ngrads;
+    eslot *emas;
+    int nemas;
+} S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0};
+
+/* ---- activation, add, copy ----------------------------------------------------------- */
+
+struct act_fwd_f {
+    const void *x;
+    void *y;
+    int xdt, ydt, act;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float v[V];
+        ldv<V>(x, xdt, i, v);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            v[k] = act_f(act, v[k]);
+        stv<V>(y, ydt, i, v);
+    }
+};
+
+/* v is the output y for relu / tanh, the input x for gelu. */
+struct act_bwd_f {
+    const void *dy, *v;
+    void *dx;
+    int ddt, vdt, xdt, act, acc;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float d[V], w[V], o[V];
+        ldv<V>(dy, ddt, i, d);
+        ldv<V>(v, vdt, i, w);
+        if (acc)
+            ldv<V>(dx, xdt, i, o);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            float t;
+            switch (act) {
+            case ACT_RELU: t = w[k] > 0.0f ? d[k] : 0.0f; break;
+            case ACT_TANH: t = d[k] * (1.0f - w[k] * w[k]); break;
+            case ACT_GELU: {
+                float x = w[k];
+                float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+                float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+                t = d[k] * (cdf + x * pdf);
+                break;
+            }
+            default: t = d[k];
+            }
+            o[k] = acc ? o[k] + t : t;
+        }
+        stv<V>(dx, xdt, i, o);
+    }
+};
+
+struct add_f {
+    const void *a, *b;
+    void *y;
+    int adt, bdt, ydt, acc;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float u[V], v[V], o[V];
+        ldv<V>(a, adt, i, u);
+        ldv<V>(b, bdt, i, v);
+        if (acc)
+            ldv<V>(y, ydt, i, o);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            o[k] = (acc ? o[k] : 0.0f) + u[k] + v[k];
+        stv<V>(y, ydt, i, o);
+    }
+};
+
+struct copy_f {
+    const void *x;
+    void *y;
+    int xdt, ydt, acc;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float v[V];
+        ldv<V>(x, xdt, i, v);
+        if (acc) {
+            float o[V];
+            ldv<V>(y, ydt, i, o);
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                v[k] = o[k] + v[k];
+        }
+        stv<V>(y, ydt, i, v);
+    }
+};
+
+void op_act(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0];
+    act_fwd_f f = {CU_PTR(g, xi), CU_PTR(g, yi), CU_DT(g, xi), CU_DT(g, yi), o->act};
+    launch_map(f, cu_numel(g, xi), al16(f.x) && al16(f.y));
+}
+
+void op_act_bwd(graph *g, op *o)
+{
+    int di = o->in[0], vi = o->in[1], xi = o->out[0];
+    act_bwd_f f = {CU_PTR(g, di), CU_PTR(g, vi), CU_PTR(g, xi), CU_DT(g, di), CU_DT(g, vi),
+                   CU_DT(g, xi), o->act, CU_ACC(o, 0)};
+    launch_map(f, cu_numel(g, di), al16(f.dy) && al16(f.v) && al16(f.dx));
+}
+
+void op_add(graph *g, op *o)
+{
+    int ai = o->in[0], bi = o->in[1], yi = o->out[0];
+    add_f f = {CU_PTR(g, ai), CU_PTR(g, bi), CU_PTR(g, yi), CU_DT(g, ai), CU_DT(g, bi),
+               CU_DT(g, yi), CU_ACC(o, 0)};
+    launch_map(f, cu_numel(g, yi), al16(f.a) && al16(f.b) && al16(f.y));
+}
+
+void op_copy(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0];
+    copy_f f = {CU_PTR(g, xi), CU_PTR(g, yi), CU_DT(g, xi), CU_DT(g, yi), CU_ACC(o, 0)};
+    launch_map(f, cu_numel(g, yi), al16(f.x) && al16(f.y));
+}
+
+/* ---- batch normalisation -------------------------------------------------------------
+ * Pass 1 (train forward, backward): per-channel sums of (x, x^2), or of
+ * (dy, dy (x - mean)) for the backward, into per-block partials
+ * S.part[(y * 2 + q) * C + c] (q: which sum, y: block row of the grid).
+ * Pass 2: one block per channel adds the partials in a fixed order, then
+ * its thread 0 does the CPU's per-channel arithmetic in double and writes the
+ * per-channel coefficients into S.coef. Pass 3: one element-wise kernel. */
+
+constexpr int BN_FLUSH = 16;    /* f32 partials fold into double every BN_FLUSH rows */
+constexpr int BN_BLOCKS = 1024; /* blocks aimed at by pass 1 */
+
+struct bn_grid_t {
+    dim3 grid;
+    int txb; /* channels-last: log2 of the channel groups per block */
+};
+
+/* Pass 1 grid for V elements per load. Channels-last: blocks of TX x TY
+ * threads (TX = 1 << txb groups of V channels, TY = 256 / TX rows), at least
+ * BN_FLUSH rows per thread; NCHW: block (c, y) of 8 warps, a warp per plane. */
+bn_grid_t bn_grid(const geo &d, int V)
+{
+    bn_grid_t b;
+    if (d.nhwc) {
+        size_t G = d.C / V, R = d.N * d.P;
+        int txb = 0;
+        while (txb < 5 && ((size_t)1 << txb) < G)
+            txb++;
+        size_t TX = (size_t)1 << txb, TY = 256 / TX, gx = (G + TX - 1) / TX;
+        size_t gy = (R + TY * BN_FLUSH - 1) / (TY * BN_FLUSH), cap = BN_BLOCKS / gx;
+        if (cap < 1)
+            cap = 1;
+        if (gy > cap)
+            gy = cap;
+        if (gy > 65535)
+            gy = 65535;
+        if (gy < 1)
+            gy = 1;
+        b.grid = dim3((unsigned)gx, (unsigned)gy);
+        b.txb = txb;
+    } else {
+        size_t gy = (d.N + 7) / 8, cap = BN_BLOCKS / d.C;
+        if (cap < 1)
+            cap = 1;
+        if (gy > cap)
+            gy = cap;
+        if (gy > 65535)
+            gy = 65535;
+        if (gy < 1)
+            gy = 1;
+        b.grid = dim3((unsigned)d.C, (unsigned)gy);
+        b.txb = 0;
+    }
+    return b;
+}
+
+int bn_vec(const geo &d, const void *x, const void *dy)
+{
+    return chan_vec(d) && al16(x) && (!dy || al16(dy)) ? 8 : 1;
+}
+
+/* Bytes of partials pass 1 writes for d (either vector width). */
+size_t bn_part_bytes(const geo &d)
+{
+    size_t a = bn_grid(d, 1).grid.y, b = chan_vec(d) ? bn_grid(d, 8).grid.y : 0;
+    return (a > b ? a : b) * 2 * d.C * sizeof(double);
+}
+
+/* Pass 1, channels-last: rows R = N * P of C channels; thread (tx, ty) owns
+ * channels c0 .. c0 + V - 1 and rows blockIdx.y * TY + ty + k gridDim.y TY. */
+template <int V, int BWD>
+__global__ void __launch_bounds__(256)
+k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,
+               size_t R, size_t C, int txb, double *part)
+{
+    __shared__ double sh[2 * V][256];
+    const int tid = threadIdx.x, TX = 1 << txb, TY = 256 >> txb;
+    const int tx = tid & (TX - 1), ty = tid >> txb;
+    size_t c0 = ((size_t)blockIdx.x * TX + tx) * V;
+    bool on = c0 < C;
+    float m[V], fa[V], fb[V];
+    double da[V], db[V];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        m[k] = BWD && on ? cu_ld(mean, mdt, c0 + k) : 0.0f;
+        fa[k] = fb[k] = 0.0f;
+        da[k] = db[k] = 0.0;
+    }
+    if (on) {
+        int cnt = 0;
+        for (size_t r = (size_t)blockIdx.y * TY + ty; r < R; r += (size_t)gridDim.y * TY) {
+            float v[V];
+            ldv<V>(x, xdt, r * C + c0, v);
+            if constexpr (BWD) {
+                float d[V];
+                ldv<V>(dy, ddt, r * C + c0, d);
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    fa[k] += d[k];
+                    fb[k] += d[k] * (v[k] - m[k]);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    fa[k] += v[k];
+                    fb[k] += v[k] * v[k];
+                }
+            }
+            if (++cnt == BN_FLUSH) {
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    da[k] += fa[k];
+                    db[k] += fb[k];
+                    fa[k] = fb[k] = 0.0f;
+                }
+                cnt = 0;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            da[k] += fa[k];
+            db[k] += fb[k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        sh[k][tid] = da[k];
+        sh[V + k][tid] = db[k];
+    }
+    __syncthreads();
+    for (int h = TY / 2; h > 0; h >>= 1) {
+        if (ty < h)
+#pragma unroll
+            for (int q = 0; q < 2 * V; q++)
+                sh[q][tid] += sh[q][tid + h * TX];
+        __syncthreads();
+    }
+    if (ty == 0 && on) {
+        double *pa = part + (size_t)blockIdx.y * 2 * C, *pb = pa + C;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            pa[c0 + k] = sh[k][tx];
+            pb[c0 + k] = sh[V + k][tx];
+        }
+    }
+}
+
+/* Pass 1, NCHW: block (c, y); warp w sums the planes n = y * 8 + w + k 8
+ * gridDim.y of channel c, each plane in f32 then in double. */
+template <int V, int BWD>
+__global__ void __launch_bounds__(256)
+k_bn_sums_nchw(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,
+               size_t N, size_t C, size_t P, double *part)
+{
+    __shared__ double sh[2][8];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    size_t c = blockIdx.x;
+    float m = BWD ? cu_ld(mean, mdt, c) : 0.0f;
+    double da = 0.0, db = 0.0;
+    for (size_t n = (size_t)blockIdx.y * 8 + warp; n < N; n += (size_t)gridDim.y * 8) {
+        size_t base = (n * C + c) * P;
+        float fa = 0.0f, fb = 0.0f;
+        for (size_t q = (size_t)lane * V; q < P; q += 32 * V) {
+            float v[V];
+            ldv<V>(x, xdt, base + q, v);
+            if constexpr (BWD) {
+                float d[V];
+                ldv<V>(dy, ddt, base + q, d);
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    fa += d[k];
+                    fb += d[k] * (v[k] - m);
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < V; k++) {
+                    fa += v[k];
+                    fb += v[k] * v[k];
+                }
+            }
+        }
+        da += fa;
+        db += fb;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        da += __shfl_down_sync(FULL, da, off);
+        db += __shfl_down_sync(FULL, db, off);
+    }
+    if (lane == 0) {
+        sh[0][warp] = da;
+        sh[1][warp] = db;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double a = 0.0, b = 0.0;
+        for (int w = 0; w < 8; w++) {
+            a += sh[0][w];
+            b += sh[1][w];
+        }
+        part[(size_t)blockIdx.y * 2 * C + c] = a;
+        part[((size_t)blockIdx.y * 2 + 1) * C + c] = b;
+    }
+}
+
+/* Pass 1 launch; returns the rows of partials written (gridDim.y). */
+template <int V, int BWD>
+void bn_sums_launch(const bn_grid_t &b, const geo &d, const void *x, int xdt, const void *dy,
+                    int ddt, const void *mean, int mdt)
+{
+    if (d.nhwc)
+        k_bn_sums_nhwc<V, BWD><<<b.grid, 256, 0, cu.s>>>(x, xdt, dy, ddt, mean, mdt, d.N * d.P,
+                                                        d.C, b.txb, S.part);
+    else
+        k_bn_sums_nchw<V, BWD><<<b.grid, 256, 0, cu.s>>>(x, xdt, dy, ddt, mean, mdt, d.N, d.C,
+                                                        d.P, S.part);
+    cu_launched();
+}
+
+int bn_sums(int bwd, const geo &d, const void *x, int xdt, const void *dy, int ddt,
+            const void *mean, int mdt)
+{
+    int V = bn_vec(d, x, bwd ? dy : NULL);
+    bn_grid_t b = bn_grid(d, V);
+    if (V == 8) {
+        if (bwd)
+            bn_sums_launch<8, 1>(b, d, x, xdt, dy, ddt, mean, mdt);
+        else
+            bn_sums_launch<8, 0>(b, d, x, xdt, dy, ddt, mean, mdt);
+    } else {
+        if (bwd)
+            bn_sums_launch<1, 1>(b, d, x, xdt, dy, ddt, mean, mdt);
+        else
+            bn_sums_launch<1, 0>(b, d, x, xdt, dy, ddt, mean, mdt);
+    }
+    return (int)b.grid.y;
+}
+
+/* Pass 2 helper: block (128 threads) sum of the gy partials of channel c,
+ * fixed order; the result in sa[0], sb[0]. */
+__device__ void bn_gather(const double *part, int gy, size_t C, size_t c, double *sa, double *sb)
+{
+    const int tid = threadIdx.x;
+    double a = 0.0, b = 0.0;
+    for (int y = tid; y < gy; y += 128) {
+        a += part[(size_t)y * 2 * C + c];
+        b += part[((size_t)y * 2 + 1) * C + c];
+    }
+    sa[tid] = a;
+    sb[tid] = b;
+    __syncthreads();
+    for (int h = 64; h > 0; h >>= 1) {
+        if (tid < h) {
+            sa[tid] += sa[tid + h];
+            sb[tid] += sb[tid + h];
+        }
+        __syncthreads();
+    }
+}
+
+/* Pass 2, forward (cpu_bn): train: batch statistics from the sums, running
+ * statistics updated; eval: the running statistics. Writes mean, invstd and
+ * coef[c] = gamma invstd, coef[C + c] = beta - mean coef[c]. */
+__global__ void __launch_bounds__(128)
+k_bn_final(const double *part, int gy, size_t C, double cnt, float eps, float mom, int train,
+           const float *gam, const float *bet, float *rm, float *rv, void *mean, int mdt,
+           void *inv, int idt, float *coef)
+{
+    __shared__ double sa[128], sb[128];
+    size_t c = blockIdx.x;
+    if (train)
+        bn_gather(part, gy, C, c, sa, sb);
+    if (threadIdx.x != 0)
+        return;
+    double m, istd;
+    if (train) {
+        double s = sa[0], ss = sb[0];
+        m = s / cnt;
+        double var = __dsub_rn(ss / cnt, __dmul_rn(m, m));
+        if (var < 0)
+            var = 0;
+        istd = 1.0 / sqrt(var + (double)eps);
+        double k = 1.0 - (double)mom;
+        rm[c] = (float)__dadd_rn(__dmul_rn(k, (double)rm[c]), __dmul_rn((double)mom, m));
+        rv[c] = (float)__dadd_rn(__dmul_rn(k, (double)rv[c]),
+                                 __dmul_rn(__dmul_rn((double)mom, var),
+                                           cnt > 1 ? cnt / (cnt - 1) : 1.0));
+    } else {
+        m = rm[c];
+        istd = 1.0 / sqrt((double)rv[c] + (double)eps);
+    }
+    float mf = (float)m, invf = (float)istd;
+    cu_st(mean, mdt, c, mf);
+    cu_st(inv, idt, c, invf);
+    float sc = __fmul_rn(gam[c], invf);
+    coef[c] = sc;
+    coef[C + c] = __fsub_rn(bet[c], __fmul_rn(mf, sc));
+}
+
+/* Pass 3, forward: y = act(x sc + sh (+ res)). */
+struct bn_apply_f {
+    const void *x, *res;
+    void *y;
+    int xdt, rdt, ydt, act;
+    const float *coef;
+    size_t C;
+    chan ch;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float v[V], r[V];
+        ldv<V>(x, xdt, i, v);
+        if (res)
+            ldv<V>(res, rdt, i, r);
+        size_t c = ch.of(i);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            size_t ck = c + ch.step(k);
+            float w = v[k] * coef[ck] + coef[C + ck];
+            if (res)
+                w += r[k];
+            v[k] = act_f(act, w);
+        }
+        stv<V>(y, ydt, i, v);
+    }
+};
+
+void op_bn(graph *g, op *o)
+{
+    int xi = o->in[0], ri = o->in[5], yi = o->out[0];
+    geo d = dims(&g->t[xi]);
+    const void *x = CU_PTR(g, xi);
+    int gy = 0;
+    if (o->train)
+        gy = bn_sums(0, d, x, CU_DT(g, xi), NULL, DT_F32, NULL, DT_F32);
+    k_bn_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
+        S.part, gy, d.C, (double)d.N * (double)d.P, o->eps, o->momentum, o->train,
+        (const float *)CU_PTR(g, o->in[1]), (const float *)CU_PTR(g, o->in[2]),
+        (float *)CU_PTR(g, o->in[3]), (float *)CU_PTR(g, o->in[4]), CU_PTR(g, o->out[1]),
+        CU_DT(g, o->out[1]), CU_PTR(g, o->out[2]), CU_DT(g, o->out[2]), S.coef);
+    cu_launched();
+    bn_apply_f f = {x, ri >= 0 ? CU_PTR(g, ri) : NULL, CU_PTR(g, yi), CU_DT(g, xi),
+                    ri >= 0 ? CU_DT(g, ri) : DT_F32, CU_DT(g, yi), o->act, S.coef, d.C,
+                    mkchan(d)};
+    int vec = chan_vec(d) && al16(f.x) && (!f.res || al16(f.res)) && al16(f.y);
+    launch_map(f, d.N * d.C * d.P, vec);
+}
+
+/* Pass 2, backward (cpu_bn_bwd): dgamma (+)= sum dy xhat, dbeta (+)= sum dy;
+ * coef = A (dy), B1 (x - mean), B0, mean: dx = A dy + B1 (x - mean) + B0. */
+__global__ void __launch_bounds__(128)
+k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, const float *gam,
+               const void *mean, int mdt, const void *inv, int idt, float *dg, int acc_g,
+               float *dbt, int acc_b, float *coef)
+{
+    __shared__ double sa[128], sb[128];
+    size_t c = blockIdx.x;
+    bn_gather(part, gy, C, c, sa, sb);
+    if (threadIdx.x != 0)
+        return;
+    float invf = cu_ld(inv, idt, c);
+    double s = sa[0], sx = sb[0] * (double)invf;
+    dg[c] = (float)((acc_g ? (double)dg[c] : 0.0) + sx);
+    dbt[c] = (float)((acc_b ? (double)dbt[c] : 0.0) + s);
+    double k = (double)__fmul_rn(gam[c], invf);
+    coef[c] = (float)k;
+    coef[C + c] = train ? (float)(-k * (double)invf * sx / cnt) : 0.0f;
+    coef[2 * C + c] = train ? (float)(-k * s / cnt) : 0.0f;
+    coef[3 * C + c] = cu_ld(mean, mdt, c);
+}
+
+struct bn_dx_f {
+    const void *dy, *x;
+    void *dx;
+    int ddt, xdt, odt, acc;
+    const float *coef;
+    size_t C;
+    chan ch;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float d[V], v[V], o[V];
+        ldv<V>(dy, ddt, i, d);
+        ldv<V>(x, xdt, i, v);
+        if (acc)
+            ldv<V>(dx, odt, i, o);
+        size_t c = ch.of(i);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            size_t ck = c + ch.step(k);
+            float t = coef[ck] * d[k] + coef[C + ck] * (v[k] - coef[3 * C + ck]) + coef[2 * C + ck];
+            o[k] = acc ? o[k] + t : t;
+        }
+        stv<V>(dx, odt, i, o);
+    }
+};
+
+void op_bn_bwd(graph *g, op *o)
+{
+    int di = o->in[0], xi = o->in[1], mi = o->in[3], ii = o->in[4];
+    geo d = dims(&g->t[xi]);
+    const void *dy = CU_PTR(g, di), *x = CU_PTR(g, xi);
+    int gy = bn_sums(1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi), CU_DT(g, mi));
+    k_bn_bwd_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
+        S.part, gy, d.C, (double)d.N * (double)d.P, o->train,
+        (const float *)CU_PTR(g, o->in[2]), CU_PTR(g, mi), CU_DT(g, mi), CU_PTR(g, ii),
+        CU_DT(g, ii), (float *)CU_PTR(g, o->out[1]), CU_ACC(o, 1),
+        (float *)CU_PTR(g, o->out[2]), CU_ACC(o, 2), S.coef);
+    cu_launched();
+    if (o->out[0] < 0)
+        return;
+    int oi = o->out[0];
+    bn_dx_f f = {dy, x, CU_PTR(g, oi), CU_DT(g, di), CU_DT(g, xi), CU_DT(g, oi), CU_ACC(o, 0),
+                 S.coef, d.C, mkchan(d)};
+    int vec = chan_vec(d) && al16(f.dy) && al16(f.x) && al16(f.dx);
+    launch_map(f, d.N * d.C * d.P, vec);
+}
+
+/* ---- pooling -------------------------------------------------------------------------- */
+
+struct pool_geo {
+    size_t N, C, H, W, OH, OW;
+    int nhwc, kh, kw, stride, pad;
+};
+
+/* x: the (N, C, H, W) side, y: the (N, C, OH, OW) side; window of op w. */
+pool_geo pool_geometry(const graph *g, int xi, int yi, const op *w)
+{
+    const tensor *x = &g->t[xi], *y = &g->t[yi];
+    pool_geo p = {(size_t)x->shape[0], (size_t)x->shape[1], (size_t)x->shape[2],
+                  (size_t)x->shape[3], (size_t)y->shape[2], (size_t)y->shape[3],
+                  x->layout == LAYOUT_NHWC, w->kh, w->kw, w->stride, w->pad};
+    return p;
+}
+
+/* Offset of (n, c, h, w) in an (N, C, H, W) tensor of that layout. */
+__device__ __forceinline__ size_t at4(int nhwc, size_t n, size_t c, size_t h, size_t w,
+                                      size_t C, size_t H, size_t W)
+{
+    return nhwc ? ((n * H + h) * W + w) * C + c : ((n * C + c) * H + h) * W + w;
+}
+
+/* (n, c, h, w) of element i of an (N, C, H, W) tensor of that layout. */
+__device__ __forceinline__ void of4(int nhwc, size_t i, size_t C, size_t H, size_t W,
+                                    size_t *n, size_t *c, size_t *h, size_t *w)
+{
+    if (nhwc) {
+        *c = umod(i, C);
+        i = udiv(i, C);
+        *w = umod(i, W);
+        i = udiv(i, W);
+        *h = umod(i, H);
+        *n = udiv(i, H);
+    } else {
+        *w = umod(i, W);
+        i = udiv(i, W);
+        *h = umod(i, H);
+        i = udiv(i, H);
+        *c = umod(i, C);
+        *n = udiv(i, C);
+    }
+}
+
+/* A thread per output: the window scanned row by row, the first strict
+ * maximum kept (cpu maxpool_range); idx = ih * W + iw of it. NCHW starts
+ * from the window's first valid position, channels-last from 0, as the CPU. */
+__global__ void k_maxpool(const void *x, int xdt, void *y, int ydt, int32_t *idx, pool_geo p,
+                          int relu, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        size_t nn, c, oh, ow;
+        of4(p.nhwc, i, p.C, p.OH, p.OW, &nn, &c, &oh, &ow);
+        long long ih0 = (long long)oh * p.stride - p.pad, iw0 = (long long)ow * p.stride - p.pad;
+        long long H = (long long)p.H, W = (long long)p.W;
+        int i0 = ih0 < 0 ? (int)-ih0 : 0, i1 = ih0 + p.kh > H ? (int)(H - ih0) : p.kh;
+        int j0 = iw0 < 0 ? (int)-iw0 : 0, j1 = iw0 + p.kw > W ? (int)(W - iw0) : p.kw;
+        float m = -INFINITY;
+        int32_t mi = p.nhwc ? 0 : (int32_t)((ih0 + i0) * W + iw0 + j0);
+        for (int a = i0; a < i1; a++)
+            for (int b = j0; b < j1; b++) {
+                size_t ih = (size_t)(ih0 + a), iw = (size_t)(iw0 + b);
+                float v = cu_ld(x, xdt, at4(p.nhwc, nn, c, ih, iw, p.C, p.H, p.W));
+                if (v > m) {
+                    m = v;
+                    mi = (int32_t)(ih * p.W + iw);
+                }
+            }
+        cu_st(y, ydt, i, relu && m < 0.0f ? 0.0f : m);
+        idx[i] = mi;
+    }
+}
+
+void op_maxpool(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0];
+    pool_geo p = pool_geometry(g, xi, yi, o);
+    size_t n = cu_numel(g, yi);
+    if (n == 0)
+        return;
+    k_maxpool<<<cu_blocks(n, 256), 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), CU_PTR(g, yi),
+                                                   CU_DT(g, yi), (int32_t *)CU_PTR(g, o->out[1]),
+                                                   p, o->act == ACT_RELU, n);
+    cu_launched();
+}
+
+/* A thread per input position (a gather, so any storage type and acc work
+ * without atomics): dx = (acc ? dx : 0) + the dy of every window containing
+ * the position whose maximum it was, windows in output order (the order of
+ * the CPU's scatter, so f32 sums are the same). */
+__global__ void k_maxpool_bwd(const void *dy, int ddt, const int32_t *idx, void *dx, int xdt,
+                              pool_geo p, int acc, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        size_t nn, c, ih, iw;
+        of4(p.nhwc, i, p.C, p.H, p.W, &nn, &c, &ih, &iw);
+        int32_t pos = (int32_t)(ih * p.W + iw);
+        /* windows oh with oh s - pad <= ih < oh s - pad + kh */
+        long long ah = (long long)ih + p.pad - p.kh + 1, aw = (long long)iw + p.pad - p.kw + 1;
+        long long oh0 = ah <= 0 ? 0 : (ah + p.stride - 1) / p.stride;
+        long long ow0 = aw <= 0 ? 0 : (aw + p.stride - 1) / p.stride;
+        long long oh1 = ((long long)ih + p.pad) / p.stride, ow1 = ((long long)iw + p.pad) / p.stride;
+        if (oh1 > (long long)p.OH - 1)
+            oh1 = (long long)p.OH - 1;
+        if (ow1 > (long long)p.OW - 1)
+            ow1 = (long long)p.OW - 1;
+        float s = acc ? cu_ld(dx, xdt, i) : 0.0f;
+        for (long long oh = oh0; oh <= oh1; oh++)
+            for (long long ow = ow0; ow <= ow1; ow++) {
+                size_t j = at4(p.nhwc, nn, c, (size_t)oh, (size_t)ow, p.C, p.OH, p.OW);
+                if (idx[j] == pos)
+                    s += cu_ld(dy, ddt, j);
+            }
+        cu_st(dx, xdt, i, s);
+    }
+}
+
+void op_maxpool_bwd(graph *g, op *o)
+{
+    int di = o->in[0], ii = o->in[1], xi = o->out[0];
+    /* the window is the forward op's (checked by prepare) */
+    pool_geo p = pool_geometry(g, xi, di, &g->ops[o->fwd]);
+    size_t n = cu_numel(g, xi);
+    if (n == 0)
+        return;
+    k_maxpool_bwd<<<cu_blocks(n, 256), 256, 0, cu.s>>>(CU_PTR(g, di), CU_DT(g, di),
+                                                       (const int32_t *)CU_PTR(g, ii),
+                                                       CU_PTR(g, xi), CU_DT(g, xi), p,
+                                                       CU_ACC(o, 0), n);
+    cu_launched();
+}
+
+/* Global average: a thread per (n, c), the plane summed in order in f32 and
+ * divided by P, as the CPU. */
+__global__ void k_avgpool(const void *x, int xdt, void *y, int ydt, size_t N, size_t C, size_t P,
+                          int nhwc)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < N * C; j += stride) {
+        size_t n = udiv(j, C), c = j - n * C;
+        float s = 0.0f;
+        for (size_t q = 0; q < P; q++)
+            s += cu_ld(x, xdt, nhwc ? (n * P + q) * C + c : j * P + q);
+        cu_st(y, ydt, j, s / (float)P);
+    }
+}
+
+void op_avgpool(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0];
+    geo d = dims(&g->t[xi]);
+    if (d.N * d.C == 0)
+        return;
+    k_avgpool<<<cu_blocks(d.N * d.C, 256), 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi),
+                                                           CU_PTR(g, yi), CU_DT(g, yi), d.N,
+                                                           d.C, d.P, d.nhwc);
+    cu_launched();
+}
+
+/* dx (+)= dy[n, c] / P. */
+struct avg_bwd_f {
+    const void *dy;
+    void *dx;
+    int ddt, xdt, acc;
+    float Pf;
+    chan ch;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float o[V];
+        if (acc)
+            ldv<V>(dx, xdt, i, o);
+        size_t nc = ch.nc(i);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            float v = cu_ld(dy, ddt, nc + ch.step(k)) / Pf;
+            o[k] = acc ? o[k] + v : v;
+        }
+        stv<V>(dx, xdt, i, o);
+    }
+};
+
+void op_avgpool_bwd(graph *g, op *o)
+{
+    int di = o->in[0], xi = o->out[0];
+    geo d = dims(&g->t[xi]);
+    avg_bwd_f f = {CU_PTR(g, di), CU_PTR(g, xi), CU_DT(g, di), CU_DT(g, xi), CU_ACC(o, 0),
+                   (float)d.P, mkchan(d)};
+    launch_map(f, d.N * d.C * d.P, chan_vec(d) && al16(f.dx));
+}
+
+/* ---- flatten: (N, C, H, W) <-> (N, C*H*W) in (c, h, w) order ------------------------- */
+
+/* Element i of the flat side; lay: its offset in the 4-D tensor. */
+struct flat_f {
+    const void *src;
+    void *dst;
+    int sdt, ddt, backward, acc;
+    size_t C, P;
+    int nhwc;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        static_assert(V == 1, "scalar");
+        size_t lay = i;
+        if (nhwc) {
+            size_t n = udiv(i, C * P), r = i - n * C * P, c = udiv(r, P), q = r - c * P;
+            lay = (n * P + q) * C + c;
+        }
+        if (!backward) {
+            cu_st(dst, ddt, i, cu_ld(src, sdt, lay));
+        } else {
+            float v = cu_ld(src, sdt, i);
+            cu_st(dst, ddt, lay, acc ? cu_ld(dst, ddt, lay) + v : v);
+        }
+    }
+};
+
+template <class F>
+__global__ void k_map1(F f, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        f.template run<1>(i);
+}
+
+void flatten(graph *g, int xi, int yi, int backward, int acc)
+{
+    geo d = dims(&g->t[backward ? yi : xi]);
+    size_t n = d.N * d.C * d.P;
+    if (n == 0)
+        return;
+    if (!d.nhwc) { /* the same order: a copy */
+        copy_f f = {CU_PTR(g, xi), CU_PTR(g, yi), CU_DT(g, xi), CU_DT(g, yi), acc};
+        launch_map(f, n, al16(f.x) && al16(f.y));
+        return;
+    }
+    flat_f f = {CU_PTR(g, xi), CU_PTR(g, yi), CU_DT(g, xi), CU_DT(g, yi), backward, acc,
+                d.C, d.P, d.nhwc};
+    k_map1<flat_f><<<cu_blocks(n, 256), 256, 0, cu.s>>>(f, n);
+    cu_launched();
+}
+
+void op_flatten(graph *g, op *o) { flatten(g, o->in[0], o->out[0], 0, 0); }
+void op_flatten_bwd(graph *g, op *o) { flatten(g, o->in[0], o->out[0], 1, CU_ACC(o, 0)); }
+
+/* ---- dropout ----------------------------------------------------------------------------
+ * mask[i] = U(key, i) < p ? 0 : 1 / (1 - p), key = mix(seed ^ step << 40)
+ * (cpu dropout_mask_range), per element or per (n, c) (dropout2d). */
+
+/* Element-wise: mask and y = x mask in one pass. */
+struct drop_f {
+    const void *x;
+    void *y, *mask;
+    int xdt, ydt, mdt;
+    float p, scale;
+    uint64_t seed;
+    const int64_t *step;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        uint64_t key = drop_key(seed, step);
+        float v[V], m[V];
+        ldv<V>(x, xdt, i, v);
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            m[k] = d_rng_uniform(key, (uint64_t)(i + k)) < p ? 0.0f : scale;
+            v[k] = v[k] * m[k];
+        }
+        stv<V>(mask, mdt, i, m);
+        stv<V>(y, ydt, i, v);
+    }
+};
+
+struct drop_mask_f {
+    void *mask;
+    int mdt;
+    float p, scale;
+    uint64_t seed;
+    const int64_t *step;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        static_assert(V == 1, "scalar");
+        uint64_t key = drop_key(seed, step);
+        cu_st(mask, mdt, i, d_rng_uniform(key, (uint64_t)i) < p ? 0.0f : scale);
+    }
+};
+
+/* y = x mask[n, c]. */
+struct drop_ch_f {
+    const void *x, *mask;
+    void *y;
+    int xdt, mdt, ydt;
+    chan ch;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float v[V];
+        ldv<V>(x, xdt, i, v);
+        size_t nc = ch.nc(i);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            v[k] = v[k] * cu_ld(mask, mdt, nc + ch.step(k));
+        stv<V>(y, ydt, i, v);
+    }
+};
+
+void op_dropout(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0], mi = o->out[1];
+    float scale = 1.0f / (1.0f - o->p);
+    if (!o->channel) {
+        drop_f f = {CU_PTR(g, xi), CU_PTR(g, yi), CU_PTR(g, mi), CU_DT(g, xi), CU_DT(g, yi),
+                    CU_DT(g, mi), o->p, scale, o->seed, cu.step};
+        launch_map(f, cu_numel(g, xi), al16(f.x) && al16(f.y) && al16(f.mask));
+        return;
+    }
+    size_t nm = cu_numel(g, mi);
+    if (nm) {
+        drop_mask_f m = {CU_PTR(g, mi), CU_DT(g, mi), o->p, scale, o->seed, cu.step};
+        k_map1<drop_mask_f><<<cu_blocks(nm, 256), 256, 0, cu.s>>>(m, nm);
+        cu_launched();
+    }
+    geo d = dims(&g->t[xi]);
+    drop_ch_f f = {CU_PTR(g, xi), CU_PTR(g, mi), CU_PTR(g, yi), CU_DT(g, xi), CU_DT(g, mi),
+                   CU_DT(g, yi), mkchan(d)};
+    launch_map(f, d.N * d.C * d.P, chan_vec(d) && al16(f.x) && al16(f.y));
+}
+
+/* dx (+)= dy mask[i] (or mask[n, c]). */
+struct drop_bwd_f {
+    const void *dy, *mask;
+    void *dx;
+    int ddt, mdt, xdt, acc, channel;
+    chan ch;
+    template <int V>
+    __device__ void run(size_t i) const
+    {
+        float d[V], m[V], o[V];
+        ldv<V>(dy, ddt, i, d);
+        if (!channel) {
+            ldv<V>(mask, mdt, i, m);
+        } else {
+            size_t nc = ch.nc(i);
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                m[k] = cu_ld(mask, mdt, nc + ch.step(k));
+        }
+        if (acc)
+            ldv<V>(dx, xdt, i, o);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            o[k] = (acc ? o[k] : 0.0f) + d[k] * m[k];
+        stv<V>(dx, xdt, i, o);
+    }
+};
+
+void op_dropout_bwd(graph *g, op *o)
+{
+    int di = o->in[0], mi = o->in[1], xi = o->out[0];
+    geo d = dims(&g->t[xi]);
+    drop_bwd_f f = {CU_PTR(g, di), CU_PTR(g, mi), CU_PTR(g, xi), CU_DT(g, di), CU_DT(g, mi),
+                    CU_DT(g, xi), CU_ACC(o, 0), o->channel, mkchan(d)};
+    int vec = al16(f.dy) && al16(f.dx) && (o->channel ? chan_vec(d) : al16(f.mask));
+    launch_map(f, cu_numel(g, xi), vec);
+}
+
+/* ---- log-softmax and negative log-likelihood (mean over rows) ---------------------------- */
+
+/* A warp per row of (M, N). */
+__global__ void k_logsoftmax(const void *x, int xdt, void *y, int ydt, size_t M, size_t N)
+{
+    const int lane = threadIdx.x & 31;
+    for (size_t row = (size_t)blockIdx.x * 8 + (threadIdx.x >> 5); row < M;
+         row += (size_t)gridDim.x * 8) {
+        size_t b = row * N;
+        float m = -INFINITY, s = 0.0f;
+        for (size_t j = lane; j < N; j += 32) {
+            float v = cu_ld(x, xdt, b + j);
+            m = v > m ? v : m;
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            float v = __shfl_xor_sync(FULL, m, off);
+            m = v > m ? v : m;
+        }
+        for (size_t j = lane; j < N; j += 32)
+            s += expf(cu_ld(x, xdt, b + j) - m);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            s += __shfl_xor_sync(FULL, s, off);
+        float l = m + logf(s);
+        for (size_t j = lane; j < N; j += 32)
+            cu_st(y, ydt, b + j, cu_ld(x, xdt, b + j) - l);
+    }
+}
+
+/* dx (+)= dy - exp(y) sum(dy), a warp per row. */
+__global__ void k_logsoftmax_bwd(const void *dy, int ddt, const void *y, int ydt, void *dx,
+                                 int xdt, int acc, size_t M, size_t N)
+{
+    const int lane = threadIdx.x & 31;
+    for (size_t row = (size_t)blockIdx.x * 8 + (threadIdx.x >> 5); row < M;
+         row += (size_t)gridDim.x * 8) {
+        size_t b = row * N;
+        float s = 0.0f;
+        for (size_t j = lane; j < N; j += 32)
+            s += cu_ld(dy, ddt, b + j);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+            s += __shfl_xor_sync(FULL, s, off);
+        for (size_t j = lane; j < N; j += 32) {
+            float v = cu_ld(dy, ddt, b + j) - expf(cu_ld(y, ydt, b + j)) * s;
+            cu_st(dx, xdt, b + j, acc ? cu_ld(dx, xdt, b + j) + v : v);
+        }
+    }
+}
+
+/* (M, N) of a tensor: N its last dimension. */
+void rows(const graph *g, int t, size_t *M, size_t *N)
+{
+    const tensor *x = &g->t[t];
+    *N = (size_t)x->shape[x->ndim - 1];
+    *M = *N ? cu_numel(g, t) / *N : 0;
+}
+
+void op_logsoftmax(graph *g, op *o)
+{
+    int xi = o->in[0], yi = o->out[0];
+    size_t M, N;
+    rows(g, xi, &M, &N);
+    if (M == 0)
+        return;
+    k_logsoftmax<<<cu_blocks(M, 8), 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), CU_PTR(g, yi),
+                                                    CU_DT(g, yi), M, N);
+    cu_launched();
+}
+
+void op_logsoftmax_bwd(graph *g, op *o)
+{
+    int di = o->in[0], yi = o->in[1], xi = o->out[0];
+    size_t M, N;
+    rows(g, yi, &M, &N);
+    if (M == 0)
+        return;
+    k_logsoftmax_bwd<<<cu_blocks(M, 8), 256, 0, cu.s>>>(CU_PTR(g, di), CU_DT(g, di),
+                                                        CU_PTR(g, yi), CU_DT(g, yi),
+                                                        CU_PTR(g, xi), CU_DT(g, xi),
+                                                        CU_ACC(o, 0), M, N);
+    cu_launched();
+}
+
+/* loss = -sum_i logp[i, t[i]] / M, in double; one block. */
+__global__ void __launch_bounds__(256)
+k_nll(const void *lp, int ldt, const int32_t *t, void *loss, int sdt, size_t M, size_t N)
+{
+    __shared__ double sh[256];
+    const int tid = threadIdx.x;
+    double s = 0.0;
+    for (size_t i = tid; i < M; i += 256)
+        s -= (double)cu_ld(lp, ldt, i * N + (size_t)(int64_t)t[i]);
+    sh[tid] = s;
+    __syncthreads();
+    for (int h = 128; h > 0; h >>= 1) {
+        if (tid < h)
+            sh[tid] += sh[tid + h];
+        __syncthreads();
+    }
+    if (tid == 0)
+        cu_st(loss, sdt, 0, (float)(sh[0] / (double)M));
+}
+
+void op_nll(graph *g, op *o)
+{
+    int li = o->in[0];
+    size_t M, N;
+    rows(g, li, &M, &N);
+    k_nll<<<1, 256, 0, cu.s>>>(CU_PTR(g, li), CU_DT(g, li), (const int32_t *)CU_PTR(g, o->in[1]),
+                               CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
+    cu_launched();
+}
+
+/* d (+)= -(1 / M) scale at (i, t[i]), 0 elsewhere. */
+__global__ void k_nll_bwd(const int32_t *t, void *d, int ddt, size_t M, size_t N, float invm,
+                          const float *scaler, int acc)
+{
+    float v0 = invm * scaler[0];
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < M * N; i += stride) {
+        size_t r = udiv(i, N), j = i - r * N;
+        float v = acc ? cu_ld(d, ddt, i) : 0.0f;
+        if ((int64_t)t[r] == (int64_t)j)
+            v -= v0;
+        cu_st(d, ddt, i, v);
+    }
+}
+
+void op_nll_bwd(graph *g, op *o)
+{
+    int di = o->out[0];
+    size_t M, N;
+    rows(g, di, &M, &N);
+    if (M * N == 0)
+        return;
+    float invm = 1.0f / (float)M;
+    k_nll_bwd<<<cu_blocks(M * N, 256), 256, 0, cu.s>>>((const int32_t *)CU_PTR(g, o->in[0]),
+                                                       CU_PTR(g, di), CU_DT(g, di), M, N, invm,
+                                                       cu.scaler, CU_ACC(o, 0));
+    cu_launched();
+}
+
+/* ---- SGD, loss scaling, EMA -------------------------------------------------------------- */
+
+/* cpu sgd_range: g += wd w; buf = momentum buf + g (g at the first update);
+ * w -= lr buf, without contraction into fma (the CPU's rounding). Skipped
+ * when scaler[1] (inf / nan found by the unscale). */
+__global__ void k_sgd(float *w, const float *gr, float *buf, size_t n, float lr, float mom,
+                      float wd, const int64_t *step, const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    /* the first update: step 1 less the steps skipped before this one */
+    bool first = *step - (int64_t)scaler[3] == 1;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float d = __fadd_rn(gr[i], __fmul_rn(wd, w[i]));
+        float b = first ? d : __fadd_rn(__fmul_rn(mom, buf[i]), d);
+        buf[i] = b;
+        w[i] = __fsub_rn(w[i], __fmul_rn(lr, b));
+    }
+}
+
+__global__ void k_found_reset(float *scaler) { scaler[1] = 0.0f; }
+
+/* Every parameter gradient times 1 / scale; scaler[1] = 1 when one of them
+ * held an inf / nan (torch's _amp_foreach_non_finite_check_and_unscale_).
+ * Block (x, y): tensor y + k gridDim.y, grid-stride over its elements. */
+__global__ void k_unscale(const gslot *tab, int nt, float *scaler)
+{
+    float inv = 1.0f / scaler[0];
+    int found = 0;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (int t = blockIdx.y; t < nt; t += gridDim.y) {
+        float *p = tab[t].p;
+        size_t n = tab[t].n;
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+            float v = p[i];
+            if (!isfinite(v))
+                found = 1;
+            p[i] = v * inv;
+        }
+    }
+    if (found)
+        scaler[1] = 1.0f;
+}
+
+/* After the last SGD op (torch's _amp_update_scale_, growth 2, backoff 0.5,
+ * interval 2000). */
+__global__ void k_scale_update(float *s)
+{
+    if (s[1] != 0.0f) {
+        s[0] = s[0] * 0.5f;
+        s[2] = 0.0f;
+        s[3] = s[3] + 1.0f;
+    } else {
+        float ok = s[2] + 1.0f;
+        if (ok >= 2000.0f) {
+            float ns = s[0] * 2.0f;
+            if (isfinite(ns))
+                s[0] = ns;
+            s[2] = 0.0f;
+        } else
+            s[2] = ok;
+    }
+}
+
+constexpr int MT_BLOCKS_X = 64; /* blocks per tensor of the multi-tensor kernels */
+
+void op_sgd(graph *g, op *o)
+{
+    int oi = (int)(o - g->ops);
+    if (S.fp16 && oi == S.first_sgd && S.ngrads > 0) {
+        k_found_reset<<<1, 1, 0, cu.s>>>(cu.scaler);
+        cu_launched();
+        dim3 grid(MT_BLOCKS_X, (unsigned)(S.ngrads < 65535 ? S.ngrads : 65535));
+        k_unscale<<<grid, 256, 0, cu.s>>>(S.grads, S.ngrads, cu.scaler);
+        cu_launched();
+    }
+    size_t n = cu_numel(g, o->in[0]);
+    if (n) {
+        k_sgd<<<cu_blocks(n, 256), 256, 0, cu.s>>>(
+            (float *)CU_PTR(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]),
+            (float *)CU_PTR(g, o->in[2]), n, o->lr, o->momentum, o->wd, cu.step, cu.scaler);
+        cu_launched();
+    }
+    if (S.fp16 && oi == S.last_sgd) {
+        k_scale_update<<<1, 1, 0, cu.s>>>(cu.scaler);
+        cu_launched();
+    }
+}
+
+/* cpu ema_range over every pair: e = m e + (1 - m) w, without fma. */
+__global__ void k_ema(const eslot *tab, int nt)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (int t = blockIdx.y; t < nt; t += gridDim.y) {
+        const float *w = tab[t].w;
+        float *e = tab[t].e;
+        float m = tab[t].m, m1 = __fsub_rn(1.0f, m);
+        size_t n = tab[t].n;
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+            e[i] = __fadd_rn(__fmul_rn(m, e[i]), __fmul_rn(m1, w[i]));
+    }
+}
+
+/* The first EMA op of the plan updates every pair; the others do nothing. */
+void op_ema(graph *g, op *o)
+{
+    if ((int)(o - g->ops) != S.first_ema || S.nemas == 0)
+        return;
+    dim3 grid(MT_BLOCKS_X, (unsigned)(S.nemas < 65535 ? S.nemas : 65535));
+    k_ema<<<grid, 256, 0, cu.s>>>(S.emas, S.nemas);
+    cu_launched();
+}
+
+/* ---- prepare helpers --------------------------------------------------------------------- */
+
+int want(const graph *g, const op *o, int k, int dt, int in)
+{
+    int t = in ? o->in[k] : o->out[k];
+    if (t < 0 || g->t[t].dtype == dt)
+        return 0;
+    fprintf(stderr, "matrix-engine: cuda: op '%s' (%s): %s[%d] '%s' is not %s\n", o->name,
+            graph_op_name(o->type), in ? "in" : "out", k, g->t[t].name,
+            dt == DT_I32 ? "i32" : "f32");
+    return -1;
+}
+
+/* Copy n bytes from the host to d in stream order and wait; returns d. */
+void *upload_to(void *d, const void *h, size_t n)
+{
+    cudaCheck(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, cu.s));
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    return d;
+}
+
+/* Device copy of n bytes of host table h; NULL when out of memory. */
+void *upload_table(const void *h, size_t n)
+{
+    void *d = cu_alloc(n);
+    return d ? upload_to(d, h, n) : NULL;
+}
+
+} /* namespace */
+
+/* ---- the interface (cuda.h) ------------------------------------------------------------------ */
+
+void cu_ops_register(backend_op_fn *t)
+{
+    t[OP_BN] = op_bn;
+    t[OP_BN_BWD] = op_bn_bwd;
+    t[OP_ACT] = op_act;
+    t[OP_ACT_BWD] = op_act_bwd;
+    t[OP_MAXPOOL] = op_maxpool;
+    t[OP_MAXPOOL_BWD] = op_maxpool_bwd;
+    t[OP_AVGPOOL] = op_avgpool;
+    t[OP_AVGPOOL_BWD] = op_avgpool_bwd;
+    t[OP_FLATTEN] = op_flatten;
+    t[OP_FLATTEN_BWD] = op_flatten_bwd;
+    t[OP_DROPOUT] = op_dropout;
+    t[OP_DROPOUT_BWD] = op_dropout_bwd;
+    t[OP_ADD] = op_add;
+    t[OP_COPY] = op_copy;
+    t[OP_LOGSOFTMAX] = op_logsoftmax;
+    t[OP_LOGSOFTMAX_BWD] = op_logsoftmax_bwd;
+    t[OP_NLL] = op_nll;
+    t[OP_NLL_BWD] = op_nll_bwd;
+    t[OP_SGD] = op_sgd;
+    t[OP_EMA] = op_ema;
+}
+
+int cu_ops_prepare(graph *g, int nrun)
+{
+    size_t part = 0, cmax = 0;
+    int nsgd = 0, nema = 0, bad = 0;
+    cu_ops_release(g);
+    for (int i = 0; i < nrun; i++) {
+        const op *o = &g->ops[i];
+        switch (o->type) {
+        case OP_BN:
+        case OP_BN_BWD: {
+            geo d = dims(&g->t[o->in[o->type == OP_BN ? 0 : 1]]);
+            size_t pb = o->type == OP_BN && !o->train ? 0 : bn_part_bytes(d);
+            part = pb > part ? pb : part;
+            cmax = d.C > cmax ? d.C : cmax;
+            if (o->type == OP_BN)
+                for (int k = 1; k <= 4; k++)
+                    bad |= want(g, o, k, DT_F32, 1);
+            else
+                bad |= want(g, o, 2, DT_F32, 1) | want(g, o, 1, DT_F32, 0) |
+                       want(g, o, 2, DT_F32, 0);
+            break;
+        }
+        case OP_MAXPOOL:
+            bad |= want(g, o, 1, DT_I32, 0);
+            break;
+        case OP_MAXPOOL_BWD:
+            bad |= want(g, o, 1, DT_I32, 1);
+            if (o->fwd < 0 || o->fwd >= g->nops || g->ops[o->fwd].type != OP_MAXPOOL) {
+                fprintf(stderr, "matrix-engine: cuda: op '%s' (maxpool backward) has no "
+                        "max-pool forward op\n", o->name);
+                bad = -1;
+            }
+            break;
+        case OP_NLL:
+            bad |= want(g, o, 1, DT_I32, 1);
+            break;
+        case OP_NLL_BWD:
+            bad |= want(g, o, 0, DT_I32, 1);
+            break;
+        case OP_SGD:
+            for (int k = 0; k < 3; k++)
+                bad |= want(g, o, k, DT_F32, 1);
+            if (S.first_sgd < 0)
+                S.first_sgd = i;
+            S.last_sgd = i;
+            nsgd++;
+            break;
+        case OP_EMA:
+            for (int k = 0; k < 2; k++)
+                bad |= want(g, o, k, DT_F32, 1);
+            if (S.first_ema < 0)
+                S.first_ema = i;
+            nema++;
+            break;
+        default:
+            break;
+        }
+    }
+    if (bad)
+        return -2;
+    if (part) {
+        S.part_bytes = part;
+        if (!(S.part = (double *)cu_alloc(part)))
+            return -1;
+    }
+    if (cmax) {
+        S.coef_bytes = 4 * cmax * sizeof(float);
+        if (!(S.coef = (float *)cu_alloc(S.coef_bytes)))
+            return -1;
+    }
+    S.fp16 = cu.pt.precision == PREC_FP16 && nsgd > 0;
+    if (!cu.scaler) {
+        fprintf(stderr, "matrix-engine: cuda: no loss-scaler buffer\n");
+        return -2;
+    }
+    float sc[4] = {S.fp16 ? 65536.0f : 1.0f, 0.0f, 0.0f, 0.0f};
+    upload_to(cu.scaler, sc, sizeof sc);
+    if (S.fp16) {
+        gslot *h = (gslot *)calloc(nsgd, sizeof *h);
+        if (!h)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        for (int i = 0; i < nrun; i++)
+            if (g->ops[i].type == OP_SGD) {
+                int t = g->ops[i].in[1];
+                h[S.ngrads].p = (float *)CU_PTR(g, t);
+                h[S.ngrads].n = cu_numel(g, t);
+                S.ngrads++;
+            }
+        S.grads = (gslot *)upload_table(h, nsgd * sizeof *h);
+        free(h);
+        if (!S.grads)
+            return -1;
+    }
+    if (nema) {
+        eslot *h = (eslot *)calloc(nema, sizeof *h);
+        if (!h)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        for (int i = 0; i < nrun; i++)
+            if (g->ops[i].type == OP_EMA) {
+                const op *o = &g->ops[i];
+                h[S.nemas].w = (const float *)CU_PTR(g, o->in[0]);
+                h[S.nemas].e = (float *)CU_PTR(g, o->in[1]);
+                h[S.nemas].n = cu_numel(g, o->in[0]);
+                h[S.nemas].m = o->momentum;
+                S.nemas++;
+            }
+        S.emas = (eslot *)upload_table(h, nema * sizeof *h);
+        free(h);
+        if (!S.emas)
+            return -1;
+    }
+    return 0;
+}
+
+void cu_ops_release(graph *g)
+{
+    (void)g;
+    cu_free(S.part, S.part_bytes);
+    cu_free(S.coef, S.coef_bytes);
+    cu_free(S.grads, S.ngrads * sizeof(gslot));
+    cu_free(S.emas, S.nemas * sizeof(eslot));
+    S.part = NULL;
+    S.coef = NULL;
+    S.grads = NULL;
+    S.emas = NULL;
+    S.part_bytes = S.coef_bytes = 0;
+    S.ngrads = S.nemas = 0;
+    S.fp16 = 0;
+    S.first_sgd = S.last_sgd = S.first_ema = -1;
+}
