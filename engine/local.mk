@@ -35,7 +35,7 @@ $(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/graph
 	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h config.h
 enginemodule_DATA += engine/matrix-engine-cuda.so
 engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)
-	$(AM_V_GEN)$(NVCC) -shared -Xcompiler -fPIC -o $@ $(CUDA_MODULE_OBJS) $(CUDA_LIBS)
+	$(AM_V_GEN)$(CC) -shared -o $@ $(CUDA_MODULE_OBJS) $(CUDA_LIBS) -lstdc++ $(LIBM)
 CLEANFILES += $(CUDA_MODULE_OBJS) engine/matrix-engine-cuda.so
 endif
 
