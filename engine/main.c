@@ -769,9 +769,9 @@ int main(int argc, char **argv)
         return finish_unsupported(&o, ignored, "--gpus > 1 needs CUDA devices; the cpu device runs one process");
     if (o.pt.syncbn)
         return finish_unsupported(&o, ignored, "SyncBN needs more than one GPU");
-    else if (o.pt.precision == PREC_FP16)
+    else if (o.pt.device == DEV_CPU && o.pt.precision == PREC_FP16)
         return finish_unsupported(&o, ignored, "fp16 is not implemented in the CPU backend");
-    else if (o.pt.precision == PREC_BF16)
+    else if (o.pt.device == DEV_CPU && o.pt.precision == PREC_BF16)
         return finish_unsupported(&o, ignored,
                                   cpu_has("avx512_bf16") || cpu_has("amx_bf16")
                                       ? "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)"
