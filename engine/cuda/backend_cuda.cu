@@ -123,8 +123,10 @@ void cu_free(void *p, size_t bytes)
 static void *be_alloc(size_t bytes)
 {
     void *p = cu_alloc(bytes);
-    if (p)
-        cudaCheck(cudaMemset(p, 0, bytes));
+    if (p) { /* on cu.s (non-blocking: no implicit order with the legacy stream) */
+        cudaCheck(cudaMemsetAsync(p, 0, bytes, cu.s));
+        cudaCheck(cudaStreamSynchronize(cu.s));
+    }
     return p;
 }
 
@@ -136,8 +138,10 @@ static size_t be_oom_bytes(void) { return pool.failed; }
 
 static void be_upload(void *dst, const void *src, size_t n)
 {
+    /* on cu.s and waited for: a pageable cudaMemcpy may return before its
+     * DMA lands, and the legacy stream is not ordered with cu.s */
+    cudaCheck(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cu.s));
     cudaCheck(cudaStreamSynchronize(cu.s));
-    cudaCheck(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
 }
 
 static void be_download(void *dst, const void *src, size_t n)
