@@ -1,0 +1,325 @@
+#!/bin/sh
+# bench_convnets.sh - the native engine's CUDA backend against PyTorch on the
+# same GPU, in the same run (one process per point, one point at a time):
+#
+#   case                                   ours (best settings)                   PyTorch (best of)                 target
+#   ResNet-50 inference fp16 NHWC b256     fp16, channels-last, cudnn-benchmark,  AMP fp16, channels_last,          >= 1.00x, and % of
+#                                          eval + inference-mode, compile         cudnn.benchmark, eval +           the fp16 tensor-core
+#                                          reduce-overhead | max-autotune         inference_mode; eager, compile    peak (pct_peak)
+#                                                                                 default, max-autotune
+#   ResNet-50 training fp16 NHWC b256      same, training (BN batch statistics,   same, training (GradScaler)       >= 1.00x
+#                                          dynamic loss scaling)
+#   ResNet-50 inference b1 latency         as the first case, batch 1             compile reduce-overhead           latency <= PyTorch's
+#                                                                                 (CUDA graphs)
+#   MNIST CNN training b64                 fp32, compile reduce-overhead |        eager, fp32 or AMP fp16           >= 3.00x
+#                                          max-autotune
+#   ResNet-50 start-up                     startup_s (process start to the first  the same for PyTorch eager        < 1.5 s
+#                                          timed step, one warm-up step) of the
+#                                          first case's settings, cudnn-benchmark
+#                                          on and off
+#
+#   sh tests/gpu/bench_convnets.sh [FILE]
+#
+# from the source tree or with top_srcdir set. MATRIX_ENGINE names the engine
+# (default: $top_builddir/engine/matrix-engine, else ./engine/matrix-engine),
+# PYTHON_TORCH the python3 with a CUDA build of torch (2.x; torchvision for
+# ResNet-50). Prints the GPU, driver, CUDA, cuDNN and PyTorch versions and a
+# markdown table (case, ours, PyTorch best and its setting, ratio, target,
+# met?); with FILE, writes the same there: between the lines
+# "<!-- bench_convnets:begin -->" and "<!-- bench_convnets:end -->" when FILE
+# has them (engine/cuda/PERF.md does), else as the whole file.
+#
+# Time: about 8 minutes. BENCH_BUDGET_S (default 480) bounds the whole run:
+# our points and PyTorch's eager and reduce-overhead points run first, then
+# PyTorch's torch.compile default and max-autotune points, each within
+# BENCH_COMPILE_S (default 180) and what is left of the budget (a point cut
+# short is reported as such and left out of "PyTorch best").
+# BENCH_MAX_AUTOTUNE=0 leaves out max-autotune (ours and PyTorch's).
+# Result files and logs stay in BENCH_OUTDIR (default: a new temporary
+# directory, printed at the end).
+#
+# Exit 0 when every point of ours ran (targets met or not: see the table),
+# 1 when one of ours failed, 77 when there is no GPU.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+if [ -z "${MATRIX_ENGINE:-}" ]; then
+	if [ -n "${top_builddir:-}" ]; then MATRIX_ENGINE=$top_builddir/engine/matrix-engine
+	else MATRIX_ENGINE=$(pwd)/engine/matrix-engine; fi
+fi
+PYTHON_TORCH=${PYTHON_TORCH:-python3}
+BENCH_OUTDIR=${BENCH_OUTDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench_convnets.XXXXXX")}
+mkdir -p "$BENCH_OUTDIR"
+export MATRIX_ENGINE PYTHON_TORCH top_srcdir BENCH_OUTDIR
+
+have_gpu() { ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; }
+if [ ! -x "$MATRIX_ENGINE" ]; then
+	echo "FAIL: no engine at '$MATRIX_ENGINE' (set MATRIX_ENGINE or top_builddir)"
+	exit 1
+fi
+rc=0
+"$MATRIX_ENGINE" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 \
+	--result "$BENCH_OUTDIR/probe.result" >"$BENCH_OUTDIR/probe.log" 2>&1 || rc=$?
+if [ "$rc" -ne 0 ]; then
+	reason=$(sed -n 's/^reason=//p' "$BENCH_OUTDIR/probe.result" 2>/dev/null)
+	if ! have_gpu; then
+		echo "SKIP: no GPU: matrix-engine --device cuda: ${reason:-exit $rc}"
+		exit 77
+	fi
+	echo "FAIL: a GPU is present but matrix-engine --device cuda exited $rc: ${reason:-see $BENCH_OUTDIR/probe.log}"
+	exit 1
+fi
+
+exec "$PYTHON_TORCH" - "$@" <<'PYEOF'
+import os
+import signal
+import subprocess
+import sys
+import time
+
+E = os.environ["MATRIX_ENGINE"]
+PY = os.environ["PYTHON_TORCH"]
+TORCH_ENGINE = os.path.join(os.environ["top_srcdir"], "engine", "pytorch", "matrix_torch.py")
+OUTDIR = os.environ["BENCH_OUTDIR"]
+OUTFILE = sys.argv[1] if len(sys.argv) > 1 else None
+BUDGET = float(os.environ.get("BENCH_BUDGET_S", "480"))
+COMPILE_CAP = float(os.environ.get("BENCH_COMPILE_S", "180"))
+MAX_AUTOTUNE = os.environ.get("BENCH_MAX_AUTOTUNE", "1") != "0"
+T0 = time.time()
+# short measurements: a few warm-up steps (compile, CUDA graph recording), 1-3 s timed
+MEASURE = ["--device", "cuda", "--seed", "1", "--warmup", "3", "--min-time", "1s", "--max-time", "3s",
+           "--rel-ci", "0.02"]
+MARK_BEGIN, MARK_END = "<!-- bench_convnets:begin -->", "<!-- bench_convnets:end -->"
+
+
+def read_result(path):
+    res = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    res[k] = v
+    except OSError:
+        pass
+    return res
+
+
+def left():
+    return BUDGET - (time.time() - T0)
+
+
+def run(engine, name, args, timeout):
+    """One point in its own process group; the result dict, with _status one of
+    ok, unsupported, failed, timeout, skipped."""
+    path = os.path.join(OUTDIR, "%s.%s.result" % (engine, name))
+    log = os.path.join(OUTDIR, "%s.%s.log" % (engine, name))
+    cmd = ([E] if engine == "ours" else [PY, TORCH_ENGINE]) + MEASURE + args + ["--result", path]
+    if timeout < 20:
+        why = "not run: %.0f s of the %.0f s budget left" % (max(left(), 0), BUDGET)
+        print("  %-5s %-34s %s" % (engine, name, why), flush=True)
+        return {"_status": "skipped", "_why": why, "_cmd": cmd}
+    if os.path.exists(path):
+        os.unlink(path)
+    t = time.time()
+    with open(log, "w") as f:
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGTERM)  # torch.compile's workers too
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            rc = None
+    secs = time.time() - t
+    res = read_result(path)
+    res["_cmd"] = cmd
+    res["_secs"] = secs
+    if rc is None:
+        res["_status"], res["_why"] = "timeout", "cut short after %.0f s" % secs
+    elif rc == 0 and res.get("status") == "ok":
+        res["_status"] = "ok"
+    else:
+        res["_status"] = res.get("status") if res.get("status") in ("unsupported", "oom") else "failed"
+        res["_why"] = "%s (exit %s): %s" % (res["_status"], rc, res.get("reason") or "see " + log)
+    if res["_status"] == "ok":
+        print("  %-5s %-34s %12s samples/s  step %9s ms  startup %6s s  (%.0f s)" % (
+            engine, name, res.get("throughput"), res.get("step_ms"), res.get("startup_s"), secs), flush=True)
+    else:
+        print("  %-5s %-34s %s" % (engine, name, res["_why"]), flush=True)
+    return res
+
+
+def num(res, key):
+    try:
+        return float(res[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def best(results, key, lower):
+    """(setting, result) of the best ok result by key, or (None, None)."""
+    ok = [(s, r) for s, r in results if r["_status"] == "ok" and num(r, key) is not None]
+    if not ok:
+        return None, None
+    return (min if lower else max)(ok, key=lambda sr: num(sr[1], key))
+
+
+# ---- the points -------------------------------------------------------------------------
+R50 = ["--model", "resnet50"]
+INFER = ["--task", "infer", "--precision", "fp16", "--channels-last", "on", "--eval", "on",
+         "--inference-mode", "on", "--cudnn-benchmark", "on"]
+TRAIN = ["--task", "train", "--precision", "fp16", "--channels-last", "on", "--cudnn-benchmark", "on"]
+MNIST = ["--model", "mnist_cnn", "--task", "train", "--batch", "64"]
+OUR_MODES = ["reduce-overhead"] + (["max-autotune"] if MAX_AUTOTUNE else [])
+CASES = {
+    "r50_infer_b256": R50 + INFER + ["--batch", "256"],
+    "r50_train_b256": R50 + TRAIN + ["--batch", "256"],
+    "r50_infer_b1": R50 + INFER + ["--batch", "1"],
+}
+ours = {c: [] for c in list(CASES) + ["mnist_train_b64", "startup"]}
+torch = {c: [] for c in ours}
+
+print("== ours (%s)" % E, flush=True)
+for c, args in CASES.items():
+    for mode in OUR_MODES:
+        ours[c].append((mode, run("ours", "%s.%s" % (c, mode), args + ["--compile", mode], 300)))
+for mode in OUR_MODES:
+    ours["mnist_train_b64"].append(
+        ("fp32 " + mode, run("ours", "mnist_train_b64.%s" % mode, MNIST + ["--precision", "fp32", "--compile", mode], 120)))
+STARTUP = ["--warmup", "1", "--steps", "3"]  # after MEASURE: the last --warmup counts
+ours["startup"].append(("cudnn-benchmark on", run("ours", "startup.bench_on", CASES["r50_infer_b256"]
+                                                   + ["--compile", "reduce-overhead"] + STARTUP, 120)))
+ours["startup"].append(("cudnn-benchmark off", run("ours", "startup.bench_off", CASES["r50_infer_b256"]
+                                                    + ["--cudnn-benchmark", "off", "--compile", "reduce-overhead"]
+                                                    + STARTUP, 120)))
+
+print("== PyTorch (%s %s)" % (PY, TORCH_ENGINE), flush=True)
+# first what every case needs: eager, and reduce-overhead for the latency case
+torch["r50_infer_b256"].append(("eager", run("torch", "r50_infer_b256.none", CASES["r50_infer_b256"] + ["--compile", "none"], min(300, left()))))
+torch["r50_train_b256"].append(("eager", run("torch", "r50_train_b256.none", CASES["r50_train_b256"] + ["--compile", "none"], min(300, left()))))
+torch["mnist_train_b64"].append(("eager fp32", run("torch", "mnist_train_b64.fp32", MNIST + ["--precision", "fp32", "--compile", "none"], min(120, left()))))
+torch["mnist_train_b64"].append(("eager AMP fp16", run("torch", "mnist_train_b64.fp16", MNIST + ["--precision", "fp16", "--compile", "none"], min(120, left()))))
+torch["startup"].append(("eager", run("torch", "startup", CASES["r50_infer_b256"] + ["--compile", "none"] + STARTUP, min(120, left()))))
+torch["r50_infer_b1"].append(("reduce-overhead", run("torch", "r50_infer_b1.reduce-overhead", CASES["r50_infer_b1"] + ["--compile", "reduce-overhead"], min(COMPILE_CAP, left()))))
+# then torch.compile, within what is left of the budget
+for mode in ["default"] + (["max-autotune"] if MAX_AUTOTUNE else []):
+    for c in ("r50_infer_b256", "r50_train_b256"):
+        torch[c].append(("compile " + mode, run("torch", "%s.%s" % (c, mode), CASES[c] + ["--compile", mode], min(COMPILE_CAP, left() - 5))))
+
+# ---- the table ------------------------------------------------------------------------------
+def fmt_thr(r):
+    return "%.0f samples/s" % num(r, "throughput")
+
+
+def fmt_ms(r):
+    return "%.3f ms" % num(r, "step_ms")
+
+
+def fmt_s(r):
+    return "%.2f s" % num(r, "startup_s")
+
+
+def others(results):
+    """What else was tried and did not count."""
+    notes = ["%s: %s" % (s, r.get("_why", r["_status"])) for s, r in results if r["_status"] != "ok"]
+    return ("; not counted: " + "; ".join(notes)) if notes else ""
+
+
+rows = []
+ours_failed = []
+
+
+def row(case, ours_runs, torch_runs, metric, fmt, target, target_ratio=None, absolute=None, extra=None):
+    """One line of the table. metric: throughput (higher is better), step_ms or
+    startup_s (lower is better); target_ratio: the least ratio that meets the
+    target; absolute: ours below it meets the target."""
+    lower = metric != "throughput"
+    os_, o = best(ours_runs, metric, lower)
+    ts, t = best(torch_runs, metric, lower)
+    for s, r in ours_runs:
+        if r["_status"] not in ("ok", "skipped"):
+            ours_failed.append("%s, %s: %s" % (case, s, r.get("_why")))
+    ours_cell = "%s (%s%s)" % (fmt(o), os_, extra(o) if extra else "") if o else "not measured"
+    ours_cell += others(ours_runs)
+    torch_cell = ("%s (%s)" % (fmt(t), ts) if t else "not measured") + others(torch_runs)
+    ratio, met = "n/a", "n/a"
+    if o and t:
+        r = num(t, metric) / num(o, metric) if lower else num(o, metric) / num(t, metric)
+        ratio = "%.2fx" % r
+        if target_ratio is not None:
+            met = "yes" if r >= target_ratio else "no"
+    if absolute is not None and o:
+        met = "yes" if num(o, metric) < absolute else "no"
+    rows.append((case, ours_cell, torch_cell, ratio, target, met))
+
+
+row("ResNet-50 inference, fp16, NHWC, batch 256", ours["r50_infer_b256"], torch["r50_infer_b256"], "throughput",
+    fmt_thr, ">= 1.00x PyTorch best", 1.0,
+    extra=lambda r: ", %s%% of the fp16 tensor-core peak, %s TFLOP/s" % (r.get("pct_peak", "?"), r.get("tflops", "?")))
+row("ResNet-50 training, fp16 mixed precision, NHWC, batch 256", ours["r50_train_b256"], torch["r50_train_b256"],
+    "throughput", fmt_thr, ">= 1.00x PyTorch best", 1.0, extra=lambda r: ", %s%% of peak" % r.get("pct_peak", "?"))
+row("ResNet-50 inference latency, fp16, NHWC, batch 1", ours["r50_infer_b1"], torch["r50_infer_b1"], "step_ms", fmt_ms,
+    "<= PyTorch reduce-overhead (>= 1.00x)", 1.0)
+row("MNIST CNN training, batch 64", ours["mnist_train_b64"], torch["mnist_train_b64"], "throughput", fmt_thr,
+    ">= 3.00x PyTorch eager", 3.0)
+for s, r in ours["startup"]:  # each of ours against the target, PyTorch eager beside it
+    row("ResNet-50 start-up (process start to first timed step), %s" % s, [(s, r)], torch["startup"], "startup_s",
+        fmt_s, "< 1.5 s", absolute=1.5)
+
+
+def versions():
+    lines = []
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30)
+        lines.append("GPU (nvidia-smi): %s" % (q.stdout.strip().replace("\n", "; ") or q.stderr.strip()))
+    except (OSError, subprocess.SubprocessError) as e:
+        lines.append("GPU (nvidia-smi): unavailable (%s)" % e)
+    try:
+        q = subprocess.run([PY, "-c", "import torch, sys; print('PyTorch %s, CUDA %s, cuDNN %s, %s' % (torch.__version__, "
+                            "torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name(0) "
+                            "if torch.cuda.is_available() else 'no CUDA device'))"],
+                           capture_output=True, text=True, timeout=120)
+        lines.append(q.stdout.strip() or "PyTorch: %s" % q.stderr.strip().splitlines()[-1:])
+    except (OSError, subprocess.SubprocessError) as e:
+        lines.append("PyTorch: unavailable (%s)" % e)
+    probe = read_result(os.path.join(OUTDIR, "probe.result"))
+    lines.append("ours: %s" % ", ".join("%s %s" % (k, probe[k]) for k in (
+        "gpu", "driver", "cuda_runtime", "cudnn", "cublaslt", "engine_version") if k in probe))
+    return lines
+
+
+out = ["# bench_convnets: native engine (CUDA) vs PyTorch on one GPU", "",
+       "Measured %s with `sh tests/gpu/bench_convnets.sh` (%.0f s)." % (time.strftime("%Y-%m-%d %H:%M %Z"), time.time() - T0), ""]
+out += ["- " + v for v in versions()]
+out += ["", "| case | ours | PyTorch best (setting) | ratio | target | met? |", "|---|---|---|---|---|---|"]
+out += ["| %s |" % " | ".join(r) for r in rows]
+out += ["", "ratio: throughput ours / PyTorch's, or latency and start-up PyTorch's / ours (above 1: ours is better).",
+        "Each figure is the median step of one process (%s); result files and logs: %s." % (" ".join(MEASURE), OUTDIR)]
+text = "\n".join(out) + "\n"
+print()
+print(text)
+if OUTFILE:
+    old = None
+    try:
+        with open(OUTFILE) as f:
+            old = f.read()
+    except OSError:
+        pass
+    if old and MARK_BEGIN in old and MARK_END in old and old.index(MARK_BEGIN) < old.index(MARK_END):
+        new = old[:old.index(MARK_BEGIN) + len(MARK_BEGIN)] + "\n" + text + old[old.index(MARK_END):]
+    else:
+        new = text
+    with open(OUTFILE + ".tmp", "w") as f:
+        f.write(new)
+    os.replace(OUTFILE + ".tmp", OUTFILE)
+    print("written to %s" % OUTFILE)
+if ours_failed:
+    print("FAIL: points of ours that did not run:\n  " + "\n  ".join(ours_failed))
+    sys.exit(1)
+sys.exit(0)
+PYEOF

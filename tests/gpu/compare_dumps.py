@@ -1,0 +1,227 @@
+"""compare_dumps.py - compare two `matrix-engine --dump` files (engine/weights.h),
+a reference REF (the CPU backend, or a CUDA run with other settings) and GOT.
+
+    compare_dumps.py [options] REF GOT
+    compare_dumps.py --randomize-bn IN OUT
+
+Groups of tensors, each checked when REF has it (a group REF has and GOT lacks
+fails):
+
+  inputs   input (--input-rtol; 0 = bit-identical), target (identical)
+  init     init.* : the parameters both runs started from (identical)
+  output   output of step 1: max|got - ref| / max|ref| <= --rtol
+  grads    grad.* of step 1: per tensor max|got - ref| / max(max|ref|, 1e-3 *
+           the largest max|ref| of the group) <= --grad-rtol (the floor keeps a
+           nearly-zero gradient, such as the bias of a BatchNorm followed by
+           another, from failing on noise; the same rule as resnet_ref.py)
+  losses   every step: finite, |got - ref| / |ref| <= --loss-rtol
+  final    final.* after the last step: as grads, with --final-rtol
+  masks    mask.<op>.<step>: bit-identical (same --seed, same generator)
+
+--trajectory (mixed precision against fp32): inputs, init, output (--rtol),
+masks, and the losses: finite, within --loss-rtol of REF's relative to REF's
+first loss, and when REF's loss moved by more than that over the run, GOT's
+moved the same way by 0.5x to 2x as much. Gradients and final weights are not
+compared (they are compared at fp32).
+
+--same-input: when the two runs saw different inputs (NCHW against NHWC: the
+engine fills the input in memory order), print SKIP and exit 3 instead of
+failing.
+
+--randomize-bn rewrites a weights file with non-trivial BatchNorm affine
+parameters and running statistics, so that eval-mode runs test them.
+
+Prints one line per group ("CHECK OK|FAIL label group detail") and exits 0
+when every check holds, 1 otherwise (2: usage, unreadable file; 3: skipped,
+see --same-input)."""
+import argparse
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine"))
+import mxw  # noqa: E402  (tests/engine/mxw.py: the tensor file reader)
+import torch  # noqa: E402
+
+
+class Report:
+    def __init__(self, label):
+        self.label = label
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, group, ok, detail):
+        print("CHECK %s %s %s: %s" % ("OK  " if ok else "FAIL", self.label, group, detail))
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        return ok
+
+
+def maxabs(t):
+    return t.abs().max().item() if t.numel() else 0.0
+
+
+def rel_err(got, ref, floor):
+    """max |got - ref| / max(max |ref|, floor); inf when got has NaN/inf or the shapes differ."""
+    if got.numel() != ref.numel():
+        return math.inf
+    got = got.double().reshape(ref.shape)
+    ref = ref.double()
+    if not torch.isfinite(got).all():
+        return math.inf
+    if ref.numel() == 0:
+        return 0.0
+    return (got - ref).abs().max().item() / max(maxabs(ref), floor, 1e-30)
+
+
+def group(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
+    """Every tensor of keys within rtol, relative to its own largest magnitude
+    or to floor_frac of the group's largest, whichever is larger."""
+    if not keys:
+        return
+    missing = [k for k in keys if k not in got]
+    if missing:
+        rep.check(name, False, "%d tensor(s) missing from the second dump (%s%s)"
+                  % (len(missing), ", ".join(missing[:3]), ", ..." if len(missing) > 3 else ""))
+        return
+    gmax = max(maxabs(ref[k].double()) for k in keys)
+    worst, wk = max((rel_err(got[k], ref[k], floor_frac * gmax), k) for k in keys)
+    rep.check(name, worst <= rtol, "%d tensor(s), worst relative maxdiff %.3e (%s), tolerance %.1e"
+              % (len(keys), worst, wk, rtol))
+
+
+def exact(rep, name, ref, got, keys):
+    if not keys:
+        return
+    missing = [k for k in keys if k not in got]
+    if missing:
+        rep.check(name, False, "%d tensor(s) missing from the second dump (%s)" % (len(missing), ", ".join(missing[:3])))
+        return
+    bad = [k for k in keys if got[k].shape != ref[k].shape or not torch.equal(got[k], ref[k])]
+    detail = "%d tensor(s) bit-identical" % len(keys) if not bad else "%d of %d differ (%s%s; max |diff| %.3e)" % (
+        len(bad), len(keys), ", ".join(bad[:3]), ", ..." if len(bad) > 3 else "",
+        max((got[k].double() - ref[k].double()).abs().max().item() if got[k].shape == ref[k].shape else math.inf
+            for k in bad))
+    rep.check(name, not bad, detail)
+
+
+def losses_close(rep, ref, got, rtol, trajectory):
+    if "losses" not in ref:
+        return
+    if "losses" not in got:
+        rep.check("losses", False, "the second dump has no losses")
+        return
+    a, b = got["losses"].double(), ref["losses"].double()
+    if a.numel() != b.numel():
+        rep.check("losses", False, "%d steps vs %d" % (a.numel(), b.numel()))
+        return
+    fin = bool(torch.isfinite(a).all())
+    shown = " ".join("%.5g" % v for v in a.tolist())
+    refshown = " ".join("%.5g" % v for v in b.tolist())
+    if not fin:
+        rep.check("losses", False, "not finite: %s (reference %s)" % (shown, refshown))
+        return
+    if not trajectory:
+        worst = ((a - b).abs() / b.abs().clamp_min(1e-6)).max().item()
+        rep.check("losses", worst <= rtol, "%d step(s), worst relative diff %.3e, tolerance %.1e (%s vs %s)"
+                  % (a.numel(), worst, rtol, shown, refshown))
+        return
+    scale = max(abs(b[0].item()), 1e-6)
+    worst = ((a - b).abs() / scale).max().item()
+    rep.check("losses", worst <= rtol, "%d step(s), worst diff %.3e of the first loss, tolerance %.1e (%s vs %s)"
+              % (a.numel(), worst, rtol, shown, refshown))
+    dref, dgot = (b[0] - b[-1]).item(), (a[0] - a[-1]).item()
+    if abs(dref) > rtol * scale and a.numel() > 1:
+        ratio = dgot / dref
+        rep.check("loss trend", 0.5 <= ratio <= 2.0,
+                  "loss moved by %.4g over %d steps, reference %.4g (ratio %.2f, want 0.5-2)"
+                  % (-dgot, a.numel(), -dref, ratio))
+
+
+def compare(args):
+    ref = mxw.load(args.ref)
+    got = mxw.load(args.got)
+    rep = Report(args.label or "%s vs %s" % (os.path.basename(args.got), os.path.basename(args.ref)))
+    if "input" in ref:
+        if "input" not in got:
+            rep.check("inputs", False, "the second dump has no input")
+        else:
+            e = rel_err(got["input"], ref["input"], 0.0)
+            same_target = "target" not in ref or ("target" in got and torch.equal(got["target"], ref["target"]))
+            if args.same_input and not (e <= args.input_rtol and same_target):
+                print("SKIP %s: the two runs saw different inputs (input relative maxdiff %.3e, target %s): "
+                      "nothing to compare" % (rep.label, e, "identical" if same_target else "differs"))
+                return 3
+            rep.check("inputs", e <= args.input_rtol and same_target,
+                      "input relative maxdiff %.3e (tolerance %.1e), target %s"
+                      % (e, args.input_rtol, "identical" if same_target else "differs"))
+    exact(rep, "init", ref, got, sorted(k for k in ref if k.startswith("init.")))
+    if "output" in ref:
+        group(rep, "output", ref, got, ["output"], args.rtol)
+    if not args.trajectory:
+        group(rep, "grads", ref, got, sorted(k for k in ref if k.startswith("grad.")), args.grad_rtol)
+    losses_close(rep, ref, got, args.loss_rtol, args.trajectory)
+    if not args.trajectory:
+        group(rep, "final", ref, got, sorted(k for k in ref if k.startswith("final.")), args.final_rtol)
+    if not args.no_masks:
+        exact(rep, "masks", ref, got, sorted(k for k in ref if k.startswith("mask.")))
+    extra = sorted(set(got) - set(ref))
+    if extra:
+        print("note %s: tensors only in the second dump: %s" % (rep.label, ", ".join(extra[:5])))
+    if rep.passed + rep.failed == 0:
+        rep.check("dump", False, "nothing to compare in %s" % args.ref)
+    return 0 if rep.failed == 0 else 1
+
+
+def randomize_bn(src, dst, seed=1):
+    """BatchNorm weight ~ 1 + 0.2 N, bias ~ 0.1 N, running_mean ~ 0.1 N,
+    running_var ~ 1 + 0.5 U (as resnet_ref.py's randomise_bn)."""
+    w = mxw.load(src)
+    g = torch.Generator().manual_seed(seed)
+    n = 0
+    for k in sorted(w):
+        if not k.endswith(".running_mean"):
+            continue
+        p = k[: -len(".running_mean")]
+        shape = w[k].shape
+        w[p + ".weight"] = 1 + 0.2 * torch.randn(shape, generator=g)
+        w[p + ".bias"] = 0.1 * torch.randn(shape, generator=g)
+        w[p + ".running_mean"] = 0.1 * torch.randn(shape, generator=g)
+        w[p + ".running_var"] = 1 + 0.5 * torch.rand(shape, generator=g)
+        n += 1
+    mxw.save(dst, {k: (v.int() if v.dtype in (torch.int64, torch.int32) else v.float()) for k, v in w.items()})
+    print("randomized %d BatchNorm layer(s): %s -> %s" % (n, src, dst))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Compare two matrix-engine --dump files (see the module docstring).")
+    p.add_argument("ref", help="reference dump (the CPU backend's), or the weights file to rewrite with --randomize-bn")
+    p.add_argument("got", help="dump to check, or the output weights file with --randomize-bn")
+    p.add_argument("--label", default="", help="printed on every line")
+    p.add_argument("--rtol", type=float, default=1e-4, help="output (default 1e-4)")
+    p.add_argument("--grad-rtol", type=float, default=None, help="gradients (default: --rtol)")
+    p.add_argument("--loss-rtol", type=float, default=None, help="losses (default: --rtol)")
+    p.add_argument("--final-rtol", type=float, default=None, help="final weights (default: --rtol)")
+    p.add_argument("--input-rtol", type=float, default=0.0, help="input images (default 0: identical)")
+    p.add_argument("--trajectory", action="store_true", help="mixed precision: output and loss trajectory only")
+    p.add_argument("--no-masks", action="store_true", help="do not compare dropout masks")
+    p.add_argument("--same-input", action="store_true", help="exit 3 (skip) when the inputs differ")
+    p.add_argument("--randomize-bn", action="store_true", help="rewrite weights file REF into GOT with random BatchNorm")
+    args = p.parse_args(argv)
+    for k in ("grad_rtol", "loss_rtol", "final_rtol"):
+        if getattr(args, k) is None:
+            setattr(args, k, args.rtol)
+    try:
+        if args.randomize_bn:
+            return randomize_bn(args.ref, args.got)
+        return compare(args)
+    except (OSError, ValueError, AssertionError) as e:
+        print("FAIL compare_dumps: %s" % e)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

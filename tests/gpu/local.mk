@@ -1,0 +1,72 @@
+# tests/gpu/local.mk - checks and benchmark of the CUDA backend, for a machine
+# with an NVIDIA GPU (included by Makefile.am). Never part of `make check`:
+#
+#   make check-gpu   tests/gpu/ops_check (every op of the convolutional models,
+#                    CUDA against CPU), tests/gpu/model_check.sh (whole models
+#                    through --dump), tests/gpu/pytorch_knobs.sh (the PyTorch
+#                    engine's knobs on the GPU); each says PASS, FAIL or SKIP,
+#                    with its output in tests/gpu/logs/. Without a GPU every one
+#                    skips and the target succeeds ("SKIP: no GPU").
+#   make bench-gpu   tests/gpu/bench_convnets.sh: native against PyTorch on the
+#                    same GPU; the table goes into engine/cuda/PERF.md (or
+#                    BENCH_GPU_OUT=FILE). Without a GPU it says SKIP and succeeds.
+
+# ops_check links the CPU backend (the reference) and loads the CUDA module
+# with dlopen; the module resolves graph_numel & co. from it (-rdynamic).
+if HAVE_CUDA
+check_PROGRAMS += tests/gpu/ops_check
+endif
+tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
+	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h \
+	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
+	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c
+tests_gpu_ops_check_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
+tests_gpu_ops_check_LDFLAGS = -rdynamic
+tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
+
+EXTRA_DIST += tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
+	tests/engine/cuda_nogpu.sh
+
+GPU_LOG_DIR = tests/gpu/logs
+GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/pytorch_knobs.sh
+GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
+	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
+	top_builddir='$(abs_top_builddir)'; export top_builddir; \
+	PYTHON_TORCH='$(PYTHON_TORCH)'; export PYTHON_TORCH;
+
+check-gpu: all $(check_PROGRAMS)
+	@$(MKDIR_P) $(GPU_LOG_DIR); $(GPU_ENV) \
+	pass=0; fail=0; skip=0; \
+	for t in $(GPU_CHECKS); do \
+	  log=$(GPU_LOG_DIR)/`basename $$t .sh`.log; rc=0; \
+	  echo "== $$t (output: $$log)"; \
+	  case $$t in \
+	  *.sh) out=$(GPU_LOG_DIR)/`basename $$t .sh`.out; \
+	        $(SHELL) $(srcdir)/$$t `test $$t = tests/gpu/pytorch_knobs.sh && echo $$out` >$$log 2>&1 || rc=$$?;; \
+	  *) if test -x $$t; then ./$$t -q >$$log 2>&1 || rc=$$?; \
+	     else echo "SKIP: built without the CUDA backend (no $$t)" >$$log; rc=77; fi;; \
+	  esac; \
+	  grep -E '^(FAIL|SKIP|CHECK FAIL)' $$log | head -n 40; \
+	  tail -n 1 $$log | grep -vE '^(FAIL|SKIP|CHECK FAIL)' || :; \
+	  case $$rc in \
+	  0) echo "PASS: $$t"; pass=`expr $$pass + 1`;; \
+	  77) echo "SKIP: $$t"; skip=`expr $$skip + 1`;; \
+	  *) echo "FAIL: $$t (exit $$rc)"; fail=`expr $$fail + 1`;; \
+	  esac; \
+	done; \
+	echo "check-gpu: $$pass passed, $$fail failed, $$skip skipped"; \
+	if test $$pass -eq 0 && test $$fail -eq 0; then echo "SKIP: no GPU"; fi; \
+	test $$fail -eq 0
+
+BENCH_GPU_OUT = $(srcdir)/engine/cuda/PERF.md
+bench-gpu: all
+	@$(GPU_ENV) rc=0; \
+	$(SHELL) $(srcdir)/tests/gpu/bench_convnets.sh $(BENCH_GPU_OUT) || rc=$$?; \
+	if test $$rc -eq 77; then echo "SKIP: no GPU"; rc=0; fi; \
+	exit $$rc
+
+clean-local: clean-gpu-logs
+clean-gpu-logs:
+	-rm -rf $(GPU_LOG_DIR)
+
+.PHONY: check-gpu bench-gpu clean-gpu-logs

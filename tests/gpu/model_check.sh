@@ -1,0 +1,234 @@
+#!/bin/sh
+# model_check.sh - whole models on the CUDA backend against the CPU backend,
+# through `matrix-engine --dump` (engine/weights.h files compared by
+# tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny, inference and
+# training, with the same --seed and the same --weights (BatchNorm made
+# non-trivial), MATRIX_ENGINE_POISON=1 on every run (the CUDA backend fills
+# its activation arena with NaN bytes first: an element no kernel writes shows).
+#
+#   sh tests/gpu/model_check.sh [OUTDIR]
+#
+# MATRIX_ENGINE names the engine (default: $top_builddir/engine/matrix-engine,
+# else engine/matrix-engine under the current directory), PYTHON_TORCH a
+# python3 that imports torch (tests/engine/mxw.py reads the dumps; default
+# python3). Dumps and logs stay in OUTDIR (default: a temporary directory,
+# removed at the end). Exit 0 when every check holds, 1 when one fails, 77
+# when `matrix-engine --device cuda` is unsupported because there is no GPU.
+#
+# What is checked (each line of compare_dumps.py is one check):
+#  1. fp32, CUDA against CPU, same flags: output, every parameter gradient of
+#     step 1, the losses of 5 steps, the final weights and BN statistics, and
+#     the dropout masks (bit-identical), for train and infer, NCHW and NHWC,
+#     --compile none and default, eval on and off, inference-mode on.
+#  2. tf32 / fp16 / bf16 on CUDA against the CPU's fp32: the output and the
+#     loss trajectory over 5 steps (finite, close, moving the same way).
+#  3. CUDA against CUDA, the settings that must not change the numbers:
+#     --compile none vs default (fused vs unfused), default vs reduce-overhead
+#     (CUDA Graph vs eager), max-autotune vs default, --cudnn-benchmark off vs
+#     on, --channels-last off vs on (skipped, with the reason, while NCHW and
+#     NHWC runs are given different input images).
+#
+# Tolerances (relative: max|got - ref| / max|ref|; gradients and final
+# weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
+#   fp32        output, losses, final 2e-4; gradients 1e-3
+#               (engine CPU vs PyTorch fp32 differ by <= 1e-5 on these models;
+#               resnet_tiny trains at --lr 0.001, where 5-step trajectories of
+#               two fp32 runs stay within 1e-6)
+#   tf32        output 1e-2, losses 1e-2 of the first loss
+#   fp16        output 1e-2, losses 2e-2 of the first loss, input 1e-3
+#   bf16        output 5e-2, losses 5e-2 of the first loss, input 8e-3
+# Each can be overridden: MODEL_CHECK_FP32_RTOL, MODEL_CHECK_FP32_GRAD_RTOL,
+# MODEL_CHECK_TF32_RTOL, MODEL_CHECK_FP16_RTOL, MODEL_CHECK_FP16_LOSS_RTOL,
+# MODEL_CHECK_BF16_RTOL. Takes 2-4 minutes on one GPU.
+# FLAGS variables are split into words on purpose; I1..T3 are read through eval.
+# shellcheck disable=SC2086,SC2034,SC2154
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+if [ -z "${MATRIX_ENGINE:-}" ]; then
+	if [ -n "${top_builddir:-}" ]; then MATRIX_ENGINE=$top_builddir/engine/matrix-engine
+	else MATRIX_ENGINE=$(pwd)/engine/matrix-engine; fi
+fi
+E=$MATRIX_ENGINE
+PY=${PYTHON_TORCH:-python3}
+CMP="$here/compare_dumps.py"
+TMO=${MODEL_CHECK_TIMEOUT:-300}
+FP32=${MODEL_CHECK_FP32_RTOL:-2e-4}
+FP32G=${MODEL_CHECK_FP32_GRAD_RTOL:-1e-3}
+TF32=${MODEL_CHECK_TF32_RTOL:-1e-2}
+FP16=${MODEL_CHECK_FP16_RTOL:-1e-2}
+FP16L=${MODEL_CHECK_FP16_LOSS_RTOL:-2e-2}
+BF16=${MODEL_CHECK_BF16_RTOL:-5e-2}
+
+if [ -n "${1:-}" ]; then
+	W=$1
+	mkdir -p "$W"
+else
+	W=$(mktemp -d "${TMPDIR:-/tmp}/model_check.XXXXXX")
+	trap 'rm -rf "$W"' EXIT
+fi
+key() { sed -n "s/^$1=//p" "$2"; }
+have_gpu() { ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; }
+
+if [ ! -x "$E" ]; then
+	echo "FAIL: no engine at '$E' (set MATRIX_ENGINE or top_builddir)"
+	exit 1
+fi
+if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+	if ! have_gpu; then echo "SKIP: no GPU (and $PY cannot import torch)"; exit 77; fi
+	echo "FAIL: $PY cannot import torch, which tests/engine/mxw.py needs to read the dumps (set PYTHON_TORCH)"
+	exit 1
+fi
+
+# Every run: the CUDA backend poisons its arena. The CPU backend ignores it.
+MATRIX_ENGINE_POISON=1
+export MATRIX_ENGINE_POISON
+
+# Is there a GPU the engine can use?
+rc=0
+"$E" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 --result "$W/probe.result" \
+	>"$W/probe.log" 2>&1 || rc=$?
+if [ "$rc" -eq 3 ]; then
+	reason=$(key reason "$W/probe.result" 2>/dev/null)
+	if ! have_gpu; then
+		echo "SKIP: no GPU: matrix-engine --device cuda is unsupported here: $reason"
+		exit 77
+	fi
+	echo "FAIL: a GPU is present but matrix-engine --device cuda is unsupported: $reason"
+	exit 1
+elif [ "$rc" -ne 0 ]; then
+	echo "FAIL: matrix-engine --device cuda --model mnist_cnn exited $rc:"
+	tail -n 20 "$W/probe.log"
+	exit 1
+fi
+echo "model_check: $(grep -E '^(gpu|driver|cuda_runtime|cudnn|cublaslt)=' "$W/probe.result" | tr '\n' ' ')"
+
+npass=0 nfail=0 nskip=0
+failed_list=""
+note_fail() {
+	nfail=$((nfail + 1))
+	failed_list="$failed_list
+  $1"
+}
+
+# run NAME DEVICE FLAGS...: one dump, $W/NAME.mxw; 0 on success
+run() {
+	name=$1 dev=$2
+	shift 2
+	if [ -f "$W/$name.mxw" ]; then return 0; fi
+	rc=0
+	timeout "$TMO" "$E" --device "$dev" --seed 7 --warmup 0 "$@" --dump "$W/$name.mxw" \
+		>"$W/$name.log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ] || [ ! -f "$W/$name.mxw" ]; then
+		echo "FAIL run $name: matrix-engine --device $dev $* exited $rc"
+		tail -n 5 "$W/$name.log" | sed 's/^/    /'
+		note_fail "run $name (exit $rc)"
+		return 1
+	fi
+	return 0
+}
+
+# compare LABEL REF GOT OPTIONS...: compare_dumps.py, counting its checks
+compare() {
+	label=$1 ref=$2 got=$3
+	shift 3
+	[ -f "$W/$ref.mxw" ] && [ -f "$W/$got.mxw" ] || return 0 # the run failed and said so
+	rc=0
+	"$PY" "$CMP" --label "$label" "$@" "$W/$ref.mxw" "$W/$got.mxw" >"$W/cmp.out" 2>&1 || rc=$?
+	cat "$W/cmp.out"
+	ok=$(grep -c '^CHECK OK' "$W/cmp.out")
+	ko=$(grep -c '^CHECK FAIL' "$W/cmp.out")
+	npass=$((npass + ok))
+	if [ "$rc" -eq 3 ]; then
+		nskip=$((nskip + 1))
+	elif [ "$ko" -gt 0 ] || [ "$rc" -ne 0 ]; then
+		[ "$ko" -gt 0 ] || ko=1
+		nfail=$((nfail + ko - 1))
+		note_fail "$label"
+	fi
+}
+
+# Tolerance options by precision: tight for fp32, trajectories for the others.
+tight="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32"
+traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
+traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
+traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
+
+for m in mnist_cnn resnet_tiny; do
+	echo "== $m"
+	case $m in
+	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
+	*) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
+	esac
+	# the parameters both devices start from: the model's own, BatchNorm randomised
+	if [ ! -f "$W/$m.w.mxw" ]; then
+		if ! "$E" --device cpu $MF --task infer --eval on --steps 1 --warmup 0 \
+			--save-weights "$W/$m.w0.mxw" --result "$W/$m.w0.result" >"$W/$m.w0.log" 2>&1 ||
+			! "$PY" "$CMP" --randomize-bn "$W/$m.w0.mxw" "$W/$m.w.mxw" >/dev/null; then
+			echo "FAIL: cannot make the weights file for $m"
+			note_fail "weights $m"
+			continue
+		fi
+	fi
+	MF="$MF --weights $W/$m.w.mxw"
+	T1="--task train --steps 5 --channels-last off --compile none"
+	T2="--task train --steps 5 --channels-last on --compile default"
+	T3="--task train --steps 5 --channels-last on --compile none"
+	I1="--task infer --eval on --channels-last off --compile none"
+	I2="--task infer --eval on --inference-mode on --channels-last on --compile default"
+	I3="--task infer --eval off --channels-last off --compile default"
+
+	# 1. fp32: CUDA against CPU
+	for c in T1 T2 T3 I1 I2 I3; do
+		eval "flags=\$$c"
+		run "$m.cpu.$c" cpu $MF $flags --threads 4
+		run "$m.cuda.$c" cuda $MF $flags
+		compare "$m fp32 $c cuda vs cpu" "$m.cpu.$c" "$m.cuda.$c" $tight
+	done
+	if [ $m = resnet_tiny ]; then # BatchNorm on running statistics while training
+		T4="--task train --steps 5 --eval on --channels-last off --compile default"
+		run "$m.cpu.T4" cpu $MF $T4 --threads 4
+		run "$m.cuda.T4" cuda $MF $T4
+		compare "$m fp32 T4 (train, eval on) cuda vs cpu" "$m.cpu.T4" "$m.cuda.T4" $tight
+	fi
+
+	# 2. reduced precisions against the CPU's fp32
+	run "$m.cuda.T2.tf32" cuda $MF $T2 --precision tf32
+	compare "$m tf32 T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.tf32" $traj_tf32
+	run "$m.cuda.T2.fp16" cuda $MF $T2 --precision fp16
+	compare "$m fp16 T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.fp16" $traj_fp16
+	run "$m.cuda.T2.bf16" cuda $MF $T2 --precision bf16
+	compare "$m bf16 T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.bf16" $traj_bf16
+	run "$m.cuda.I2.fp16" cuda $MF $I2 --precision fp16
+	compare "$m fp16 I2 cuda vs cpu fp32" "$m.cpu.I2" "$m.cuda.I2.fp16" $traj_fp16
+	run "$m.cuda.I2.bf16" cuda $MF $I2 --precision bf16
+	compare "$m bf16 I2 cuda vs cpu fp32" "$m.cpu.I2" "$m.cuda.I2.bf16" $traj_bf16
+
+	# 3. CUDA against CUDA: settings that must not change the numbers
+	T1d="--task train --steps 5 --channels-last off --compile default"
+	run "$m.cuda.T1d" cuda $MF $T1d
+	compare "$m fp32 compile none vs default (unfused vs fused)" "$m.cuda.T1" "$m.cuda.T1d" $tight
+	run "$m.cuda.T1ro" cuda $MF --task train --steps 5 --channels-last off --compile reduce-overhead
+	compare "$m fp32 compile default vs reduce-overhead (eager vs CUDA Graph)" "$m.cuda.T1d" "$m.cuda.T1ro" $tight
+	run "$m.cuda.T1b" cuda $MF $T1 --cudnn-benchmark on
+	compare "$m fp32 cudnn-benchmark off vs on" "$m.cuda.T1" "$m.cuda.T1b" $tight
+	compare "$m fp32 channels-last off vs on" "$m.cuda.T1" "$m.cuda.T3" $tight --same-input
+	run "$m.cuda.I2ro" cuda $MF --task infer --eval on --inference-mode on --channels-last on --compile reduce-overhead
+	compare "$m fp32 infer default vs reduce-overhead" "$m.cuda.I2" "$m.cuda.I2ro" $tight
+	run "$m.cuda.I2ma" cuda $MF --task infer --eval on --inference-mode on --channels-last on --compile max-autotune
+	compare "$m fp32 infer default vs max-autotune" "$m.cuda.I2" "$m.cuda.I2ma" $tight
+	# the same in fp16 (fused epilogues round once less: fp16 tolerances)
+	run "$m.cuda.T2.fp16ro" cuda $MF --task train --steps 5 --channels-last on --compile reduce-overhead --precision fp16
+	compare "$m fp16 compile default vs reduce-overhead" "$m.cuda.T2.fp16" "$m.cuda.T2.fp16ro" $traj_fp16
+	run "$m.cuda.T3.fp16" cuda $MF $T3 --precision fp16
+	compare "$m fp16 compile none vs default" "$m.cuda.T3.fp16" "$m.cuda.T2.fp16" $traj_fp16
+	run "$m.cuda.T2.fp16b" cuda $MF $T2 --precision fp16 --cudnn-benchmark on
+	compare "$m fp16 cudnn-benchmark off vs on" "$m.cuda.T2.fp16" "$m.cuda.T2.fp16b" $traj_fp16
+done
+
+echo "model_check: $npass checks passed, $nfail failed, $nskip skipped${1:+ (dumps and logs in $W)}"
+if [ "$nfail" -gt 0 ]; then
+	echo "failed:$failed_list"
+	exit 1
+fi
+exit 0
