@@ -42,7 +42,7 @@ endif
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
 	tests/engine/resnet_ref.py tests/engine/bert_ref.py
 if HAVE_TORCH

@@ -401,7 +401,7 @@ static int run_step(void *ctx)
     return 0;
 }
 
-static void fill_tensor(tensor *t, uint64_t key)
+static void fill_values(tensor *t, uint64_t key)
 {
     int64_t n = graph_numel(t);
     float *f = t->data;
@@ -434,6 +434,27 @@ static void fill_tensor(tensor *t, uint64_t key)
     default:
         break;
     }
+}
+
+/* Fill t as its init rule says, in logical (N, C, H, W) order whatever the
+ * layout, so that NCHW and NHWC runs of a model see the same input. */
+static void fill_tensor(tensor *t, uint64_t key)
+{
+    if (t->layout != LAYOUT_NHWC || t->ndim != 4 || t->init == INIT_NONE) {
+        fill_values(t, key);
+        return;
+    }
+    int64_t N = t->shape[0], C = t->shape[1], HW = t->shape[2] * t->shape[3];
+    float *mem = t->data, *logical = malloc(t->bytes);
+    mallocCheck(logical);
+    t->data = logical;
+    fill_values(t, key);
+    t->data = mem;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t p = 0; p < HW; p++)
+                mem[(n * HW + p) * C + c] = logical[(n * C + c) * HW + p];
+    free(logical);
 }
 
 static uint64_t name_key(uint64_t seed, const char *name)
