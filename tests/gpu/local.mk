@@ -16,6 +16,8 @@
 if HAVE_CUDA
 check_PROGRAMS += tests/gpu/ops_check
 endif
+# the checker's own self-test needs no GPU: part of make check (SKIP without CUDA)
+TESTS += tests/gpu/ops_selftest.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
 	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
@@ -24,7 +26,7 @@ tests_gpu_ops_check_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
 tests_gpu_ops_check_LDFLAGS = -rdynamic
 tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
-EXTRA_DIST += tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
+EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
