@@ -119,6 +119,28 @@ void cu_free(void *p, size_t bytes)
     pool.in_use -= sz;
 }
 
+int cu_buffer(void **p, size_t *have, size_t bytes)
+{
+    *p = NULL;
+    *have = 0;
+    if (!bytes)
+        return 0;
+    if (!(*p = cu_alloc(bytes)))
+        return -1;
+    *have = bytes;
+    return 0;
+}
+
+int cu_plan_trains(const graph *g, int nrun)
+{
+    for (int i = 0; i < nrun; i++) {
+        int t = g->ops[i].type;
+        if (t == OP_SGD || t == OP_ADAMW || t == OP_CONV_BWD || t == OP_LINEAR_BWD)
+            return 1;
+    }
+    return 0;
+}
+
 /* Tensor memory for the engine: zeroed, like the CPU backend's. */
 static void *be_alloc(size_t bytes)
 {

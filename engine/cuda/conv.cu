@@ -141,33 +141,6 @@ static int conv_math_ok(cudnnMathType_t m)
     return cu.pt.precision != PREC_FP32 || m == CUDNN_FMA_MATH;
 }
 
-static int act_type(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
-
-/* Device buffer of bytes (NULL for 0); -1 when out of memory. */
-static int conv_alloc(void **p, size_t *have, size_t bytes)
-{
-    *p = NULL;
-    *have = 0;
-    if (!bytes)
-        return 0;
-    *p = cu_alloc(bytes);
-    if (!*p)
-        return -1;
-    *have = bytes;
-    return 0;
-}
-
-/* Weights change between steps: trained (the plan has an optimizer or a
- * backward) and not a constant made by a pass (BN folding). */
-static int plan_trains(const graph *g, int nrun)
-{
-    for (int i = 0; i < nrun; i++) {
-        int t = g->ops[i].type;
-        if (t == OP_SGD || t == OP_ADAMW || t == OP_CONV_BWD || t == OP_LINEAR_BWD)
-            return 1;
-    }
-    return 0;
-}
 
 /* ---- geometry and descriptors ------------------------------------------------- */
 
@@ -199,7 +172,7 @@ static int conv_geometry(const graph *g, const op *o, conv_geo *c)
     if (y->shape[0] != c->N || w->shape[0] != c->K || w->shape[1] != c->C || c->R != o->kh ||
         c->S != o->kw || c->stride < 1 || c->pad < 0 || (y->layout == LAYOUT_NHWC) != c->nhwc)
         return conv_err(o, "inconsistent shapes, layouts or attributes");
-    if (!act_type(x->dtype) || !act_type(y->dtype))
+    if (!cu_float_type(x->dtype) || !cu_float_type(y->dtype))
         return conv_err(o, "activations must be f32, f16 or bf16");
     return 0;
 }
@@ -447,7 +420,7 @@ static int conv_own_shadow(graph *g, int w, conv_priv *p, int trains)
 {
     const conv_geo *c = &p->c;
     size_t bytes = (size_t)c->K * c->C * c->R * c->S * graph_dtype_size(p->dt);
-    if (conv_alloc(&p->wsh, &p->wsh_bytes, bytes))
+    if (cu_buffer(&p->wsh, &p->wsh_bytes, bytes))
         return -1;
     p->wsh_own = 1;
     p->wsh_refill = trains && g->t[w].kind != TK_CONST;
@@ -460,7 +433,7 @@ static int conv_stage(graph *g, conv_priv *p, int k, int t)
 {
     if (t < 0 || CU_DT(g, t) == p->dt)
         return 0;
-    return conv_alloc(&p->st[k], &p->st_bytes[k], cu_numel(g, t) * graph_dtype_size(p->dt));
+    return cu_buffer(&p->st[k], &p->st_bytes[k], cu_numel(g, t) * graph_dtype_size(p->dt));
 }
 
 /* Tensor t in type dt: itself, or cast into the staging buffer. */
@@ -549,7 +522,7 @@ static int conv_fused_setup(graph *g, const op *o, conv_priv *p, int trains)
         CUDNN_NOT_PROPAGATE_NAN, 0.0));
     if (b >= 0 && p->dt == DT_F32)
         return 0; /* FLOAT config: the f32 parameter is the bias */
-    if (conv_alloc(&p->bias, &p->bias_bytes, (size_t)c->K * graph_dtype_size(p->dt)))
+    if (cu_buffer(&p->bias, &p->bias_bytes, (size_t)c->K * graph_dtype_size(p->dt)))
         return -1;
     if (b < 0) {
         cudaCheck(cudaMemsetAsync(p->bias, 0, p->bias_bytes, cu.s));
@@ -567,7 +540,7 @@ static int conv_fused_trial(graph *g, const op *o, conv_priv *p, cudnnStatus_t *
     const float one = 1.0f, alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
     void *ws;
     size_t have;
-    if (conv_alloc(&ws, &have, p->ws[FWD]))
+    if (cu_buffer(&ws, &have, p->ws[FWD]))
         return -1;
     void *y = CU_PTR(g, o->out[0]);
     const void *x = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
@@ -687,7 +660,7 @@ static int conv_prepare_bwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
     int r, dxt = o->out[0], dwt = o->out[1];
     const conv_geo *c = &p->c;
     conv_priv *fp = conv_forward_of(g, o, p);
-    if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !act_type(CU_DT(g, dxt)) ||
+    if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !cu_float_type(CU_DT(g, dxt)) ||
                       (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
         (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
         (o->out[2] >= 0 && (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
@@ -710,7 +683,7 @@ static int conv_prepare_bwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
         size_t bytes = (size_t)c->K * c->C * c->R * c->S * graph_dtype_size(p->dt);
         if (bytes > cv.dw_bytes) {
             cu_free(cv.dw, cv.dw_bytes);
-            if (conv_alloc(&cv.dw, &cv.dw_bytes, bytes))
+            if (cu_buffer(&cv.dw, &cv.dw_bytes, bytes))
                 return -1;
         }
     }
@@ -789,7 +762,7 @@ int cu_conv_prepare(graph *g, int nrun)
     size_t free_b = 0, total_b = 0;
     cudaCheck(cudaMemGetInfo(&free_b, &total_b));
     size_t cap = free_b / 4 < ((size_t)1 << 30) ? free_b / 4 : (size_t)1 << 30;
-    int trains = plan_trains(g, nrun);
+    int trains = cu_plan_trains(g, nrun);
     for (int i = 0; i < nrun; i++) {
         op *o = &g->ops[i];
         if (o->type != OP_CONV && o->type != OP_CONV_BWD)

@@ -98,6 +98,12 @@ extern cu_state cu;
  * Never managed memory. Counted in peak_mem_bytes. */
 void *cu_alloc(size_t bytes);
 void cu_free(void *p, size_t bytes);
+/* A private buffer of bytes for prepare: *p (NULL for 0 bytes) and *have
+ * (what to give cu_free); -1 when out of memory. */
+int cu_buffer(void **p, size_t *have, size_t bytes);
+/* 1 when weights change between steps: the plan has an optimizer or a
+ * backward op. */
+int cu_plan_trains(const graph *g, int nrun);
 
 /* ---- element access -------------------------------------------------------------- */
 
@@ -105,6 +111,8 @@ static inline size_t cu_numel(const graph *g, int t) { return (size_t)graph_nume
 #define CU_DT(g, i) ((g)->t[(i)].dtype)
 #define CU_PTR(g, i) ((g)->t[(i)].data)
 #define CU_ACC(o, k) (((o)->acc >> (k)) & 1)
+/* A floating-point storage type (activations may be any of them). */
+static inline int cu_float_type(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
 
 __device__ __forceinline__ float cu_ld(const void *p, int dt, size_t i)
 {

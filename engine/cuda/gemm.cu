@@ -110,31 +110,6 @@ static int gemm_err(const op *o, const char *why)
     return -2;
 }
 
-static int act_type(int dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
-
-static int gemm_alloc(void **p, size_t *have, size_t bytes)
-{
-    *p = NULL;
-    *have = 0;
-    if (!bytes)
-        return 0;
-    *p = cu_alloc(bytes);
-    if (!*p)
-        return -1;
-    *have = bytes;
-    return 0;
-}
-
-/* Weights change between steps (an optimizer or a backward in the plan). */
-static int plan_trains(const graph *g, int nrun)
-{
-    for (int i = 0; i < nrun; i++) {
-        int t = g->ops[i].type;
-        if (t == OP_SGD || t == OP_ADAMW || t == OP_CONV_BWD || t == OP_LINEAR_BWD)
-            return 1;
-    }
-    return 0;
-}
 
 /* Largest power of two up to 256 dividing the address. */
 static uint32_t gemm_align(const void *p)
@@ -157,7 +132,7 @@ static int gemm_stage(graph *g, gemm_priv *p, int k, int t)
 {
     if (CU_DT(g, t) == p->ab)
         return 0;
-    return gemm_alloc(&p->st[k], &p->st_bytes[k], cu_numel(g, t) * graph_dtype_size(p->ab));
+    return cu_buffer(&p->st[k], &p->st_bytes[k], cu_numel(g, t) * graph_dtype_size(p->ab));
 }
 
 /* Tensor t in type ab: itself, or cast into the staging buffer. */
@@ -182,7 +157,7 @@ static const void *gemm_weights(graph *g, int w, gemm_priv *p)
 static int gemm_own_shadow(graph *g, int w, gemm_priv *p, int trains)
 {
     size_t n = (size_t)(p->N * p->K);
-    if (gemm_alloc(&p->wsh, &p->wsh_bytes, n * graph_dtype_size(p->ab)))
+    if (cu_buffer(&p->wsh, &p->wsh_bytes, n * graph_dtype_size(p->ab)))
         return -1;
     p->wsh_own = 1;
     p->wsh_refill = trains && g->t[w].kind != TK_CONST;
@@ -247,8 +222,8 @@ static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuri
     for (int i = 0; i < n; i++)
         if (r[i].state == CUBLAS_STATUS_SUCCESS && r[i].workspaceSize > wsb)
             wsb = r[i].workspaceSize;
-    if (gemm_alloc(&d, &dh, (size_t)s->ldd * s->dc * dt_bytes(s->cd)) ||
-        gemm_alloc(&ws, &wh, wsb)) {
+    if (cu_buffer(&d, &dh, (size_t)s->ldd * s->dc * dt_bytes(s->cd)) ||
+        cu_buffer(&ws, &wh, wsb)) {
         cu_free(d, dh);
         return -2;
     }
@@ -436,7 +411,7 @@ static int gemm_prepare_fwd(graph *g, op *o, gemm_priv *p, int trains)
     p->M = graph_numel(&g->t[x]) / p->K;
     if (p->M < 1 || p->M * p->K != graph_numel(&g->t[x]) || graph_numel(&g->t[y]) != p->M * p->N)
         return gemm_err(o, "x, w and y do not make a product");
-    if (!act_type(CU_DT(g, x)) || (CU_DT(g, y) != p->ab && CU_DT(g, y) != DT_F32))
+    if (!cu_float_type(CU_DT(g, x)) || (CU_DT(g, y) != p->ab && CU_DT(g, y) != DT_F32))
         return gemm_err(o, "unsupported storage types");
     if ((b >= 0 && (CU_DT(g, b) != DT_F32 || (int64_t)cu_numel(g, b) != p->N)) ||
         (res >= 0 && !same_as(g, res, y)) || (pre >= 0 && !same_as(g, pre, y)))
@@ -510,7 +485,7 @@ static int gemm_prepare_bwd(graph *g, op *o, gemm_priv *p, int trains)
     p->M = graph_numel(&g->t[dy]) / p->N;
     if (p->M < 1 || p->M * p->N != graph_numel(&g->t[dy]) || graph_numel(&g->t[x]) != p->M * p->K)
         return gemm_err(o, "dy, x and w do not make a product");
-    if (!act_type(CU_DT(g, dy)) || !act_type(CU_DT(g, x)) ||
+    if (!cu_float_type(CU_DT(g, dy)) || !cu_float_type(CU_DT(g, x)) ||
         (dxt >= 0 && ((CU_DT(g, dxt) != p->ab && CU_DT(g, dxt) != DT_F32) ||
                       cu_numel(g, dxt) != cu_numel(g, x))) ||
         (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, w))) ||
@@ -590,7 +565,7 @@ int cu_gemm_prepare(graph *g, int nrun)
         return -2;
     }
     gm.prepared = 1;
-    int trains = plan_trains(g, nrun);
+    int trains = cu_plan_trains(g, nrun);
     for (int i = 0; i < nrun; i++) {
         op *o = &g->ops[i];
         if (o->type != OP_LINEAR && o->type != OP_LINEAR_BWD)
