@@ -22,8 +22,8 @@ engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
 
 # ---- the CUDA backend: a module (dlopen), so CPU points never load CUDA ----
 CUDA_MODULE_SRCS = engine/cuda/backend_cuda.cu engine/cuda/kernels.cu \
-	engine/cuda/ops.cu engine/cuda/conv.cu engine/cuda/gemm.cu
-EXTRA_DIST += $(CUDA_MODULE_SRCS) engine/cuda/cuda.h engine/cuda/vec.cuh engine/cuda/PERF.md
+	engine/cuda/ops.cu engine/cuda/conv.cu engine/cuda/gemm.cu engine/cuda/gemm_check.cu
+EXTRA_DIST += $(CUDA_MODULE_SRCS) engine/cuda/cuda.h engine/cuda/vec.cuh engine/cuda/gemm_view.h engine/cuda/PERF.md
 SUFFIXES += .cu
 NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \
 	$(CUDA_GENCODE) -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
@@ -31,7 +31,7 @@ NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(NVCC) $(NVCCFLAGS) -c -o $@ $<
 if HAVE_CUDA
 CUDA_MODULE_OBJS = $(CUDA_MODULE_SRCS:.cu=.o)
-$(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/engine/graph.h \
+$(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h \
 	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h config.h
 enginemodule_DATA += engine/matrix-engine-cuda.so
 engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)

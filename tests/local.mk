@@ -23,3 +23,9 @@ tests_unit_test_precision_SOURCES = tests/unit/test_precision.c \
 	engine/models/resnet.c engine/models/bert.c
 tests_unit_test_precision_LDADD = $(LIBM)
 TESTS += tests/unit/test_precision
+
+# ---- the CUDA backend's GEMM descriptions (engine/cuda/gemm_view.h), checked on the host
+check_PROGRAMS += tests/unit/test_gemm_view
+tests_unit_test_gemm_view_SOURCES = tests/unit/test_gemm_view.c engine/cuda/gemm_view.h
+tests_unit_test_gemm_view_LDADD = $(LIBM)
+TESTS += tests/unit/test_gemm_view

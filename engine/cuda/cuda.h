@@ -13,6 +13,9 @@
  *                    log-softmax / NLL, SGD, multi-tensor EMA, loss scaling.
  *   kernels.cu       kernels shared by the files above (epilogue, channel
  *                    sums, casts, weight re-layout).
+ *   gemm_check.cu    the linear products from their definition (gemm_view.h):
+ *                    validation of every cuBLASLt algorithm before use, and
+ *                    the fallback kernel when none is right.
  *
  * Data types: t->dtype of every tensor is its storage type. Parameters,
  * their gradients (TK_PGRAD), optimizer state, BN statistics and the loss
@@ -45,6 +48,8 @@ extern "C" {
 #include <cudnn.h>
 #endif
 #include <cublasLt.h>
+
+#include "gemm_view.h"
 
 /* ---- checks ----------------------------------------------------------------- */
 
@@ -177,6 +182,29 @@ void cu_weight_to(const float *w, void *dst, int ddt, int nhwc, size_t K, size_t
  * layout KCRS / KRSC). */
 void cu_weight_grad_from(const void *src, int sdt, int nhwc, float *dw, int acc, size_t K,
                          size_t C, size_t R, size_t S);
+
+/* ---- the products of a linear from their definition (gemm_check.cu) --------------------- */
+
+/* What cu_gemm_verify found: elements checked, elements outside the
+ * tolerance, the worst |dev - ref| / tolerance and that element's values. */
+typedef struct gemm_verdict {
+    long checked, bad;
+    float worst, worst_dev, worst_ref;
+} gemm_verdict;
+
+/* p[i] = uniform [-1, 1) from seed, i < n, storage type dt. */
+void cu_fill_uniform(void *p, int dt, size_t n, uint64_t seed);
+/* out (storage odt) = view product of P (pdt) and Q (qdt) + beta * out,
+ * f32 accumulation: the kernel used when no cuBLASLt algorithm is right. */
+void cu_gemm_fallback(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
+                      void *out, int odt, float beta);
+/* Check out against the view product (+ bias[c], then ReLU when relu):
+ * |out - ref| <= rtol * sum|terms| + 1e-6 on every element, or on 8192
+ * hashed ones when there are more than 65536. Synchronises cu.s (prepare
+ * only). The count of bad elements, -1 when out of device memory. */
+long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
+                    const void *out, int odt, const float *bias, int relu, float rtol,
+                    gemm_verdict *vd);
 
 /* ---- the op files ----------------------------------------------------------------------- */
 

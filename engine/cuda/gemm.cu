@@ -30,10 +30,19 @@
  * output; else cu_epilogue after the product.
  *
  * Descriptors and algorithms are made once per op in prepare. Algorithm:
- * the first heuristic result (workspace up to 32 MiB), or with cu.autotune
- * up to 16 candidates timed on the real inputs into a scratch output (beta 0,
- * no accumulation target touched), the fastest kept. Choices are cached per
- * problem for the process (BERT repeats its shapes per layer). */
+ * up to 16 heuristic results (workspace up to 32 MiB), tried in the
+ * heuristics' order, or with cu.autotune in the order of their median time
+ * (5 timed runs each after a warm-up, on the real inputs into a scratch
+ * output; the heuristics' first choice is kept unless another is more than
+ * 2% faster). Every algorithm is verified before it is used: it runs once on
+ * random operands and its output is compared with the product computed from
+ * the layer's definition (gemm_check.cu, gemm_view.h); one that is wrong is
+ * skipped, with a line on stderr. On the H100 of 2026-11-22 (CUDA 13.0) the
+ * heuristics' algorithm for dw = dy^T x gave wrong weight gradients (fp32,
+ * tf32; some 16-bit shapes), which this check exists to catch. When no
+ * algorithm is right, gemm_check.cu's own kernel computes the product.
+ * Choices are cached per problem for the process (BERT repeats its shapes
+ * per layer). */
 #include "cuda.h"
 
 #include <stdio.h>
@@ -43,6 +52,7 @@
 #define GEMM_WS_CAP ((size_t)32 << 20)
 #define GEMM_CANDIDATES 16
 #define GEMM_REPS 5
+#define GEMM_KEEP_HEURISTIC 0.02 /* autotune: another algorithm must be this much faster */
 
 enum { ST_A, ST_X, NST }; /* staging: x (fwd) or dy (bwd); bwd x */
 
@@ -52,7 +62,10 @@ typedef struct lt_mm {
     cublasLtMatrixLayout_t a, b, d;
     cublasLtMatmulAlgo_t algo;
     size_t ws;
-    int epi; /* cuBLASLt applies the bias / ReLU */
+    int epi;      /* cuBLASLt applies the bias / ReLU */
+    int fallback; /* no cuBLASLt algorithm was right: gemm_check.cu's kernel */
+    gemm_view v;  /* the product from its definition (P = B, Q = A) */
+    int abt, cdt; /* storage types of A / B and of C = D (DT_*) */
 } lt_mm;
 
 typedef struct gemm_priv {
@@ -70,9 +83,12 @@ typedef struct gemm_priv {
 /* What prepare needs to build and choose one product. */
 typedef struct mm_spec {
     cudaDataType_t ab, cd; /* A / B type; C / D type */
+    int abt, cdt;          /* the same as DT_* */
     int ta, tb;            /* 1: op = transpose */
     uint64_t ar, ac, br, bc, dr, dc; /* as stored, column-major */
     int64_t lda, ldb, ldd;
+    gemm_view v;           /* the same product from its definition */
+    const char *what;      /* "y", "dx" or "dw": for the log */
     const void *A, *B, *D; /* run-time pointers: alignment; A and B are read by the timing */
     cublasLtEpilogue_t epi; /* CUBLASLT_EPILOGUE_DEFAULT: none */
     const float *bias;
@@ -88,7 +104,7 @@ typedef struct gemm_key {
 
 typedef struct gemm_choice {
     gemm_key key;
-    int ok;
+    int ok, fallback;
     cublasLtMatmulAlgo_t algo;
     size_t ws;
 } gemm_choice;
@@ -99,7 +115,8 @@ static int ncache, capcache;
 static struct {
     int prepared;
     int lt_epilogue, kernel_epilogue;
-    char info[256];
+    int verified, rejected, fallback; /* distinct problems / algorithms */
+    char info[512];
 } gm;
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -211,12 +228,46 @@ static void gemm_remember(const gemm_choice *ch)
     cache[ncache++] = *ch;
 }
 
-/* Time each usable candidate on the real A and B into a scratch D (beta 0);
- * the index of the fastest, -1 when none ran; -2 when out of memory. */
-static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
-                     int n)
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median time in ms of candidate algo (GEMM_REPS runs, each timed alone,
+ * after one warm-up) on the real A and B into the scratch d; < 0 when
+ * cuBLASLt refuses it. */
+static float gemm_time_one(const lt_mm *m, const mm_spec *s,
+                           const cublasLtMatmulHeuristicResult_t *r, void *d, void *ws,
+                           cudaEvent_t *ev)
 {
     const float one = 1.0f, zero = 0.0f;
+    float t[GEMM_REPS];
+    for (int rep = 0; rep <= GEMM_REPS; rep++) {
+        if (rep > 0)
+            cudaCheck(cudaEventRecord(ev[2 * (rep - 1)], cu.s));
+        cublasStatus_t st = cublasLtMatmul(cu.lt, m->desc, &one, s->A, m->a, s->B, m->b, &zero,
+                                           d, m->d, d, m->d, &r->algo, ws, r->workspaceSize, cu.s);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            (void)cudaGetLastError(); /* a refused candidate leaves nothing behind */
+            cudaCheck(cudaStreamSynchronize(cu.s));
+            return -1.0f;
+        }
+        if (rep > 0)
+            cudaCheck(cudaEventRecord(ev[2 * (rep - 1) + 1], cu.s));
+    }
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    for (int rep = 0; rep < GEMM_REPS; rep++)
+        cudaCheck(cudaEventElapsedTime(&t[rep], ev[2 * rep], ev[2 * rep + 1]));
+    qsort(t, GEMM_REPS, sizeof t[0], cmp_float);
+    return t[GEMM_REPS / 2];
+}
+
+/* Median time of each usable candidate into ms[i] (< 0: not usable);
+ * 0, or -1 when out of memory. */
+static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
+                     int n, float *ms)
+{
     size_t wsb = 0, dh = 0, wh = 0;
     void *d = NULL, *ws = NULL;
     for (int i = 0; i < n; i++)
@@ -225,45 +276,89 @@ static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuri
     if (cu_buffer(&d, &dh, (size_t)s->ldd * s->dc * dt_bytes(s->cd)) ||
         cu_buffer(&ws, &wh, wsb)) {
         cu_free(d, dh);
-        return -2;
+        return -1;
     }
-    cudaEvent_t e0, e1;
-    cudaCheck(cudaEventCreate(&e0));
-    cudaCheck(cudaEventCreate(&e1));
-    int best = -1;
-    float best_ms = 0.0f;
-    for (int i = 0; i < n; i++) {
-        if (r[i].state != CUBLAS_STATUS_SUCCESS)
-            continue;
-        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-        for (int rep = 0; rep <= GEMM_REPS && st == CUBLAS_STATUS_SUCCESS; rep++) {
-            if (rep == 1) /* rep 0 warms up */
-                cudaCheck(cudaEventRecord(e0, cu.s));
-            st = cublasLtMatmul(cu.lt, m->desc, &one, s->A, m->a, s->B, m->b, &zero, d, m->d, d,
-                                m->d, &r[i].algo, ws, r[i].workspaceSize, cu.s);
-        }
-        cudaCheck(cudaEventRecord(e1, cu.s));
-        cudaCheck(cudaEventSynchronize(e1));
-        float ms = 0.0f;
-        if (st != CUBLAS_STATUS_SUCCESS) {
-            (void)cudaGetLastError(); /* a refused candidate leaves nothing behind */
-            continue;
-        }
-        cudaCheck(cudaEventElapsedTime(&ms, e0, e1));
-        if (best < 0 || ms < best_ms) {
-            best = i;
-            best_ms = ms;
-        }
-    }
-    cudaCheck(cudaEventDestroy(e0));
-    cudaCheck(cudaEventDestroy(e1));
+    cudaEvent_t ev[2 * GEMM_REPS];
+    for (int k = 0; k < 2 * GEMM_REPS; k++)
+        cudaCheck(cudaEventCreate(&ev[k]));
+    for (int i = 0; i < n; i++)
+        ms[i] = r[i].state == CUBLAS_STATUS_SUCCESS ? gemm_time_one(m, s, &r[i], d, ws, ev) : -1.0f;
+    for (int k = 0; k < 2 * GEMM_REPS; k++)
+        cudaCheck(cudaEventDestroy(ev[k]));
     cu_free(d, dh);
     cu_free(ws, wh);
-    return best;
+    return 0;
 }
 
-/* Algorithm of m for its current epilogue: 1 found, 0 none, -1 out of memory. */
-static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi)
+/* Tolerance of the verification, relative to the sum of |terms|: an error
+ * of the algorithm or of the layouts is of the order of that sum. */
+static float gemm_rtol(const mm_spec *s)
+{
+    if (s->cdt == DT_BF16)
+        return 1e-2f; /* bf16 output: 2^-8 a rounding */
+    if (s->cdt == DT_F16)
+        return 4e-3f; /* f16 output: 2^-11 a rounding, split-K partials */
+    if (s->abt == DT_F32 && gemm_compute(s->ab) == CUBLAS_COMPUTE_32F)
+        return 1e-4f; /* f32 throughout */
+    return 4e-3f;     /* TF32 inputs (10-bit mantissa), 16-bit inputs into f32 */
+}
+
+/* Run candidate r once on random A and B (scratch, never the engine's
+ * tensors) and compare its output with the definition: 1 right, 0 wrong or
+ * refused, -1 out of memory. *vd: what the comparison found. */
+static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
+                       cublasLtEpilogue_t epi, gemm_verdict *vd)
+{
+    const float one = 1.0f, zero = 0.0f;
+    size_t na = (size_t)s->lda * s->ac, nb = (size_t)s->ldb * s->bc, nd = (size_t)s->ldd * s->dc;
+    void *A = NULL, *B = NULL, *D = NULL, *ws = NULL;
+    size_t ha = 0, hb = 0, hd = 0, hw = 0;
+    int rc = -1;
+    memset(vd, 0, sizeof *vd);
+    if (cu_buffer(&A, &ha, na * dt_bytes(s->ab)) || cu_buffer(&B, &hb, nb * dt_bytes(s->ab)) ||
+        cu_buffer(&D, &hd, nd * dt_bytes(s->cd)) || cu_buffer(&ws, &hw, r->workspaceSize))
+        goto out;
+    cu_fill_uniform(A, s->abt, na, 0xa11ce);
+    cu_fill_uniform(B, s->abt, nb, 0xb0b);
+    cudaCheck(cudaMemsetAsync(D, 0xff, nd * dt_bytes(s->cd), cu.s)); /* NaN: unwritten fails */
+    if (cublasLtMatmul(cu.lt, m->desc, &one, A, m->a, B, m->b, &zero, D, m->d, D, m->d, &r->algo,
+                       ws, r->workspaceSize, cu.s) != CUBLAS_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        rc = 0;
+        goto out;
+    }
+    {
+        int bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+        int relu = epi == CUBLASLT_EPILOGUE_RELU || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+        long bad = cu_gemm_verify(&s->v, B, s->abt, A, s->abt, D, s->cdt, bias ? s->bias : NULL,
+                                  relu, gemm_rtol(s), vd);
+        rc = bad < 0 ? -1 : bad == 0;
+    }
+out:
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    cu_free(A, ha);
+    cu_free(B, hb);
+    cu_free(D, hd);
+    cu_free(ws, hw);
+    return rc;
+}
+
+static const char *dt_name(int dt) { return dt == DT_F16 ? "f16" : dt == DT_BF16 ? "bf16" : "f32"; }
+
+/* One line on stderr (the point's log) per distinct product: what runs it. */
+static void gemm_log(const mm_spec *s, cublasLtEpilogue_t epi, const char *how)
+{
+    fprintf(stderr,
+            "matrix-engine: cuda: gemm %s (%lld x %lld, inner %lld, %s -> %s%s%s): %s\n",
+            s->what, (long long)s->v.R, (long long)s->v.C, (long long)s->v.T, dt_name(s->abt),
+            dt_name(s->cdt), gemm_compute(s->ab) == CUBLAS_COMPUTE_32F_FAST_TF32 ? ", tf32" : "",
+            epi == CUBLASLT_EPILOGUE_DEFAULT ? "" : ", lt epilogue", how);
+}
+
+/* Algorithm of m for its current epilogue: 1 found (a verified cuBLASLt
+ * algorithm, or with fallback the own kernel when none is right), 0 none,
+ * -1 out of memory. */
+static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int fallback)
 {
     gemm_choice ch;
     memset(&ch, 0, sizeof ch);
@@ -272,6 +367,7 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi)
     if (e) {
         m->algo = e->algo;
         m->ws = e->ws;
+        m->fallback = e->fallback;
         return e->ok;
     }
     cublasLtMatmulPreference_t pref;
@@ -286,28 +382,98 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi)
                                                      &cap, sizeof cap));
     for (int k = 0; k < 4; k++)
         cublasCheck(cublasLtMatmulPreferenceSetAttribute(pref, al_attr[k], &al[k], sizeof al[k]));
-    int n = 0, want = cu.autotune ? GEMM_CANDIDATES : 1;
+    int n = 0;
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cu.lt, m->desc, m->a, m->b, m->d, m->d, pref,
-                                                       want, r, &n);
+                                                       GEMM_CANDIDATES, r, &n);
     cublasCheck(cublasLtMatmulPreferenceDestroy(pref));
     if (st != CUBLAS_STATUS_SUCCESS) /* NOT_SUPPORTED: no algorithm for this configuration */
         n = 0;
-    int pick = -1;
-    if (cu.autotune && n > 0) {
-        pick = gemm_time(m, s, r, n);
-        if (pick == -2)
+    /* the order to try them in: the heuristics', or by median time */
+    int order[GEMM_CANDIDATES], no = 0;
+    float ms[GEMM_CANDIDATES];
+    for (int i = 0; i < GEMM_CANDIDATES; i++)
+        ms[i] = -1.0f;
+    for (int i = 0; i < n; i++)
+        if (r[i].state == CUBLAS_STATUS_SUCCESS && r[i].workspaceSize <= cap)
+            order[no++] = i;
+    if (cu.autotune && no > 1) {
+        if (gemm_time(m, s, r, n, ms))
             return -1;
-    } else
-        for (int i = 0; i < n && pick < 0; i++)
-            if (r[i].state == CUBLAS_STATUS_SUCCESS && r[i].workspaceSize <= cap)
-                pick = i;
+        int k = 0;
+        for (int i = 0; i < no; i++) /* refused by the timing: dropped */
+            if (ms[order[i]] >= 0.0f)
+                order[k++] = order[i];
+        no = k;
+        for (int i = 1; i < no; i++) /* by time, stable */
+            for (int j = i; j > 0 && ms[order[j]] < ms[order[j - 1]]; j--) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+    }
+    int pick = -1, first_ok = -1;
+    gemm_verdict vd, keep;
+    memset(&keep, 0, sizeof keep);
+    for (int i = 0; i < no && pick < 0; i++) {
+        int v = gemm_verify(m, s, &r[order[i]], epi, &vd);
+        if (v < 0)
+            return -1;
+        if (v) {
+            pick = order[i];
+            keep = vd;
+            break;
+        }
+        gm.rejected++;
+        char why[256];
+        snprintf(why, sizeof why,
+                 "cuBLASLt algorithm %d of %d is WRONG (%ld of %ld elements off; worst %g, "
+                 "expected %g): skipped",
+                 order[i], n, vd.bad, vd.checked, vd.worst_dev, vd.worst_ref);
+        gemm_log(s, epi, why);
+    }
+    /* autotune: the heuristics' first choice stays unless clearly slower */
+    if (pick > 0 && cu.autotune && r[0].state == CUBLAS_STATUS_SUCCESS && ms[0] >= 0.0f &&
+        ms[0] <= ms[pick] * (1.0f + GEMM_KEEP_HEURISTIC)) {
+        int v = gemm_verify(m, s, &r[0], epi, &vd);
+        if (v < 0)
+            return -1;
+        if (v) {
+            first_ok = 0;
+            keep = vd;
+        }
+    }
+    if (first_ok == 0)
+        pick = 0;
+    char how[256];
     if (pick >= 0) {
         ch.ok = 1;
         ch.algo = r[pick].algo;
         ch.ws = r[pick].workspaceSize;
         m->algo = ch.algo;
         m->ws = ch.ws;
+        m->fallback = 0;
+        gm.verified++;
+        if (cu.autotune && ms[pick] >= 0.0f)
+            snprintf(how, sizeof how,
+                     "cuBLASLt algorithm %d of %d, %.4f ms median (heuristics' first: %.4f ms), "
+                     "verified on %ld elements (worst error %.3g of the tolerance)",
+                     pick, n, ms[pick], ms[0], keep.checked, keep.worst);
+        else
+            snprintf(how, sizeof how,
+                     "cuBLASLt algorithm %d of %d (heuristics), verified on %ld elements (worst "
+                     "error %.3g of the tolerance)",
+                     pick, n, keep.checked, keep.worst);
+        gemm_log(s, epi, how);
+    } else if (fallback) {
+        ch.ok = 1;
+        ch.fallback = 1;
+        m->fallback = 1;
+        m->ws = 0;
+        gm.fallback++;
+        gemm_log(s, epi, n ? "no cuBLASLt algorithm is right: the engine's own kernel"
+                           : "cuBLASLt has no algorithm: the engine's own kernel");
     }
+    ch.fallback = m->fallback && ch.ok;
     gemm_remember(&ch);
     return ch.ok;
 }
@@ -321,11 +487,15 @@ static void mm_set_epilogue(lt_mm *m, cublasLtEpilogue_t epi, const float *bias)
                                                    &bias, sizeof bias));
 }
 
-/* Descriptors and algorithm of product s into m: 0, -1 out of memory, -2
- * no algorithm. The cuBLASLt epilogue is dropped when no algorithm has it. */
-static int mm_init(const op *o, lt_mm *m, const mm_spec *s)
+/* Descriptors and algorithm of product s into m: 0, -1 out of memory. The
+ * cuBLASLt epilogue is dropped when no verified algorithm has it; without
+ * any verified algorithm the product runs on the engine's own kernel. */
+static int mm_init(lt_mm *m, const mm_spec *s)
 {
     int32_t ta = s->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    m->v = s->v;
+    m->abt = s->abt;
+    m->cdt = s->cdt;
     cublasCheck(cublasLtMatmulDescCreate(&m->desc, gemm_compute(s->ab), CUDA_R_32F));
     cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
@@ -335,20 +505,23 @@ static int mm_init(const op *o, lt_mm *m, const mm_spec *s)
     int r;
     if (s->epi != CUBLASLT_EPILOGUE_DEFAULT) {
         mm_set_epilogue(m, s->epi, s->bias);
-        if ((r = gemm_choose(m, s, s->epi)) != 0) {
+        if ((r = gemm_choose(m, s, s->epi, 0)) != 0) {
             m->epi = r > 0;
             return r > 0 ? 0 : -1;
         }
         mm_set_epilogue(m, CUBLASLT_EPILOGUE_DEFAULT, NULL);
     }
-    if ((r = gemm_choose(m, s, CUBLASLT_EPILOGUE_DEFAULT)) > 0)
-        return 0;
-    return r < 0 ? -1 : gemm_err(o, "cuBLASLt has no algorithm for this product");
+    r = gemm_choose(m, s, CUBLASLT_EPILOGUE_DEFAULT, 1);
+    return r > 0 ? 0 : -1;
 }
 
 static void mm_run(const lt_mm *m, const void *A, const void *B, float beta, void *D)
 {
     const float one = 1.0f;
+    if (m->fallback) { /* P = B, Q = A (gemm_view.h) */
+        cu_gemm_fallback(&m->v, B, m->abt, A, m->abt, D, m->cdt, beta);
+        return;
+    }
     if (m->ws > cu.ws_bytes)
         cu_fail(__FILE__, __LINE__, "linear", "workspace smaller than prepared");
     cublasCheck(cublasLtMatmul(cu.lt, m->desc, &one, A, m->a, B, m->b, &beta, D, m->d, D, m->d,
@@ -366,6 +539,24 @@ static void mm_release(lt_mm *m)
     if (m->desc)
         cublasCheck(cublasLtMatmulDescDestroy(m->desc));
     memset(m, 0, sizeof *m);
+}
+
+/* The spec of product `which` of p with A / B / C = D types, from gemm_view.h. */
+static void gemm_spec_of(mm_spec *s, int which, const gemm_priv *p, int cdt)
+{
+    static const char *const what[] = {"y", "dx", "dw"};
+    gemm_spec g;
+    memset(s, 0, sizeof *s);
+    gemm_describe(which, p->M, p->N, p->K, &s->v, &g);
+    s->abt = p->ab;
+    s->cdt = cdt;
+    s->ab = cu_blas_type(p->ab);
+    s->cd = cu_blas_type(cdt);
+    s->ta = g.ta; s->tb = g.tb;
+    s->ar = (uint64_t)g.ar; s->ac = (uint64_t)g.ac; s->lda = g.lda;
+    s->br = (uint64_t)g.br; s->bc = (uint64_t)g.bc; s->ldb = g.ldb;
+    s->dr = (uint64_t)g.dr; s->dc = (uint64_t)g.dc; s->ldd = g.ldd;
+    s->what = what[which];
 }
 
 /* ---- forward --------------------------------------------------------------------------- */
@@ -421,19 +612,13 @@ static int gemm_prepare_fwd(graph *g, op *o, gemm_priv *p, int trains)
         (p->ab != DT_F32 && (r = gemm_own_shadow(g, w, p, trains))))
         return r;
     mm_spec s;
-    memset(&s, 0, sizeof s);
-    s.ab = cu_blas_type(p->ab);
-    s.cd = cu_blas_type(CU_DT(g, y));
-    s.ta = 1; s.tb = 0;                        /* y^T = op(w^T stored) x^T */
-    s.ar = p->K; s.ac = p->N; s.lda = p->K;    /* w: K x N col-major */
-    s.br = p->K; s.bc = p->M; s.ldb = p->K;    /* x: K x M col-major */
-    s.dr = p->N; s.dc = p->M; s.ldd = p->N;    /* y: N x M col-major */
+    gemm_spec_of(&s, GEMM_FWD, p, CU_DT(g, y)); /* y^T = op(w^T stored) x^T */
     s.A = p->wsh ? p->wsh : CU_PTR(g, w);
     s.B = p->st[ST_A] ? p->st[ST_A] : CU_PTR(g, x);
     s.D = CU_PTR(g, y);
     s.epi = gemm_lt_epilogue(g, o);
     s.bias = b >= 0 ? (const float *)CU_PTR(g, b) : NULL;
-    if ((r = mm_init(o, &p->mm[0], &s)))
+    if ((r = mm_init(&p->mm[0], &s)))
         return r;
     if (p->mm[0].epi)
         gm.lt_epilogue++;
@@ -512,31 +697,19 @@ static int gemm_prepare_bwd(graph *g, op *o, gemm_priv *p, int trains)
     const void *dyp = p->st[ST_A] ? p->st[ST_A] : CU_PTR(g, dy);
     mm_spec s;
     if (dxt >= 0) {
-        memset(&s, 0, sizeof s);
-        s.ab = cu_blas_type(p->ab);
-        s.cd = cu_blas_type(CU_DT(g, dxt));
-        s.ta = 0; s.tb = 0;                       /* dx^T = w^T dy^T */
-        s.ar = p->K; s.ac = p->N; s.lda = p->K;   /* w: K x N col-major = w^T */
-        s.br = p->N; s.bc = p->M; s.ldb = p->N;   /* dy: N x M col-major = dy^T */
-        s.dr = p->K; s.dc = p->M; s.ldd = p->K;   /* dx: K x M col-major */
+        gemm_spec_of(&s, GEMM_DX, p, CU_DT(g, dxt)); /* dx^T = w^T dy^T */
         s.A = p->wsh ? p->wsh : CU_PTR(g, w);
         s.B = dyp;
         s.D = CU_PTR(g, dxt);
-        if ((r = mm_init(o, &p->mm[0], &s)))
+        if ((r = mm_init(&p->mm[0], &s)))
             return r;
     }
     if (dwt >= 0) {
-        memset(&s, 0, sizeof s);
-        s.ab = cu_blas_type(p->ab);
-        s.cd = CUDA_R_32F;
-        s.ta = 0; s.tb = 1;                       /* dw^T = x^T op(dy^T stored) */
-        s.ar = p->K; s.ac = p->M; s.lda = p->K;   /* x: K x M col-major = x^T */
-        s.br = p->N; s.bc = p->M; s.ldb = p->N;   /* dy: N x M col-major, op = T */
-        s.dr = p->K; s.dc = p->N; s.ldd = p->K;   /* dw: K x N col-major */
+        gemm_spec_of(&s, GEMM_DW, p, DT_F32); /* dw^T = x^T op(dy^T stored) */
         s.A = p->st[ST_X] ? p->st[ST_X] : CU_PTR(g, x);
         s.B = dyp;
         s.D = CU_PTR(g, dwt);
-        if ((r = mm_init(o, &p->mm[1], &s)))
+        if ((r = mm_init(&p->mm[1], &s)))
             return r;
     }
     return 0;
@@ -585,9 +758,10 @@ int cu_gemm_prepare(graph *g, int nrun)
     }
     snprintf(gm.info, sizeof gm.info,
              "gemm_algo_search=%s\ngemm_lt_epilogue=%d\ngemm_kernel_epilogue=%d\n"
+             "gemm_verified=%d\ngemm_rejected=%d\ngemm_fallback=%d\n"
              "gemm_cublaslt_version=%zu\n",
              cu.autotune ? "timed" : "heuristic", gm.lt_epilogue, gm.kernel_epilogue,
-             cublasLtGetVersion());
+             gm.verified, gm.rejected, gm.fallback, cublasLtGetVersion());
     return 0;
 }
 

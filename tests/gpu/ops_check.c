@@ -739,6 +739,20 @@ static void build_cases(suite *s)
     case_linear_bwd(s, 8, 50, 10, 1, 0, 0);
     case_linear_bwd(s, 5, 128, 10, 0, 1, 1);
     case_linear_bwd(s, 3, 2048, 24, 1, 0, 1);
+    /* sizes of 1, odd and prime sizes (1, 7, 33, 1000, 1001) in every role */
+    case_linear(s, 1, 7, 33, 1, ACT_RELU);
+    case_linear(s, 33, 1001, 7, 1, ACT_NONE);
+    case_linear(s, 7, 1, 1000, 0, ACT_NONE);
+    case_linear(s, 1001, 33, 1, 1, ACT_NONE);
+    case_linear_bwd(s, 1, 7, 33, 1, 0, 1);
+    case_linear_bwd(s, 33, 1001, 7, 1, 1, 1);
+    case_linear_bwd(s, 7, 1000, 1, 0, 0, 1);
+    case_linear_bwd(s, 1001, 33, 1, 1, 0, 1);
+    case_linear_bwd(s, 7, 1, 1001, 1, 1, 1);
+    /* the classifiers of the real models: resnet50 / resnet18 fc at batch 4 */
+    case_linear(s, 4, 2048, 1000, 1, ACT_NONE);
+    case_linear_bwd(s, 4, 2048, 1000, 1, 0, 1);
+    case_linear_bwd(s, 4, 512, 1000, 1, 1, 1);
     for (int acc = 0; acc < 2; acc++) {
         case_logsoftmax(s, acc);
         case_nll(s, acc);
