@@ -12,7 +12,8 @@
  * cudaMalloc fails the cache is returned to the driver and the call retried
  * once. The engine plans activations into one arena, so the allocator serves
  * few, large requests; peak_mem_bytes is the high-water mark of bytes handed
- * out (not of the cache). Never managed memory. */
+ * out (not of the cache) from the end of prepare on, prepare_peak_mem_bytes
+ * the one before (algorithm searches, GEMM checks). Never managed memory. */
 #include "cuda.h"
 
 #include <dlfcn.h>
@@ -54,6 +55,7 @@ static struct {
     struct block *cache; /* freed blocks, reused by exact size class */
     int n, cap;
     size_t in_use, peak, reserved, peak_reserved, failed;
+    size_t prepare_peak; /* high-water mark up to the end of prepare (searches, checks) */
 } pool;
 
 static size_t size_class(size_t bytes)
@@ -263,6 +265,11 @@ static int be_prepare(graph *g, int nrun)
     if (!cu.ws)
         return -1;
     cudaCheck(cudaStreamSynchronize(cu.s));
+    /* peak_mem_bytes is what the steps need (tensors, private buffers, the
+     * workspace): the scratch of the algorithm searches and GEMM checks,
+     * freed by now, is reported apart as prepare_peak_mem_bytes */
+    pool.prepare_peak = pool.peak;
+    pool.peak = pool.in_use;
     return 0;
 }
 
@@ -412,6 +419,7 @@ static const char *be_info(void)
     if (run.exec)
         info_add("cuda_graph_nodes=%zu\n", run.graph_nodes);
     info_add("device_reserved_peak_bytes=%zu\n", pool.peak_reserved);
+    info_add("prepare_peak_mem_bytes=%zu\n", pool.prepare_peak);
     if (cu.scaler && cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost) == cudaSuccess &&
         cu.pt.precision == PREC_FP16 && cu.pt.train)
         info_add("loss_scale=%g\nsteps_skipped=%.0f\n", sc[0], sc[3]);
