@@ -69,7 +69,7 @@ static const struct flag flags[] = {
     {"channels-last", F_LEVEL, O(pt.channels_last), lv_onoff, "off|on", "NHWC activations for convolutional models; default off"},
     {"cudnn-benchmark", F_LEVEL, O(pt.cudnn_benchmark), lv_onoff, "off|on", "timed algorithm search (CUDA only); default off"},
     {"eval", F_LEVEL, O(pt.eval), lv_onoff, "off|on", "BatchNorm running statistics, dropout off; default off"},
-    {"inference-mode", F_LEVEL, O(pt.inference_mode), lv_onoff, "off|on", "memory planning: reuse dead buffers (infer); default off"},
+    {"inference-mode", F_LEVEL, O(pt.inference_mode), lv_onoff, "off|on", "infer: on: every buffer reused once dead; off: what a backward would read kept (autograd on); default off"},
     {"compile", F_LEVEL, O(pt.compile), lv_compile, "none|default|reduce-overhead|max-autotune", "graph passes: BN folding, epilogue fusion; default none"},
     {"syncbn", F_LEVEL, O(pt.syncbn), lv_onoff, "off|on", "BatchNorm statistics across GPUs; default off"},
     {"ema", F_LEVEL, O(pt.ema), lv_onoff, "off|on", "exponential moving average of the weights (train); default off"},
@@ -847,7 +847,7 @@ int main(int argc, char **argv)
     if (!o.pt.train && o.pt.eval && o.pt.compile != COMPILE_NONE)
         folded = pass_fold_bn(g);
     if (o.pt.compile != COMPILE_NONE)
-        fused = pass_fuse(g, o.pt.train);
+        fused = pass_fuse(g, o.pt.train || !o.pt.inference_mode); /* autograd on: keep pre-activations */
     if (o.pt.train) {
         info.optim.ema = o.pt.ema;
         if (o.lr > 0)
@@ -867,17 +867,28 @@ int main(int argc, char **argv)
             g->ops[i].in[3] = t;
         }
     }
+    /* inference with inference_mode off runs as with autograd on: what a
+     * backward would read stays alive to the end of the step (PyTorch's
+     * saved tensors), the rest is reused as soon as it is dead */
+    char *saved = NULL;
+    int nsaved = 0;
+    if (!o.pt.train && !o.pt.inference_mode) {
+        saved = calloc(g->nt + 1, 1);
+        mallocCheck(saved);
+        nsaved = pass_saved(g, saved);
+    }
     r.nrun = o.pt.train ? g->nops : g->nfwd;
     for (int i = 0; i < r.nrun; i++)
         if (!r.be.ops[g->ops[i].type]) {
             snprintf(err, sizeof err, "the %s backend has no kernel for %s (op '%s' of %s)", r.be.name,
                      graph_op_name(g->ops[i].type), g->ops[i].name, o.pt.model);
+            free(saved);
             return finish_unsupported(&o, ignored, err);
         }
     if (!r.be.host_visible && (o.pt.precision == PREC_FP16 || o.pt.precision == PREC_BF16))
         pass_precision(g, o.pt.precision == PREC_FP16 ? DT_F16 : DT_BF16);
-    int reuse = o.pt.train || o.pt.inference_mode;
-    size_t arena_bytes = pass_plan(g, reuse);
+    size_t arena_bytes = pass_plan(g, 1, saved);
+    free(saved);
     for (int i = 0; i < g->nt; i++) { /* state made by the passes */
         tensor *t = &g->t[i];
         if (persistent(t->kind) && !t->data) {
@@ -1021,6 +1032,8 @@ int main(int argc, char **argv)
     if (on_gpu)
         rec(&rr, "host_peak_mem_bytes", "%zu", mem_peak());
     rec(&rr, "arena_bytes", "%zu", arena_bytes);
+    if (!o.pt.train)
+        rec(&rr, "saved_activations", "%d", nsaved);
     rec(&rr, "workspace_bytes", "%zu", ws);
     rec(&rr, "flops_per_step", "%.6g", flops);
     rec(&rr, "tflops", "%.6g", flops / step_s / 1e12);
@@ -1032,7 +1045,10 @@ int main(int argc, char **argv)
     rec(&rr, "ops_per_step", "%d", r.nrun);
     rec(&rr, "bn_folded", "%d", folded);
     rec(&rr, "ops_fused", "%d", fused);
-    rec(&rr, "memory_plan", "%s", reuse ? "reuse" : "keep");
+    /* training: lifetimes of the step; infer: reuse (inference_mode on) or
+     * autograd-saved (off: what a backward would read kept to the end) */
+    rec(&rr, "memory_plan", "%s",
+        o.pt.train ? "training" : o.pt.inference_mode ? "reuse" : "autograd-saved");
     if (g->loss >= 0)
         rec(&rr, "loss", "%.6g", read_scalar(&r, g->loss));
     if (on_gpu) {

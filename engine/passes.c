@@ -407,6 +407,12 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
     a.cap = g->nt * 4 + 1024; /* gradients are added as we go */
     a.contrib = calloc(a.cap, sizeof *a.contrib);
     mallocCheck(a.contrib);
+    if (g->loss < 0 && g->output >= 0 && g->t[g->output].needs_grad) {
+        /* no loss (an inference graph, pass_saved): the gradient flows from
+         * the output, as out.backward(gradient) would make it */
+        ad_grad(&a, g->output);
+        a.contrib[g->output] = 1;
+    }
     for (int i = g->nfwd - 1; i >= 0; i--) {
         if (g->nt + 64 > a.cap)
             BUG("autodiff ran out of tensor slots");
@@ -453,6 +459,35 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
         }
     free(a.contrib);
     return g->nops - start;
+}
+
+/* ---- what autograd would keep ------------------------------------------------ */
+
+int pass_saved(graph *g, char *saved)
+{
+    int nt0 = g->nt, nfwd = g->nfwd, n = 0;
+    optim_cfg opt;
+    if (g->nops != nfwd)
+        BUG("pass_saved on a graph that has a backward already");
+    memset(&opt, 0, sizeof opt);
+    memset(saved, 0, (size_t)nt0);
+    pass_autodiff(g, &opt);
+    for (int i = nfwd; i < g->nops; i++)
+        for (int k = 0; k < GRAPH_MAX_IN; k++) {
+            int t = g->ops[i].in[k];
+            if (t >= 0 && t < nt0 && g->t[t].kind == TK_ACT && !saved[t]) {
+                saved[t] = 1;
+                n++;
+            }
+        }
+    /* the graph as it was: the backward, its gradients and the optimizer go */
+    g->nops = nfwd;
+    g->nt = nt0;
+    for (int i = 0; i < nt0; i++) {
+        g->t[i].grad = -1;
+        g->t[i].needs_grad = 0;
+    }
+    return n;
 }
 
 /* ---- mixed precision -------------------------------------------------------- */
@@ -519,7 +554,7 @@ static int cmp_size(const void *pa, const void *pb)
     return a - b;
 }
 
-size_t pass_plan(graph *g, int reuse)
+size_t pass_plan(graph *g, int reuse, const char *keep)
 {
     int *list, n = 0;
     size_t arena = 0;
@@ -547,6 +582,9 @@ size_t pass_plan(graph *g, int reuse)
         g->t[g->output].last = g->nops;
     if (g->loss >= 0)
         g->t[g->loss].last = g->nops;
+    for (int i = 0; keep && i < g->nt; i++)
+        if (keep[i] && g->t[i].first >= 0)
+            g->t[i].last = g->nops;
     list = malloc((g->nt + 1) * sizeof *list);
     mallocCheck(list);
     for (int i = 0; i < g->nt; i++) {

@@ -33,8 +33,16 @@ int pass_fuse(graph *g, int train);
 /* Append backward, optimizer and EMA ops; returns the number of ops added. */
 int pass_autodiff(graph *g, const optim_cfg *opt);
 /* Lifetimes and arena offsets of TK_ACT / TK_GRAD tensors; returns the
- * arena size in bytes. reuse: 1 to share storage between dead and new tensors. */
-size_t pass_plan(graph *g, int reuse);
+ * arena size in bytes. reuse: 1 to share storage between dead and new
+ * tensors; keep (g->nt entries, or NULL): tensors kept alive to the end of
+ * the step (pass_saved's). */
+size_t pass_plan(graph *g, int reuse, const char *keep);
+/* Of a forward-only graph: saved[i] = 1 (g->nt entries) for each activation
+ * a backward pass would read, as autograd keeps them when gradients are
+ * enabled (PyTorch outside no_grad / inference_mode), the gradient flowing
+ * from the loss or else from the output. The graph is left as it was.
+ * Returns how many. */
+int pass_saved(graph *g, char *saved);
 /* Mixed precision on a device backend: activations and their gradients
  * (TK_ACT / TK_GRAD f32 tensors) get storage type dt (DT_F16 or DT_BF16),
  * except what autocast keeps in f32: normalisation statistics, dropout

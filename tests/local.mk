@@ -29,3 +29,10 @@ check_PROGRAMS += tests/unit/test_gemm_view
 tests_unit_test_gemm_view_SOURCES = tests/unit/test_gemm_view.c engine/cuda/gemm_view.h
 tests_unit_test_gemm_view_LDADD = $(LIBM)
 TESTS += tests/unit/test_gemm_view
+check_PROGRAMS += tests/unit/test_saved
+tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
+	engine/graph.c engine/passes.c engine/mem.c \
+	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
+	engine/models/resnet.c engine/models/bert.c
+tests_unit_test_saved_LDADD = $(LIBM)
+TESTS += tests/unit/test_saved

@@ -47,9 +47,9 @@ static void check_model(const char *model, int dt)
         CHECK(0);
         return;
     }
-    size_t plan32 = pass_plan(&a, 1);
+    size_t plan32 = pass_plan(&a, 1, NULL);
     int changed = pass_precision(&b, dt);
-    size_t plan16 = pass_plan(&b, 1);
+    size_t plan16 = pass_plan(&b, 1, NULL);
     CHECK(changed > 0);
     CHECK(plan16 < plan32);
     CHECK(plan16 * 10 < plan32 * 6); /* activations dominate: close to half */
