@@ -93,24 +93,41 @@ static int gnuplot_found(const char *g)
 	return 0;
 }
 
-void plot_quote(struct strbuf *sb, const char *s)
+/* Whitelist escaping: letters, digits, space, bytes of multi-byte UTF-8
+ * characters and a few inert punctuation marks are written as they are;
+ * every other byte is written as an octal escape (\ooo), so that no byte of
+ * the text can end the string, start a backquoted command (`), a macro (@)
+ * or anything else gnuplot reads as code. The characters that enhanced text
+ * gives a meaning to (_ ^ @ & { } ~ \) get an escaped backslash first, so
+ * that they are shown as they are. A tic label is also a format: its '%'
+ * is doubled. */
+static void quote(struct strbuf *sb, const char *s, int tic)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
-		case '"': sb_puts(sb, "\\\""); break;
-		case '\\': sb_puts(sb, "\\\\"); break;
-		/* enhanced text: show these literally */
-		case '_': sb_puts(sb, "\\\\_"); break;
-		case '^': sb_puts(sb, "\\\\^"); break;
-		case '@': sb_puts(sb, "\\\\@"); break;
-		case '&': sb_puts(sb, "\\\\&"); break;
-		case '{': sb_puts(sb, "\\\\{"); break;
-		case '}': sb_puts(sb, "\\\\}"); break;
-		case '~': sb_puts(sb, "\\\\~"); break;
-		case '\n': sb_puts(sb, "\\n"); break;
-		default: sb_putc(sb, *s);
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80 ||
+		    strchr(" .,:;-+/=()[]<>!?*|'", c)) {
+			sb_putc(sb, (char)c);
+			continue;
 		}
+		if (c == '%') {
+			sb_puts(sb, tic ? "%%" : "%");
+			continue;
+		}
+		if (strchr("_^@&{}~\\", c))
+			sb_puts(sb, "\\134");
+		sb_printf(sb, "\\%03o", c);
 	}
+}
+
+void plot_quote(struct strbuf *sb, const char *s)
+{
+	quote(sb, s, 0);
+}
+
+void plot_quote_tic(struct strbuf *sb, const char *s)
+{
+	quote(sb, s, 1);
 }
 
 /* Replace @KEY@ by its value; an unknown key is an error. */

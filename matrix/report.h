@@ -295,8 +295,11 @@ int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, con
  * and <name>.png; marks each figure drawn or records why not. Returns the
  * number of figures not drawn. */
 size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err);
-/* Escape text for a gnuplot double-quoted string. */
+/* Escape text for a gnuplot double-quoted string (whitelist: every other
+ * byte as an octal escape), shown as it is in enhanced text; _tic for a tic
+ * label, which gnuplot also reads as a format. */
 void plot_quote(struct strbuf *sb, const char *s);
+void plot_quote_tic(struct strbuf *sb, const char *s);
 
 void report_figures_build(const struct run *run, const struct report_tables *rt,
 			  const char *plotdir, struct plot_set *ps, FILE *err);

@@ -28,6 +28,15 @@ static int write_dat(const char *plotdir, const char *name, const struct strbuf 
 	return rc;
 }
 
+/* Text in a data file: a tab or a line break would make it two fields or
+ * two rows, so control characters are written as spaces. gnuplot only reads
+ * a '#' at the start of a line as a comment: text goes in the last column. */
+static void dat_text(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++)
+		sb_putc(sb, (unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+}
+
 /* ("a" 0, "b" 1, ...) for the levels of factor f. */
 static void level_tics(const struct run *run, size_t f, struct strbuf *sb)
 {
@@ -35,7 +44,7 @@ static void level_tics(const struct run *run, size_t f, struct strbuf *sb)
 		if (l)
 			sb_puts(sb, ", ");
 		sb_putc(sb, '"');
-		plot_quote(sb, run_level(run, f, l));
+		plot_quote_tic(sb, run_level(run, f, l));
 		sb_printf(sb, "\" %zu", l);
 	}
 }
@@ -209,13 +218,16 @@ static void bars(const struct run *run, const char *plotdir, struct plot_set *ps
 	unsigned char *used = xcalloc(ng, 1);
 	size_t rows = 0;
 	sb_puts(&dat, "# x");
-	for (size_t g = 0; g < ng; g++)
-		sb_printf(&dat, "\t%s\tlow\thigh", group >= 0 ? run_level(run, (size_t)group, g) : "value");
-	sb_putc(&dat, '\n');
+	for (size_t g = 0; g < ng; g++) {
+		sb_putc(&dat, '\t');
+		dat_text(&dat, group >= 0 ? run_level(run, (size_t)group, g) : "value");
+		sb_puts(&dat, "\tlow\thigh");
+	}
+	sb_puts(&dat, "\tlabel\n");
 	for (size_t l = 0; l < nx; l++) {
 		struct strbuf row = {0};
 		int any = 0;
-		sb_puts(&row, run_level(run, x, l));
+		sb_printf(&row, "%zu", l);
 		for (size_t g = 0; g < ng; g++) {
 			size_t n = 0;
 			long one = -1;
@@ -244,35 +256,32 @@ static void bars(const struct run *run, const char *plotdir, struct plot_set *ps
 			any = 1;
 		}
 		if (any) {
+			sb_putc(&row, '\t');
+			dat_text(&row, run_level(run, x, l));
 			sb_puts(&dat, row.buf);
 			sb_putc(&dat, '\n');
 			rows++;
 		}
 		sb_free(&row);
 	}
+	char *name = group >= 0 ? xasprintf("bars_%s_%s", fname(run, x), fname(run, (size_t)group))
+				: xasprintf("bars_%s", fname(run, x));
 	size_t k = 0;
 	for (size_t g = 0; g < ng; g++) {
 		if (!used[g])
 			continue;
 		if (k)
 			sb_puts(&plot, ", \\\n     ");
-		sb_printf(&plot, "\"%s\" using %zu:%zu:%zu%s lc rgb \"%s\" title \"",
-			  k ? "" : "@NAME@.dat", 2 + 3 * g, 3 + 3 * g, 4 + 3 * g, k ? "" : ":xtic(1)", plot_color(g));
+		sb_printf(&plot, "\"%s%s\" using %zu:%zu:%zu", k ? "" : name, k ? "" : ".dat", 2 + 3 * g,
+			  3 + 3 * g, 4 + 3 * g);
+		if (!k)
+			sb_printf(&plot, ":xtic(%zu)", 2 + 3 * ng);
+		sb_printf(&plot, " lc rgb \"%s\" title \"", plot_color(g));
 		plot_quote(&plot, group >= 0 ? run_level(run, (size_t)group, g) : run->metric.name);
 		sb_putc(&plot, '"');
 		k++;
 	}
 	if (rows && k) {
-		char *name = group >= 0 ? xasprintf("bars_%s_%s", fname(run, x), fname(run, (size_t)group))
-					: xasprintf("bars_%s", fname(run, x));
-		/* the plot text names the data file through @NAME@: substitute now */
-		struct strbuf p2 = {0};
-		const char *s = plot.buf;
-		for (const char *at; (at = strstr(s, "@NAME@")); s = at + 6) {
-			sb_add(&p2, s, (size_t)(at - s));
-			sb_puts(&p2, name);
-		}
-		sb_puts(&p2, s);
 		char *title = group >= 0 ? xasprintf("%s by %s and %s", run->metric.name, fname(run, x),
 						     fname(run, (size_t)group))
 					 : xasprintf("%s by %s", run->metric.name, fname(run, x));
@@ -284,7 +293,7 @@ static void bars(const struct run *run, const char *plotdir, struct plot_set *ps
 		char *kt = quoted(group >= 0 ? fname(run, (size_t)group) : "");
 		const char *extra = rows > 6 ? "set xtics rotate by -30" : "";
 		const char *kv[] = {"TITLE", t, "XLABEL", xl, "YLABEL", yl, "KEYTITLE", kt,
-				    "EXTRA", extra, "PLOT", p2.buf};
+				    "EXTRA", extra, "PLOT", plot.buf};
 		if (write_dat(plotdir, name, &dat) == 0)
 			plot_prepare(ps, plotdir, name, title, cap, "bars", kv, ARRAY_SIZE(kv) / 2, FIG_W, FIG_H);
 		free(t);
@@ -293,9 +302,8 @@ static void bars(const struct run *run, const char *plotdir, struct plot_set *ps
 		free(kt);
 		free(title);
 		free(cap);
-		free(name);
-		sb_free(&p2);
 	}
+	free(name);
 	free(used);
 	free(buf);
 	sb_free(&dat);
@@ -394,7 +402,7 @@ static void effects_figure(const struct run *run, const struct report_tables *rt
 		char *lab = xasprintf("%s: %s → %s", fname(run, e->factor), run_level(run, e->factor, e->from),
 				      run_level(run, e->factor, e->to));
 		sb_putc(&tics, '"');
-		plot_quote(&tics, lab);
+		plot_quote_tic(&tics, lab);
 		sb_printf(&tics, "\" %zu", i);
 		free(lab);
 	}
@@ -441,9 +449,10 @@ static void best_figure(const struct run *run, const struct report_tables *rt, c
 				sb_putc(&lv, ' ');
 			sb_puts(&lv, run_level(run, run->group[k], b->group[k]));
 		}
-		sb_printf(&dat, "%s\t%.6g\t%.6g\t%.4g\n", lv.buf ? lv.buf : "all",
-			  cs->value[b->baseline] * run->metric.scale, cs->value[b->best] * run->metric.scale,
-			  b->gain);
+		sb_printf(&dat, "%zu\t%.6g\t%.6g\t%.4g\t", rows, cs->value[b->baseline] * run->metric.scale,
+			  cs->value[b->best] * run->metric.scale, b->gain);
+		dat_text(&dat, lv.buf ? lv.buf : "all");
+		sb_putc(&dat, '\n');
 		sb_free(&lv);
 		rows++;
 	}
@@ -463,7 +472,7 @@ static void best_figure(const struct run *run, const struct report_tables *rt, c
 	char *xl = quoted(groups.buf ? groups.buf : "");
 	struct strbuf plot = {0};
 	sb_printf(&plot,
-		  "\"best.dat\" using 2:xtic(1) lc rgb \"%s\" title \"baseline\", \\\n"
+		  "\"best.dat\" using 2:xtic(5) lc rgb \"%s\" title \"baseline\", \\\n"
 		  "     \"\" using 3 lc rgb \"%s\" title \"optimal\", \\\n"
 		  "     \"\" using 0:(%s):(sprintf(\"×%%.2f\", $4)) with labels offset 0,0.8 font \",12\" notitle",
 		  plot_color(5), plot_color(0),

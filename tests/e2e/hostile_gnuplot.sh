@@ -1,0 +1,42 @@
+# No user string is ever gnuplot code (issue 22, item 1): factor levels and
+# an engine's unit with backticks, system(), quotes, backslashes, $(), %,
+# '#' and '@' are drawn as text and run nothing, in `matrix run` and in
+# a later `matrix report DIR` on the same directory; every figure is drawn and
+# every level is one row of the figures' data files.
+. "$top_srcdir/tests/setup"
+cat > eng.sh <<SH
+#!/bin/sh
+printf 'status=ok\nthroughput=%s\nunit=%s\n' "\$1" 'samples/s \`touch $work/pwned.unit\`' > "\$MATRIX_RESULT"
+SH
+cat > r.yaml <<YAML
+name: hostile
+engine: command
+command: [sh, $work/eng.sh, "{v}", "{lvl}"]
+factors:
+  lvl: ["\`touch $work/pwned.tick\`", "system(\"touch $work/pwned.system\")",
+        "say \"hi\" \\\\ there \\\\ 100%s%n", "a@b@c @PLOT@ @GPVAL_PWD", "\$(touch $work/pwned.dollar)", "#hash first"]
+  v: [1, 2, 4]
+baseline: {v: 1}
+report:
+  scatter: [{x: lvl, color: v}, {x: v, color: lvl}]
+  bars: [{x: lvl, group: v}, {x: v, group: lvl}]
+YAML
+figures="scatter_lvl_v scatter_v_lvl normalised bars_lvl_v bars_v_lvl effects best"
+check() {
+	for f in $work/pwned.*; do
+		[ ! -e "$f" ] || fail "$1: a string ran as a command: $f exists"
+	done
+	for f in $figures; do
+		[ -s "run/plots/$f.svg" ] || { cat run/plots/$f.err >&2 || :; fail "$1: plots/$f.svg not drawn"; }
+	done
+	grep -q "pwned.system" run/plots/scatter_lvl_v.svg || fail "$1: the level is not shown as text"
+	grep -q "GPVAL_PWD" run/plots/scatter_lvl_v.svg || fail "$1: the '@' level is not shown as text"
+	expect_eq "$(grep -vc '^#' run/plots/bars_lvl_v.dat)" 6 "$1: one data row per level in bars_lvl_v.dat"
+	expect_eq "$(grep -vc '^#' run/plots/best.dat)" 6 "$1: one data row per group in best.dat"
+}
+expect_status 0 "$MATRIX" run r.yaml --out run > out.txt 2> err.txt
+check "matrix run"
+rm -rf run/plots run/report.html run/report.md
+expect_status 0 "$MATRIX" report run > out2.txt 2> err2.txt
+check "matrix report"
+echo ok
