@@ -1,12 +1,18 @@
 # tests/gpu/local.mk - checks and benchmark of the CUDA backend, for a machine
 # with an NVIDIA GPU (included by Makefile.am). Never part of `make check`:
 #
-#   make check-gpu   tests/gpu/ops_check (every op of the convolutional models,
-#                    CUDA against CPU), tests/gpu/model_check.sh (whole models
-#                    through --dump), tests/gpu/pytorch_knobs.sh (the PyTorch
-#                    engine's knobs on the GPU); each says PASS, FAIL or SKIP,
-#                    with its output in tests/gpu/logs/. Without a GPU every one
+#   make check-gpu   the native CUDA engine, in one command (under 10 minutes
+#                    on one H100): tests/gpu/ops_check (every op, CUDA against
+#                    CPU), tests/gpu/model_check.sh (whole models through
+#                    --dump: gradients, 5-step losses), tests/gpu/knob_sanity.sh
+#                    (each knob off against on: what must hold),
+#                    tests/gpu/memory_vs_pytorch.sh (peak memory against
+#                    PyTorch in the matching mode); each says PASS, FAIL or
+#                    SKIP, with its output in tests/gpu/logs/, and the last
+#                    line is "N passed, N failed". Without a GPU every one
 #                    skips and the target succeeds ("SKIP: no GPU").
+#   make check-gpu-pytorch  tests/gpu/pytorch_knobs.sh (the PyTorch engine's
+#                    knobs on the GPU), apart: it takes minutes of its own.
 #   make bench-gpu   tests/gpu/bench_convnets.sh: native against PyTorch on the
 #                    same GPU; the table goes into engine/cuda/PERF.md (or
 #                    BENCH_GPU_OUT=FILE). Without a GPU it says SKIP and succeeds.
@@ -27,14 +33,19 @@ tests_gpu_ops_check_LDFLAGS = -rdynamic
 tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
+	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
-GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/pytorch_knobs.sh
+GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \
+	tests/gpu/memory_vs_pytorch.sh
 GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	PYTHON_TORCH='$(PYTHON_TORCH)'; export PYTHON_TORCH;
+
+check-gpu-pytorch: all
+	@$(MKDIR_P) $(GPU_LOG_DIR); $(GPU_ENV) $(MAKE) --no-print-directory check-gpu GPU_CHECKS=tests/gpu/pytorch_knobs.sh
 
 check-gpu: all $(check_PROGRAMS)
 	@$(MKDIR_P) $(GPU_LOG_DIR); $(GPU_ENV) \
@@ -56,8 +67,9 @@ check-gpu: all $(check_PROGRAMS)
 	  *) echo "FAIL: $$t (exit $$rc)"; fail=`expr $$fail + 1`;; \
 	  esac; \
 	done; \
-	echo "check-gpu: $$pass passed, $$fail failed, $$skip skipped"; \
 	if test $$pass -eq 0 && test $$fail -eq 0; then echo "SKIP: no GPU"; fi; \
+	echo "check-gpu: $$skip skipped"; \
+	echo "$$pass passed, $$fail failed"; \
 	test $$fail -eq 0
 
 BENCH_GPU_OUT = $(srcdir)/engine/cuda/PERF.md
@@ -71,4 +83,4 @@ clean-local: clean-gpu-logs
 clean-gpu-logs:
 	-rm -rf $(GPU_LOG_DIR)
 
-.PHONY: check-gpu bench-gpu clean-gpu-logs
+.PHONY: check-gpu check-gpu-pytorch bench-gpu clean-gpu-logs

@@ -1,7 +1,9 @@
 #!/bin/sh
 # model_check.sh - whole models on the CUDA backend against the CPU backend,
 # through `matrix-engine --dump` (engine/weights.h files compared by
-# tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny, inference and
+# tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny (every setting below),
+# resnet18 and resnet50 at batch 2 on 64x64 images (fp32 train and infer
+# against the CPU, tf32 / fp16 / bf16 training trajectories), inference and
 # training, with the same --seed and the same --weights (BatchNorm made
 # non-trivial), MATRIX_ENGINE_POISON=1 on every run (the CUDA backend fills
 # its activation arena with NaN bytes first: an element no kernel writes shows).
@@ -154,11 +156,14 @@ traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
 traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
 traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
 
-for m in mnist_cnn resnet_tiny; do
+for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	echo "== $m"
+	full=1
 	case $m in
 	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
-	*) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
+	resnet_tiny) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
+	# the real ImageNet models, at a small image so the CPU reference is quick
+	*) MF="--model $m --batch 2 --image-size 64 --lr 0.001"; full=0 ;;
 	esac
 	# the parameters both devices start from: the model's own, BatchNorm randomised
 	if [ ! -f "$W/$m.w.mxw" ]; then
@@ -178,8 +183,10 @@ for m in mnist_cnn resnet_tiny; do
 	I2="--task infer --eval on --inference-mode on --channels-last on --compile default"
 	I3="--task infer --eval off --channels-last off --compile default"
 
-	# 1. fp32: CUDA against CPU
-	for c in T1 T2 T3 I1 I2 I3; do
+	# 1. fp32: CUDA against CPU (the ImageNet models: one train and two infer settings)
+	cases="T1 T2 T3 I1 I2 I3"
+	[ $full = 1 ] || cases="T1 T2 I1 I3"
+	for c in $cases; do
 		eval "flags=\$$c"
 		run "$m.cpu.$c" cpu $MF $flags --threads 4
 		run "$m.cuda.$c" cuda $MF $flags
@@ -190,6 +197,15 @@ for m in mnist_cnn resnet_tiny; do
 		run "$m.cpu.T4" cpu $MF $T4 --threads 4
 		run "$m.cuda.T4" cuda $MF $T4
 		compare "$m fp32 T4 (train, eval on) cuda vs cpu" "$m.cpu.T4" "$m.cuda.T4" $tight
+	fi
+
+	if [ $full = 0 ]; then # the ImageNet models: the reduced precisions' trajectories only
+		for pr in tf32 fp16 bf16; do
+			run "$m.cuda.T2.$pr" cuda $MF $T2 --precision $pr
+			eval "tol=\$traj_$pr"
+			compare "$m $pr T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.$pr" $tol
+		done
+		continue
 	fi
 
 	# 2. reduced precisions against the CPU's fp32

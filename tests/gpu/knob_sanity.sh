@@ -1,0 +1,155 @@
+#!/bin/sh
+# knob_sanity.sh - every knob of the native CUDA engine, off against on on
+# the same point, checked for what must hold when the knob is honest:
+#
+#   cudnn_benchmark  throughput on >= 0.98 x off: ResNet-18 and ResNet-50,
+#                    fp32 and fp16, NCHW and NHWC, train and infer, batch 64
+#                    (the search keeps the heuristics' choice unless another
+#                    algorithm is faster as it runs; engine/cuda/conv.cu)
+#   inference_mode   infer, ResNet-50 batch 64 fp32: peak memory on <= off,
+#                    and on keeps no activation for a backward
+#                    (saved_activations=0) while off keeps some
+#   eval             infer with eval on and inference_mode on keeps nothing
+#                    for a backward and peaks below eval off + inference_mode off
+#   precision        fp16 and bf16 faster than fp32, ResNet-50 batch 64,
+#                    infer and train
+#   channels_last    the convolutions run in the layout asked for: the point's
+#                    log names nhwc (on) or nchw (off) for every convolution
+#   compile          none -> default fuses (ops_fused > 0, fewer ops per step);
+#                    reduce-overhead runs a CUDA Graph (cuda_graph=on);
+#                    max-autotune times conv and GEMM algorithms
+#                    (conv_algo_search=timed, gemm_algo_search=timed)
+#
+#   sh tests/gpu/knob_sanity.sh [OUTDIR]
+#
+# MATRIX_ENGINE names the engine (default $top_builddir/engine/matrix-engine).
+# Each check prints PASS or FAIL with the knob and by how much; the last line
+# is "knob_sanity: N passed, N failed". Exit 0 when all hold, 1 when one
+# fails, 77 without a GPU. KNOB_TIME (seconds per point) sets the
+# measuring time (default 1.5); about 50 points, 3-5 minutes on one H100.
+set -u
+if [ -z "${MATRIX_ENGINE:-}" ]; then
+	if [ -n "${top_builddir:-}" ]; then MATRIX_ENGINE=$top_builddir/engine/matrix-engine
+	else MATRIX_ENGINE=$(pwd)/engine/matrix-engine; fi
+fi
+E=$MATRIX_ENGINE
+T=${KNOB_TIME:-1.5}
+if [ -n "${1:-}" ]; then W=$1; mkdir -p "$W"; else W=$(mktemp -d); trap 'rm -rf "$W"' EXIT; fi
+npass=0 nfail=0
+
+# no GPU: the engine says unsupported (exit 3) for a CUDA point
+"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
+rc=$?
+if [ $rc -eq 3 ]; then
+	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe" 2>/dev/null))"
+	exit 77
+elif [ $rc -ne 0 ]; then
+	echo "FAIL: the probe point (mnist_cnn on cuda) exited $rc:"
+	tail -n 5 "$W/probe.log"
+	exit 1
+fi
+
+key() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+pass() { npass=$((npass + 1)); echo "PASS $*"; }
+fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+
+# run NAME FLAGS...: one point; its result in $W/NAME, its log in $W/NAME.log
+run() {
+	n=$1; shift
+	if ! "$E" --device cuda --warmup 0.5s --min-time "${T}s" --max-time "${T}s" "$@" \
+		--result "$W/$n" >"$W/$n.log" 2>&1 || [ "$(key status "$W/$n")" != ok ]; then
+		echo "     point $n failed: $(key status "$W/$n") $(key reason "$W/$n"); see $W/$n.log"
+		return 1
+	fi
+}
+
+# ratio A B: A / B with 4 decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }'; }
+# ge X Y: X >= Y (floats)
+ge() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; }
+
+# ---- cudnn_benchmark: on >= 0.98 x off -----------------------------------------------
+for m in resnet18 resnet50; do
+	for pr in fp32 fp16; do
+		for cl in off on; do
+			for task in infer train; do
+				p="--model $m --batch 64 --task $task --precision $pr --channels-last $cl"
+				[ $task = infer ] && p="$p --eval on --inference-mode on"
+				n="bm.$m.$pr.cl$cl.$task"
+				run "$n.off" $p --cudnn-benchmark off && run "$n.on" $p --cudnn-benchmark on || {
+					fail "cudnn_benchmark $m $pr channels_last=$cl $task: a point did not run"
+					continue
+				}
+				off=$(key throughput "$W/$n.off") on=$(key throughput "$W/$n.on")
+				r=$(ratio "$on" "$off")
+				what="cudnn_benchmark $m $pr channels_last=$cl $task: on $on / off $off samples/s = x$r"
+				if ge "$r" 0.98; then pass "$what"; else fail "$what (want >= x0.98)"; fi
+			done
+		done
+	done
+done
+
+# ---- inference_mode and eval: memory ---------------------------------------------------
+p="--model resnet50 --batch 64 --task infer --precision fp32"
+if run im.off $p --eval on --inference-mode off && run im.on $p --eval on --inference-mode on &&
+	run ev.off $p --eval off --inference-mode off; then
+	off=$(key peak_mem_bytes "$W/im.off") on=$(key peak_mem_bytes "$W/im.on")
+	evoff=$(key peak_mem_bytes "$W/ev.off")
+	so=$(key saved_activations "$W/im.off") sn=$(key saved_activations "$W/im.on")
+	what="inference_mode resnet50 fp32 b64: peak on $on bytes, off $off bytes (x$(ratio "$on" "$off"))"
+	if [ "$on" -le "$off" ]; then pass "$what"; else fail "$what (want on <= off)"; fi
+	what="inference_mode: activations kept for a backward: on $sn, off $so"
+	if [ "$sn" = 0 ] && [ "${so:-0}" -gt 0 ]; then pass "$what"; else fail "$what (want 0 and > 0)"; fi
+	what="eval on + inference_mode on: peak $on bytes against eval off + inference_mode off $evoff bytes"
+	if [ "$on" -lt "$evoff" ] && [ "$sn" = 0 ]; then pass "$what"; else fail "$what (want lower, nothing kept)"; fi
+else
+	fail "inference_mode / eval: a point did not run"
+fi
+
+# ---- precision: fp16 / bf16 faster than fp32 ----------------------------------------------
+for task in infer train; do
+	p="--model resnet50 --batch 64 --task $task --channels-last on"
+	[ $task = infer ] && p="$p --eval on --inference-mode on"
+	run "pr.$task.fp32" $p --precision fp32 || { fail "precision $task: fp32 point did not run"; continue; }
+	for pr in fp16 bf16; do
+		run "pr.$task.$pr" $p --precision $pr || { fail "precision $task $pr: the point did not run"; continue; }
+		a=$(key throughput "$W/pr.$task.$pr") b=$(key throughput "$W/pr.$task.fp32")
+		what="precision resnet50 $task: $pr $a / fp32 $b samples/s = x$(ratio "$a" "$b")"
+		if ge "$(ratio "$a" "$b")" 1.0; then pass "$what"; else fail "$what (want > x1)"; fi
+	done
+done
+
+# ---- channels_last: the layout that runs ---------------------------------------------------
+for cl in off on; do
+	want=nchw
+	[ $cl = on ] && want=nhwc
+	n="cl.$cl"
+	if run "$n" --model resnet18 --batch 16 --task train --channels-last $cl; then
+		convs=$(grep -c "cuda: conv '.*' fwd " "$W/$n.log")
+		right=$(grep "cuda: conv '.*' fwd " "$W/$n.log" | grep -c " $want ")
+		what="channels_last=$cl: $right of $convs forward convolutions logged as $want"
+		if [ "$convs" -gt 0 ] && [ "$right" = "$convs" ]; then pass "$what"; else fail "$what"; fi
+	else
+		fail "channels_last=$cl: the point did not run"
+	fi
+done
+
+# ---- compile: what runs changes ----------------------------------------------------------------
+p="--model resnet18 --batch 16 --task infer --eval on --inference-mode on"
+if run c.none $p --compile none && run c.def $p --compile default &&
+	run c.ro $p --compile reduce-overhead && run c.ma $p --compile max-autotune; then
+	a=$(key ops_per_step "$W/c.none") b=$(key ops_per_step "$W/c.def") f=$(key ops_fused "$W/c.def")
+	what="compile none -> default: ops per step $a -> $b, $f fused"
+	if [ "$b" -lt "$a" ] && [ "$f" -gt 0 ]; then pass "$what"; else fail "$what"; fi
+	g=$(key cuda_graph "$W/c.ro") g0=$(key cuda_graph "$W/c.def")
+	what="compile reduce-overhead: cuda_graph=$g (default: $g0)"
+	if [ "$g" = on ] && [ "$g0" = off ]; then pass "$what"; else fail "$what"; fi
+	cs=$(key conv_algo_search "$W/c.ma") gs=$(key gemm_algo_search "$W/c.ma") cs0=$(key conv_algo_search "$W/c.def")
+	what="compile max-autotune: conv search $cs, gemm search $gs (default: $cs0)"
+	if [ "$cs" = timed ] && [ "$gs" = timed ] && [ "$cs0" = heuristic ]; then pass "$what"; else fail "$what"; fi
+else
+	fail "compile: a point did not run"
+fi
+
+echo "knob_sanity: $npass passed, $nfail failed${1:+ (results and logs in $W)}"
+[ "$nfail" -eq 0 ]
