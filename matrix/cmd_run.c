@@ -133,9 +133,16 @@ static const char *signal_name(int sig)
 static char *log_tail(const char *path, int *oom)
 {
 	*oom = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the point may have replaced its log: by a FIFO (no blocking open), by
+	 * a link (not followed), by anything but a regular file (not read) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0)
 		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
 	char buf[65537];
 	off_t size = lseek(fd, 0, SEEK_END);
 	off_t from = size > 65536 ? size - 65536 : 0;

@@ -35,12 +35,14 @@ int result_read(const char *path, struct result *res, char **why)
 	memset(res, 0, sizeof(*res));
 	*why = NULL;
 	size_t len;
-	char *text = read_file(path, &len);
-	if (!text)
+	char *what = NULL;
+	/* the point may have made it anything: a FIFO, a link to /dev/zero */
+	char *text = read_file_capped(path, RESULT_MAX_BYTES, 1, &len, &what);
+	if (!text && !what)
 		return -1;
-	if (len > RESULT_MAX_BYTES) {
-		*why = xasprintf("result file is %zu bytes (more than %u)", len, RESULT_MAX_BYTES);
-		free(text);
+	if (!text) {
+		*why = xasprintf("result file %s", what);
+		free(what);
 		return -2;
 	}
 	if (memchr(text, '\0', len)) {

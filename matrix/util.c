@@ -275,6 +275,61 @@ char *read_file(const char *path, size_t *len)
 	return sb.buf;
 }
 
+char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, char **why)
+{
+	*why = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		if (errno == ELOOP && nofollow)
+			*why = xstrdup("is a symbolic link");
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		*why = xasprintf("cannot be examined: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = xstrdup("is not a regular file");
+		close(fd);
+		return NULL;
+	}
+	if ((uintmax_t)st.st_size > cap) {
+		*why = xasprintf("is %jd bytes (more than %zu)", (intmax_t)st.st_size, cap);
+		close(fd);
+		return NULL;
+	}
+	/* the size may change while we read: read at most cap + 1 bytes */
+	struct strbuf sb = {0};
+	char buf[65536];
+	while (sb.len <= cap) {
+		size_t want = cap + 1 - sb.len < sizeof(buf) ? cap + 1 - sb.len : sizeof(buf);
+		ssize_t n = read(fd, buf, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*why = xasprintf("cannot be read: %s", strerror(errno));
+			close(fd);
+			sb_free(&sb);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		sb_add(&sb, buf, (size_t)n);
+	}
+	close(fd);
+	if (sb.len > cap) {
+		*why = xasprintf("is more than %zu bytes", cap);
+		sb_free(&sb);
+		return NULL;
+	}
+	sb_add(&sb, "", 0);
+	if (len)
+		*len = sb.len;
+	return sb.buf;
+}
+
 int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

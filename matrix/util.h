@@ -57,6 +57,15 @@ double now_monotonic(void);
 
 /* Read a whole file into memory (NUL terminated); NULL with errno set. */
 char *read_file(const char *path, size_t *len);
+/* Read a file that someone else may have put in place (a point's result file
+ * or log, a results.csv received from elsewhere): opened without blocking (a
+ * FIFO cannot hang the caller), with nofollow without following a last
+ * symbolic link, refused unless a regular file, at most cap bytes read.
+ * Returns the text, NUL-terminated (its length in *len when len is not NULL),
+ * or NULL: with *why NULL when it cannot be opened (errno says why), else
+ * with *why saying what is wrong with it ("is not a regular file", ...), to
+ * be put after the file's name. */
+char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, char **why);
 /* write(2) all of data, retrying on EINTR and short writes; 0 on success. */
 int write_all(int fd, const void *data, size_t len);
 /* Write a whole file atomically (temporary file, fsync, rename); 0 on success. */

@@ -1,0 +1,38 @@
+# A point cannot hang or crash the runner through the files it is given
+# (issue 22, items 2 and 3): a result path replaced by a FIFO, linked to
+# /dev/zero or grown to 3 GB (sparse), a log replaced by a FIFO. Each such
+# point fails with a reason, the others are recorded, and the runner ends by
+# itself: it never opens a FIFO blocking nor reads more than 1 MiB of result.
+. "$top_srcdir/tests/setup"
+cat > eng.sh <<'SH'
+#!/bin/sh
+res=$MATRIX_RESULT
+case $1 in
+ok) printf 'status=ok\nthroughput=1\n' > "$res" ;;
+resultfifo) rm -f "$res"; mkfifo "$res" ;;
+resultzero) rm -f "$res"; ln -s /dev/zero "$res" ;;
+resulthuge) printf 'status=ok\nthroughput=1\n' > "$res"; truncate -s 3G "$res" ;;
+logfifo) log=$(readlink /proc/$$/fd/1); rm -f "$log"; mkfifo "$log"; exit 1 ;;
+esac
+SH
+cat > r.yaml <<YAML
+name: hostile_files
+engine: command
+command: [sh, $work/eng.sh, "{mode}"]
+factors:
+  mode: [ok, resultfifo, resultzero, resulthuge, logfifo]
+YAML
+# before the fix, the FIFOs hung the runner for good and /dev/zero or the
+# 3 GB file were read whole (out of memory): bound both time and memory
+set +e
+(ulimit -v 1048576; exec timeout -s KILL 30 "$MATRIX" run r.yaml --out run --no-report) > out.txt 2> err.txt
+rc=$?
+set -e
+[ "$rc" = 1 ] || { cat err.txt >&2; fail "matrix run exited $rc, expected 1 (4 points failed)"; }
+why() { awk -F, -v m="$1" 'NR>1 && $4 == m { print $5 ": " $6 }' run/results.csv; }
+expect_eq "$(why ok)" "ok: " "ok"
+expect_eq "$(why resultfifo)" "failed: garbled result: result file is not a regular file" "a FIFO as result"
+expect_eq "$(why resultzero)" "failed: garbled result: result file is a symbolic link" "a link to /dev/zero as result"
+expect_eq "$(why resulthuge)" "failed: garbled result: result file is 3221225472 bytes (more than 1048576)" "a 3 GB result"
+expect_eq "$(why logfifo)" "failed: exit status 1" "a FIFO as log"
+echo ok
