@@ -3,6 +3,8 @@
 bin_PROGRAMS += engine/matrix-engine
 engine_matrix_engine_SOURCES = \
 	engine/main.c engine/engine.h engine/check.h engine/rng.h \
+	engine/flags.c engine/flags.h engine/record.c engine/record.h \
+	engine/session.c engine/session.h \
 	engine/graph.c engine/graph.h \
 	engine/passes.c engine/passes.h \
 	engine/measure.c engine/measure.h \

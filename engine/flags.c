@@ -1,0 +1,219 @@
+/* flags.c - matrix-engine's options as one table (flags.h). */
+#include "config.h"
+#include "flags.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const lv_task[] = {"infer", "train", NULL};
+const char *const lv_prec[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+const char *const lv_onoff[] = {"off", "on", NULL};
+const char *const lv_compile[] = {"none", "default", "reduce-overhead", "max-autotune", NULL};
+const char *const lv_device[] = {"auto", "cpu", "cuda", NULL};
+
+enum flag_kind { F_INT, F_LEVEL, F_STR, F_SECONDS, F_WARMUP, F_DOUBLE, F_BOOL };
+
+struct flag {
+    const char *name;
+    int kind;
+    size_t off;
+    const char *const *levels;
+    const char *arg, *help;
+};
+
+#define O(f) offsetof(struct opts, f)
+static const struct flag flags[] = {
+    {"model", F_STR, O(pt.model), NULL, "NAME", "model (--list-models); default mnist_cnn"},
+    {"task", F_LEVEL, O(pt.train), lv_task, "infer|train", "forward only, or forward + backward + optimizer step; default infer"},
+    {"batch", F_INT, O(pt.batch), NULL, "N", "samples per step; default 64"},
+    {"seq-len", F_INT, O(pt.seq_len), NULL, "N", "tokens per sample (BERT); default 128"},
+    {"image-size", F_INT, O(pt.image_size), NULL, "N", "image side in pixels (ResNet); default 224"},
+    {"precision", F_LEVEL, O(pt.precision), lv_prec, "fp32|tf32|fp16|bf16", "arithmetic; default fp32 (tf32 is fp32 on cpu, listed in ignored)"},
+    {"channels-last", F_LEVEL, O(pt.channels_last), lv_onoff, "off|on", "NHWC activations for convolutional models; default off"},
+    {"cudnn-benchmark", F_LEVEL, O(pt.cudnn_benchmark), lv_onoff, "off|on", "timed algorithm search (CUDA only); default off"},
+    {"eval", F_LEVEL, O(pt.eval), lv_onoff, "off|on", "BatchNorm running statistics, dropout off; default off"},
+    {"inference-mode", F_LEVEL, O(pt.inference_mode), lv_onoff, "off|on", "infer: on: every buffer reused once dead; off: what a backward would read kept (autograd on); default off"},
+    {"compile", F_LEVEL, O(pt.compile), lv_compile, "none|default|reduce-overhead|max-autotune", "graph passes: BN folding, epilogue fusion; default none"},
+    {"syncbn", F_LEVEL, O(pt.syncbn), lv_onoff, "off|on", "BatchNorm statistics across GPUs; default off"},
+    {"ema", F_LEVEL, O(pt.ema), lv_onoff, "off|on", "exponential moving average of the weights (train); default off"},
+    {"gpus", F_INT, O(pt.gpus), NULL, "N", "data-parallel GPUs; default 1"},
+    {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads; default: the online CPUs"},
+    {"device", F_LEVEL, O(pt.device), lv_device, "auto|cpu|cuda", "backend; default auto (cuda when built with it and a GPU is present)"},
+    {"seed", F_INT, O(seed), NULL, "N", "seed of weights, inputs and dropout; default 1"},
+    {"warmup", F_WARMUP, O(m), NULL, "DUR|N", "warm-up: a duration (0.2s, 150ms) or a number of steps; default 0.2s"},
+    {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s"},
+    {"max-time", F_SECONDS, O(m.max_time), NULL, "DUR", "stop timing after this long; default 5s"},
+    {"rel-ci", F_DOUBLE, O(m.rel_ci), NULL, "X", "stop when the 95% CI half-width of the median is within X of it; default 0.02"},
+    {"lr", F_DOUBLE, O(lr), NULL, "X", "learning rate of the optimizer; default the model's (SGD 0.01, AdamW 1e-4)"},
+    {"steps", F_INT, O(steps), NULL, "N", "exactly N timed steps, no CI rule"},
+    {"result", F_STR, O(result), NULL, "FILE", "write the result record (key=value lines) to FILE"},
+    {"weights", F_STR, O(weights), NULL, "FILE", "load parameters from a weights file (engine/weights.h)"},
+    {"save-weights", F_STR, O(save_weights), NULL, "FILE", "save parameters and buffers after the run"},
+    {"dump", F_STR, O(dump), NULL, "FILE", "reference checks: run --steps steps (default 1), dump input, output, gradients, losses, masks"},
+    {"list-models", F_BOOL, O(list_models), NULL, NULL, "print the models and exit"},
+    {"help", F_BOOL, O(help), NULL, NULL, "print this help and exit"},
+};
+#define NFLAGS ((int)(sizeof flags / sizeof flags[0]))
+
+void flags_usage(FILE *f)
+{
+    fprintf(f, "usage: matrix-engine [--model NAME] [--task infer|train] [--batch N] ... --result FILE\n\n"
+               "Runs one benchmark point of the native engine and writes its result record.\n"
+               "Every flag takes its value as the next argument.\n\n");
+    for (int i = 0; i < NFLAGS; i++) {
+        char left[80];
+        snprintf(left, sizeof left, "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
+                 flags[i].arg ? flags[i].arg : "");
+        fprintf(f, "  %-34s %s\n", left, flags[i].help);
+    }
+    fprintf(f, "\nExit status: 0 measured, 1 failed (status=oom when out of memory), 2 bad flag,\n"
+               "3 unsupported combination (status=unsupported with a reason).\n");
+}
+
+/* Seconds in v ("0.5s", "150ms", "2", "1m"); -1 when malformed. */
+static double parse_seconds(const char *v, int *bare)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || errno || x < 0)
+        return -1;
+    *bare = *end == 0;
+    if (*end == 0 || strcmp(end, "s") == 0)
+        return x;
+    if (strcmp(end, "ms") == 0)
+        return x / 1e3;
+    if (strcmp(end, "us") == 0)
+        return x / 1e6;
+    if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        return x * 60;
+    return -1;
+}
+
+static int parse_flags(int argc, char **argv, struct opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const struct flag *f = NULL;
+        if (strncmp(a, "--", 2) == 0)
+            for (int k = 0; k < NFLAGS; k++)
+                if (strcmp(a + 2, flags[k].name) == 0)
+                    f = &flags[k];
+        if (!f) {
+            fprintf(stderr, "matrix-engine: unknown flag '%s'\n", a);
+            return -1;
+        }
+        char *dst = (char *)o + f->off;
+        if (f->kind == F_BOOL) {
+            *(int *)dst = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "matrix-engine: flag '--%s' needs a value\n", f->name);
+            return -1;
+        }
+        const char *v = argv[++i];
+        char *end;
+        int bare;
+        switch (f->kind) {
+        case F_INT: {
+            errno = 0;
+            long x = strtol(v, &end, 10);
+            if (*v == 0 || *end || errno || x < (strcmp(f->name, "seed") ? 1 : 0) || x > 1 << 30) {
+                fprintf(stderr, "matrix-engine: --%s: '%s' is not a positive integer\n", f->name, v);
+                return -1;
+            }
+            if (strcmp(f->name, "seed") == 0)
+                *(long *)dst = x;
+            else
+                *(int *)dst = x;
+            break;
+        }
+        case F_LEVEL: {
+            int k;
+            for (k = 0; f->levels[k]; k++)
+                if (strcmp(v, f->levels[k]) == 0)
+                    break;
+            if (!f->levels[k]) {
+                fprintf(stderr, "matrix-engine: --%s: unknown level '%s' (levels:", f->name, v);
+                for (k = 0; f->levels[k]; k++)
+                    fprintf(stderr, " %s", f->levels[k]);
+                fprintf(stderr, ")\n");
+                return -1;
+            }
+            *(int *)dst = k;
+            break;
+        }
+        case F_STR:
+            *(const char **)dst = v;
+            break;
+        case F_SECONDS: {
+            double s = parse_seconds(v, &bare);
+            if (s < 0) {
+                fprintf(stderr, "matrix-engine: --%s: '%s' is not a duration (e.g. 0.5s, 200ms)\n", f->name, v);
+                return -1;
+            }
+            *(double *)dst = s;
+            break;
+        }
+        case F_WARMUP: {
+            double s = parse_seconds(v, &bare);
+            if (s < 0) {
+                fprintf(stderr, "matrix-engine: --warmup: '%s' is neither a duration (0.2s) nor a step count (10)\n", v);
+                return -1;
+            }
+            if (bare) {
+                if (s != floor(s)) {
+                    fprintf(stderr, "matrix-engine: --warmup: '%s' is not a whole number of steps\n", v);
+                    return -1;
+                }
+                o->m.warmup_steps = (int)s;
+            } else {
+                o->m.warmup_steps = -1;
+                o->m.warmup_s = s;
+            }
+            break;
+        }
+        case F_DOUBLE: {
+            errno = 0;
+            double x = strtod(v, &end);
+            if (*v == 0 || *end || errno || x < 0) {
+                fprintf(stderr, "matrix-engine: --%s: '%s' is not a non-negative number\n", f->name, v);
+                return -1;
+            }
+            *(double *)dst = x;
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
+void flags_defaults(struct opts *o)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    memset(o, 0, sizeof *o);
+    o->pt.model = "mnist_cnn";
+    o->pt.batch = 64;
+    o->pt.seq_len = 128;
+    o->pt.gpus = 1;
+    o->pt.threads = online > 0 ? (int)online : 1;
+    o->seed = 1;
+    o->m = (measure_cfg){.warmup_s = 0.2, .warmup_steps = -1, .min_time = 0.5,
+                         .max_time = 5.0, .rel_ci = 0.02, .min_samples = 10};
+}
+
+int flags_parse(int argc, char **argv, struct opts *o)
+{
+    if (parse_flags(argc, argv, o))
+        return -1;
+    if (o->m.max_time < o->m.min_time)
+        o->m.max_time = o->m.min_time;
+    o->m.steps = o->steps;
+    o->pt.seed = o->seed;
+    return 0;
+}

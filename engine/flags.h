@@ -1,0 +1,36 @@
+/* flags.h - matrix-engine's command line: the options, declared as data
+ * (one table in flags.c: name, kind, where it goes, levels, help), and the
+ * level names that the result record prints back. */
+#ifndef MATRIX_ENGINE_FLAGS_H
+#define MATRIX_ENGINE_FLAGS_H
+
+#include "engine.h"
+#include "measure.h"
+
+#include <stdio.h>
+
+extern const char *const lv_task[];    /* infer, train */
+extern const char *const lv_prec[];    /* fp32, tf32, fp16, bf16 */
+extern const char *const lv_onoff[];   /* off, on */
+extern const char *const lv_compile[]; /* none, default, reduce-overhead, max-autotune */
+extern const char *const lv_device[];  /* auto, cpu, cuda */
+
+struct opts {
+    point pt;
+    const char *result, *weights, *save_weights, *dump;
+    measure_cfg m;
+    int steps;
+    int list_models, help;
+    long seed;
+    double lr;
+};
+
+/* The defaults (mnist_cnn, batch 64, every online CPU, 0.2 s warm-up, ...). */
+void flags_defaults(struct opts *o);
+/* Parse argv into o (after flags_defaults): 0, or -1 with a message on
+ * stderr. Derived settings (max_time >= min_time, steps, seed) are set. */
+int flags_parse(int argc, char **argv, struct opts *o);
+/* The --help text. */
+void flags_usage(FILE *f);
+
+#endif

@@ -1,0 +1,785 @@
+/* session.c - one point from its options to its result (session.h): the
+ * steps main() calls, and what they share (running a step, filling tensors,
+ * host views of device tensors, the CUDA module, the reference dump). */
+#include "config.h"
+#include "session.h"
+#include "check.h"
+#include "engine.h"
+#include "mem.h"
+#include "passes.h"
+#include "record.h"
+#include "rng.h"
+#include "weights.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef HAVE_CBLAS
+#include <cblas.h>
+/* OpenBLAS extensions: absent from other CBLAS libraries */
+#pragma weak openblas_get_config
+#endif
+
+/* ---- running ---------------------------------------------------------------- */
+
+static double *prof_s; /* MATRIX_ENGINE_PROFILE: seconds per op index */
+
+static int run_step(void *ctx)
+{
+    struct run *r = ctx;
+    graph *g = &r->g;
+    g->step++;
+    if (r->be.step && !r->hook && !prof_s)
+        return r->be.step(g, r->nrun);
+    if (r->be.begin_step)
+        r->be.begin_step();
+    for (int i = 0; i < r->nrun; i++) {
+        op *o = &g->ops[i];
+        double t0 = prof_s ? measure_now() : 0;
+        r->be.ops[o->type](g, o);
+        if (prof_s) {
+            r->be.sync();
+            prof_s[i] += measure_now() - t0;
+        }
+        if (r->hook)
+            r->hook(r, i);
+    }
+    r->be.sync();
+    return 0;
+}
+
+static void fill_values(tensor *t, uint64_t key)
+{
+    int64_t n = graph_numel(t);
+    float *f = t->data;
+    int32_t *q = t->data;
+    switch (t->init) {
+    case INIT_UNIFORM:
+        for (int64_t i = 0; i < n; i++)
+            f[i] = (2.0f * rng_uniform(key, i) - 1.0f) * t->init_a;
+        break;
+    case INIT_NORMAL: /* Box-Muller, both values of each pair */
+        for (int64_t i = 0; i < n; i += 2) {
+            float u1 = rng_uniform(key, i) + 0x1p-25f, u2 = rng_uniform(key, i + 1);
+            float r = sqrtf(-2.0f * logf(u1)) * t->init_a, sn, cs;
+            sincosf(6.28318530718f * u2, &sn, &cs);
+            f[i] = r * cs;
+            if (i + 1 < n)
+                f[i + 1] = r * sn;
+        }
+        break;
+    case INIT_CONST:
+        for (int64_t i = 0; i < n; i++)
+            f[i] = t->init_a;
+        break;
+    case INIT_LABELS:
+        for (int64_t i = 0; i < n; i++) {
+            int v = (int)(rng_uniform(key, i) * t->init_a);
+            q[i] = v >= (int)t->init_a ? (int)t->init_a - 1 : v;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* Fill t as its init rule says, in logical (N, C, H, W) order whatever the
+ * layout, so that NCHW and NHWC runs of a model see the same input. */
+static void fill_tensor(tensor *t, uint64_t key)
+{
+    if (t->layout != LAYOUT_NHWC || t->ndim != 4 || t->init == INIT_NONE) {
+        fill_values(t, key);
+        return;
+    }
+    int64_t N = t->shape[0], C = t->shape[1], HW = t->shape[2] * t->shape[3];
+    float *mem = t->data, *logical = malloc(t->bytes);
+    mallocCheck(logical);
+    t->data = logical;
+    fill_values(t, key);
+    t->data = mem;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t p = 0; p < HW; p++)
+                mem[(n * HW + p) * C + c] = logical[(n * C + c) * HW + p];
+    free(logical);
+}
+
+static uint64_t name_key(uint64_t seed, const char *name)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return rng_mix(seed * 0x9e3779b97f4a7c15ULL ^ h);
+}
+
+static int persistent(int kind)
+{
+    return kind != TK_ACT && kind != TK_GRAD;
+}
+
+/* ---- host views of device tensors ---------------------------------------------
+ * The dump, --save-weights and the loss read tensors on the host as f32 /
+ * i32. On a device backend host_begin points t->data at a host copy
+ * (f16 / bf16 widened to f32) until host_end puts the device pointer back. */
+
+struct hview { void *data, *buf; int dtype; size_t bytes; };
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+    if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13); /* inf, nan */
+    else if (e)
+        u = sign | ((e + 112) << 23) | (m << 13);
+    else if (!m)
+        u = sign;
+    else { /* subnormal: normalise */
+        e = 113;
+        while (!(m & 0x400)) {
+            m <<= 1;
+            e--;
+        }
+        u = sign | (e << 23) | ((m & 0x3ff) << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void host_begin(struct run *r, int i, struct hview *h)
+{
+    tensor *t = &r->g.t[i];
+    memset(h, 0, sizeof *h);
+    if (r->be.host_visible)
+        return;
+    size_t n = (size_t)graph_numel(t), wide = n * 4;
+    h->data = t->data;
+    h->dtype = t->dtype;
+    h->bytes = t->bytes;
+    h->buf = malloc(wide ? wide : 4);
+    mallocCheck(h->buf);
+    if (t->data)
+        r->be.download(h->buf, t->data, t->bytes);
+    else if (t->host) /* persistent, not used on the device */
+        memcpy(h->buf, t->host, t->bytes);
+    else
+        memset(h->buf, 0, wide);
+    if (t->dtype == DT_F16 || t->dtype == DT_BF16) { /* widen in place, from the end */
+        const uint16_t *s = h->buf;
+        float *d = h->buf;
+        for (size_t k = n; k-- > 0;) {
+            uint16_t v = s[k];
+            if (t->dtype == DT_F16)
+                d[k] = f16_to_f32(v);
+            else {
+                uint32_t u = (uint32_t)v << 16;
+                memcpy(&d[k], &u, 4);
+            }
+        }
+        t->dtype = DT_F32;
+    }
+    t->data = h->buf;
+    t->bytes = wide;
+}
+
+static void host_end(struct run *r, int i, struct hview *h)
+{
+    tensor *t = &r->g.t[i];
+    if (r->be.host_visible)
+        return;
+    t->data = h->data;
+    t->dtype = h->dtype;
+    t->bytes = h->bytes;
+    free(h->buf);
+}
+
+/* First float of tensor i (the loss). */
+static float read_scalar(struct run *r, int i)
+{
+    struct hview h;
+    host_begin(r, i, &h);
+    float v = ((float *)r->g.t[i].data)[0];
+    host_end(r, i, &h);
+    return v;
+}
+
+/* ---- the CUDA backend module ------------------------------------------------------- */
+
+#ifndef MATRIX_PKGLIBDIR
+#define MATRIX_PKGLIBDIR "/usr/local/lib/matrix"
+#endif
+
+/* Load matrix-engine-cuda.so ($MATRIX_ENGINE_CUDA, else next to this
+ * executable, else the installed one) and let it fill b. 0 on success; else
+ * -1 with the reason in err. Only --device cuda gets here, so a CPU point
+ * never maps the CUDA libraries. */
+static int load_cuda(backend *b, const point *p, char *err, size_t n)
+{
+    char self[4096], path[4200], why[1024] = "";
+    const char *env = getenv("MATRIX_ENGINE_CUDA");
+    void *h = NULL;
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+        if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(why, sizeof why, "%s", dlerror());
+    } else {
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        char *slash;
+        path[0] = 0;
+        if (k > 0) {
+            self[k] = 0;
+            if ((slash = strrchr(self, '/'))) {
+                *slash = 0;
+                snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", self);
+            }
+        }
+        if (!path[0] || access(path, F_OK) != 0)
+            snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", MATRIX_PKGLIBDIR);
+        if (access(path, F_OK) == 0 && !(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(why, sizeof why, "%s", dlerror());
+    }
+    if (!h) {
+        if (*why)
+            snprintf(err, n, "unable to load the CUDA backend: %s", why);
+        else
+            snprintf(err, n, "built without the CUDA backend (no matrix-engine-cuda.so next to the engine or in %s)",
+                     MATRIX_PKGLIBDIR);
+        return -1;
+    }
+    backend_cuda_setup_fn setup = (backend_cuda_setup_fn)dlsym(h, BACKEND_CUDA_SETUP);
+    if (!setup) {
+        snprintf(err, n, "unable to load the CUDA backend: %s has no %s", path, BACKEND_CUDA_SETUP);
+        return -1;
+    }
+    return setup(b, p, err, n);
+}
+
+/* Free every tensor's storage, the arena, the workspace and the graph. */
+static void run_free(struct run *r, void *arena, size_t arena_bytes)
+{
+    graph *g = &r->g;
+    for (int i = 0; i < g->nt; i++) {
+        if (persistent(g->t[i].kind) && g->t[i].data)
+            r->be.free(g->t[i].data, g->t[i].bytes);
+        if (g->t[i].host)
+            mem_free(g->t[i].host, g->t[i].bytes);
+    }
+    r->be.free(arena, arena_bytes);
+    r->be.free(backend_ws, backend_ws_bytes);
+    backend_ws = NULL;
+    graph_free(g);
+    r->be.fini();
+}
+
+/* ---- dump for the reference checks ------------------------------------------ */
+
+struct dump {
+    wfile w;
+    int steps;
+    float *losses;
+};
+
+static void dump_hook(struct run *r, int opi)
+{
+    struct dump *d = r->hook_ctx;
+    graph *g = &r->g;
+    op *o = &g->ops[opi];
+    char name[GRAPH_NAME + 32];
+    int mask = o->type == OP_DROPOUT ? o->out[1] : o->type == OP_ATTENTION ? o->out[2] : -1;
+    if (mask >= 0) {
+        snprintf(name, sizeof name, "mask.%s.%d", o->name, g->step);
+        struct hview h;
+        host_begin(r, mask, &h);
+        tensor *t = &g->t[mask];
+        weights_put_raw(&d->w, name, t->ndim, t->shape, t->data);
+        host_end(r, mask, &h);
+    }
+}
+
+/* weights_put through a host view */
+static void put_tensor(struct run *r, wfile *w, int i, const char *name)
+{
+    struct hview h;
+    host_begin(r, i, &h);
+    weights_put(w, &r->g, i, name);
+    host_end(r, i, &h);
+}
+
+static int dump_run(struct run *r, const struct opts *o)
+{
+    struct dump d;
+    graph *g = &r->g;
+    int steps = o->steps > 0 ? o->steps : 1;
+    if (weights_open(&d.w, o->dump)) {
+        fprintf(stderr, "matrix-engine: unable to open '%s'\n", o->dump);
+        return 1;
+    }
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_INPUT)
+            put_tensor(r, &d.w, i, NULL);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
+            char name[GRAPH_NAME + 8];
+            snprintf(name, sizeof name, "init.%s", g->t[i].name);
+            put_tensor(r, &d.w, i, name);
+        }
+    d.losses = calloc(steps, sizeof(float));
+    mallocCheck(d.losses);
+    /* the per-op hook records dropout masks; without masks a device backend
+     * runs whole steps (so a dump also checks the CUDA Graph path) */
+    int masks = 0;
+    for (int i = 0; i < r->nrun; i++)
+        masks |= g->ops[i].type == OP_DROPOUT || g->ops[i].type == OP_ATTENTION;
+    r->hook = masks || r->be.host_visible ? dump_hook : NULL;
+    r->hook_ctx = &d;
+    for (int s = 0; s < steps; s++) {
+        run_step(r);
+        if (g->loss >= 0)
+            d.losses[s] = read_scalar(r, g->loss);
+        if (s == 0) {
+            put_tensor(r, &d.w, g->output, "output");
+            for (int i = 0; i < g->nt; i++)
+                if (g->t[i].kind == TK_PGRAD)
+                    put_tensor(r, &d.w, i, NULL);
+        }
+    }
+    int64_t n = steps;
+    if (g->loss >= 0)
+        weights_put_raw(&d.w, "losses", 1, &n, d.losses);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
+            char name[GRAPH_NAME + 8];
+            snprintf(name, sizeof name, "final.%s", g->t[i].name);
+            put_tensor(r, &d.w, i, name);
+        }
+    free(d.losses);
+    r->hook = NULL;
+    if (weights_close(&d.w)) {
+        fprintf(stderr, "matrix-engine: unable to write '%s'\n", o->dump);
+        return 1;
+    }
+    return 0;
+}
+
+
+/* ---- the steps ------------------------------------------------------------------ */
+
+int session_flags(struct session *s, int argc, char **argv)
+{
+    struct opts *o = &s->o;
+    s->online = sysconf(_SC_NPROCESSORS_ONLN);
+    flags_defaults(o);
+    if (flags_parse(argc, argv, o)) {
+        fprintf(stderr, "usage: matrix-engine [flags] --result FILE (see --help)\n");
+        return 2;
+    }
+    if (o->help) {
+        flags_usage(stdout);
+        return 0;
+    }
+    if (o->list_models) {
+        for (const model_desc *m = models; m->name; m++)
+            printf("%-12s %s\n", m->name, m->about);
+        return 0;
+    }
+    if (!(s->md = model_find(o->pt.model))) {
+        fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
+        return 2;
+    }
+    return SESSION_GO;
+}
+
+int session_device(struct session *s)
+{
+    struct opts *o = &s->o;
+    struct run *r = &s->r;
+    if (o->pt.device == DEV_CUDA || (o->pt.device == DEV_AUTO && access("/dev/nvidia0", F_OK) == 0)) {
+        int asked = o->pt.device == DEV_CUDA;
+        o->pt.device = DEV_CUDA;
+        if (load_cuda(&r->be, &o->pt, s->err, sizeof s->err)) {
+            if (asked)
+                return finish_unsupported(o, s->ignored, s->err);
+            o->pt.device = DEV_CPU; /* auto: run on the cpu */
+            s->err[0] = 0;
+        }
+    } else
+        o->pt.device = DEV_CPU;
+    if (o->pt.device == DEV_CPU)
+        backend_cpu_setup(&r->be);
+    record_backend(&r->be);
+    return SESSION_GO;
+}
+
+int session_check(struct session *s)
+{
+    const struct opts *o = &s->o;
+    char *ign = s->ignored;
+    size_t n = sizeof s->ignored;
+    if (o->pt.device == DEV_CUDA) {
+        if (o->pt.gpus > 1)
+            return finish_unsupported(o, ign, "--gpus > 1: data-parallel training over several GPUs is not implemented in the native engine");
+        if (o->pt.syncbn)
+            return finish_unsupported(o, ign, "SyncBN needs more than one GPU");
+    } else if (o->pt.gpus > 1)
+        return finish_unsupported(o, ign, "--gpus > 1 needs CUDA devices; the cpu device runs one process");
+    if (o->pt.syncbn)
+        return finish_unsupported(o, ign, "SyncBN needs more than one GPU");
+    else if (o->pt.device == DEV_CPU && o->pt.precision == PREC_FP16)
+        return finish_unsupported(o, ign, "fp16 is not implemented in the CPU backend");
+    else if (o->pt.device == DEV_CPU && o->pt.precision == PREC_BF16)
+        return finish_unsupported(o, ign,
+                                  cpu_has("avx512_bf16") || cpu_has("amx_bf16")
+                                      ? "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)"
+                                      : "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks");
+    if (o->pt.device == DEV_CPU) {
+        if (o->pt.precision == PREC_TF32)
+            add_ignored(ign, n, "precision");
+        if (o->pt.cudnn_benchmark)
+            add_ignored(ign, n, "cudnn_benchmark");
+        if (o->pt.compile >= COMPILE_REDUCE_OVERHEAD)
+            add_ignored(ign, n, "compile:cuda_graphs");
+        if (o->pt.compile == COMPILE_MAX_AUTOTUNE)
+            add_ignored(ign, n, "compile:autotune");
+    } else if (o->pt.threads != (s->online > 0 ? (int)s->online : 1))
+        add_ignored(ign, n, "threads");
+    if (o->pt.train && o->pt.inference_mode)
+        add_ignored(ign, n, "inference_mode");
+    if (!o->pt.train && o->pt.ema)
+        add_ignored(ign, n, "ema");
+    return SESSION_GO;
+}
+
+int session_build(struct session *s)
+{
+    const struct opts *o = &s->o;
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    if (r->be.init(o->pt.threads)) {
+        fprintf(stderr, "matrix-engine: unable to start the %s backend\n", r->be.name);
+        return 1;
+    }
+    graph_init(g);
+    memset(&s->info, 0, sizeof s->info);
+    if (s->md->build(g, &o->pt, &s->info, s->err, sizeof s->err))
+        return finish_unsupported(o, s->ignored, s->err);
+    if (o->pt.channels_last && !s->info.uses_channels_last)
+        add_ignored(s->ignored, sizeof s->ignored, "channels_last");
+    for (int i = 0; i < g->nops; i++) /* dropout streams follow --seed */
+        g->ops[i].seed = rng_mix(g->ops[i].seed ^ (o->pt.seed * 0x9e3779b97f4a7c15ULL));
+    for (int i = 0; i < g->nt; i++) {
+        tensor *t = &g->t[i];
+        if (!persistent(t->kind))
+            continue;
+        t->data = mem_alloc(t->bytes); /* host; moved to a device after the passes */
+        if (!t->data)
+            return finish_oom(o, t->bytes, t->name);
+        fill_tensor(t, name_key(o->pt.seed, t->name));
+    }
+    if (o->weights && weights_load(g, o->weights, s->err, sizeof s->err)) {
+        fprintf(stderr, "matrix-engine: %s\n", s->err);
+        return 1;
+    }
+    return SESSION_GO;
+}
+
+/* Training: the state the backend keeps from a forward op for its backward,
+ * as a planned tensor between the two. */
+static void session_backend_saved(struct run *r)
+{
+    graph *g = &r->g;
+    for (int i = g->nfwd; i < g->nops; i++) {
+        op *bo = &g->ops[i];
+        size_t sb = bo->fwd >= 0 && r->be.saved ? r->be.saved(g, &g->ops[bo->fwd]) : 0;
+        if (sb == 0 || g->ops[bo->fwd].out[3] >= 0)
+            continue;
+        char name[GRAPH_NAME + 8];
+        snprintf(name, sizeof name, "%s.saved", g->ops[bo->fwd].name);
+        int t = graph_t1(g, name, TK_ACT, (int64_t)(sb / sizeof(float)));
+        g->ops[bo->fwd].out[3] = t;
+        g->ops[i].in[3] = t;
+    }
+}
+
+int session_passes(struct session *s)
+{
+    const struct opts *o = &s->o;
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    if (!o->pt.train && o->pt.eval && o->pt.compile != COMPILE_NONE)
+        s->folded = pass_fold_bn(g);
+    if (o->pt.compile != COMPILE_NONE)
+        s->fused = pass_fuse(g, o->pt.train || !o->pt.inference_mode); /* autograd on: keep pre-activations */
+    if (o->pt.train) {
+        s->info.optim.ema = o->pt.ema;
+        if (o->lr > 0)
+            s->info.optim.lr = o->lr;
+        s->info.optim.ema_decay = 0.9998f;
+        pass_autodiff(g, &s->info.optim);
+        session_backend_saved(r);
+    }
+    /* inference with inference_mode off runs as with autograd on: what a
+     * backward would read stays alive to the end of the step (PyTorch's
+     * saved tensors), the rest is reused as soon as it is dead */
+    char *saved = NULL;
+    if (!o->pt.train && !o->pt.inference_mode) {
+        saved = calloc(g->nt + 1, 1);
+        mallocCheck(saved);
+        s->nsaved = pass_saved(g, saved);
+    }
+    r->nrun = o->pt.train ? g->nops : g->nfwd;
+    for (int i = 0; i < r->nrun; i++)
+        if (!r->be.ops[g->ops[i].type]) {
+            snprintf(s->err, sizeof s->err, "the %s backend has no kernel for %s (op '%s' of %s)",
+                     r->be.name, graph_op_name(g->ops[i].type), g->ops[i].name, o->pt.model);
+            free(saved);
+            return finish_unsupported(o, s->ignored, s->err);
+        }
+    if (!r->be.host_visible && (o->pt.precision == PREC_FP16 || o->pt.precision == PREC_BF16))
+        pass_precision(g, o->pt.precision == PREC_FP16 ? DT_F16 : DT_BF16);
+    s->arena_bytes = pass_plan(g, 1, saved);
+    free(saved);
+    return SESSION_GO;
+}
+
+/* Persistent tensors the run uses: to the device (a host copy stays in
+ * t->host); the others stay on the host only. */
+static int session_upload(struct session *s)
+{
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    char *used = calloc(g->nt + 1, 1);
+    mallocCheck(used);
+    for (int i = 0; i < r->nrun; i++) {
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (g->ops[i].in[k] >= 0)
+                used[g->ops[i].in[k]] = 1;
+        for (int k = 0; k < GRAPH_MAX_OUT; k++)
+            if (g->ops[i].out[k] >= 0)
+                used[g->ops[i].out[k]] = 1;
+    }
+    if (g->loss >= 0)
+        used[g->loss] = 1;
+    for (int i = 0; i < g->nt; i++) {
+        tensor *t = &g->t[i];
+        if (!persistent(t->kind) || !t->data)
+            continue;
+        t->host = t->data;
+        t->data = NULL;
+        if (!used[i])
+            continue; /* e.g. weights folded into others: read on the host only */
+        t->data = r->be.alloc(t->bytes);
+        if (!t->data) {
+            free(used);
+            return finish_oom(&s->o, t->bytes, t->name);
+        }
+        r->be.upload(t->data, t->host, t->bytes);
+    }
+    free(used);
+    return SESSION_GO;
+}
+
+int session_place(struct session *s)
+{
+    const struct opts *o = &s->o;
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    int rc;
+    for (int i = 0; i < g->nt; i++) { /* state made by the passes */
+        tensor *t = &g->t[i];
+        if (persistent(t->kind) && !t->data) {
+            t->data = mem_alloc(t->bytes);
+            if (!t->data)
+                return finish_oom(o, t->bytes, t->name);
+            if (strncmp(t->name, "ema.", 4) == 0) {
+                int src = graph_find(g, t->name + 4);
+                memcpy(t->data, g->t[src].data, t->bytes);
+            }
+        }
+    }
+    if (!r->be.host_visible && (rc = session_upload(s)) != SESSION_GO)
+        return rc;
+    s->arena = r->be.alloc(s->arena_bytes);
+    if (!s->arena)
+        return finish_oom(o, s->arena_bytes, "the activation arena");
+    for (int i = 0; i < g->nt; i++)
+        if (!persistent(g->t[i].kind) && !g->t[i].dead)
+            g->t[i].data = s->arena + g->t[i].offset;
+    for (int i = 0; i < r->nrun; i++) {
+        size_t w = r->be.workspace(g, &g->ops[i]);
+        s->ws = w > s->ws ? w : s->ws;
+        s->flops += g->ops[i].flops;
+    }
+    backend_ws_bytes = s->ws;
+    backend_ws = r->be.alloc(s->ws);
+    if (!backend_ws)
+        return finish_oom(o, s->ws, "the kernel workspace");
+    if (r->be.prepare) {
+        int prc = r->be.prepare(g, r->nrun);
+        if (prc == -1)
+            return finish_oom(o, r->be.oom_bytes(), "the backend's buffers (weight copies, library workspace)");
+        if (prc) {
+            fprintf(stderr, "matrix-engine: the %s backend failed to prepare the plan\n", r->be.name);
+            return 1;
+        }
+    }
+    return SESSION_GO;
+}
+
+int session_dump(struct session *s)
+{
+    int rc = dump_run(&s->r, &s->o);
+    run_free(&s->r, s->arena, s->arena_bytes);
+    return rc;
+}
+
+/* --save-weights: parameters and buffers through host views. */
+static int session_save_weights(struct session *s)
+{
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    struct hview *hv = calloc(g->nt + 1, sizeof *hv);
+    mallocCheck(hv);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
+            host_begin(r, i, &hv[i]);
+    int wrc = weights_save(g, s->o.save_weights);
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
+            host_end(r, i, &hv[i]);
+    free(hv);
+    if (wrc) {
+        fprintf(stderr, "matrix-engine: unable to write '%s'\n", s->o.save_weights);
+        return 1;
+    }
+    return SESSION_GO;
+}
+
+int session_measure(struct session *s)
+{
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    if (getenv("MATRIX_ENGINE_PROFILE")) {
+        prof_s = calloc(r->nrun, sizeof *prof_s);
+        mallocCheck(prof_s);
+    }
+    if (r->be.step_seconds && !prof_s)
+        s->o.m.step_seconds = r->be.step_seconds;
+    s->t_setup = measure_now() - s->t_start;
+    if (measure_run(&s->o.m, run_step, r, &s->mr)) {
+        fprintf(stderr, "matrix-engine: a step failed\n");
+        return 1;
+    }
+    if (s->o.save_weights) {
+        int rc = session_save_weights(s);
+        if (rc != SESSION_GO)
+            return rc;
+    }
+    if (prof_s) {
+        int steps = g->step;
+        fprintf(stderr, "%-4s %-16s %-28s %12s\n", "op", "type", "name", "ms/step");
+        for (int i = 0; i < r->nrun; i++)
+            fprintf(stderr, "%-4d %-16s %-28s %12.4f\n", i, graph_op_name(g->ops[i].type),
+                    g->ops[i].name, prof_s[i] * 1e3 / steps);
+    }
+    return SESSION_GO;
+}
+
+/* The backend's own "key=value" lines (gpu, driver, libraries, choices). */
+static void rec_backend_info(struct record *rr, const backend *be)
+{
+    const char *inf = be->info ? be->info() : "";
+    while (*inf) {
+        const char *nl = strchr(inf, '\n'), *eq = strchr(inf, '=');
+        size_t len = nl ? (size_t)(nl - inf) : strlen(inf);
+        if (eq && eq < inf + len) {
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - inf), inf);
+            rec(rr, key, "%.*s", (int)(len - (eq - inf) - 1), eq + 1);
+        }
+        inf += len + (nl ? 1 : 0);
+    }
+}
+
+int session_result(struct session *s)
+{
+    const struct opts *o = &s->o;
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    const measure_result *mr = &s->mr;
+    struct record rr = {0};
+    double step_s = mr->median_ms / 1e3;
+    char buf[256];
+    cpuinfo("cpu MHz", buf, sizeof buf);
+    double mhz = atof(buf);
+    double per_cycle = cpu_has("avx512f") ? 64 : cpu_has("fma") ? 32 : 8;
+    double peak = o->pt.threads * mhz * 1e6 * per_cycle;
+    int on_gpu = o->pt.device == DEV_CUDA;
+    if (on_gpu)
+        peak = r->be.peak_flops ? r->be.peak_flops(o->pt.precision) : 0;
+    rec(&rr, "status", "ok");
+    rec_point(&rr, o);
+    rec(&rr, "device", "%s", on_gpu ? "cuda" : "cpu");
+    rec(&rr, "ignored", "%s", s->ignored);
+    rec(&rr, "throughput", "%.6g", o->pt.batch / step_s);
+    rec(&rr, "unit", "samples/s");
+    rec(&rr, "step_ms", "%.6g", mr->median_ms);
+    rec(&rr, "step_ms_lo", "%.6g", mr->lo_ms);
+    rec(&rr, "step_ms_hi", "%.6g", mr->hi_ms);
+    rec(&rr, "step_ms_mean", "%.6g", mr->mean_ms);
+    rec(&rr, "samples", "%d", mr->samples);
+    rec(&rr, "ci_met", "%d", mr->ci_met);
+    rec(&rr, "timed_s", "%.6g", mr->total_s);
+    rec(&rr, "startup_s", "%.6g", mr->first_step_t - s->t_start);
+    rec(&rr, "setup_s", "%.6g", s->t_setup);
+    rec(&rr, "peak_mem_bytes", "%zu", on_gpu ? r->be.peak() : mem_peak());
+    if (on_gpu)
+        rec(&rr, "host_peak_mem_bytes", "%zu", mem_peak());
+    rec(&rr, "arena_bytes", "%zu", s->arena_bytes);
+    if (!o->pt.train)
+        rec(&rr, "saved_activations", "%d", s->nsaved);
+    rec(&rr, "workspace_bytes", "%zu", s->ws);
+    rec(&rr, "flops_per_step", "%.6g", s->flops);
+    rec(&rr, "tflops", "%.6g", s->flops / step_s / 1e12);
+    if (!on_gpu)
+        rec(&rr, "cpu_mhz", "%.0f", mhz);
+    rec(&rr, "online_cpus", "%ld", s->online);
+    rec(&rr, on_gpu ? "peak_tflops" : "peak_tflops_est", "%.6g", peak / 1e12);
+    rec(&rr, "pct_peak", "%.4g", peak > 0 ? 100.0 * s->flops / step_s / peak : 0.0);
+    rec(&rr, "ops_per_step", "%d", r->nrun);
+    rec(&rr, "bn_folded", "%d", s->folded);
+    rec(&rr, "ops_fused", "%d", s->fused);
+    /* training: lifetimes of the step; infer: reuse (inference_mode on) or
+     * autograd-saved (off: what a backward would read kept to the end) */
+    rec(&rr, "memory_plan", "%s",
+        o->pt.train ? "training" : o->pt.inference_mode ? "reuse" : "autograd-saved");
+    if (g->loss >= 0)
+        rec(&rr, "loss", "%.6g", read_scalar(r, g->loss));
+    if (on_gpu) {
+        rec(&rr, "timing", "cuda_events");
+        rec(&rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
+                                            : o->pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
+                                                                           : "f32");
+        rec_backend_info(&rr, &r->be);
+    } else {
+#ifdef HAVE_CBLAS
+        rec(&rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
+#else
+        rec(&rr, "blas", "none");
+#endif
+    }
+    int rc = rec_write(&rr, o->result) ? 1 : 0;
+    if (!o->result)
+        fwrite(rr.buf, 1, rr.len, stdout);
+    free(rr.buf);
+    return rc;
+}
+
+void session_free(struct session *s)
+{
+    free(prof_s);
+    prof_s = NULL;
+    run_free(&s->r, s->arena, s->arena_bytes);
+}

@@ -1,0 +1,69 @@
+/* session.h - one point of matrix-engine from its options to its result,
+ * as the steps main() calls in order. Each step returns SESSION_GO to go
+ * on, or the process's exit status (having written the record of the way
+ * out: status=unsupported, status=oom, or a message on stderr). */
+#ifndef MATRIX_ENGINE_SESSION_H
+#define MATRIX_ENGINE_SESSION_H
+
+#include "backend.h"
+#include "flags.h"
+#include "graph.h"
+#include "measure.h"
+#include "models/models.h"
+
+#define SESSION_GO (-1)
+
+/* The graph and backend a step runs on. */
+struct run {
+    graph g;
+    backend be;
+    int nrun;        /* ops per step */
+    /* dump mode: called after each op */
+    void (*hook)(struct run *r, int opi);
+    void *hook_ctx;
+};
+
+struct session {
+    struct opts o;
+    struct run r;
+    const model_desc *md;
+    model_info info;
+    char ignored[512];   /* settings that do not apply (result key ignored) */
+    char err[512];
+    long online;         /* online CPUs */
+    double t_start;      /* process start (main entered), s */
+    double t_setup;      /* start to the first measured step, s */
+    int folded, fused;   /* BN folded, ops fused by the passes */
+    int nsaved;          /* infer, autograd on: activations kept for a backward */
+    char *arena;         /* planned activations */
+    size_t arena_bytes;
+    size_t ws;           /* kernel workspace, bytes */
+    double flops;        /* per step */
+    measure_result mr;
+};
+
+/* Options and defaults: --help / --list-models answered here (exit 0), a
+ * bad flag or model is 2. */
+int session_flags(struct session *s, int argc, char **argv);
+/* The backend: cuda when asked for (or auto with a GPU and the module). */
+int session_device(struct session *s);
+/* What cannot run here (unsupported) and what does not apply (ignored). */
+int session_check(struct session *s);
+/* Backend start, model graph, parameters and inputs filled (or loaded). */
+int session_build(struct session *s);
+/* BN folding, fusion, autodiff, autograd's saved set, mixed precision, the
+ * memory plan. */
+int session_passes(struct session *s);
+/* Persistent tensors to the device, the arena, the workspace, the backend's
+ * prepare (library handles, algorithm choice). */
+int session_place(struct session *s);
+/* --dump: run the reference dump instead of measuring; the exit status. */
+int session_dump(struct session *s);
+/* Warm up and time steps (measure.h); --save-weights; the profile. */
+int session_measure(struct session *s);
+/* Write the result record; the exit status. */
+int session_result(struct session *s);
+/* Free everything. */
+void session_free(struct session *s);
+
+#endif
