@@ -1,14 +1,15 @@
-/* cmd_compare.c - `matrix compare DIR_A DIR_B [--metric NAME]
- * [--fail-on-regression PCT]`: join the points of two runs by their factor
- * values, print B over A per point with the combined uncertainty, the
- * geometric mean over all matched points, and mark the changes that lie
- * beyond the combined 95% confidence intervals.
+/* cmd_compare.c - `matrix compare DIR_A DIR_B [--metric NAME] [--threshold
+ * PCT] [--fail-on-regression PCT]`: join the points of two runs by their
+ * factor values, print B over A per point with the combined uncertainty, the
+ * geometric mean over all matched points, and a verdict per point.
  *
  * The ratio is a gain: B's metric over A's when higher is better, A's over
- * B's when lower is better, so that > 1 always means B is better. A point
- * regressed by 100 * (1 - gain) percent. Exit status: 0; 1 when
- * --fail-on-regression PCT is given and some matched point regressed by more
- * than PCT percent; 2 on bad input or no matched point. */
+ * B's when lower is better, so that > 1 always means B is better; the change
+ * is 100 * (gain - 1) percent. A point is faster or SLOWER when the
+ * difference is significant (see decide) and the change is at least the
+ * threshold (2% by default). Exit status: 0; 1 when --fail-on-regression PCT
+ * is given and some matched point is SLOWER by more than PCT percent; 2 on
+ * bad input or no matched point. PCT may end with a % sign. */
 #include "config.h"
 
 #include <math.h>
@@ -80,6 +81,9 @@ struct match {
 	size_t a, b;          /* cells */
 	double gain;          /* > 1: B better */
 	double u;             /* half-width of the 95% CI of log(gain); NaN unknown */
+	double p;             /* Mann-Whitney p, NaN when the interval rule decided */
+	int significant;      /* -1 unknown (no interval), 0 no, 1 yes */
+	int within;           /* a side has a within-process interval only (K = 1) */
 };
 
 static int cmp_match(const void *x, const void *y)
@@ -90,27 +94,75 @@ static int cmp_match(const void *x, const void *y)
 	return (p->b > q->b) - (p->b < q->b);
 }
 
+/* "2", "2%" or "2 %" -> 2; -1 when not a percentage >= 0. */
+static int parse_pct(const char *s, double *out)
+{
+	char *t = xstrdup(s);
+	size_t n = strlen(t);
+	while (n && t[n - 1] == ' ')
+		t[--n] = '\0';
+	if (n && t[n - 1] == '%')
+		t[--n] = '\0';
+	while (n && t[n - 1] == ' ')
+		t[--n] = '\0';
+	int rc = parse_double(t, out) == 0 && *out >= 0 ? 0 : -1;
+	free(t);
+	return rc;
+}
+
+#define COMPARE_ALPHA 0.05
+
+/* Decide whether the points of a match differ: the Mann-Whitney U test over
+ * their process-level values when each side has at least 3 and the exact
+ * test can reach COMPARE_ALPHA (3 against 5, 4 against 4 or more: at 3
+ * against 3 its smallest p is 0.10), else the intervals: significant when
+ * they do not overlap (|log gain| > u_a + u_b, stricter than the combined
+ * interval). */
+static void decide(const struct cellset *ca, const struct cellset *cb, struct match *x)
+{
+	size_t na = ca->nrep[x->a], nb = cb->nrep[x->b];
+	double ua = ca->u[x->a], ub = cb->u[x->b];
+	x->within = ca->kind[x->a] == CI_WITHIN || cb->kind[x->b] == CI_WITHIN;
+	x->p = NAN;
+	if (na >= 3 && nb >= 3 && ca->rep[x->a] && cb->rep[x->b] &&
+	    stat_mw_min_p(na, nb) <= COMPARE_ALPHA) {
+		x->p = stat_mann_whitney(ca->rep[x->a], na, cb->rep[x->b], nb, NULL);
+		x->significant = x->p <= COMPARE_ALPHA;
+	} else if (isnan(ua) || isnan(ub)) {
+		x->significant = -1;
+	} else {
+		x->significant = fabs(log(x->gain)) > ua + ub;
+	}
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	const char *dirs[2] = {NULL, NULL};
 	const char *metric = NULL;
-	double fail_pct = NAN;
+	double fail_pct = NAN, threshold = 2;
 	int ndirs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
-		if (strcmp(arg, "--metric") == 0 || strcmp(arg, "--fail-on-regression") == 0) {
-			if (i + 1 == argc) {
-				error("option '%s' needs a value", arg);
-				return cmd_usage("compare");
+		static const char *const valued[] = {"--metric", "--fail-on-regression", "--threshold"};
+		size_t k;
+		for (k = 0; k < ARRAY_SIZE(valued); k++) {
+			size_t n = strlen(valued[k]);
+			if (strcmp(arg, valued[k]) == 0) {
+				if (i + 1 == argc) {
+					error("option '%s' needs a value", arg);
+					return cmd_usage("compare");
+				}
+				val = argv[++i];
+				break;
 			}
-			val = argv[++i];
-		} else if (strncmp(arg, "--metric=", 9) == 0) {
-			arg = "--metric";
-			val = argv[i] + 9;
-		} else if (strncmp(arg, "--fail-on-regression=", 21) == 0) {
-			arg = "--fail-on-regression";
-			val = argv[i] + 21;
+			if (strncmp(arg, valued[k], n) == 0 && arg[n] == '=') {
+				val = arg + n + 1;
+				break;
+			}
+		}
+		if (k < ARRAY_SIZE(valued)) {
+			arg = valued[k];
 		} else if (arg[0] == '-' && arg[1]) {
 			error("unknown option '%s'", arg);
 			return cmd_usage("compare");
@@ -124,8 +176,8 @@ int cmd_compare(int argc, char **argv)
 		}
 		if (strcmp(arg, "--metric") == 0) {
 			metric = val;
-		} else if (parse_double(val, &fail_pct) != 0 || fail_pct < 0) {
-			error("--fail-on-regression wants a percentage >= 0, not '%s'", val);
+		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0 ? &threshold : &fail_pct) != 0) {
+			error("%s wants a percentage >= 0 (like 5%%), not '%s'", arg, val);
 			return cmd_usage("compare");
 		}
 	}
@@ -166,6 +218,7 @@ int cmd_compare(int argc, char **argv)
 		x->b = c;
 		x->gain = effects_gain(a.cells.value[x->a], b.cells.value[x->b], mt->higher_better);
 		x->u = sqrt(a.cells.u[x->a] * a.cells.u[x->a] + b.cells.u[x->b] * b.cells.u[x->b]);
+		decide(&a.cells, &b.cells, x);
 	}
 	if (nm == 0) {
 		error("no point of '%s' has the settings of a point of '%s'", dirs[1], dirs[0]);
@@ -176,8 +229,9 @@ int cmd_compare(int argc, char **argv)
 	printf("%s: %s, %s; gain = B over A (> 1: B better), worst first\n", mt->name,
 	       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
 	printf("A: %s\nB: %s\n\n", dirs[0], dirs[1]);
-	printf("%-44s %12s %12s %8s %17s %9s  %s\n", "point", "A", "B", "gain", "95% CI", "change", "");
-	size_t faster = 0, slower = 0, noise = 0, unknown = 0, regressed = 0;
+	printf("%-44s %12s %12s %8s %17s %9s %5s  %-14s %s\n", "point", "A", "B", "gain", "95% CI", "change",
+	       "procs", "test", "verdict");
+	size_t faster = 0, slower = 0, noise = 0, small = 0, unknown = 0, regressed = 0, within = 0;
 	double slog = 0, su2 = 0;
 	struct strbuf lab = {0};
 	for (size_t i = 0; i < nm; i++) {
@@ -191,31 +245,40 @@ int cmd_compare(int argc, char **argv)
 			sb_printf(&lab, "%s=%s", a.recipe.factors[f].name,
 				  run_level(&a, f, CELL_LEVEL(&a.cells, x->a, f)));
 		}
+		double change = 100.0 * (x->gain - 1);
 		const char *mark;
-		if (isnan(x->u)) {
+		if (x->significant < 0) {
 			mark = "(no CI)";
 			unknown++;
-		} else if (log(x->gain) > x->u) {
-			mark = "faster";
-			faster++;
-		} else if (-log(x->gain) > x->u) {
-			mark = "SLOWER";
-			slower++;
-		} else {
+		} else if (!x->significant) {
 			mark = "~";
 			noise++;
+		} else if (fabs(change) < threshold) {
+			mark = "~ (small)";
+			small++;
+		} else if (change > 0) {
+			mark = "faster";
+			faster++;
+		} else {
+			mark = "SLOWER";
+			slower++;
+			if (!isnan(fail_pct) && -change > fail_pct)
+				regressed++;
 		}
-		char ci[48] = "";
+		within += x->within && isnan(x->p);
+		char ci[48] = "", test[32], procs[24];
 		if (!isnan(x->u))
 			snprintf(ci, sizeof(ci), "%.4f..%.4f", x->gain * exp(-x->u), x->gain * exp(x->u));
-		double change = 100.0 * (x->gain - 1);
-		printf("%-44s %12.6g %12.6g %8.4f %17s %+8.2f%%  %s\n", lab.len ? lab.buf : "(all)",
+		if (!isnan(x->p))
+			snprintf(test, sizeof(test), "U p=%.3f", x->p);
+		else
+			snprintf(test, sizeof(test), "%s", x->within ? "CI (1 process)" : "CI");
+		snprintf(procs, sizeof(procs), "%zu/%zu", a.cells.nrep[x->a], b.cells.nrep[x->b]);
+		printf("%-44s %12.6g %12.6g %8.4f %17s %+8.2f%% %5s  %-14s %s\n", lab.len ? lab.buf : "(all)",
 		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale, x->gain, ci, change,
-		       mark);
+		       procs, test, mark);
 		slog += log(x->gain);
 		su2 += x->u * x->u;
-		if (!isnan(fail_pct) && 100.0 * (1 - x->gain) > fail_pct)
-			regressed++;
 	}
 	sb_free(&lab);
 	double gm = exp(slog / (double)nm), gu = sqrt(su2) / (double)nm;
@@ -224,13 +287,22 @@ int cmd_compare(int argc, char **argv)
 	if (!isnan(gu))
 		printf(" (95%% CI %.4f..%.4f)", gm * exp(-gu), gm * exp(gu));
 	printf(" = %+.2f%%\n", 100.0 * (gm - 1));
-	printf("beyond the combined 95%% CIs: %zu faster, %zu slower; %zu within noise", faster, slower, noise);
+	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", threshold,
+	       faster, slower, noise);
+	if (small)
+		printf(", %zu significant but smaller than %g%%", small, threshold);
 	if (unknown)
 		printf(", %zu without a CI", unknown);
 	printf("\n");
+	if (within)
+		printf("note: %zu points were measured in a single process on one side: their interval holds "
+		       "only the noise within that process, not the larger variation between fresh processes, "
+		       "so their verdicts are less certain than they look; measure with repeat: 3 or more\n",
+		       within);
 	rc = 0;
 	if (!isnan(fail_pct) && regressed) {
-		printf("regression: %zu matched points slower by more than %g%%\n", regressed, fail_pct);
+		printf("regression: %zu matched points significantly slower by more than %g%%\n", regressed,
+		       fail_pct);
 		rc = 1;
 	}
 out:

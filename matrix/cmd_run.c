@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "exec.h"
 #include "grid.h"
+#include "noise.h"
 #include "recipe.h"
 #include "report.h"
 #include "result.h"
@@ -36,6 +37,7 @@ struct run_opts {
 	int allow_changed;
 	int dry_run;
 	int no_report;
+	int allow_oversubscribe;
 	long jobs;
 };
 
@@ -215,14 +217,13 @@ static void classify(const struct exec_child *c, const char *result_path, const 
 				o->status = "failed";
 				o->reason = xasprintf("garbled result: exit status 0 with status '%s'", file_status);
 			} else {
-				const char *tp = result_get(&o->res, "throughput");
-				double v;
-				if (tp && parse_double(tp, &v) < 0) {
-					o->status = "failed";
-					o->reason = xasprintf("garbled result: throughput '%s' is not a number", tp);
-				} else {
-					o->status = "ok";
-				}
+				/* NaN, infinite or negative: a failed measurement (result_check) */
+				char *bad = result_check(&o->res);
+				o->status = bad ? "failed" : "ok";
+				if (bad)
+					o->reason = xasprintf("%s: %s", strstr(bad, "not a number") ? "garbled result"
+												: "failed measurement", bad);
+				free(bad);
 			}
 		} else if (code == 3) {
 			o->status = "unsupported";
@@ -461,6 +462,7 @@ struct slot {
 	size_t *level;
 	struct point_cmd cmd;
 	char *result_path, *log_path;
+	struct noise_start noise;
 	int gpu;
 	int busy;
 };
@@ -489,6 +491,7 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 {
 	struct outcome o;
 	classify(&s->child, s->result_path, s->log_path, r->measure.timeout_s, &o);
+	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
 	size_t ncols = st->ncols, k = 0;
 	char **cells = xcalloc(ncols, sizeof(char *));
 	char idx[32], rep[16], wall[32];
@@ -598,6 +601,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->retry_failed = 1;
 		} else if (strcmp(a, "--allow-changed") == 0) {
 			o->allow_changed = 1;
+		} else if (strcmp(a, "--allow-oversubscribe") == 0) {
+			o->allow_oversubscribe = 1;
 		} else if (strcmp(a, "--no-report") == 0) {
 			o->no_report = 1;
 		} else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
@@ -638,6 +643,7 @@ int cmd_run(int argc, char **argv)
 	struct idset done = {0};
 	struct slot *slots = NULL;
 	struct exec_child *children = NULL;
+	struct strbuf quality = {0};
 
 	if (o.resume) {
 		dir = xstrdup(o.resume);
@@ -676,6 +682,13 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.only && !(filter = grid_filter_parse(&r, o.only, stderr)))
 		goto out;
+	long cores = noise_cores(), threads = o.jobs > 1 ? noise_max_threads(&r, cores) : 0;
+	if (o.jobs > 1 && !o.allow_oversubscribe && o.jobs * threads > cores) {
+		error("run: --jobs %ld x %ld threads per point = %ld threads > %ld cores: the points would "
+		      "slow each other down; lower --jobs, or pass --allow-oversubscribe",
+		      o.jobs, threads, o.jobs * threads, cores);
+		goto out;
+	}
 	if (!dir)
 		dir = o.out ? xstrdup(o.out) : default_dir(&r);
 
@@ -830,6 +843,7 @@ int cmd_run(int argc, char **argv)
 			s->log_path = xasprintf("%s/logs/%s.log", dir, next->id);
 			unlink(s->result_path);
 			next = NULL;
+			s->noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), busy + 1};
 			if (argv_build(&r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
 				slot_clear(s);
 				interrupted = -1;
@@ -887,6 +901,10 @@ int cmd_run(int argc, char **argv)
 			long stc = table_column(&t, "status");
 			for (size_t k = 0; stc >= 0 && k < t.nrows; k++)
 				failed_rows += !status_is_success(t.rows[k].cell[stc]) && status_known(t.rows[k].cell[stc]);
+			struct quality q;
+			quality_scan(&t, &r, &q);
+			quality_summary(&q, &quality);
+			quality_free(&q);
 			table_free(&t);
 		}
 		free(why);
@@ -907,6 +925,8 @@ int cmd_run(int argc, char **argv)
 		       " failed%s; results in %s/results.csv\n",
 		       pg.total, el, pg.ok, pg.unsupported, failed_rows,
 		       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", dir);
+		if (quality.len)
+			printf("matrix: %s\n", quality.buf);
 		rc = failed_rows ? 1 : 0;
 		/* the report is a view of the directory: its trouble does not change
 		 * the run's verdict, and `matrix report DIR` redoes it at any time */
@@ -924,6 +944,7 @@ out:
 	free(children);
 	free(done.key);
 	grid_filter_free(filter);
+	sb_free(&quality);
 	if (have_store)
 		store_close(&st);
 	if (have_recipe)

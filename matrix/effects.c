@@ -46,6 +46,8 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
 		cs->u = xrealloc(cs->u, cs->cap * sizeof(double));
 		cs->thr = xrealloc(cs->thr, cs->cap * sizeof(double));
 		cs->nrep = xrealloc(cs->nrep, cs->cap * sizeof(size_t));
+		cs->rep = xrealloc(cs->rep, cs->cap * sizeof(double *));
+		cs->kind = xrealloc(cs->kind, cs->cap);
 		cs->id = xrealloc(cs->id, cs->cap * sizeof(*cs->id));
 	}
 	size_t c = cs->ncells++;
@@ -55,6 +57,8 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
 	cs->u[c] = u;
 	cs->thr[c] = thr;
 	cs->nrep[c] = 1;
+	cs->rep[c] = NULL;
+	cs->kind[c] = isnan(u) ? CI_NONE : CI_WITHIN;
 	snprintf(cs->id[c], sizeof(cs->id[c]), "%s", id ? id : "");
 	if (2 * cs->ncells > cs->hcap) {
 		free(cs->slot);
@@ -66,6 +70,20 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
 		cellset_index(cs, c);
 	}
 	return c;
+}
+
+void cellset_set_repeats(struct cellset *cs, size_t c, const double *v, const double *w, size_t k)
+{
+	struct point_est pe;
+	stat_point(v, w, k, &pe);
+	free(cs->rep[c]);
+	cs->rep[c] = xmalloc((k ? k : 1) * sizeof(double));
+	if (k)
+		memcpy(cs->rep[c], v, k * sizeof(double));
+	cs->nrep[c] = k;
+	cs->value[c] = pe.value;
+	cs->u[c] = pe.u;
+	cs->kind[c] = (unsigned char)pe.kind;
 }
 
 long cellset_find(const struct cellset *cs, const size_t *level)
@@ -90,6 +108,10 @@ void cellset_free(struct cellset *cs)
 	free(cs->u);
 	free(cs->thr);
 	free(cs->nrep);
+	for (size_t c = 0; cs->rep && c < cs->ncells; c++)
+		free(cs->rep[c]);
+	free(cs->rep);
+	free(cs->kind);
 	free(cs->id);
 	free(cs->slot);
 	memset(cs, 0, sizeof(*cs));
@@ -121,6 +143,8 @@ void cellset_sort(struct cellset *cs)
 	double *value = xmalloc(n * sizeof(double)), *u = xmalloc(n * sizeof(double));
 	double *thr = xmalloc(n * sizeof(double));
 	size_t *nrep = xmalloc(n * sizeof(size_t));
+	double **rep = xmalloc(n * sizeof(double *));
+	unsigned char *kind = xmalloc(n);
 	char (*id)[17] = xmalloc(n * sizeof(*id));
 	for (size_t i = 0; i < n; i++) {
 		size_t c = perm[i];
@@ -129,6 +153,8 @@ void cellset_sort(struct cellset *cs)
 		u[i] = cs->u[c];
 		thr[i] = cs->thr[c];
 		nrep[i] = cs->nrep[c];
+		rep[i] = cs->rep[c];
+		kind[i] = cs->kind[c];
 		memcpy(id[i], cs->id[c], sizeof(id[i]));
 	}
 	free(cs->level);
@@ -136,12 +162,16 @@ void cellset_sort(struct cellset *cs)
 	free(cs->u);
 	free(cs->thr);
 	free(cs->nrep);
+	free(cs->rep);
+	free(cs->kind);
 	free(cs->id);
 	cs->level = level;
 	cs->value = value;
 	cs->u = u;
 	cs->thr = thr;
 	cs->nrep = nrep;
+	cs->rep = rep;
+	cs->kind = kind;
 	cs->id = id;
 	cs->cap = n;
 	memset(cs->slot, 0, cs->hcap * sizeof(size_t));
@@ -258,15 +288,21 @@ static void effect_breakdown(const struct cellset *cs, struct effect *e)
 	e->inter = xcalloc(total ? total : 1, sizeof(*e->inter));
 	e->spread = 1;
 	double *buf = xmalloc((e->npairs ? e->npairs : 1) * sizeof(double));
+	double *pu = xmalloc((e->npairs ? e->npairs : 1) * sizeof(double));
+	for (size_t i = 0; i < e->npairs; i++)
+		pu[i] = pair_u(cs, e->base[i], e->new[i]);
 	for (size_t g = 0; g < cs->nfactors; g++) {
 		if (g == e->factor || cs->nlevels[g] < 2)
 			continue;
 		double lo = INFINITY, hi = 0;
 		for (size_t l = 0; l < cs->nlevels[g]; l++) {
 			size_t k = 0;
+			double u2 = 0;
 			for (size_t i = 0; i < e->npairs; i++)
-				if (CELL_LEVEL(cs, e->new[i], g) == l)
+				if (CELL_LEVEL(cs, e->new[i], g) == l) {
 					buf[k++] = e->gain[i];
+					u2 += pu[i] * pu[i];
+				}
 			if (k == 0)
 				continue;
 			struct interaction *in = &e->inter[e->ninter++];
@@ -274,6 +310,7 @@ static void effect_breakdown(const struct cellset *cs, struct effect *e)
 			in->by_level = l;
 			in->npairs = k;
 			summarise(buf, k, &in->geomean, &in->min, &in->max);
+			in->u = sqrt(u2) / (double)k;
 			if (in->geomean < lo)
 				lo = in->geomean;
 			if (in->geomean > hi)
@@ -283,6 +320,7 @@ static void effect_breakdown(const struct cellset *cs, struct effect *e)
 			e->spread = hi / lo;
 	}
 	free(buf);
+	free(pu);
 }
 
 struct effect *effects_compute(const struct cellset *cs, const size_t *ref, int higher_better,
@@ -390,18 +428,13 @@ struct improvement *improvements_compute(const struct cellset *cs, size_t factor
 		double m = (double)rows[r].npairs;
 		rows[r].base = exp(slb[r] / m);
 		rows[r].new = exp(sln[r] / m);
-		double ratio = exp((sln[r] - slb[r]) / m); /* new / base */
-		double u = sqrt(su2[r]) / m;
-		double rlo = ratio * exp(-u), rhi = ratio * exp(u);
-		if (higher_better) {
-			rows[r].pct = 100.0 * (rows[r].new - rows[r].base) / rows[r].base;
-			rows[r].pct_lo = 100.0 * (rlo - 1);
-			rows[r].pct_hi = 100.0 * (rhi - 1);
-		} else {
-			rows[r].pct = 100.0 * (rows[r].base - rows[r].new) / rows[r].base;
-			rows[r].pct_lo = 100.0 * (1 - rhi);
-			rows[r].pct_hi = 100.0 * (1 - rlo);
-		}
+		double u = sqrt(su2[r]) / m; /* of log(new / base) */
+		double lo = rows[r].new * exp(-u), hi = rows[r].new * exp(u);
+		rows[r].pct = improvement_pct(rows[r].base, rows[r].new, higher_better);
+		double a = improvement_pct(rows[r].base, lo, higher_better);
+		double b = improvement_pct(rows[r].base, hi, higher_better);
+		rows[r].pct_lo = a < b ? a : b;
+		rows[r].pct_hi = a < b ? b : a;
 		if (isnan(u))
 			rows[r].pct_lo = rows[r].pct_hi = NAN;
 	}
@@ -485,6 +518,29 @@ struct best *best_compute(const struct cellset *cs, const size_t *group, size_t 
 		rows[r].gain = rows[r].baseline >= 0
 				   ? effects_gain(cs->value[rows[r].baseline], cs->value[rows[r].best], higher_better)
 				   : NAN;
+		rows[r].gain_u = rows[r].baseline >= 0 && rows[r].baseline != rows[r].best
+				     ? pair_u(cs, (size_t)rows[r].baseline, (size_t)rows[r].best)
+				     : NAN;
+		if (rows[r].baseline == rows[r].best)
+			rows[r].gain_u = 0;
+	}
+	/* the runner-up of each group, and whether the best is clearly ahead */
+	for (size_t r = 0; r < n; r++) {
+		rows[r].runner_up = -1;
+		for (size_t c = 0; c < cs->ncells; c++) {
+			if ((long)c == rows[r].best)
+				continue;
+			size_t k;
+			for (k = 0; k < ngroup; k++)
+				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
+					break;
+			if (k < ngroup)
+				continue;
+			if (rows[r].runner_up < 0 || better(cs->value[c], cs->value[rows[r].runner_up], higher_better))
+				rows[r].runner_up = (long)c;
+		}
+		long b = rows[r].best, s = rows[r].runner_up;
+		rows[r].clear = s < 0 || fabs(log(cs->value[b]) - log(cs->value[s])) > cs->u[b] + cs->u[s];
 	}
 	for (size_t c = 0; c < cs->ncells; c++) {
 		cg[c] = -1;

@@ -8,7 +8,8 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/result.c matrix/result.h \
 	matrix/store.c matrix/store.h \
 	matrix/exec.c matrix/exec.h \
-	matrix/argv.c matrix/argv.h
+	matrix/argv.c matrix/argv.h \
+	matrix/noise.c matrix/noise.h
 matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
 
 bin_PROGRAMS += matrix/matrix

@@ -11,11 +11,11 @@ static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [--count] [--format table|csv] [--only FILTER]",
 	 "print the points of a recipe's grid without running anything"},
 	{"run", cmd_run,
-	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--dry-run] [--no-report]",
+	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--dry-run] [--no-report]",
 	 "run every point of a recipe, each in a fresh process"},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories"},
-	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--fail-on-regression PCT]",
+	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT]",
 	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions"},
 };
 

@@ -58,7 +58,9 @@ struct cellset {
 	double *value;        /* metric (stored units), > 0 and finite */
 	double *u;            /* half-width of the 95% CI of log(value); NaN unknown */
 	double *thr;          /* throughput (samples/s) for scaling; NaN when absent */
-	size_t *nrep;         /* repeats merged into the cell */
+	size_t *nrep;         /* repeats (fresh processes) merged into the cell */
+	double **rep;         /* nrep process-level values each (stored units), or NULL */
+	unsigned char *kind;  /* enum ci_kind of u */
 	char (*id)[17];       /* id of the cell's first row ("" when none) */
 	size_t hcap;          /* open-addressing index: 0 empty, else cell + 1 */
 	size_t *slot;
@@ -69,6 +71,10 @@ void cellset_init(struct cellset *cs, size_t nfactors, const size_t *nlevels);
  * merged here: call cellset_find first. */
 size_t cellset_add(struct cellset *cs, const size_t *level, double value, double u, double thr,
 		   const char *id);
+/* Give cell c its process-level values (copied) and, from them and their
+ * within-process half-widths w (NaN unknown; w may be NULL), its value, u
+ * and kind by stat_point. */
+void cellset_set_repeats(struct cellset *cs, size_t c, const double *v, const double *w, size_t k);
 /* Index of the cell with exactly these levels, or -1. */
 long cellset_find(const struct cellset *cs, const size_t *level);
 /* Put the cells in the order of their level vectors (declared order), so
@@ -77,7 +83,44 @@ void cellset_sort(struct cellset *cs);
 void cellset_free(struct cellset *cs);
 #define CELL_LEVEL(cs, c, f) ((cs)->level[(size_t)(c) * (cs)->nfactors + (f)])
 
-/* ---- statistics ------------------------------------------------------------ */
+/* ---- statistics (stats.c, effects.c) ------------------------------------------ */
+
+/* What a point's interval covers: nothing known, the noise inside one process
+ * only (K = 1), or the variation between K >= 2 fresh processes. */
+enum ci_kind { CI_NONE, CI_WITHIN, CI_BETWEEN };
+const char *ci_kind_name(enum ci_kind k); /* "", "within", "between" */
+
+/* Below this many processes the within-process half-width is added (in
+ * quadrature) to the between-process one. */
+#define STAT_WIDEN_BELOW 10
+
+struct point_est {
+	double value;         /* median of the K process values */
+	double u;             /* half-width of the 95% CI of log(value); NaN unknown */
+	enum ci_kind kind;
+};
+/* The estimate of a point from its K process values v (> 0) and their
+ * within-process half-widths w (log scale, NaN unknown; w may be NULL):
+ * median, and a Student t interval on the log values widened by the median
+ * w while K < STAT_WIDEN_BELOW and recentred on the median; K = 1: w[0]. */
+void stat_point(const double *v, const double *w, size_t k, struct point_est *pe);
+/* The 0.975 quantile of Student's t with df degrees of freedom (NaN for 0). */
+double stat_t975(size_t df);
+/* Two-sided p of the Mann-Whitney U test of a against b (exact without ties
+ * up to 30 values a side, else normal with continuity correction); *u_out,
+ * when not NULL, receives U of a (pairs a_i > b_j, ties one half). */
+double stat_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out);
+/* The smallest two-sided p the exact test can give: 2 / C(na + nb, na). */
+double stat_mw_min_p(size_t na, size_t nb);
+
+/* The improvement of new over base, in percent, the one formula of every
+ * table: time-like metrics (lower is better) 100 * (base - new) / base, the
+ * reduction; throughput-like metrics (higher is better) 100 * (new - base) /
+ * base, the gain. IMPROVEMENT_FORMULA says the same in words. */
+double improvement_pct(double base, double new, int higher_better);
+#define IMPROVEMENT_FORMULA \
+	"improvement % = 100 * (base - new) / base on a time-like metric (lower is better: the " \
+	"reduction), 100 * (new - base) / base on a throughput-like metric (higher is better: the gain)"
 
 /* Median of n values (the array is sorted in place); NaN when n == 0. */
 double stat_median(double *v, size_t n);
@@ -101,6 +144,7 @@ struct interaction {
 	size_t by_level;
 	size_t npairs;
 	double geomean, min, max;  /* gain over the pairs where factor `by` is at by_level */
+	double u;             /* half-width of the 95% CI of log(geomean), NaN unknown */
 };
 
 struct effect {
@@ -130,8 +174,7 @@ struct improvement {
 	size_t *group;        /* nby level indexes */
 	size_t npairs;
 	double base, new;     /* geometric means over the pairs, stored units */
-	double pct;           /* 100 * (base - new) / base on a lower-is-better
-			       * metric, 100 * (new - base) / base on a higher one */
+	double pct;           /* improvement_pct(base, new) */
 	double pct_lo, pct_hi;/* 95% interval from the points' CIs; NaN unknown */
 };
 
@@ -148,6 +191,9 @@ struct best {
 	long best;            /* cell index */
 	long baseline;        /* cell index or -1 when the baseline was not measured */
 	double gain;          /* best over baseline (> 1 better), NaN without baseline */
+	double gain_u;        /* half-width of the 95% CI of log(gain), NaN unknown */
+	long runner_up;       /* second best cell, -1 when none */
+	int clear;            /* 1 when best's interval lies beyond runner_up's */
 	size_t ncells;        /* cells measured in the group */
 };
 struct best *best_compute(const struct cellset *cs, const size_t *group, size_t ngroup,
@@ -174,6 +220,41 @@ struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
 				       const double *count, size_t *nseries);
 void scaling_free(struct scaling_series *s, size_t n);
 
+/* ---- measurement quality (quality.c) ------------------------------------------ */
+
+struct table;
+struct quality_note {
+	char *id;
+	char *label;          /* the point's levels, "model=x batch=1" */
+	char *what;           /* why it is listed */
+};
+struct quality {
+	size_t ok_rows;
+	size_t ci_known;      /* ok rows that say whether they met the CI target */
+	size_t ci_missed;     /* ... and did not */
+	size_t disagree;      /* points whose repeats disagree beyond their CIs */
+	size_t oversub;       /* rows run with concurrent points x threads > cores */
+	size_t throttled;     /* rows whose GPU throttled */
+	double rel_ci_target; /* the recipe's measure.rel_ci (fraction) */
+	double load_min, load_max;        /* load average at start; NaN unknown */
+	double mhz_min, mhz_max;          /* CPU clock at start and end, MHz */
+	double gpu_mhz_min, gpu_mhz_max;  /* GPU SM clock at start and end, MHz */
+	double gpu_temp_max;              /* GPU temperature, degrees C */
+	size_t nnotes;
+	struct quality_note *notes;
+};
+/* Look at every row of results.csv t of recipe rc. */
+void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q);
+/* "measurement quality: 3 of 64 measured rows missed ..." (no newline). */
+struct strbuf;
+void quality_summary(const struct quality *q, struct strbuf *sb);
+void quality_free(struct quality *q);
+/* A row's value of key: its column, else the key in its `extra` cell; NULL
+ * when absent or empty (allocated). */
+char *table_value(const struct table *t, size_t r, const char *key);
+/* The same as a finite number: 0, or -1 when absent or not a number. */
+int table_number(const struct table *t, size_t r, const char *key, double *out);
+
 /* ---- a loaded run ---------------------------------------------------------- */
 
 struct failure {
@@ -198,6 +279,8 @@ struct run {
 	long *base_level;     /* baseline level per factor, -1 where free */
 	size_t *group;        /* factors that define best-per-group groups */
 	size_t ngroup;
+	struct quality quality;
+	size_t max_rep;       /* the most processes any point was measured in */
 };
 
 /* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.
@@ -306,6 +389,19 @@ void report_figures_build(const struct run *run, const struct report_tables *rt,
 void plot_set_free(struct plot_set *ps);
 
 /* ---- pages ------------------------------------------------------------------- */
+
+/* Text of a section: paragraphs and list items, rendered by each page. */
+struct paras {
+	size_t n;
+	char **text;          /* plain text */
+	int *item;            /* 1: a list item, 0: a paragraph */
+};
+void paras_free(struct paras *ps);
+/* "Measurement quality": the summary, interval kinds, points to doubt. */
+void report_quality_paras(const struct run *run, struct paras *ps);
+/* "Uncertainty": how the intervals are computed, a worked example from
+ * this run, how they propagate, the improvement formula, compare's rule. */
+void report_method_paras(const struct run *run, struct paras *ps);
 
 int report_markdown_write(const struct run *run, const struct report_tables *rt,
 			  const struct plot_set *ps, const char *path);

@@ -10,7 +10,10 @@ matrix_libreport_a_SOURCES = \
 	matrix/report_tables.c \
 	matrix/report_figures.c \
 	matrix/report_html.c \
+	matrix/report_quality.c \
 	matrix/effects.c \
+	matrix/stats.c \
+	matrix/quality.c \
 	matrix/plot.c
 matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
@@ -35,6 +38,10 @@ check_PROGRAMS += tests/report/effects_test
 tests_report_effects_test_SOURCES = tests/report/effects_test.c
 tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/report/effects_test
+check_PROGRAMS += tests/unit/test_stats
+tests_unit_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/unit/test_stats tests/stats/coverage.sh tests/stats/aa.sh
+EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \

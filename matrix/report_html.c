@@ -66,6 +66,42 @@ static void summary(const struct run *run, struct strbuf *sb, int html)
 	sb_free(&t);
 }
 
+static void paras_markdown(const struct paras *ps, struct strbuf *sb)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		sb_printf(sb, "%s%s\n", ps->item[i] ? "- " : "", ps->text[i]);
+		if (!ps->item[i] || i + 1 == ps->n || !ps->item[i + 1])
+			sb_putc(sb, '\n');
+	}
+}
+
+static void paras_html(const struct paras *ps, struct strbuf *sb)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (ps->item[i] && (i == 0 || !ps->item[i - 1]))
+			sb_puts(sb, "<ul>\n");
+		sb_puts(sb, ps->item[i] ? "<li>" : "<p>");
+		html_escape(sb, ps->text[i]);
+		sb_puts(sb, ps->item[i] ? "</li>\n" : "</p>\n");
+		if (ps->item[i] && (i + 1 == ps->n || !ps->item[i + 1]))
+			sb_puts(sb, "</ul>\n");
+	}
+}
+
+/* The sections "Measurement quality" and "Uncertainty". */
+static void sections(const struct run *run, struct strbuf *sb, int html)
+{
+	struct paras q = {0}, u = {0};
+	report_quality_paras(run, &q);
+	report_method_paras(run, &u);
+	sb_puts(sb, html ? "<h2 id=\"quality\">Measurement quality</h2>\n" : "## Measurement quality\n\n");
+	(html ? paras_html : paras_markdown)(&q, sb);
+	sb_puts(sb, html ? "<h2 id=\"uncertainty\">Uncertainty</h2>\n" : "## Uncertainty\n\n");
+	(html ? paras_html : paras_markdown)(&u, sb);
+	paras_free(&q);
+	paras_free(&u);
+}
+
 int report_markdown_write(const struct run *run, const struct report_tables *rt,
 			  const struct plot_set *ps, const char *path)
 {
@@ -75,6 +111,7 @@ int report_markdown_write(const struct run *run, const struct report_tables *rt,
 	if (r->description)
 		sb_printf(&sb, "%s\n\n", r->description);
 	summary(run, &sb, 0);
+	sections(run, &sb, 0);
 	sb_puts(&sb, "## Figures\n\n");
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct plot *p = &ps->p[i];
@@ -181,8 +218,10 @@ int report_html_write(const struct run *run, const struct report_tables *rt,
 		sb_puts(&sb, "</p>\n");
 	}
 	summary(run, &sb, 1);
-	sb_puts(&sb, "<nav><a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
+	sb_puts(&sb, "<nav><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
+		     "<a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
 		     "<a href=\"#provenance\">Provenance</a></nav>\n");
+	sections(run, &sb, 1);
 	sb_puts(&sb, "<h2 id=\"figures\">Figures</h2>\n");
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct plot *p = &ps->p[i];

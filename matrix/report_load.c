@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "result.h"
 #include "store.h"
 #include "util.h"
 
@@ -81,29 +82,6 @@ const char *metric_label(const struct metric *m)
 	return buf;
 }
 
-/* The value of key in an `extra` cell ("key=value; key=value"), copied. */
-static char *extra_get(const char *extra, const char *key)
-{
-	size_t k = strlen(key);
-	const char *p = extra;
-	while (p && *p) {
-		while (*p == ' ' || *p == ';')
-			p++;
-		const char *end = strchr(p, ';');
-		if (!end)
-			end = p + strlen(p);
-		if ((size_t)(end - p) > k && strncmp(p, key, k) == 0 && p[k] == '=') {
-			const char *v = p + k + 1;
-			const char *e = end;
-			while (e > v && e[-1] == ' ')
-				e--;
-			return xstrndup(v, (size_t)(e - v));
-		}
-		p = end;
-	}
-	return NULL;
-}
-
 /* ---- loading ----------------------------------------------------------------------- */
 
 const char *run_level(const struct run *run, size_t f, size_t l)
@@ -138,20 +116,19 @@ static void add_failure(struct run *run, const struct table *t, size_t r, const 
 	fl->reason = xstrdup(reason ? reason : "");
 }
 
-/* A row's metric, NaN when absent or not a positive number. */
-static double row_number(const struct table *t, size_t r, long col, const char *extra,
-			 const char *key)
+/* A row's metric: > 0 and finite in *v and NULL, or why not (allocated);
+ * *absent is set when the row has no value at all. */
+static char *row_metric(const struct table *t, size_t r, const char *key, double *v, int *absent)
 {
-	double v;
-	if (col >= 0) {
-		if (parse_double(t->rows[r].cell[col], &v) == 0)
-			return v;
-		return NAN;
-	}
-	char *s = extra ? extra_get(extra, key) : NULL;
-	int ok = s && parse_double(s, &v) == 0;
+	char *s = table_value(t, r, key);
+	*absent = s == NULL;
+	if (!s)
+		return xasprintf("no %s value", key);
+	char *why = result_bad_value(key, s);
+	if (!why)
+		parse_double(s, v);
 	free(s);
-	return ok ? v : NAN;
+	return why;
 }
 
 struct rowkey {
@@ -208,7 +185,7 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	}
 	long c_id = table_column(&t, "id"), c_repeat = table_column(&t, "repeat");
 	long c_status = table_column(&t, "status"), c_reason = table_column(&t, "reason");
-	long c_extra = table_column(&t, "extra"), c_unit = table_column(&t, "unit");
+	long c_unit = table_column(&t, "unit");
 	long c_lo = table_column(&t, "step_ms_lo"), c_hi = table_column(&t, "step_ms_hi");
 	long c_thr = table_column(&t, "throughput"), c_cmd = table_column(&t, "command");
 	if (c_id < 0 || c_status < 0) {
@@ -226,7 +203,6 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		}
 	}
 	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
-	long c_metric = table_column(&t, mname);
 	metric_describe(&run->metric, mname,
 			c_unit >= 0 && t.nrows ? t.rows[0].cell[c_unit] : NULL);
 
@@ -250,6 +226,7 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	/* per cell: lists of repeat values, merged at the end */
 	size_t cap = 0;
 	struct { size_t n, cap; double *v, *u, *thr; } *rep = NULL;
+	quality_scan(&t, r, &run->quality);
 	for (size_t i = 0; i < t.nrows; i++) {
 		if (!keep[i])
 			continue;
@@ -274,12 +251,13 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 			add_failure(run, &t, i, fcol, status, reason);
 			continue;
 		}
-		const char *extra = c_extra >= 0 ? t.rows[i].cell[c_extra] : NULL;
-		double v = row_number(&t, i, c_metric, extra, mname);
-		if (!(v > 0) || !isfinite(v)) {
-			char *why2 = xasprintf("no positive %s value", mname);
-			add_failure(run, &t, i, fcol, "ok", why2);
-			free(why2);
+		double v = NAN;
+		int absent;
+		char *bad = row_metric(&t, i, mname, &v, &absent);
+		if (bad) {
+			/* a NaN, infinite or negative value is a failed measurement */
+			add_failure(run, &t, i, fcol, absent ? "ok" : "failed", bad);
+			free(bad);
 			continue;
 		}
 		run->ok_rows++;
@@ -288,7 +266,9 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		    parse_double(t.rows[i].cell[c_lo], &lo) == 0 &&
 		    parse_double(t.rows[i].cell[c_hi], &hi) == 0)
 			u = stat_log_halfwidth(lo, hi);
-		double thr = c_thr >= 0 ? row_number(&t, i, c_thr, NULL, NULL) : NAN;
+		double thr = NAN;
+		if (c_thr >= 0 && parse_double(t.rows[i].cell[c_thr], &thr) != 0)
+			thr = NAN;
 		if (!run->command_example && c_cmd >= 0 && *t.rows[i].cell[c_cmd])
 			run->command_example = xstrdup(t.rows[i].cell[c_cmd]);
 		long c = cellset_find(&run->cells, level);
@@ -314,13 +294,13 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		rep[c].thr[rep[c].n] = thr;
 		rep[c].n++;
 	}
+	/* a point's value and interval from its process-level values (stats.c) */
 	for (size_t c = 0; c < run->cells.ncells; c++) {
-		run->cells.nrep[c] = rep[c].n;
-		if (rep[c].n > 1) {
-			run->cells.value[c] = stat_median(rep[c].v, rep[c].n);
-			run->cells.u[c] = stat_median(rep[c].u, rep[c].n);
+		cellset_set_repeats(&run->cells, c, rep[c].v, rep[c].u, rep[c].n);
+		if (rep[c].n > run->max_rep)
+			run->max_rep = rep[c].n;
+		if (rep[c].n > 1)
 			run->cells.thr[c] = stat_median(rep[c].thr, rep[c].n);
-		}
 		free(rep[c].v);
 		free(rep[c].u);
 		free(rep[c].thr);
@@ -373,6 +353,7 @@ void run_free(struct run *run)
 		free(run->failures[i].reason);
 	}
 	free(run->failures);
+	quality_free(&run->quality);
 	if (run->recipe.path || run->recipe.nfactors)
 		recipe_free(&run->recipe);
 	metric_free(&run->metric);

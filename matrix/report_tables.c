@@ -52,7 +52,7 @@ static void right(struct rtable *t, const char *const *cols)
 static const char *const numeric_cols[] = {
 	"pairs", "gain", "gain_min", "gain_max", "gain_lo", "gain_hi", "vs_main", "baseline", "new",
 	"improvement_pct", "improvement_lo", "improvement_hi", "best", "points", "gpus",
-	"throughput", "ideal", "scale_factor", NULL,
+	"throughput", "ideal", "scale_factor", "value", "lo", "hi", "processes", NULL,
 };
 
 static struct rtable *effects_table(const struct run *run, const struct report_tables *rt)
@@ -64,7 +64,7 @@ static struct rtable *effects_table(const struct run *run, const struct report_t
 	    "gain: how many times better %s is at `to` than at `from`, geometric mean over every "
 	    "matched pair (points equal in every other factor); > 1 means `to` is better (%s is "
 	    "%s). gain_lo..gain_hi: 95%% interval of the geometric mean from the points' confidence "
-	    "intervals. Sorted by size.",
+	    "intervals (see Uncertainty). Sorted by size.",
 	    run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better");
 	right(t, numeric_cols);
 	for (size_t i = 0; i < rt->neffects; i++) {
@@ -99,12 +99,13 @@ static int cmp_block(const void *a, const void *b)
 static struct rtable *interactions_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"factor", "from", "to", "by", "by_level", "pairs",
-					   "gain", "gain_min", "gain_max", "vs_main"};
+					   "gain", "gain_min", "gain_max", "vs_main", "gain_lo", "gain_hi"};
 	struct rtable *t = rtable_new("interactions", "Interactions: each effect broken down by every other factor",
 				      ARRAY_SIZE(cols), cols);
 	t->caption = xstrdup(
 	    "gain of `from` -> `to` over the matched pairs where factor `by` is at `by_level`; "
-	    "vs_main: that gain over the effect's overall gain. Blocks (one effect, one other "
+	    "vs_main: that gain over the effect's overall gain; gain_lo..gain_hi: its 95% interval "
+	    "from the points' intervals. Blocks (one effect, one other "
 	    "factor) are sorted by their spread, the largest sub-gain over the smallest: the "
 	    "strongest two-factor interactions first.");
 	right(t, numeric_cols);
@@ -141,6 +142,7 @@ static struct rtable *interactions_table(const struct run *run, const struct rep
 			    run_level(run, e->factor, e->to), run->recipe.factors[in->by].name,
 			    run_level(run, in->by, in->by_level), count(in->npairs), num(in->geomean),
 			    num(in->min), num(in->max), num(in->geomean / e->geomean),
+			    num(in->geomean * exp(-in->u)), num(in->geomean * exp(in->u)),
 			};
 			rtable_add(t, (char *const *)row);
 		}
@@ -252,11 +254,10 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 	right(t, numeric_cols);
 	const struct metric *m = &run->metric;
 	t->caption = xasprintf(
-	    "%s; baseline and new: geometric means over the group's matched pairs (equal in every "
-	    "other factor). improvement_lo..improvement_hi: 95%% interval from the points' "
-	    "confidence intervals.",
-	    m->higher_better ? "improvement % = 100 * (new - base) / base, the gain on a metric where higher is better"
-			     : "improvement % = 100 * (base - new) / base, the reduction of a metric where lower is better");
+	    "%s; here %s is %s. baseline and new: geometric means over the group's matched pairs "
+	    "(equal in every other factor). improvement_lo..improvement_hi: 95%% interval from the "
+	    "points' intervals.",
+	    IMPROVEMENT_FORMULA, m->name, m->higher_better ? "throughput-like" : "time-like");
 	const struct report_spec *spec = &run->recipe.report;
 	if (spec->nimprovements) {
 		for (size_t i = 0; i < spec->nimprovements; i++) {
@@ -285,14 +286,16 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 static struct rtable *best_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"group", "points", "baseline", "best", "unit", "gain",
-					   "best_config", "best_id"};
+					   "gain_lo", "gain_hi", "best_config", "best_id", "clear_winner"};
 	struct rtable *t = rtable_new("best", "Best configuration per group: baseline vs optimal",
 				      ARRAY_SIZE(cols), cols);
 	right(t, numeric_cols);
 	t->caption = xasprintf(
 	    "a group is an assignment of the factors the baseline leaves free; baseline: the "
 	    "group's point at the recipe's baseline%s; best: its best measured point; gain: best over "
-	    "baseline (> 1 better); best_config: the settings where best differs from the baseline.",
+	    "baseline (> 1 better), gain_lo..gain_hi its 95%% interval; best_config: the settings "
+	    "where best differs from the baseline; clear_winner: yes when the best point's interval "
+	    "lies beyond the runner-up's, no when the two cannot be told apart.",
 	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: the first level of every factor)");
 	struct strbuf g = {0}, cfg = {0};
 	const struct cellset *cs = &run->cells;
@@ -313,12 +316,52 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 		    g.buf ? g.buf : "all", count(b->ncells),
 		    b->baseline >= 0 ? num(cs->value[b->baseline] * run->metric.scale) : "",
 		    num(cs->value[b->best] * run->metric.scale), run->metric.unit, num(b->gain),
+		    num(b->gain * exp(-b->gain_u)), num(b->gain * exp(b->gain_u)),
 		    cfg.len ? cfg.buf : "(the baseline)", cs->id[b->best],
+		    b->runner_up < 0 ? "" : b->clear ? "yes" : "no",
 		};
 		rtable_add(t, (char *const *)row);
 	}
 	sb_free(&g);
 	sb_free(&cfg);
+	return t;
+}
+
+static struct rtable *points_table(const struct run *run)
+{
+	size_t nf = run->recipe.nfactors;
+	static const char *const tail[] = {"processes", "value", "lo", "hi", "unit", "ci_kind"};
+	size_t nc = 1 + nf + ARRAY_SIZE(tail);
+	const char **cols = xmalloc(nc * sizeof(char *));
+	cols[0] = "id";
+	for (size_t f = 0; f < nf; f++)
+		cols[1 + f] = run->recipe.factors[f].name;
+	for (size_t k = 0; k < ARRAY_SIZE(tail); k++)
+		cols[1 + nf + k] = tail[k];
+	struct rtable *t = rtable_new("points", "Points: estimate and 95% interval", nc, cols);
+	right(t, numeric_cols);
+	t->caption = xasprintf(
+	    "value: the median of the point's process-level values (one per fresh process); "
+	    "lo..hi: its 95%% interval (see Uncertainty); ci_kind: between = from the variation "
+	    "between the processes (repeat >= 2), within = from one process's own samples only, "
+	    "which leaves out the variation between processes.");
+	const char **row = xmalloc(nc * sizeof(char *));
+	const struct cellset *cs = &run->cells;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		double v = cs->value[c] * run->metric.scale;
+		row[0] = cs->id[c];
+		for (size_t f = 0; f < nf; f++)
+			row[1 + f] = run_level(run, f, CELL_LEVEL(cs, c, f));
+		row[1 + nf] = count(cs->nrep[c]);
+		row[2 + nf] = num(v);
+		row[3 + nf] = num(v * exp(-cs->u[c]));
+		row[4 + nf] = num(v * exp(cs->u[c]));
+		row[5 + nf] = run->metric.unit;
+		row[6 + nf] = ci_kind_name((enum ci_kind)cs->kind[c]);
+		rtable_add(t, (char *const *)row);
+	}
+	free(row);
+	free(cols);
 	return t;
 }
 
@@ -440,6 +483,7 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	rt->t[rt->n++] = best_table(run, rt);
 	if (rt->scaling_factor >= 0)
 		rt->t[rt->n++] = scaling_table(run, rt);
+	rt->t[rt->n++] = points_table(run);
 	rt->t[rt->n++] = failures_table(run);
 }
 

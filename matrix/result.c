@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +14,11 @@ const char *const result_columns[] = {
 	"throughput", "unit", "step_ms", "step_ms_lo", "step_ms_hi", "samples",
 	"startup_s", "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak",
 	"device", "engine", "ignored",
+	/* measurement quality: the engine's (ci_met, rel_ci; GPU clocks,
+	 * temperature and throttling where it can read them) and the runner's
+	 * (load average, CPU clock, points at once, cores) */
+	"ci_met", "rel_ci", "load_start", "cpu_mhz_start", "cpu_mhz_end", "concurrent", "cores",
+	"gpu_sm_mhz_start", "gpu_sm_mhz_end", "gpu_temp_c_start", "gpu_temp_c_end", "gpu_throttle",
 };
 const size_t result_ncolumns = ARRAY_SIZE(result_columns);
 
@@ -111,4 +118,53 @@ void result_free(struct result *res)
 	}
 	free(res->kv);
 	memset(res, 0, sizeof(*res));
+}
+
+char *result_bad_value(const char *name, const char *text)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	while (*end == ' ')
+		end++;
+	if (!*text || *end)
+		return xasprintf("%s '%.40s' is not a number", name, text);
+	if (isnan(v))
+		return xasprintf("%s is NaN", name);
+	if (isinf(v))
+		return xasprintf("%s is infinite", name);
+	if (v < 0)
+		return xasprintf("%s is negative (%g)", name, v);
+	if (v == 0)
+		return xasprintf("%s is zero", name);
+	return NULL;
+}
+
+char *result_check(const struct result *res)
+{
+	static const char *const keys[] = {"throughput", "step_ms", "step_ms_lo", "step_ms_hi"};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = result_get(res, keys[i]);
+		char *why = v ? result_bad_value(keys[i], v) : NULL;
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
+void result_derive(struct result *res, double rel_ci_target)
+{
+	const char *m = result_get(res, "step_ms"), *lo = result_get(res, "step_ms_lo");
+	const char *hi = result_get(res, "step_ms_hi");
+	char buf[64];
+	double vm, vl, vh;
+	if (!result_get(res, "rel_ci") && m && lo && hi && parse_double(m, &vm) == 0 &&
+	    parse_double(lo, &vl) == 0 && parse_double(hi, &vh) == 0 && vm > 0 && vh >= vl) {
+		snprintf(buf, sizeof(buf), "%.4g", (vh - vl) / 2 / vm);
+		result_set(res, "rel_ci", buf);
+	}
+	const char *rel = result_get(res, "rel_ci");
+	double vr;
+	if (!result_get(res, "ci_met") && rel && rel_ci_target > 0 && parse_double(rel, &vr) == 0)
+		result_set(res, "ci_met", vr <= rel_ci_target ? "1" : "0");
 }

@@ -25,6 +25,20 @@ const char *result_get(const struct result *res, const char *key);
 void result_set(struct result *res, const char *key, const char *value);
 void result_free(struct result *res);
 
+/* Why the text of metric `name` is not a usable measurement: NULL when it is
+ * a positive finite number, else "throughput is NaN", "... is infinite",
+ * "... is negative (-3)", "... is zero", "... 'x' is not a number"
+ * (allocated). A NaN, infinite or negative value makes a failed measurement:
+ * it is never averaged in. */
+char *result_bad_value(const char *name, const char *text);
+/* Check the numbers of an ok result (throughput, step_ms and its CI): NULL,
+ * or the first reason as result_bad_value gives it. */
+char *result_check(const struct result *res);
+/* Fill in what can be derived: rel_ci (the 95% CI half-width of the median
+ * step over the median, as a fraction) from step_ms and step_ms_lo/hi, and
+ * ci_met (1 when rel_ci <= target) when the engine did not write them. */
+void result_derive(struct result *res, double rel_ci_target);
+
 /* The metric columns of results.csv, in order (see store.h). Every engine
  * writes the first ones; the native engine adds the rest. */
 extern const char *const result_columns[];

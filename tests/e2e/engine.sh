@@ -36,6 +36,10 @@ garbled)
 	printf 'status=ok\nthis line has no equals sign\n' >"$res" ;;
 badnumber)
 	printf 'status=ok\nthroughput=fast\n' >"$res" ;;
+nan)
+	printf 'status=ok\nthroughput=nan\nstep_ms=1\n' >"$res" ;;
+negative)
+	printf 'status=ok\nthroughput=100\nstep_ms=-2.5\n' >"$res" ;;
 noresult)
 	: ;;
 noisy)

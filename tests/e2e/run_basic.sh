@@ -38,8 +38,12 @@ expect_grep "already holds a run" err2.txt "refuse to overwrite"
 "$MATRIX" run r.yaml --out dry --dry-run > dry.txt 2>/dev/null
 expect_eq "$(wc -l < dry.txt)" 5 "dry run commands"
 [ ! -e dry ] || fail "--dry-run created its directory"
-# --jobs 3 runs everything too
-"$MATRIX" run r.yaml --out par --jobs 3 > /dev/null
+# --jobs N runs everything too; more points at once than cores is refused
+# unless asked for (a command engine counts as one thread per point)
+many=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
+expect_status 2 "$MATRIX" run r.yaml --out over --jobs $many 2> over.txt
+expect_grep "^matrix: run: --jobs $many x 1 threads per point = $many threads > $((many - 1)) cores" over.txt "oversubscription refused"
+"$MATRIX" run r.yaml --out par --jobs 3 --allow-oversubscribe > /dev/null
 expect_eq "$(tail -n +2 par/results.csv | wc -l)" 5 "parallel rows"
 # --only filters
 "$MATRIX" run r.yaml --out only --only 'flavour=vanilla,speed=10|20' > /dev/null

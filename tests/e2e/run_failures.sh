@@ -9,7 +9,7 @@ engine: command
 command: [env, "PIDFILE=$work/grandchild.pid", sh, $top_srcdir/tests/e2e/engine.sh, "{mode}"]
 measure: {timeout: 1s, grace: 0.5s}
 factors:
-  mode: [ok, unsupported, fail, failreason, oom, crash, hang, hangchild, garbled, badnumber, noresult, noisy]
+  mode: [ok, unsupported, fail, failreason, oom, crash, hang, hangchild, garbled, badnumber, nan, negative, noresult, noisy]
 YAML
 expect_status 1 "$MATRIX" run r.yaml --out run > out.txt 2> err.txt
 rows=run/results.csv
@@ -33,9 +33,12 @@ if alive "$gc"; then kill -9 "$gc"; fail "grandchild $gc survived the timeout"; 
 expect_eq "$(st garbled)" failed "garbled"
 expect_eq "$(why garbled)" "garbled result: result file line 2 has no '='" "garbled reason"
 expect_eq "$(why badnumber)" "garbled result: throughput 'fast' is not a number" "bad number reason"
+expect_eq "$(st nan)" failed "NaN is a failed measurement"
+expect_eq "$(why nan)" "failed measurement: throughput is NaN" "NaN reason"
+expect_eq "$(why negative)" "failed measurement: step_ms is negative (-2.5)" "negative reason"
 expect_eq "$(why noresult)" "exit status 0 but no result file was written" "no result"
 expect_eq "$(st noisy)" ok "noisy"
 id=$(awk -F, 'NR>1 && $4 == "noisy" { print $1 }' $rows)
 [ "$(wc -c < run/logs/$id.log)" -gt 1000000 ] || fail "noisy log is short"
-expect_grep "12 points" out.txt "summary"
+expect_grep "14 points" out.txt "summary"
 echo ok

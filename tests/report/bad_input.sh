@@ -35,9 +35,18 @@ awk -F, 'BEGIN { OFS = "," } NR == 2 { $11 = "" } NR == 3 { $9 = "failed"; $10 =
 	run/results.csv > holes/results.csv
 expect_status 0 "$MATRIX" report --quiet holes
 expect_eq "$(tail -n +2 holes/tables/failures.csv | wc -l | tr -d ' ')" 4 "failure rows (2 unsupported + 2)"
-expect_grep ',ok,no positive throughput value$' holes/tables/failures.csv "no metric listed"
+expect_grep ',ok,no throughput value$' holes/tables/failures.csv "no metric listed"
 expect_grep ',failed,engine exited 1$' holes/tables/failures.csv "failure listed"
 expect_eq "$(cat holes/plots/scatter_model_A.dat | grep -c .)" 44 "44 dots drawn (46 - 2)"
+# NaN, infinite, negative values: failed measurements with their reason, never averaged in
+mkdir badvals && cp run/recipe.yaml badvals/
+awk -F, 'BEGIN { OFS = "," } NR == 2 { $11 = "nan" } NR == 3 { $11 = "inf" } NR == 4 { $11 = "-3" } { print }' \
+	run/results.csv > badvals/results.csv
+expect_status 0 "$MATRIX" report --quiet badvals
+expect_grep ',failed,throughput is NaN$' badvals/tables/failures.csv "NaN listed"
+expect_grep ',failed,throughput is infinite$' badvals/tables/failures.csv "inf listed"
+expect_grep ',failed,throughput is negative (-3)$' badvals/tables/failures.csv "negative listed"
+expect_eq "$(cat badvals/plots/scatter_model_A.dat | grep -c .)" 43 "43 dots drawn (46 - 3)"
 # usage
 expect_status 2 "$MATRIX" report 2> u.txt
 expect_grep 'usage: matrix report' u.txt "usage"

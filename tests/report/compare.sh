@@ -10,10 +10,17 @@ awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $5 == "on" && $11 != "" {
 	$11 = $11 * 0.8; $13 = $13 / 0.8; $14 = $14 / 0.8; $15 = $15 / 0.8 } { print }' a/results.csv > b/results.csv
 expect_status 0 "$MATRIX" compare a b > out.txt
 expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.9480 ' out.txt "geometric mean"
-expect_grep '0 faster, 11 slower; 35 within noise' out.txt "changes beyond the CIs"
-expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8000  *0.7779..0.8227  *-20.00%  SLOWER' out.txt "one point"
+expect_grep '^significant and at least 2% apart: 0 faster, 11 slower; 35 within noise$' out.txt "changes beyond the CIs"
+expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8000  *0.7779..0.8227  *-20.00%  *1/1  CI (1 process) SLOWER$' out.txt "one point"
+expect_grep '^note: 46 points were measured in a single process' out.txt "single-process verdicts flagged"
+# a threshold above the change: significant, but not called slower
+expect_status 0 "$MATRIX" compare a b --threshold 25% > t25.txt
+expect_grep '^significant and at least 25% apart: 0 faster, 0 slower; 35 within noise, 11 significant but smaller than 25%$' t25.txt "threshold"
+expect_grep ' -20.00%  *1/1  CI (1 process) ~ (small)$' t25.txt "small change marked"
+expect_status 1 "$MATRIX" compare a b --fail-on-regression 10% > out10p.txt
+expect_grep '^regression: 11 matched points significantly slower by more than 10%' out10p.txt "percent sign accepted"
 expect_status 1 "$MATRIX" compare a b --fail-on-regression 10 > out10.txt
-expect_grep '^regression: 11 matched points slower by more than 10%' out10.txt "regression line"
+expect_grep '^regression: 11 matched points significantly slower by more than 10%' out10.txt "regression line"
 expect_status 0 "$MATRIX" compare a b --fail-on-regression 25 > /dev/null
 # the same on step time: the gain does not depend on the metric's direction
 expect_status 0 "$MATRIX" compare --metric step_ms a b > ms.txt
@@ -22,7 +29,9 @@ expect_grep 'geometric mean gain 0.9480 ' ms.txt "step time geometric mean"
 expect_status 2 "$MATRIX" compare a 2> err1.txt
 expect_grep 'usage: matrix compare' err1.txt "usage"
 expect_status 2 "$MATRIX" compare a b --fail-on-regression lots 2> err2.txt
-expect_grep "not 'lots'" err2.txt "bad percentage"
+expect_grep "^matrix: --fail-on-regression wants a percentage >= 0 (like 5%), not 'lots'$" err2.txt "bad percentage"
+expect_status 2 "$MATRIX" compare a b --threshold -1% 2> err4.txt
+expect_grep "^matrix: --threshold wants a percentage >= 0 (like 5%), not '-1%'$" err4.txt "bad threshold"
 mkdir empty
 expect_status 2 "$MATRIX" compare a empty 2> err3.txt
 expect_grep "'empty' is not a run directory (no recipe.yaml)" err3.txt "not a run directory"

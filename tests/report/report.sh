@@ -14,6 +14,8 @@ done
 expect_grep '^A,off,on,B,off,12,1.5,1.5,1.5,' run/tables/interactions.csv "A buys x1.5 when B=off"
 expect_grep '^A,off,on,B,on,11,3,3,3,' run/tables/interactions.csv "A buys x3 when B=on"
 expect_grep '^C,x,y,22,1,1,1,' run/tables/effects.csv "C buys nothing"
+expect_grep '^model=small,.*,A=on B=on gpus=4,[0-9a-f]*,no$' run/tables/best.csv "C=x and C=y tie: no clear winner"
+expect_grep '^model=big,.*,A=on B=on gpus=4,[0-9a-f]*,yes$' run/tables/best.csv "one best point: a clear winner"
 expect_grep '^A,off,on,model=small B=off,6,.*,50,' run/tables/improvements.csv "A: +50 % at B=off"
 expect_grep '^A,off,on,model=small B=on,6,.*,200,' run/tables/improvements.csv "A: +200 % at B=on"
 # figures: every one drawn, svg and png, not empty

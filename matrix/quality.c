@@ -1,0 +1,258 @@
+/* quality.c - how far a run's numbers can be trusted, from results.csv alone:
+ * points that missed their CI target, repeats that disagree beyond their
+ * within-process intervals, points run oversubscribed (concurrent points x
+ * threads > cores), load average and clocks at start and end, GPU throttling.
+ * Used by `matrix run` for its last line and by the report's "Measurement
+ * quality" section. Older results.csv files without the named columns are
+ * read from their `extra` cell. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "store.h"
+#include "util.h"
+
+/* The value of key in an `extra` cell ("key=value; key=value"), copied. */
+static char *extra_get(const char *extra, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = extra;
+	while (p && *p) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		const char *end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) > k && strncmp(p, key, k) == 0 && p[k] == '=') {
+			const char *v = p + k + 1;
+			const char *e = end;
+			while (e > v && e[-1] == ' ')
+				e--;
+			return xstrndup(v, (size_t)(e - v));
+		}
+		p = end;
+	}
+	return NULL;
+}
+
+char *table_value(const struct table *t, size_t r, const char *key)
+{
+	long c = table_column(t, key);
+	if (c >= 0)
+		return *t->rows[r].cell[c] ? xstrdup(t->rows[r].cell[c]) : NULL;
+	long x = table_column(t, "extra");
+	return x >= 0 ? extra_get(t->rows[r].cell[x], key) : NULL;
+}
+
+int table_number(const struct table *t, size_t r, const char *key, double *out)
+{
+	char *s = table_value(t, r, key);
+	int rc = s && parse_double(s, out) == 0 ? 0 : -1;
+	free(s);
+	return rc;
+}
+
+static void range(double *lo, double *hi, double v)
+{
+	if (isnan(*lo) || v < *lo)
+		*lo = v;
+	if (isnan(*hi) || v > *hi)
+		*hi = v;
+}
+
+static void note(struct quality *q, const struct table *t, size_t r, const struct recipe *rc,
+		 const long *fcol, char *what)
+{
+	q->notes = xrealloc(q->notes, (q->nnotes + 1) * sizeof(*q->notes));
+	struct quality_note *n = &q->notes[q->nnotes++];
+	const char *id = table_cell(t, r, "id");
+	n->id = xstrdup(id ? id : "");
+	struct strbuf sb = {0};
+	for (size_t f = 0; f < rc->nfactors; f++)
+		if (fcol[f] >= 0 && rc->factors[f].nlevels > 1)
+			sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", rc->factors[f].name, t->rows[r].cell[fcol[f]]);
+	n->label = sb.buf ? sb.buf : xstrdup("(all)");
+	n->what = what;
+}
+
+/* Rows of one point (all its repeats) compare equal: same level of every factor. */
+static const struct table *sort_t;
+static const long *sort_fcol;
+static size_t sort_nf;
+static int same_point(size_t x, size_t y)
+{
+	for (size_t f = 0; f < sort_nf; f++)
+		if (sort_fcol[f] >= 0 &&
+		    strcmp(sort_t->rows[x].cell[sort_fcol[f]], sort_t->rows[y].cell[sort_fcol[f]]) != 0)
+			return strcmp(sort_t->rows[x].cell[sort_fcol[f]], sort_t->rows[y].cell[sort_fcol[f]]);
+	return 0;
+}
+static int cmp_row_point(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = same_point(x, y);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Repeats of one point whose within-process intervals do not overlap: the
+ * slowest process's interval lies wholly above the fastest's. */
+static void scan_repeats(const struct table *t, const struct recipe *rc, const long *fcol,
+			 const size_t *ok, size_t nok, struct quality *q)
+{
+	sort_t = t;
+	sort_fcol = fcol;
+	sort_nf = rc->nfactors;
+	size_t *o = xmalloc((nok ? nok : 1) * sizeof(size_t));
+	memcpy(o, ok, nok * sizeof(size_t));
+	qsort(o, nok, sizeof(size_t), cmp_row_point);
+	for (size_t i = 0; i < nok;) {
+		size_t j = i;
+		while (j < nok && same_point(o[j], o[i]) == 0)
+			j++;
+		if (j - i >= 2) {
+			long fast = -1, slow = -1;
+			double fv = NAN, sv = NAN, lo, hi, ms;
+			int complete = 1;
+			for (size_t k = i; k < j; k++) {
+				if (table_number(t, o[k], "step_ms", &ms) || table_number(t, o[k], "step_ms_lo", &lo) ||
+				    table_number(t, o[k], "step_ms_hi", &hi)) {
+					complete = 0;
+					break;
+				}
+				if (fast < 0 || ms < fv)
+					fast = (long)o[k], fv = ms;
+				if (slow < 0 || ms > sv)
+					slow = (long)o[k], sv = ms;
+			}
+			double flo, fhi, slo, shi;
+			if (complete && fast != slow && table_number(t, (size_t)fast, "step_ms_lo", &flo) == 0 &&
+			    table_number(t, (size_t)fast, "step_ms_hi", &fhi) == 0 &&
+			    table_number(t, (size_t)slow, "step_ms_lo", &slo) == 0 &&
+			    table_number(t, (size_t)slow, "step_ms_hi", &shi) == 0 && slo > fhi) {
+				q->disagree++;
+				note(q, t, (size_t)fast, rc, fcol,
+				     xasprintf("%zu processes disagree beyond their within-process 95%% CIs: "
+					       "step time %.4g ms (%.4g..%.4g ms) in one, %.4g ms (%.4g..%.4g ms) "
+					       "in another, %.1f %% apart",
+					       j - i, fv, flo, fhi, sv, slo, shi, 100.0 * (sv - fv) / fv));
+			}
+		}
+		i = j;
+	}
+	free(o);
+}
+
+void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->load_min = q->load_max = q->mhz_min = q->mhz_max = NAN;
+	q->gpu_mhz_min = q->gpu_mhz_max = q->gpu_temp_max = NAN;
+	q->rel_ci_target = rc->measure.rel_ci;
+	long c_status = table_column(t, "status");
+	if (c_status < 0)
+		return;
+	long *fcol = xmalloc((rc->nfactors ? rc->nfactors : 1) * sizeof(long));
+	for (size_t f = 0; f < rc->nfactors; f++)
+		fcol[f] = table_column(t, rc->factors[f].name);
+	long c_threads = recipe_factor_index(rc, "threads");
+	size_t *ok = xmalloc((t->nrows ? t->nrows : 1) * sizeof(size_t));
+	size_t nok = 0;
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (strcmp(t->rows[r].cell[c_status], "ok") != 0)
+			continue;
+		ok[nok++] = r;
+		q->ok_rows++;
+		double v, rel = NAN, met = NAN;
+		table_number(t, r, "rel_ci", &rel);
+		if (table_number(t, r, "ci_met", &met) != 0 && !isnan(rel) && q->rel_ci_target > 0)
+			met = rel <= q->rel_ci_target;
+		if (!isnan(met)) {
+			q->ci_known++;
+			if (met == 0) {
+				q->ci_missed++;
+				double n = NAN;
+				table_number(t, r, "samples", &n);
+				note(q, t, r, rc, fcol,
+				     isnan(rel) ? xasprintf("missed the CI target (rel_ci %g %%)", 100 * q->rel_ci_target)
+						: xasprintf("missed the CI target: 95%% CI half-width %.2f %% of the "
+							    "median > %g %%, %.0f samples",
+							    100 * rel, 100 * q->rel_ci_target, n));
+			}
+		}
+		if (table_number(t, r, "load_start", &v) == 0)
+			range(&q->load_min, &q->load_max, v);
+		if (table_number(t, r, "cpu_mhz_start", &v) == 0)
+			range(&q->mhz_min, &q->mhz_max, v);
+		if (table_number(t, r, "cpu_mhz_end", &v) == 0)
+			range(&q->mhz_min, &q->mhz_max, v);
+		if (table_number(t, r, "gpu_sm_mhz_start", &v) == 0)
+			range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
+		if (table_number(t, r, "gpu_sm_mhz_end", &v) == 0)
+			range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
+		double tmax = NAN;
+		if (table_number(t, r, "gpu_temp_c_start", &v) == 0)
+			tmax = v;
+		if (table_number(t, r, "gpu_temp_c_end", &v) == 0 && (isnan(tmax) || v > tmax))
+			tmax = v;
+		if (!isnan(tmax) && (isnan(q->gpu_temp_max) || tmax > q->gpu_temp_max))
+			q->gpu_temp_max = tmax;
+		char *thr = table_value(t, r, "gpu_throttle");
+		if (thr && strcmp(thr, "none") != 0 && strcmp(thr, "0") != 0) {
+			q->throttled++;
+			note(q, t, r, rc, fcol, xasprintf("the GPU throttled while it ran (%s)", thr));
+		}
+		free(thr);
+		double conc, cores, threads = 1;
+		if (c_threads >= 0 && fcol[c_threads] >= 0)
+			parse_double(t->rows[r].cell[fcol[c_threads]], &threads);
+		else
+			table_number(t, r, "threads", &threads);
+		if (table_number(t, r, "concurrent", &conc) == 0 && table_number(t, r, "cores", &cores) == 0 &&
+		    conc * threads > cores) {
+			q->oversub++;
+			note(q, t, r, rc, fcol,
+			     xasprintf("oversubscribed: %.0f points at once x %.0f threads > %.0f cores", conc,
+				       threads, cores));
+		}
+	}
+	scan_repeats(t, rc, fcol, ok, nok, q);
+	free(ok);
+	free(fcol);
+}
+
+void quality_summary(const struct quality *q, struct strbuf *sb)
+{
+	sb_printf(sb, "measurement quality: ");
+	if (q->ci_known)
+		sb_printf(sb, "%zu of %zu measured rows missed the CI target (rel_ci %g %%)", q->ci_missed,
+			  q->ci_known, 100 * q->rel_ci_target);
+	else
+		sb_printf(sb, "no row says whether it met the CI target");
+	sb_printf(sb, "; %zu points with repeats that disagree beyond their CIs", q->disagree);
+	if (q->oversub)
+		sb_printf(sb, "; %zu rows oversubscribed", q->oversub);
+	if (!isnan(q->load_min))
+		sb_printf(sb, "; load average at start %.2f..%.2f", q->load_min, q->load_max);
+	if (!isnan(q->mhz_min))
+		sb_printf(sb, "; CPU clock %.0f..%.0f MHz", q->mhz_min, q->mhz_max);
+	if (!isnan(q->gpu_mhz_min))
+		sb_printf(sb, "; GPU SM clock %.0f..%.0f MHz", q->gpu_mhz_min, q->gpu_mhz_max);
+	if (!isnan(q->gpu_temp_max))
+		sb_printf(sb, "; GPU up to %.0f C", q->gpu_temp_max);
+	if (q->throttled)
+		sb_printf(sb, "; %zu rows throttled", q->throttled);
+}
+
+void quality_free(struct quality *q)
+{
+	for (size_t i = 0; i < q->nnotes; i++) {
+		free(q->notes[i].id);
+		free(q->notes[i].label);
+		free(q->notes[i].what);
+	}
+	free(q->notes);
+	memset(q, 0, sizeof(*q));
+}

@@ -1,0 +1,127 @@
+/* test_stats.c - the statistics of matrix/stats.c: Student t quantiles, the
+ * exact Mann-Whitney p against values R gives, the README's worked example,
+ * the improvement formula, and the coverage of a point's interval on
+ * simulated processes with a known between-process spread (lognormal): the
+ * between-process interval must hold at least its 95% (and not be vacuous),
+ * while the within-process one alone covers far less, as documented. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "t.h"
+
+#define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol))
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static double normal(void)
+{
+	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+}
+
+/* Simulate trials points of k processes each: process value = truth *
+ * exp(sigma * z), within-process half-width w (log scale). Returns the
+ * fraction of intervals that hold the truth; *mean_u gets the mean half-width. */
+static double coverage(size_t k, double sigma, double w, size_t trials, double *mean_u)
+{
+	double v[64], wv[64], truth = 1000;
+	size_t hit = 0;
+	double su = 0;
+	for (size_t t = 0; t < trials; t++) {
+		for (size_t i = 0; i < k; i++) {
+			v[i] = truth * exp(sigma * normal());
+			wv[i] = w;
+		}
+		struct point_est pe;
+		stat_point(v, wv, k, &pe);
+		hit += fabs(log(pe.value) - log(truth)) <= pe.u;
+		su += pe.u;
+	}
+	*mean_u = su / (double)trials;
+	return (double)hit / (double)trials;
+}
+
+int main(void)
+{
+	/* Student t, two-sided 95% */
+	NEAR(stat_t975(1), 12.7062, 1e-4);
+	NEAR(stat_t975(2), 4.30265, 1e-5);
+	NEAR(stat_t975(4), 2.77645, 1e-5);
+	NEAR(stat_t975(40), 2.021075, 2e-4);
+	NEAR(stat_t975(100), 1.983972, 1e-4);
+	NEAR(stat_t975(1000), 1.962339, 1e-4);
+	CHECK(isnan(stat_t975(0)));
+
+	/* Mann-Whitney U, exact two-sided p (R: wilcox.test(a, b)$p.value) */
+	double a3[] = {1, 2, 3}, b3[] = {4, 5, 6};
+	double u;
+	NEAR(stat_mann_whitney(a3, 3, b3, 3, &u), 0.1, 1e-12);
+	NEAR(u, 0, 0);
+	NEAR(stat_mann_whitney(b3, 3, a3, 3, &u), 0.1, 1e-12);
+	NEAR(u, 9, 0);
+	double a4[] = {1.1, 2.2, 3.3, 4.4}, b5[] = {3.9, 5.5, 6.6, 7.7, 8.8};
+	NEAR(stat_mann_whitney(a4, 4, b5, 5, &u), 4.0 / 126, 1e-12); /* R: 0.03175 */
+	NEAR(u, 1, 0);
+	double a5[] = {1, 2, 3, 4, 5}, b5b[] = {6, 7, 8, 9, 10};
+	NEAR(stat_mann_whitney(a5, 5, b5b, 5, NULL), 2.0 / 252, 1e-12);
+	double mixa[] = {1, 3, 5, 7}, mixb[] = {2, 4, 6, 8};
+	NEAR(stat_mann_whitney(mixa, 4, mixb, 4, &u), 0.6857142857, 1e-9); /* R: 0.6857 */
+	NEAR(stat_mw_min_p(3, 3), 0.1, 1e-12);
+	NEAR(stat_mw_min_p(4, 4), 2.0 / 70, 1e-12);
+	NEAR(stat_mw_min_p(3, 5), 2.0 / 56, 1e-12);
+	/* large samples: normal approximation, a clear shift is significant */
+	double la[40], lb[40];
+	for (int i = 0; i < 40; i++) {
+		la[i] = 100 + i;
+		lb[i] = 120 + i;
+	}
+	CHECK(stat_mann_whitney(la, 40, lb, 40, NULL) < 0.01);
+
+	/* the README's worked example: 1000, 1040, 980 samples/s, within 1% */
+	double ex[] = {1000, 1040, 980}, exw[] = {0.01, 0.01, 0.01};
+	struct point_est pe;
+	stat_point(ex, exw, 3, &pe);
+	NEAR(pe.value, 1000, 0);
+	NEAR(pe.u, 0.08206, 5e-5);
+	NEAR(pe.value * exp(-pe.u), 921.2, 0.05);
+	NEAR(pe.value * exp(pe.u), 1085.5, 0.05);
+	CHECK_INT(pe.kind, CI_BETWEEN);
+	stat_point(ex, exw, 1, &pe);
+	NEAR(pe.u, 0.01, 0);
+	CHECK_INT(pe.kind, CI_WITHIN);
+	stat_point(ex, NULL, 1, &pe);
+	CHECK_INT(pe.kind, CI_NONE);
+	CHECK_STR(ci_kind_name(CI_WITHIN), "within");
+	CHECK_STR(ci_kind_name(CI_BETWEEN), "between");
+
+	/* the improvement formula: time-like reduction, throughput-like gain */
+	NEAR(improvement_pct(10, 8, 0), 20, 1e-12);
+	NEAR(improvement_pct(10, 12, 0), -20, 1e-12);
+	NEAR(improvement_pct(100, 150, 1), 50, 1e-12);
+	NEAR(improvement_pct(100, 80, 1), -20, 1e-12);
+
+	/* coverage on simulated processes: between-process sigma 5%, a
+	 * within-process interval of +-0.5% that knows nothing of it */
+	static const size_t ks[] = {2, 3, 5, 10, 20};
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		double mu;
+		double cov = coverage(ks[i], 0.05, 0.005, 4000, &mu);
+		printf("coverage K=%zu: %.4f (nominal 0.95), mean half-width %.4f (log scale)\n", ks[i], cov,
+		       mu);
+		CHECK(cov >= 0.94);   /* at least the nominal level, less Monte Carlo error */
+		CHECK(cov <= 0.995);  /* not vacuously wide */
+	}
+	double mu1, cov1 = coverage(1, 0.05, 0.005, 4000, &mu1);
+	printf("coverage K=1 (within-process only): %.4f\n", cov1);
+	CHECK(cov1 < 0.2); /* what ci_kind=within warns about */
+	return T_DONE();
+}
