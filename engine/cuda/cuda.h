@@ -190,6 +190,7 @@ void cu_weight_grad_from(const void *src, int sdt, int nhwc, float *dw, int acc,
 typedef struct gemm_verdict {
     long checked, bad;
     float worst, worst_dev, worst_ref;
+    int refused; /* cuBLASLt refused the call: nothing was checked */
 } gemm_verdict;
 
 /* p[i] = uniform [-1, 1) from seed, i < n, storage type dt. */
@@ -198,13 +199,14 @@ void cu_fill_uniform(void *p, int dt, size_t n, uint64_t seed);
  * f32 accumulation: the kernel used when no cuBLASLt algorithm is right. */
 void cu_gemm_fallback(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
                       void *out, int odt, float beta);
-/* Check out against the view product (+ bias[c], then ReLU when relu):
- * |out - ref| <= rtol * sum|terms| + 1e-6 on every element, or on 8192
- * hashed ones when there are more than 65536. Synchronises cu.s (prepare
- * only). The count of bad elements, -1 when out of device memory. */
+/* Check out against the view product (+ beta * c0, c0 in out's layout and
+ * type, when c0; + bias[c]; then ReLU when relu): |out - ref| <= rtol *
+ * sum|terms| + 1e-6 on every element, or on 8192 hashed ones when there are
+ * more than 65536. Synchronises cu.s (prepare only). The count of bad
+ * elements, -1 when out of device memory. */
 long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
-                    const void *out, int odt, const float *bias, int relu, float rtol,
-                    gemm_verdict *vd);
+                    const void *out, int odt, const void *c0, float beta, const float *bias,
+                    int relu, float rtol, gemm_verdict *vd);
 
 /* ---- the op files ----------------------------------------------------------------------- */
 

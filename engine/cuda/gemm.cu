@@ -37,10 +37,13 @@
  * 2% faster). Every algorithm is verified before it is used: it runs once on
  * random operands and its output is compared with the product computed from
  * the layer's definition (gemm_check.cu, gemm_view.h); one that is wrong is
- * skipped, with a line on stderr. On the H100 of 2026-11-22 (CUDA 13.0) the
- * heuristics' algorithm for dw = dy^T x gave wrong weight gradients (fp32,
- * tf32; some 16-bit shapes), which this check exists to catch. When no
- * algorithm is right, gemm_check.cu's own kernel computes the product.
+ * skipped, with a line on stderr. The check runs with beta 0 (into NaN
+ * bytes) and, without an epilogue, with beta 1 (accumulating dx / dw). The
+ * wrong dw / dx of the H100 run of 2026-11-22 were ours: the backward
+ * products were built with an epilogue attribute of 0 (a memset), which is
+ * not CUBLASLT_EPILOGUE_DEFAULT (1); the check would have rejected those
+ * algorithms. When no algorithm is right, gemm_check.cu's own kernel
+ * computes the product.
  * Choices are cached per problem for the process (BERT repeats its shapes
  * per layer). */
 #include "cuda.h"
@@ -115,7 +118,7 @@ static int ncache, capcache;
 static struct {
     int prepared;
     int lt_epilogue, kernel_epilogue;
-    int verified, rejected, fallback; /* distinct problems / algorithms */
+    int verified, rejected, refused, fallback; /* distinct problems / algorithms */
     char info[512];
 } gm;
 
@@ -291,28 +294,55 @@ static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuri
 }
 
 /* Tolerance of the verification, relative to the sum of |terms|: an error
- * of the algorithm or of the layouts is of the order of that sum. */
+ * of the algorithm or of the layouts is of the order of that sum. The
+ * reference reads the same (rounded) inputs, so what is left is the
+ * accumulation order and the rounding of the output. */
 static float gemm_rtol(const mm_spec *s)
 {
     if (s->cdt == DT_BF16)
         return 1e-2f; /* bf16 output: 2^-8 a rounding */
     if (s->cdt == DT_F16)
         return 4e-3f; /* f16 output: 2^-11 a rounding, split-K partials */
-    if (s->abt == DT_F32 && gemm_compute(s->ab) == CUBLAS_COMPUTE_32F)
-        return 1e-4f; /* f32 throughout */
-    return 4e-3f;     /* TF32 inputs (10-bit mantissa), 16-bit inputs into f32 */
+    if (gemm_compute(s->ab) == CUBLAS_COMPUTE_32F_FAST_TF32)
+        return 4e-3f; /* TF32: inputs rounded to a 10-bit mantissa inside */
+    return 2e-4f;     /* f32 accumulation of f32 or 16-bit inputs into f32 */
 }
 
-/* Run candidate r once on random A and B (scratch, never the engine's
- * tensors) and compare its output with the definition: 1 right, 0 wrong or
- * refused, -1 out of memory. *vd: what the comparison found. */
+/* One run of candidate r into D (= C, beta) on the scratch A and B,
+ * checked against the definition (+ beta * C0); 1 right, 0 wrong, -2
+ * refused by cuBLASLt, -1 out of memory. */
+static int gemm_verify_once(const lt_mm *m, const mm_spec *s,
+                            const cublasLtMatmulHeuristicResult_t *r, cublasLtEpilogue_t epi,
+                            const void *A, const void *B, void *D, const void *C0, float beta,
+                            void *ws, gemm_verdict *vd)
+{
+    const float one = 1.0f;
+    if (cublasLtMatmul(cu.lt, m->desc, &one, A, m->a, B, m->b, &beta, D, m->d, D, m->d, &r->algo,
+                       ws, r->workspaceSize, cu.s) != CUBLAS_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        cudaCheck(cudaStreamSynchronize(cu.s));
+        vd->refused = 1;
+        return -2;
+    }
+    int bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+    int relu = epi == CUBLASLT_EPILOGUE_RELU || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
+    long bad = cu_gemm_verify(&s->v, B, s->abt, A, s->abt, D, s->cdt, C0, beta,
+                              bias ? s->bias : NULL, relu, gemm_rtol(s), vd);
+    return bad < 0 ? -1 : bad == 0;
+}
+
+/* Run candidate r on random A and B (scratch, never the engine's tensors)
+ * and compare its output with the definition: with beta 0 into a D of NaN
+ * bytes (an element it fails to write fails), and without an epilogue also
+ * with beta 1 onto a random D (the accumulating dx / dw). 1 right, 0 wrong
+ * or refused (vd->refused), -1 out of memory. *vd: what the comparison
+ * found (the failing pass, else the beta 0 one). */
 static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
                        cublasLtEpilogue_t epi, gemm_verdict *vd)
 {
-    const float one = 1.0f, zero = 0.0f;
     size_t na = (size_t)s->lda * s->ac, nb = (size_t)s->ldb * s->bc, nd = (size_t)s->ldd * s->dc;
-    void *A = NULL, *B = NULL, *D = NULL, *ws = NULL;
-    size_t ha = 0, hb = 0, hd = 0, hw = 0;
+    void *A = NULL, *B = NULL, *D = NULL, *C0 = NULL, *ws = NULL;
+    size_t ha = 0, hb = 0, hd = 0, hc = 0, hw = 0;
     int rc = -1;
     memset(vd, 0, sizeof *vd);
     if (cu_buffer(&A, &ha, na * dt_bytes(s->ab)) || cu_buffer(&B, &hb, nb * dt_bytes(s->ab)) ||
@@ -321,24 +351,28 @@ static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeu
     cu_fill_uniform(A, s->abt, na, 0xa11ce);
     cu_fill_uniform(B, s->abt, nb, 0xb0b);
     cudaCheck(cudaMemsetAsync(D, 0xff, nd * dt_bytes(s->cd), cu.s)); /* NaN: unwritten fails */
-    if (cublasLtMatmul(cu.lt, m->desc, &one, A, m->a, B, m->b, &zero, D, m->d, D, m->d, &r->algo,
-                       ws, r->workspaceSize, cu.s) != CUBLAS_STATUS_SUCCESS) {
-        (void)cudaGetLastError();
+    rc = gemm_verify_once(m, s, r, epi, A, B, D, NULL, 0.0f, ws, vd);
+    if (rc == 1 && epi == CUBLASLT_EPILOGUE_DEFAULT) {
+        gemm_verdict v1;
+        memset(&v1, 0, sizeof v1);
+        if (cu_buffer(&C0, &hc, nd * dt_bytes(s->cd))) {
+            rc = -1;
+            goto out;
+        }
+        cu_fill_uniform(D, s->cdt, nd, 0xc0ffee);
+        cudaCheck(cudaMemcpyAsync(C0, D, nd * dt_bytes(s->cd), cudaMemcpyDeviceToDevice, cu.s));
+        rc = gemm_verify_once(m, s, r, epi, A, B, D, C0, 1.0f, ws, &v1);
+        if (rc != 1)
+            *vd = v1;
+    }
+    if (rc == -2)
         rc = 0;
-        goto out;
-    }
-    {
-        int bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
-        int relu = epi == CUBLASLT_EPILOGUE_RELU || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
-        long bad = cu_gemm_verify(&s->v, B, s->abt, A, s->abt, D, s->cdt, bias ? s->bias : NULL,
-                                  relu, gemm_rtol(s), vd);
-        rc = bad < 0 ? -1 : bad == 0;
-    }
 out:
     cudaCheck(cudaStreamSynchronize(cu.s));
     cu_free(A, ha);
     cu_free(B, hb);
     cu_free(D, hd);
+    cu_free(C0, hc);
     cu_free(ws, hw);
     return rc;
 }
@@ -423,12 +457,18 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int f
             keep = vd;
             break;
         }
-        gm.rejected++;
         char why[256];
-        snprintf(why, sizeof why,
-                 "cuBLASLt algorithm %d of %d is WRONG (%ld of %ld elements off; worst %g, "
-                 "expected %g): skipped",
-                 order[i], n, vd.bad, vd.checked, vd.worst_dev, vd.worst_ref);
+        if (vd.refused) {
+            gm.refused++;
+            snprintf(why, sizeof why, "cuBLASLt algorithm %d of %d refused the call: skipped",
+                     order[i], n);
+        } else {
+            gm.rejected++;
+            snprintf(why, sizeof why,
+                     "cuBLASLt algorithm %d of %d is WRONG (%ld of %ld elements off; worst %g, "
+                     "expected %g): skipped",
+                     order[i], n, vd.bad, vd.checked, vd.worst_dev, vd.worst_ref);
+        }
         gemm_log(s, epi, why);
     }
     /* autotune: the heuristics' first choice stays unless clearly slower */
@@ -503,6 +543,9 @@ static int mm_init(lt_mm *m, const mm_spec *s)
     cublasCheck(cublasLtMatrixLayoutCreate(&m->b, s->ab, s->br, s->bc, s->ldb));
     cublasCheck(cublasLtMatrixLayoutCreate(&m->d, s->cd, s->dr, s->dc, s->ldd));
     int r;
+    if (s->epi != CUBLASLT_EPILOGUE_DEFAULT && s->epi != CUBLASLT_EPILOGUE_BIAS &&
+        s->epi != CUBLASLT_EPILOGUE_RELU && s->epi != CUBLASLT_EPILOGUE_RELU_BIAS)
+        cu_fail(__FILE__, __LINE__, "mm_init", "a cuBLASLt epilogue gemm.cu does not use (BUG)");
     if (s->epi != CUBLASLT_EPILOGUE_DEFAULT) {
         mm_set_epilogue(m, s->epi, s->bias);
         if ((r = gemm_choose(m, s, s->epi, 0)) != 0) {
@@ -548,6 +591,9 @@ static void gemm_spec_of(mm_spec *s, int which, const gemm_priv *p, int cdt)
     gemm_spec g;
     memset(s, 0, sizeof *s);
     gemm_describe(which, p->M, p->N, p->K, &s->v, &g);
+    /* no epilogue: CUBLASLT_EPILOGUE_DEFAULT is 1, not the 0 the memset
+     * leaves (an epilogue of 0 made dw / dx wrong on the H100, 2026-11-22) */
+    s->epi = CUBLASLT_EPILOGUE_DEFAULT;
     s->abt = p->ab;
     s->cdt = cdt;
     s->ab = cu_blas_type(p->ab);
@@ -758,10 +804,10 @@ int cu_gemm_prepare(graph *g, int nrun)
     }
     snprintf(gm.info, sizeof gm.info,
              "gemm_algo_search=%s\ngemm_lt_epilogue=%d\ngemm_kernel_epilogue=%d\n"
-             "gemm_verified=%d\ngemm_rejected=%d\ngemm_fallback=%d\n"
+             "gemm_verified=%d\ngemm_rejected=%d\ngemm_refused=%d\ngemm_fallback=%d\n"
              "gemm_cublaslt_version=%zu\n",
              cu.autotune ? "timed" : "heuristic", gm.lt_epilogue, gm.kernel_epilogue,
-             gm.verified, gm.rejected, gm.fallback, cublasLtGetVersion());
+             gm.verified, gm.rejected, gm.refused, gm.fallback, cublasLtGetVersion());
     return 0;
 }
 

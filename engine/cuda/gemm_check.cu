@@ -55,8 +55,9 @@ __device__ __forceinline__ void verify_pick(const gemm_view &v, size_t s, size_t
 }
 
 __global__ void k_gemm_verify(gemm_view v, const void *P, int pdt, const void *Q, int qdt,
-                              const void *out, int odt, const float *bias, int relu, float rtol,
-                              size_t nsamp, size_t total, float *ratio, float *dev, float *ref)
+                              const void *out, int odt, const void *c0, float beta,
+                              const float *bias, int relu, float rtol, size_t nsamp, size_t total,
+                              float *ratio, float *dev, float *ref)
 {
     size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= nsamp)
@@ -68,6 +69,11 @@ __global__ void k_gemm_verify(gemm_view v, const void *P, int pdt, const void *Q
         float a = cu_ld(P, pdt, (size_t)gv_p(&v, r, t)), b = cu_ld(Q, qdt, (size_t)gv_q(&v, t, c));
         acc = fmaf(a, b, acc);
         mag += fabsf(a * b);
+    }
+    if (c0 && beta != 0.0f) { /* D = A B + beta C, C as it was before the call */
+        float cv = beta * cu_ld(c0, odt, (size_t)gv_out(&v, r, c));
+        acc += cv;
+        mag += fabsf(cv);
     }
     if (bias) {
         acc += bias[c];
@@ -154,8 +160,8 @@ void cu_gemm_fallback(const gemm_view *v, const void *P, int pdt, const void *Q,
 }
 
 long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
-                    const void *out, int odt, const float *bias, int relu, float rtol,
-                    gemm_verdict *vd)
+                    const void *out, int odt, const void *c0, float beta, const float *bias,
+                    int relu, float rtol, gemm_verdict *vd)
 {
     size_t total = (size_t)v->R * (size_t)v->C;
     size_t n = total <= VERIFY_ALL ? total : VERIFY_SAMPLES;
@@ -163,8 +169,9 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
     size_t have = 0;
     if (cu_buffer((void **)&d, &have, 3 * n * sizeof(float)))
         return -1;
-    k_gemm_verify<<<cu_blocks(n, 128), 128, 0, cu.s>>>(*v, P, pdt, Q, qdt, out, odt, bias, relu,
-                                                       rtol, n, total, d, d + n, d + 2 * n);
+    k_gemm_verify<<<cu_blocks(n, 128), 128, 0, cu.s>>>(*v, P, pdt, Q, qdt, out, odt, c0, beta,
+                                                       bias, relu, rtol, n, total, d, d + n,
+                                                       d + 2 * n);
     cu_launched();
     float *h = (float *)malloc(3 * n * sizeof(float));
     if (!h)
