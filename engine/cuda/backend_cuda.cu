@@ -191,10 +191,18 @@ static struct {
     graph *g;
 } run;
 
+/* NVML at start-up: SM clock, temperature, throttle reasons (be_info adds the end) */
+static int nvml_start_sm, nvml_start_temp;
+static unsigned long long nvml_start_throttle;
+
+static void nvml_clocks(int *sm_mhz, int *sm_max_mhz, int *temp_c, unsigned long long *throttle);
+
 static int be_init(int)
 {
     cudaCheck(cudaSetDevice(cu.dev));
     cudaCheck(cudaGetDeviceProperties(&cu.prop, cu.dev));
+    int smmax0;
+    nvml_clocks(&nvml_start_sm, &smmax0, &nvml_start_temp, &nvml_start_throttle);
     cudaCheck(cudaStreamCreateWithFlags(&cu.s, cudaStreamNonBlocking));
     cudaCheck(cudaEventCreate(&run.ev0));
     cudaCheck(cudaEventCreate(&run.ev1));
@@ -351,13 +359,17 @@ static double be_peak_flops(int precision)
     return 0;
 }
 
-/* SM clock through NVML, loaded at run time (optional). */
-static void nvml_clocks(int *sm_mhz, int *sm_max_mhz)
+/* SM clock, temperature (degrees C, -1 unknown) and throttle reasons through
+ * NVML, loaded at run time (optional). */
+static void nvml_clocks(int *sm_mhz, int *sm_max_mhz, int *temp_c, unsigned long long *throttle)
 {
     typedef int (*init_fn)(void);
     typedef int (*by_bus_fn)(const char *, void **);
     typedef int (*clock_fn)(void *, int, unsigned *);
+    typedef int (*reasons_fn)(void *, unsigned long long *);
     *sm_mhz = *sm_max_mhz = 0;
+    *temp_c = -1;
+    *throttle = ~0ULL;
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return;
@@ -365,6 +377,8 @@ static void nvml_clocks(int *sm_mhz, int *sm_max_mhz)
     by_bus_fn by_bus = (by_bus_fn)dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2");
     clock_fn clk = (clock_fn)dlsym(h, "nvmlDeviceGetClockInfo");
     clock_fn maxclk = (clock_fn)dlsym(h, "nvmlDeviceGetMaxClockInfo");
+    clock_fn temp = (clock_fn)dlsym(h, "nvmlDeviceGetTemperature");
+    reasons_fn reasons = (reasons_fn)dlsym(h, "nvmlDeviceGetCurrentClocksThrottleReasons");
     void (*shutdown)(void) = (void (*)(void))dlsym(h, "nvmlShutdown");
     char bus[32];
     void *dev = NULL;
@@ -377,6 +391,10 @@ static void nvml_clocks(int *sm_mhz, int *sm_max_mhz)
                 *sm_mhz = (int)v;
             if (maxclk && maxclk(dev, 1, &v) == 0)
                 *sm_max_mhz = (int)v;
+            if (temp && temp(dev, 0 /* NVML_TEMPERATURE_GPU */, &v) == 0)
+                *temp_c = (int)v;
+            if (reasons && reasons(dev, throttle) != 0)
+                *throttle = ~0ULL;
         }
         if (shutdown)
             shutdown();
@@ -397,12 +415,13 @@ static void info_add(const char *fmt, ...)
 
 static const char *be_info(void)
 {
-    int drv = 0, rt = 0, sm = 0, smmax = 0;
+    int drv = 0, rt = 0, sm = 0, smmax = 0, temp = -1;
+    unsigned long long thr = ~0ULL;
     float sc[4] = {0, 0, 0, 0};
     info_buf[0] = 0;
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
-    nvml_clocks(&sm, &smmax);
+    nvml_clocks(&sm, &smmax, &temp, &thr);
     info_add("gpu=%s\n", cu.prop.name);
     info_add("gpu_cc=%d.%d\n", cu.prop.major, cu.prop.minor);
     info_add("gpu_sms=%d\n", cu.prop.multiProcessorCount);
@@ -415,6 +434,31 @@ static const char *be_info(void)
     info_add("cublaslt=%zu\n", cublasLtGetVersion());
     if (sm)
         info_add("sm_clock_mhz=%d\nsm_clock_max_mhz=%d\n", sm, smmax);
+    /* measurement quality (matrix's results.csv columns): clocks and
+     * temperature at start and end, throttling seen at either (NVML reasons
+     * power cap 0x4, HW slowdown 0x8, SW / HW thermal 0x20 / 0x40, power
+     * brake 0x80; idle, application clocks and sync boost are not throttling) */
+    if (nvml_start_sm)
+        info_add("gpu_sm_mhz_start=%d\n", nvml_start_sm);
+    if (sm)
+        info_add("gpu_sm_mhz_end=%d\n", sm);
+    if (nvml_start_temp >= 0)
+        info_add("gpu_temp_c_start=%d\n", nvml_start_temp);
+    if (temp >= 0)
+        info_add("gpu_temp_c_end=%d\n", temp);
+    if (thr != ~0ULL || nvml_start_throttle != ~0ULL) {
+        static const struct { unsigned long long bit; const char *name; } why[] = {
+            {0x4, "sw_power_cap"}, {0x8, "hw_slowdown"}, {0x20, "sw_thermal"},
+            {0x40, "hw_thermal"}, {0x80, "hw_power_brake"}};
+        unsigned long long seen = (thr != ~0ULL ? thr : 0) |
+                                  (nvml_start_throttle != ~0ULL ? nvml_start_throttle : 0);
+        int any = 0;
+        info_add("gpu_throttle=");
+        for (size_t i = 0; i < sizeof why / sizeof why[0]; i++)
+            if (seen & why[i].bit)
+                info_add("%s%s", any++ ? "+" : "", why[i].name);
+        info_add("%s\n", any ? "" : "none");
+    }
     info_add("cuda_graph=%s\n", run.exec ? "on" : "off");
     if (run.exec)
         info_add("cuda_graph_nodes=%zu\n", run.graph_nodes);

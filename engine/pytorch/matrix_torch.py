@@ -449,6 +449,48 @@ class Comm:
         return int(t.item())
 
 
+# NVML throttle-reason bits that mean the GPU ran slower than it could
+# (idle, application clocks and sync boost are not throttling)
+_THROTTLE = ((0x4, "sw_power_cap"), (0x8, "hw_slowdown"), (0x20, "sw_thermal"),
+             (0x40, "hw_thermal"), (0x80, "hw_power_brake"))
+
+
+def gpu_state(torch, index):
+    """SM clock (MHz), temperature (degrees C) and throttle reasons of CUDA
+    device index through NVML (libnvidia-ml, loaded with ctypes), or {} when
+    NVML cannot be read."""
+    import ctypes
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return {}
+    except (OSError, AttributeError):
+        return {}
+    out = {}
+    try:
+        props = torch.cuda.get_device_properties(index)
+        bus = getattr(props, "pci_bus_id", None)
+        dev = ctypes.c_void_p()
+        if bus is not None:
+            busid = "%08x:%02x:%02x.0" % (getattr(props, "pci_domain_id", 0), bus, getattr(props, "pci_device_id", 0))
+            rc = nvml.nvmlDeviceGetHandleByPciBusId_v2(busid.encode(), ctypes.byref(dev))
+        else:
+            rc = nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(dev))
+        if rc != 0:
+            return {}
+        v = ctypes.c_uint()
+        if nvml.nvmlDeviceGetClockInfo(dev, 1, ctypes.byref(v)) == 0:  # NVML_CLOCK_SM
+            out["sm_mhz"] = v.value
+        if nvml.nvmlDeviceGetTemperature(dev, 0, ctypes.byref(v)) == 0:  # NVML_TEMPERATURE_GPU
+            out["temp_c"] = v.value
+        r = ctypes.c_ulonglong()
+        if nvml.nvmlDeviceGetCurrentClocksThrottleReasons(dev, ctypes.byref(r)) == 0:
+            out["throttle"] = "+".join(n for bit, n in _THROTTLE if r.value & bit) or "none"
+    finally:
+        nvml.nvmlShutdown()
+    return out
+
+
 def memory_format_of(torch, t):
     """contiguous (NCHW strides), channels_last (NHWC strides), or strided. A
     tensor that is both (one channel, as MNIST's input) counts as contiguous:
@@ -473,6 +515,7 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     if device == "cuda":
         torch.cuda.set_device(dev)
         torch.cuda.reset_peak_memory_stats(dev)
+        gpu_start = gpu_state(torch, dev.index)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed + rank)
@@ -694,6 +737,21 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         "timing": "cuda_events" if timing_events else "perf_counter",
         "check_every": check_every,
     })
+    # measurement quality: did the stopping rule reach its target, and how wide
+    # is the interval (the 95% CI half-width of the median over the median)
+    res["rel_ci"] = "%.4g" % ((hi - lo) / 2.0 / med)
+    if args.steps is None:
+        res["ci_met"] = int((hi - lo) / 2.0 <= args.rel_ci * med)
+    if device == "cuda":
+        gpu_end = gpu_state(torch, dev.index)
+        for key, name in (("sm_mhz", "gpu_sm_mhz"), ("temp_c", "gpu_temp_c")):
+            if key in gpu_start:
+                res[name + "_start"] = gpu_start[key]
+            if key in gpu_end:
+                res[name + "_end"] = gpu_end[key]
+        reasons = [r for r in (gpu_start.get("throttle"), gpu_end.get("throttle")) if r and r != "none"]
+        if "throttle" in gpu_start or "throttle" in gpu_end:
+            res["gpu_throttle"] = "+".join(sorted(set("+".join(reasons).split("+")))) if reasons else "none"
     if args.task == "train":
         res["loss_last"] = "%.6g" % last_loss[0].item()
     if device == "cuda":

@@ -28,6 +28,9 @@ for r, model, task, batch in ((mnist, "mnist_cnn", "train", 16), (resnet, "resne
     tp = float(r["throughput"])
     check(math.isclose(tp, batch / (med / 1e3), rel_tol=1e-3), "%s: throughput %g = batch / step (%g)" % (name, tp, batch / (med / 1e3)))
     check(int(r["samples"]) >= 5, "%s: at least 5 samples (%s)" % (name, r["samples"]))
+    rel = float(r["rel_ci"])
+    check(math.isclose(rel, (hi - lo) / 2 / med, rel_tol=2e-3, abs_tol=1e-6), "%s: rel_ci %g = (hi - lo) / 2 / median" % (name, rel))
+    check(r["ci_met"] in ("0", "1"), "%s: ci_met %s is 0 or 1" % (name, r["ci_met"]))
     check(0 < float(r["startup_s"]) < 60, "%s: startup_s %s in (0, 60)" % (name, r["startup_s"]))
     check(int(r["peak_mem_bytes"]) > 10 * 2**20 and r["mem_source"] == "maxrss", "%s: peak_mem_bytes %s from maxrss" % (name, r["peak_mem_bytes"]))
     check(r["threads"] == "1", "%s: threads=1 as asked" % name)
@@ -50,4 +53,5 @@ if resnet["flops_per_step"]:
 # --steps N times exactly N steps; an integer --warmup is an iteration count
 r = run(["--model", "resnet_tiny", "--batch", "4", "--steps", "7", "--warmup", "3"], quick=False)
 check(r.rc == 0 and r["samples"] == "7" and r["warmup_steps"] == "3", "--steps 7 --warmup 3: samples=7 warmup_steps=3 (%s, %s)" % (r["samples"], r["warmup_steps"]))
+check("ci_met" not in r.res, "--steps: no stopping rule, no ci_met")
 done()

@@ -19,6 +19,14 @@ repeat: $k
 YAML
 	"$MATRIX" run r$k.yaml --out run$k > run$k.txt 2>&1 || { cat run$k.txt >&2; fail "run with repeat $k failed"; }
 done
+# the noise columns: rel_ci derived from the step interval, the runner's own
+rows=run5/results.csv
+expect_eq "$(csv_col $rows rel_ci | sort -u)" 0.004988 "rel_ci = (hi - lo) / 2 / median"
+expect_eq "$(csv_col $rows ci_met | sort -u)" 1 "ci_met"
+expect_eq "$(csv_col $rows concurrent | sort -u)" 1 "one point at a time"
+expect_eq "$(csv_col $rows cores | sort -u)" "$(getconf _NPROCESSORS_ONLN)" "cores"
+[ -r /proc/loadavg ] && { csv_col $rows load_start | grep -qx '[0-9]*\.[0-9][0-9]' || fail "load_start not recorded"; }
+expect_grep '^matrix: measurement quality: 0 of 200 measured rows missed the CI target (rel_ci 2 %); 40 points with repeats that disagree beyond their CIs' run5.txt "run-end summary line: the simulated processes spread beyond their +-0.5%"
 pts=run5/tables/points.csv
 expect_eq "$(head -1 $pts)" "id,trial,processes,value,lo,hi,unit,ci_kind" "points table header"
 # columns: 3 processes, 5 lo, 6 hi, 8 ci_kind
