@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -467,6 +468,26 @@ struct slot {
 	int busy;
 };
 
+/* A result path of its own for each attempt at a point, logs/ID.NONCE.result:
+ * whatever is left of an earlier attempt (a killed runner's) can never be
+ * taken for this one's result. */
+static char *attempt_result_path(const char *dir, const char *id)
+{
+	static uint64_t seq;
+	uint64_t nonce;
+	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+		nonce = ((uint64_t)time(NULL) << 32) ^ ((uint64_t)getpid() << 16) ^ (uint64_t)now_monotonic();
+	nonce += seq++;
+	for (;;) {
+		char *p = xasprintf("%s/logs/%s.%016" PRIx64 ".result", dir, id, nonce);
+		struct stat st;
+		if (lstat(p, &st) != 0)
+			return p;
+		free(p);
+		nonce++;
+	}
+}
+
 static int point_uses_gpu(const struct recipe *r, const struct point *p)
 {
 	long fi = recipe_factor_index(r, "device");
@@ -839,9 +860,8 @@ int cmd_run(int argc, char **argv)
 			s->pt = *next;
 			s->pt.level = s->level;
 			s->gpu = gpu;
-			s->result_path = xasprintf("%s/logs/%s.result", dir, next->id);
+			s->result_path = attempt_result_path(dir, next->id);
 			s->log_path = xasprintf("%s/logs/%s.log", dir, next->id);
-			unlink(s->result_path);
 			next = NULL;
 			s->noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), busy + 1};
 			if (argv_build(&r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
@@ -850,7 +870,7 @@ int cmd_run(int argc, char **argv)
 				break;
 			}
 			if (exec_start(&children[free_slot], s->cmd.argv, s->cmd.env, s->log_path,
-				       r.measure.timeout_s, stderr) < 0) {
+				       r.measure.timeout_s, r.measure.grace_s, stderr) < 0) {
 				slot_clear(s);
 				interrupted = -1;
 				break;

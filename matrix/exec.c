@@ -1,7 +1,9 @@
 /* exec.c - local executor: fork/exec in a fresh process group, timeouts,
- * signals through a self-pipe, no busy waiting. */
+ * signals through a self-pipe, no busy waiting. Between the runner and each
+ * point sits a keeper process that contains the point as a whole. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,11 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec.h"
 #include "util.h"
+
+/* The runner's SIGKILL to a keeper comes this long after the keeper's own
+ * grace period: the keeper ends the point's tree itself. */
+#define KEEPER_SLACK_S 2.0
 
 static int sigpipe_fd[2] = {-1, -1};
 static volatile sig_atomic_t interrupted;
@@ -53,8 +61,224 @@ int exec_interrupted(void)
 	return interrupted;
 }
 
+/* --- the keeper ----------------------------------------------------------------
+ * A point's process group holds only the processes that stay in it, and
+ * PR_SET_PDEATHSIG covers only a direct child: a grandchild that calls setsid
+ * escapes a kill of the group, and any grandchild outlives a runner killed
+ * outright. So each point runs under a keeper, a fork of the runner (no
+ * exec) that is a child subreaper: every descendant of the point stays in its
+ * tree, however it detaches. The keeper ends the whole tree (SIGTERM, then
+ * SIGKILL after the grace period) when it gets SIGTERM (the runner's timeout
+ * or interrupt) and when the runner dies (PR_SET_PDEATHSIG), kills what is
+ * left when the engine exits, and then exits as the engine did. */
+
+/* The pids of every descendant of process self, from /proc; their number. */
+static size_t descendants(pid_t self, pid_t **out)
+{
+	size_t n = 0, cap = 0;
+	pid_t *pid = NULL, *ppid = NULL;
+	DIR *d = opendir("/proc");
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, ')' included */
+		char *rp = strrchr(buf, ')');
+		long pp;
+		if (!rp || sscanf(rp + 1, " %*c %ld", &pp) != 1)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			pid = xrealloc(pid, cap * sizeof(pid_t));
+			ppid = xrealloc(ppid, cap * sizeof(pid_t));
+		}
+		pid[n] = (pid_t)atol(e->d_name);
+		ppid[n++] = (pid_t)pp;
+	}
+	if (d)
+		closedir(d);
+	/* the tree below self: add children of what is in it until it stops growing */
+	pid_t *tree = xmalloc((n + 1) * sizeof(pid_t));
+	unsigned char *in = xcalloc(n ? n : 1, 1);
+	size_t nt = 0;
+	for (int grew = 1; grew;) {
+		grew = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (in[i])
+				continue;
+			int below = ppid[i] == self;
+			for (size_t t = 0; !below && t < nt; t++)
+				below = ppid[i] == tree[t];
+			if (below) {
+				in[i] = 1;
+				tree[nt++] = pid[i];
+				grew = 1;
+			}
+		}
+	}
+	free(in);
+	free(pid);
+	free(ppid);
+	*out = tree;
+	return nt;
+}
+
+/* Send sig to every descendant of self and to the engine's group; how many
+ * descendants there were. */
+static size_t kill_tree(pid_t self, pid_t engine, int sig)
+{
+	pid_t *tree;
+	size_t n = descendants(self, &tree);
+	kill(-engine, sig);
+	for (size_t i = 0; i < n; i++)
+		kill(tree[i], sig);
+	free(tree);
+	return n;
+}
+
+/* Reap every child that has exited (blocking: wait for all of them); the
+ * engine's status into *status. */
+static void keeper_reap(pid_t engine, int block, int *status, int *have)
+{
+	int st;
+	pid_t p;
+	while ((p = waitpid(-1, &st, block ? 0 : WNOHANG)) > 0 || (p < 0 && errno == EINTR))
+		if (p == engine) {
+			*status = st;
+			*have = 1;
+		}
+}
+
+_Noreturn static void engine_child(char *const argv[], char *const env[], int log, int ep)
+{
+	setpgid(0, 0);
+	/* a keeper killed outright takes the engine with it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	dup2(log, 1);
+	dup2(log, 2);
+	for (size_t i = 0; env && env[i]; i++)
+		putenv(env[i]);
+	execvp(argv[0], argv);
+	int e = errno;
+	dprintf(2, "matrix: cannot run '%s': %s\n", argv[0], strerror(e));
+	ssize_t rc = write(ep, &e, sizeof(e));
+	(void)rc;
+	_exit(127);
+}
+
+/* Close every descriptor but 0-2 and keep: the keeper does not exec, and must
+ * not hold the runner's lock, results.csv or self-pipe open. */
+static void close_others(int keep1, int keep2)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int self = dirfd(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		int fd = atoi(e->d_name);
+		if (fd > 2 && fd != keep1 && fd != keep2 && fd != self)
+			close(fd);
+	}
+	closedir(d);
+}
+
+_Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[], int log, int ep, double grace_s)
+{
+	pid_t self = getpid();
+	setpgid(0, 0);
+	close_others(log, ep);
+	sigset_t set;
+	sigemptyset(&set);
+	int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP};
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	int ending = getppid() != runner; /* the runner died before prctl */
+	pid_t engine = fork();
+	if (engine == 0)
+		engine_child(argv, env, log, ep);
+	if (engine < 0) {
+		dprintf(log, "matrix: fork: %s\n", strerror(errno));
+		_exit(127);
+	}
+	setpgid(engine, engine);
+	close(log);
+	close(ep);
+	int status = 0, have = 0;
+	while (!have && !ending) {
+		int sig = sigwaitinfo(&set, NULL);
+		if (sig == SIGCHLD)
+			keeper_reap(engine, 0, &status, &have);
+		else if (sig > 0)
+			ending = 1;
+	}
+	if (ending) {
+		kill_tree(self, engine, SIGTERM);
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		for (;;) {
+			keeper_reap(engine, 0, &status, &have);
+			pid_t *tree;
+			size_t left = descendants(self, &tree);
+			free(tree);
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+			if (!left || waited >= grace_s)
+				break;
+			/* wake at the next exit, or every 50 ms for grandchildren */
+			double wait = grace_s - waited < 0.05 ? grace_s - waited : 0.05;
+			struct timespec ts = {0, (long)(wait * 1e9)};
+			sigtimedwait(&chld, NULL, &ts);
+		}
+	}
+	/* what is left (stragglers of an engine that exited, or everything that
+	 * outlived the grace period) is killed; orphans come back to us */
+	while (kill_tree(self, engine, SIGKILL))
+		keeper_reap(engine, 1, &status, &have);
+	keeper_reap(engine, 1, &status, &have);
+	if (!have || WIFEXITED(status))
+		_exit(have ? WEXITSTATUS(status) : 127);
+	/* die of the engine's signal, without a core dump of our own */
+	int sig = WTERMSIG(status);
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_UNBLOCK, &all, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
 int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *log_path,
-	       double timeout_s, FILE *err)
+	       double timeout_s, double grace_s, FILE *err)
 {
 	memset(c, 0, sizeof(*c));
 	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -70,6 +294,7 @@ int exec_start(struct exec_child *c, char *const argv[], char *const env[], cons
 		return -1;
 	}
 	c->start = now_monotonic();
+	pid_t runner = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(err, "matrix: fork: %s\n", strerror(errno));
@@ -79,32 +304,8 @@ int exec_start(struct exec_child *c, char *const argv[], char *const env[], cons
 		return -1;
 	}
 	if (pid == 0) {
-		setpgid(0, 0);
-		/* a runner killed outright takes its point with it: no orphan may
-		 * write a result file that a resumed run is about to produce */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-		for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
-			sigaction(sigs[i], &sa, NULL);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(log, 1);
-		dup2(log, 2);
-		for (size_t i = 0; env && env[i]; i++)
-			putenv(env[i]);
-		execvp(argv[0], argv);
-		int e = errno;
-		dprintf(2, "matrix: cannot run '%s': %s\n", argv[0], strerror(e));
-		ssize_t rc = write(ep[1], &e, sizeof(e));
-		(void)rc;
-		_exit(127);
+		close(ep[0]);
+		keeper(runner, argv, env, log, ep[1], grace_s);
 	}
 	setpgid(pid, pid);
 	close(log);
@@ -133,8 +334,6 @@ static void reap(struct exec_child *children, size_t n)
 				c->done = 1;
 				c->wstatus = st;
 				c->wall_s = now_monotonic() - c->start;
-				/* stragglers of the group (grandchildren) go too */
-				kill(-pid, SIGKILL);
 			}
 		}
 	}
@@ -166,7 +365,7 @@ long exec_wait(struct exec_child *children, size_t n, double grace_s)
 			} else if (!c->timed_out && c->deadline && now >= c->deadline) {
 				c->timed_out = 1;
 				kill(-c->pid, SIGTERM);
-				c->kill_at = now + grace_s;
+				c->kill_at = now + grace_s + KEEPER_SLACK_S;
 			}
 			double due = c->kill_at ? c->kill_at : (!c->timed_out ? c->deadline : 0);
 			if (due && (!next || due < next))
@@ -192,7 +391,7 @@ void exec_kill_all(struct exec_child *children, size_t n, double grace_s)
 	for (size_t i = 0; i < n; i++)
 		if (children[i].pid && !children[i].done)
 			kill(-children[i].pid, SIGTERM);
-	double until = now_monotonic() + grace_s;
+	double until = now_monotonic() + grace_s + KEEPER_SLACK_S;
 	for (;;) {
 		reap(children, n);
 		int left = 0;
