@@ -130,22 +130,22 @@ void plot_quote_tic(struct strbuf *sb, const char *s)
 	quote(sb, s, 1);
 }
 
-/* Replace @KEY@ by its value; an unknown key is an error. */
-static int substitute(const char *text, const char *const *kv, size_t nkv, struct strbuf *out,
-		      char **why)
+/* Replace @KEY@ by its value in one line of a template; an unknown key is
+ * an error. */
+static int substitute_line(const char *p, const char *stop, const char *const *kv, size_t nkv,
+			   struct strbuf *out, char **why)
 {
-	const char *p = text;
-	while (*p) {
-		const char *at = strchr(p, '@');
+	while (p < stop) {
+		const char *at = memchr(p, '@', (size_t)(stop - p));
 		if (!at) {
-			sb_puts(out, p);
+			sb_add(out, p, (size_t)(stop - p));
 			break;
 		}
 		sb_add(out, p, (size_t)(at - p));
 		const char *end = at + 1;
-		while ((*end >= 'A' && *end <= 'Z') || *end == '_')
+		while (end < stop && ((*end >= 'A' && *end <= 'Z') || *end == '_'))
 			end++;
-		if (*end != '@' || end == at + 1) {
+		if (end == stop || *end != '@' || end == at + 1) {
 			sb_putc(out, '@');
 			p = at + 1;
 			continue;
@@ -161,6 +161,25 @@ static int substitute(const char *text, const char *const *kv, size_t nkv, struc
 		}
 		sb_puts(out, kv[2 * k + 1]);
 		p = end + 1;
+	}
+	return 0;
+}
+
+/* Replace @KEY@ by its value in a template, except in its comment lines: a
+ * value may span lines, and a comment would let all but its first line out
+ * (or, ending in a backslash, swallow the next). */
+static int substitute(const char *text, const char *const *kv, size_t nkv, struct strbuf *out,
+		      char **why)
+{
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		const char *stop = nl ? nl + 1 : p + strlen(p);
+		const char *q = p + strspn(p, " \t");
+		if (*q == '#')
+			sb_add(out, p, (size_t)(stop - p));
+		else if (substitute_line(p, stop, kv, nkv, out, why) != 0)
+			return -1;
+		p = stop;
 	}
 	return 0;
 }
