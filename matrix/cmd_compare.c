@@ -111,13 +111,16 @@ static int parse_pct(const char *s, double *out)
 }
 
 #define COMPARE_ALPHA 0.05
+/* Matched points needed to estimate the spread between processes from them */
+#define COMPARE_SPREAD_MIN 8
 
 /* Decide whether the points of a match differ: the Mann-Whitney U test over
  * their process-level values when each side has at least 3 and the exact
  * test can reach COMPARE_ALPHA (3 against 5, 4 against 4 or more: at 3
  * against 3 its smallest p is 0.10), else the intervals: significant when
  * they do not overlap (|log gain| > u_a + u_b, stricter than the combined
- * interval). */
+ * interval). With a within-process interval on a side, cmd_compare then
+ * also asks for a change beyond the spread of all matched points. */
 static void decide(const struct cellset *ca, const struct cellset *cb, struct match *x)
 {
 	size_t na = ca->nrep[x->a], nb = cb->nrep[x->b];
@@ -225,6 +228,25 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	qsort(m, nm, sizeof(*m), cmp_match);
+	/* One process per side: the intervals miss the variation between
+	 * processes, so such a point must also stand out from the spread of all
+	 * matched points' log gains (1.4826 MAD, robust to the points that did
+	 * change; conservative when many did). */
+	double spread = NAN;
+	if (nm >= COMPARE_SPREAD_MIN) {
+		double *lg = xmalloc(nm * sizeof(double));
+		for (size_t i = 0; i < nm; i++)
+			lg[i] = log(m[i].gain);
+		double med = stat_median(lg, nm);
+		for (size_t i = 0; i < nm; i++)
+			lg[i] = fabs(lg[i] - med);
+		spread = 1.4826 * stat_median(lg, nm);
+		free(lg);
+		for (size_t i = 0; i < nm; i++)
+			if (m[i].within && isnan(m[i].p) && m[i].significant == 1 &&
+			    fabs(log(m[i].gain)) <= 1.959964 * spread)
+				m[i].significant = 0;
+	}
 
 	printf("%s: %s, %s; gain = B over A (> 1: B better), worst first\n", mt->name,
 	       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
@@ -272,7 +294,8 @@ int cmd_compare(int argc, char **argv)
 		if (!isnan(x->p))
 			snprintf(test, sizeof(test), "U p=%.3f", x->p);
 		else
-			snprintf(test, sizeof(test), "%s", x->within ? "CI (1 process)" : "CI");
+			snprintf(test, sizeof(test), "%s",
+				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
 		snprintf(procs, sizeof(procs), "%zu/%zu", a.cells.nrep[x->a], b.cells.nrep[x->b]);
 		printf("%-44s %12.6g %12.6g %8.4f %17s %+8.2f%% %5s  %-14s %s\n", lab.len ? lab.buf : "(all)",
 		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale, x->gain, ci, change,
@@ -281,7 +304,19 @@ int cmd_compare(int argc, char **argv)
 		su2 += x->u * x->u;
 	}
 	sb_free(&lab);
+	/* the geometric mean's interval: from the points' intervals, or from the
+	 * scatter of the matched log gains (t over nm - 1 degrees of freedom)
+	 * when that is wider, as it is when the intervals miss between-process
+	 * noise (one process per point) */
 	double gm = exp(slog / (double)nm), gu = sqrt(su2) / (double)nm;
+	if (nm >= 2) {
+		double ss = 0, mean = slog / (double)nm;
+		for (size_t i = 0; i < nm; i++)
+			ss += (log(m[i].gain) - mean) * (log(m[i].gain) - mean);
+		double ge = stat_t975(nm - 1) * sqrt(ss / (double)(nm - 1) / (double)nm);
+		if (!isnan(gu) && ge > gu)
+			gu = ge;
+	}
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %.4f",
 	       nm, a.cells.ncells - nm, b.cells.ncells - nm, gm);
 	if (!isnan(gu))
@@ -294,7 +329,13 @@ int cmd_compare(int argc, char **argv)
 	if (unknown)
 		printf(", %zu without a CI", unknown);
 	printf("\n");
-	if (within)
+	if (within && !isnan(spread))
+		printf("note: %zu points were measured in a single process on one side: their interval holds "
+		       "only the noise within that process, so they are called changed only beyond 1.96 x "
+		       "the spread of all matched points' log gains as well (%.2f %%, 1.4826 MAD); measure "
+		       "with repeat: 3 or more\n",
+		       within, 100 * spread);
+	else if (within)
 		printf("note: %zu points were measured in a single process on one side: their interval holds "
 		       "only the noise within that process, not the larger variation between fresh processes, "
 		       "so their verdicts are less certain than they look; measure with repeat: 3 or more\n",

@@ -136,7 +136,9 @@ void report_method_paras(const struct run *run, struct paras *ps)
 	    "at least --threshold (2% by default): significant by a two-sided Mann-Whitney U test at "
 	    "5% over the process values when each side has 3 or more processes and the test can "
 	    "reach 5% (3 against 5, 4 against 4 or more), else when the two points' intervals do "
-	    "not overlap. With one process per side that rule still ignores the variation between "
-	    "processes: such verdicts are marked \"CI (1 process)\" and are less reliable than "
-	    "they look."));
+	    "not overlap. With one process per side that rule ignores the variation between "
+	    "processes, so (with 8 or more matched points) such a point must also lie beyond 1.96 "
+	    "times the spread of all matched points' log gains (1.4826 MAD); it is still less "
+	    "reliable than repeats. The geometric-mean gain's interval is the wider of the "
+	    "propagated one and a t interval from the scatter of the matched log gains."));
 }

@@ -11,12 +11,12 @@ awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $5 == "on" && $11 != "" {
 expect_status 0 "$MATRIX" compare a b > out.txt
 expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.9480 ' out.txt "geometric mean"
 expect_grep '^significant and at least 2% apart: 0 faster, 11 slower; 35 within noise$' out.txt "changes beyond the CIs"
-expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8000  *0.7779..0.8227  *-20.00%  *1/1  CI (1 process) SLOWER$' out.txt "one point"
+expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8000  *0.7779..0.8227  *-20.00%  *1/1  CI+spread (1 p.) SLOWER$' out.txt "one point"
 expect_grep '^note: 46 points were measured in a single process' out.txt "single-process verdicts flagged"
 # a threshold above the change: significant, but not called slower
 expect_status 0 "$MATRIX" compare a b --threshold 25% > t25.txt
 expect_grep '^significant and at least 25% apart: 0 faster, 0 slower; 35 within noise, 11 significant but smaller than 25%$' t25.txt "threshold"
-expect_grep ' -20.00%  *1/1  CI (1 process) ~ (small)$' t25.txt "small change marked"
+expect_grep ' -20.00%  *1/1  CI+spread (1 p.) ~ (small)$' t25.txt "small change marked"
 expect_status 1 "$MATRIX" compare a b --fail-on-regression 10% > out10p.txt
 expect_grep '^regression: 11 matched points significantly slower by more than 10%' out10p.txt "percent sign accepted"
 expect_status 1 "$MATRIX" compare a b --fail-on-regression 10 > out10.txt

@@ -34,6 +34,11 @@ expect_grep 'samples/s' run/plots/scatter_model_A.gp "units on the axis"
 cp run/plots/scatter_model_A.dat first.dat
 "$MATRIX" report --quiet run
 cmp first.dat run/plots/scatter_model_A.dat || fail "scatter data changed between two reports"
+# the improvement formula, stated once: the same words in README.md, report.md and report.html
+formula='improvement % = 100 * (base - new) / base on a time-like metric (lower is better: the reduction), 100 * (new - base) / base on a throughput-like metric (higher is better: the gain)'
+tr -d '`' < "$top_srcdir/README.md" | tr '\n' ' ' | tr -s ' ' | grep -qF "$formula" || fail "README.md does not state the improvement formula as the code does"
+tr '\n' ' ' < run/report.md | grep -qF "$formula" || fail "report.md does not state the improvement formula"
+grep -qF "$formula" run/report.html || fail "report.html does not state the improvement formula"
 # step time: improvement = 100 * (base - new) / base
 expect_status 0 "$MATRIX" report --quiet --metric step_ms run
 expect_grep '^A,off,on,model=small B=off,6,.*,33.3333,' run/tables/improvements.csv "step time -33 %"
