@@ -173,8 +173,9 @@ static char *log_tail(const char *path, int *oom)
 		start--;
 	if (start == end)
 		return NULL;
-	size_t len = (size_t)(end - start);
-	return xstrndup(start, len > 200 ? 200 : len);
+	/* cut at a character boundary, invalid bytes and control characters
+	 * made harmless: the line goes to results.csv and to the terminal */
+	return text_clean(start, (size_t)(end - start), 200);
 }
 
 struct outcome {
@@ -182,6 +183,9 @@ struct outcome {
 	char *reason;
 	struct result res;
 };
+
+/* A failure's reason is cut (at a character boundary) to this many bytes. */
+#define REASON_MAX_BYTES 1000
 
 /* Classify a finished point: exit status, result file, log. */
 static void classify(const struct exec_child *c, const char *result_path, const char *log_path,
@@ -240,6 +244,18 @@ static void classify(const struct exec_child *c, const char *result_path, const 
 	}
 	free(tail);
 	free(why);
+	/* what the engine wrote goes to results.csv and to the terminal */
+	char *clean;
+	if (o->reason) {
+		clean = text_clean(o->reason, strlen(o->reason), REASON_MAX_BYTES);
+		free(o->reason);
+		o->reason = clean;
+	}
+	for (size_t i = 0; i < o->res.n; i++) {
+		clean = text_clean(o->res.kv[i].value, strlen(o->res.kv[i].value), 0);
+		free(o->res.kv[i].value);
+		o->res.kv[i].value = clean;
+	}
 }
 
 /* --- the run directory ------------------------------------------------------------ */

@@ -330,6 +330,67 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
 	return sb.buf;
 }
 
+/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+char *text_clean(const char *s, size_t n, size_t max)
+{
+	struct strbuf sb = {0};
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		char esc[8];
+		const char *piece = (const char *)p + i;
+		size_t len = utf8_len(p + i, n - i), step = len ? len : 1;
+		if (!len) {
+			piece = "\xef\xbf\xbd"; /* U+FFFD */
+			len = 3;
+		} else if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+			piece = esc;
+			len = 4;
+		} else if (p[i] == 0xc2 && p[i + 1] < 0xa0) {
+			snprintf(esc, sizeof(esc), "\\u%04x", p[i + 1]);
+			piece = esc;
+			len = 6;
+		}
+		if (max && sb.len + len > max)
+			break;
+		sb_add(&sb, piece, len);
+		i += step;
+	}
+	sb_add(&sb, "", 0);
+	return sb.buf;
+}
+
 int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

@@ -66,6 +66,11 @@ char *read_file(const char *path, size_t *len);
  * with *why saying what is wrong with it ("is not a regular file", ...), to
  * be put after the file's name. */
 char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, char **why);
+/* Text from elsewhere (a point's log or result) made fit for a file or a
+ * terminal: valid UTF-8, each byte of an invalid sequence written as U+FFFD,
+ * control characters but tab (C0, DEL, C1) written as \xHH or \u00HH; cut at a
+ * character boundary to at most max bytes (0: no limit). */
+char *text_clean(const char *s, size_t n, size_t max);
 /* write(2) all of data, retrying on EINTR and short writes; 0 on success. */
 int write_all(int fd, const void *data, size_t len);
 /* Write a whole file atomically (temporary file, fsync, rename); 0 on success. */
