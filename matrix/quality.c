@@ -182,8 +182,15 @@ void quality_scan(const struct table *t, const struct recipe *rc, struct quality
 							    100 * rel, 100 * q->rel_ci_target, n));
 			}
 		}
-		if (table_number(t, r, "load_start", &v) == 0)
+		double cores_r;
+		if (table_number(t, r, "load_start", &v) == 0) {
 			range(&q->load_min, &q->load_max, v);
+			if (table_number(t, r, "cores", &cores_r) == 0 && v > cores_r) {
+				q->busy++;
+				note(q, t, r, rc, fcol,
+				     xasprintf("a busy machine: load average %.2f at start on %.0f cores", v, cores_r));
+			}
+		}
 		if (table_number(t, r, "cpu_mhz_start", &v) == 0)
 			range(&q->mhz_min, &q->mhz_max, v);
 		if (table_number(t, r, "cpu_mhz_end", &v) == 0)
@@ -236,6 +243,8 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 		sb_printf(sb, "; %zu rows oversubscribed", q->oversub);
 	if (!isnan(q->load_min))
 		sb_printf(sb, "; load average at start %.2f..%.2f", q->load_min, q->load_max);
+	if (q->busy)
+		sb_printf(sb, " (%zu rows started with more load than cores)", q->busy);
 	if (!isnan(q->mhz_min))
 		sb_printf(sb, "; CPU clock %.0f..%.0f MHz", q->mhz_min, q->mhz_max);
 	if (!isnan(q->gpu_mhz_min))

@@ -74,6 +74,7 @@ void report_quality_paras(const struct run *run, struct paras *ps)
 				    : ""));
 	notes(ps, q, "missed the CI target", "Points that missed the CI target (their median is less certain than the recipe asked)");
 	notes(ps, q, "processes disagree", "Points whose repeats disagree beyond their within-process intervals");
+	notes(ps, q, "a busy machine", "Points started while other work kept the machine busy (load average above the cores)");
 	notes(ps, q, "oversubscribed", "Points that ran oversubscribed (more threads than cores at once)");
 	notes(ps, q, "the GPU throttled", "Points during which the GPU throttled");
 }
