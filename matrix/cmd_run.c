@@ -460,15 +460,22 @@ static void progress_line(struct progress *pg, const char *current)
 		fmt_hms(eta, sizeof(eta), elapsed / (double)pg->done_now *
 						  (double)(pg->todo_at_start - pg->done_now));
 	struct winsize ws;
-	int cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 100;
-	char line[1024];
-	int n = snprintf(line, sizeof(line), "[%" PRIu64 "/%" PRIu64 "] ok %" PRIu64 ", failed %" PRIu64
-			 " | elapsed %s, ETA %s | %s",
-			 pg->done, pg->total, pg->ok + pg->unsupported, pg->failed, el, eta, current ? current : "");
-	if (n >= cols)
-		line[cols - 1] = '\0';
+	size_t cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 100;
+	struct strbuf sb = {0};
+	sb_printf(&sb, "[%" PRIu64 "/%" PRIu64 "] ok %" PRIu64 ", failed %" PRIu64 " | elapsed %s, ETA %s | %s",
+		  pg->done, pg->total, pg->ok + pg->unsupported, pg->failed, el, eta, current ? current : "");
+	/* one column less than the width (no wrap), cut before a character:
+	 * a column per character, a UTF-8 character is its lead byte and its
+	 * continuation bytes */
+	size_t chars = 0, at = 0;
+	for (; at < sb.len; at++)
+		if (((unsigned char)sb.buf[at] & 0xc0) != 0x80 && ++chars == cols)
+			break;
+	char *line = text_clean(sb.buf, at, 0);
+	sb_free(&sb);
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
+	free(line);
 }
 
 /* --- running ----------------------------------------------------------------------------- */
