@@ -23,6 +23,8 @@ static const char *op_names[OP_COUNT] = {
     [OP_ATTENTION_BWD] = "attention_bwd", [OP_SELECT0] = "select0",
     [OP_SELECT0_BWD] = "select0_bwd", [OP_SGD] = "sgd", [OP_ADAMW] = "adamw",
     [OP_EMA] = "ema",
+    [OP_ALLREDUCE] = "allreduce",
+    [OP_ALLREDUCE_WAIT] = "allreduce_wait",
 };
 
 const char *graph_op_name(int type)

@@ -99,6 +99,8 @@ enum op_type {
     OP_SGD,           /* in: w, g, momentum buf */
     OP_ADAMW,         /* in: w, g, m, v */
     OP_EMA,           /* in: w, ema */
+    OP_ALLREDUCE,     /* data parallel: in: bucket (a view of grad.flat); starts its sum over the ranks */
+    OP_ALLREDUCE_WAIT,/* in: bucket; waits for it and divides by the ranks (the mean gradient) */
     OP_COUNT
 };
 
@@ -115,6 +117,8 @@ typedef struct op {
     int train;               /* BN: batch statistics; dropout: active */
     int channel;             /* dropout2d: one draw per (n, c) */
     int heads;               /* attention */
+    int sync;                /* BN: statistics over every rank (SyncBN) */
+    int bucket;              /* OP_ALLREDUCE(_WAIT): bucket number */
     float p;                 /* dropout probability */
     float eps, momentum;     /* BN / LN; optimizer momentum */
     float lr, wd, beta1, beta2; /* optimizers */

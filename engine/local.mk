@@ -5,6 +5,7 @@ engine_matrix_engine_SOURCES = \
 	engine/main.c engine/engine.h engine/check.h engine/rng.h \
 	engine/flags.c engine/flags.h engine/record.c engine/record.h \
 	engine/session.c engine/session.h \
+	engine/comm.c engine/comm.h \
 	engine/graph.c engine/graph.h \
 	engine/passes.c engine/passes.h \
 	engine/measure.c engine/measure.h \
@@ -41,10 +42,23 @@ engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)
 CLEANFILES += $(CUDA_MODULE_OBJS) engine/matrix-engine-cuda.so
 endif
 
+# ---- the MPI communicator of data-parallel ranks: a module (dlopen) too ----
+EXTRA_DIST += engine/comm_mpi.c
+if HAVE_MPI
+enginemodule_DATA += engine/matrix-engine-mpi.so
+engine/matrix-engine-mpi.so: engine/comm_mpi.c engine/comm.h engine/measure.h config.h
+	$(AM_V_GEN)$(CC) $(AM_CFLAGS) $(CFLAGS) -fPIC -shared -I$(top_builddir) -I$(top_srcdir) \
+		$(MPI_CFLAGS) -o $@ $(top_srcdir)/engine/comm_mpi.c $(MPI_LIBS)
+CLEANFILES += engine/matrix-engine-mpi.so
+endif
+
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh
+check_PROGRAMS += tests/engine/dump_cmp
+tests_engine_dump_cmp_LDADD = $(LIBM)
+EXTRA_DIST += tests/engine/ddp_cpu.sh
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
 	tests/engine/resnet_ref.py tests/engine/bert_ref.py
 if HAVE_TORCH

@@ -19,6 +19,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.t_start = measure_now();
     if ((rc = session_flags(&s, argc, argv)) != SESSION_GO ||
+        (rc = session_ranks(&s, argc, argv)) != SESSION_GO ||
         (rc = session_device(&s)) != SESSION_GO || (rc = session_check(&s)) != SESSION_GO ||
         (rc = session_build(&s)) != SESSION_GO || (rc = session_passes(&s)) != SESSION_GO ||
         (rc = session_place(&s)) != SESSION_GO)

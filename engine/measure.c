@@ -50,12 +50,17 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     /* warm-up */
     start = measure_now();
     for (int i = 0;; i++) {
-        if (cfg->warmup_steps >= 0 ? i >= cfg->warmup_steps
-                                   : measure_now() - start >= cfg->warmup_s)
+        int stop = cfg->warmup_steps >= 0 ? i >= cfg->warmup_steps
+                                          : measure_now() - start >= cfg->warmup_s;
+        if (cfg->agree)
+            stop = cfg->agree(stop);
+        if (stop)
             break;
         if (step(ctx))
             goto fail;
     }
+    if (cfg->timed_start)
+        cfg->timed_start();
     /* timed steps */
     start = measure_now();
     r->first_step_t = start;
@@ -72,26 +77,27 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
         }
         t[n++] = (cfg->step_seconds ? cfg->step_seconds() : now - t0) * 1e3;
         double el = now - start;
-        if (cfg->steps > 0) {
-            if (n >= cfg->steps)
-                break;
-            continue;
-        }
-        if (el >= cfg->max_time && n >= 1)
-            break;
-        if (el >= cfg->min_time && n >= next_check) {
+        int stop = 0;
+        if (cfg->steps > 0)
+            stop = n >= cfg->steps;
+        else if (el >= cfg->max_time && n >= 1)
+            stop = 1;
+        else if (el >= cfg->min_time && n >= next_check) {
             double med, lo, hi;
             sorted = realloc(sorted, n * sizeof *sorted);
             mallocCheck(sorted);
             memcpy(sorted, t, n * sizeof *t);
             qsort(sorted, n, sizeof *sorted, cmp_double);
             measure_median_ci(sorted, n, &med, &lo, &hi);
-            if ((hi - lo) / 2.0 <= cfg->rel_ci * med) {
-                r->ci_met = 1;
-                break;
-            }
-            next_check = n + n / 8 + 1; /* sort at geometric intervals */
+            if ((hi - lo) / 2.0 <= cfg->rel_ci * med)
+                r->ci_met = stop = 1;
+            else
+                next_check = n + n / 8 + 1; /* sort at geometric intervals */
         }
+        if (cfg->agree)
+            stop = cfg->agree(stop);
+        if (stop)
+            break;
     }
     r->total_s = measure_now() - start;
     r->samples = n;

@@ -21,6 +21,12 @@ typedef struct measure_cfg {
     /* When set: the duration of the step just run, seconds, as the device
      * timed it (CUDA events); the host clock still bounds the run. */
     double (*step_seconds)(void);
+    /* Data-parallel ranks: every rank must run the same steps. When set,
+     * called after each step with this rank's decision to stop (1) or go
+     * on (0); returns the decision all ranks follow (rank 0's). */
+    int (*agree)(int stop);
+    /* When set: called once as the timed steps begin (after the warm-up). */
+    void (*timed_start)(void);
 } measure_cfg;
 
 typedef struct measure_result {

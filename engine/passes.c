@@ -461,6 +461,115 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
     return g->nops - start;
 }
 
+/* ---- data parallelism ---------------------------------------------------------- */
+
+int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
+{
+    int nt0 = g->nt, nops0 = g->nops, first_opt = nops0, nb = 0;
+    int *done = calloc((size_t)nt0 + 1, sizeof *done), *order = calloc((size_t)nt0 + 1, sizeof *order);
+    mallocCheck(done);
+    mallocCheck(order);
+    if (sync_bn)
+        for (int i = 0; i < g->nfwd; i++)
+            if (g->ops[i].type == OP_BN && g->ops[i].train)
+                g->ops[i].sync = 1;
+    for (int i = 0; i < nops0; i++) {
+        const op *o = &g->ops[i];
+        if ((o->type == OP_SGD || o->type == OP_ADAMW) && first_opt == nops0)
+            first_opt = i;
+        if (i < g->nfwd || o->type == OP_SGD || o->type == OP_ADAMW || o->type == OP_EMA)
+            continue;
+        for (int k = 0; k < GRAPH_MAX_OUT; k++) /* the last backward op writing a gradient */
+            if (o->out[k] >= 0 && g->t[o->out[k]].kind == TK_PGRAD)
+                done[o->out[k]] = i + 1;
+    }
+    /* gradients in the order they complete */
+    int n = 0;
+    for (int i = 0; i < nt0; i++)
+        if (g->t[i].kind == TK_PGRAD && done[i])
+            order[n++] = i;
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && done[order[b]] < done[order[b - 1]]; b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    if (n == 0 || ranks < 2) {
+        free(done);
+        free(order);
+        return 0;
+    }
+    /* grad.flat: each gradient at a 64-byte aligned offset */
+    int64_t total = 0;
+    int64_t *off = calloc((size_t)n + 1, sizeof *off);
+    mallocCheck(off);
+    for (int a = 0; a < n; a++) {
+        off[a] = total;
+        total += (graph_numel(&g->t[order[a]]) + 15) & ~(int64_t)15;
+    }
+    int flat = graph_t1(g, "grad.flat", TK_PGRAD, total);
+    for (int a = 0; a < n; a++) {
+        g->t[order[a]].alias = flat;
+        g->t[order[a]].offset = off[a] * 4;
+    }
+    /* buckets, and where their all-reduce starts: after the op completing them */
+    int *start_after = calloc((size_t)n + 1, sizeof *start_after), *bucket_t = calloc((size_t)n + 1, sizeof *bucket_t);
+    mallocCheck(start_after);
+    mallocCheck(bucket_t);
+    for (int a = 0; a < n;) {
+        int b = a;
+        int64_t bytes = 0;
+        while (b < n && (b == a || bytes < (int64_t)bucket_bytes)) {
+            bytes = (off[b] - off[a]) * 4 + graph_numel(&g->t[order[b]]) * 4;
+            b++;
+        }
+        int64_t end = b < n ? off[b] : total;
+        char name[64];
+        snprintf(name, sizeof name, "grad.bucket.%d", nb);
+        int bt = graph_t1(g, name, TK_PGRAD, end - off[a]);
+        g->t[bt].alias = flat;
+        g->t[bt].offset = off[a] * 4;
+        bucket_t[nb] = bt;
+        start_after[nb] = done[order[b - 1]] - 1;
+        nb++;
+        a = b;
+    }
+    /* the new op list: all-reduces after the ops that complete their bucket,
+     * the waits before the first optimizer op */
+    op *old = g->ops;
+    int oldn = g->nops, cap = oldn + 2 * nb + 1;
+    g->ops = calloc((size_t)cap, sizeof *g->ops);
+    mallocCheck(g->ops);
+    g->nops = 0;
+    g->capops = cap;
+    for (int i = 0; i <= oldn; i++) {
+        if (i == first_opt)
+            for (int k = 0; k < nb; k++) {
+                op *w;
+                graph_op(g, OP_ALLREDUCE_WAIT, g->t[bucket_t[k]].name, &w);
+                w->in[0] = bucket_t[k];
+                w->bucket = k;
+            }
+        if (i == oldn)
+            break;
+        g->ops[g->nops++] = old[i];
+        for (int k = 0; k < nb; k++)
+            if (start_after[k] == i) {
+                op *r;
+                graph_op(g, OP_ALLREDUCE, g->t[bucket_t[k]].name, &r);
+                r->in[0] = bucket_t[k];
+                r->bucket = k;
+            }
+    }
+    free(old);
+    free(done);
+    free(order);
+    free(off);
+    free(start_after);
+    free(bucket_t);
+    return nb;
+}
+
 /* ---- what autograd would keep ------------------------------------------------ */
 
 int pass_saved(graph *g, char *saved)

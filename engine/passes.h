@@ -43,6 +43,16 @@ size_t pass_plan(graph *g, int reuse, const char *keep);
  * from the loss or else from the output. The graph is left as it was.
  * Returns how many. */
 int pass_saved(graph *g, char *saved);
+/* Data parallelism over `ranks` processes, after pass_autodiff: every
+ * parameter gradient becomes a view of one flat f32 tensor "grad.flat"
+ * (alias / offset), laid out in the order the backward completes them;
+ * consecutive gradients form buckets of about bucket_bytes, each summed over
+ * the ranks by an OP_ALLREDUCE inserted right after the op that completes
+ * it (overlapping the rest of the backward), and an OP_ALLREDUCE_WAIT per
+ * bucket before the first optimizer op divides by the ranks. sync_bn: BN
+ * ops with batch statistics reduce them over the ranks. Returns the number
+ * of buckets. */
+int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn);
 /* Mixed precision on a device backend: activations and their gradients
  * (TK_ACT / TK_GRAD f32 tensors) get storage type dt (DT_F16 or DT_BF16),
  * except what autocast keeps in f32: normalisation statistics, dropout

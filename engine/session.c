@@ -4,6 +4,7 @@
 #include "config.h"
 #include "session.h"
 #include "check.h"
+#include "comm.h"
 #include "engine.h"
 #include "mem.h"
 #include "passes.h"
@@ -13,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +29,25 @@
 
 static double *prof_s; /* MATRIX_ENGINE_PROFILE: seconds per op index */
 
+/* MATRIX_ENGINE_DIE_RANK=K: rank K kills itself at its third step (the
+ * data-parallel test of a rank that dies: tests/engine/ddp_cpu.sh). */
+static void maybe_die(const graph *g)
+{
+    static int die = -2;
+    if (die == -2) {
+        const char *e = getenv("MATRIX_ENGINE_DIE_RANK");
+        die = e && *e ? atoi(e) : -1;
+    }
+    if (die >= 0 && engine_comm && engine_comm->rank == die && g->step == 3)
+        raise(SIGKILL);
+}
+
 static int run_step(void *ctx)
 {
     struct run *r = ctx;
     graph *g = &r->g;
     g->step++;
+    maybe_die(g);
     if (r->be.step && !r->hook && !prof_s)
         return r->be.step(g, r->nrun);
     if (r->be.begin_step)
@@ -51,7 +67,9 @@ static int run_step(void *ctx)
     return 0;
 }
 
-static void fill_values(tensor *t, uint64_t key)
+/* base: the index of the first element in the stream of key (a rank's
+ * inputs are its slice of the global batch's) */
+static void fill_values(tensor *t, uint64_t key, int64_t base)
 {
     int64_t n = graph_numel(t);
     float *f = t->data;
@@ -59,11 +77,11 @@ static void fill_values(tensor *t, uint64_t key)
     switch (t->init) {
     case INIT_UNIFORM:
         for (int64_t i = 0; i < n; i++)
-            f[i] = (2.0f * rng_uniform(key, i) - 1.0f) * t->init_a;
+            f[i] = (2.0f * rng_uniform(key, base + i) - 1.0f) * t->init_a;
         break;
     case INIT_NORMAL: /* Box-Muller, both values of each pair */
         for (int64_t i = 0; i < n; i += 2) {
-            float u1 = rng_uniform(key, i) + 0x1p-25f, u2 = rng_uniform(key, i + 1);
+            float u1 = rng_uniform(key, base + i) + 0x1p-25f, u2 = rng_uniform(key, base + i + 1);
             float r = sqrtf(-2.0f * logf(u1)) * t->init_a, sn, cs;
             sincosf(6.28318530718f * u2, &sn, &cs);
             f[i] = r * cs;
@@ -77,7 +95,7 @@ static void fill_values(tensor *t, uint64_t key)
         break;
     case INIT_LABELS:
         for (int64_t i = 0; i < n; i++) {
-            int v = (int)(rng_uniform(key, i) * t->init_a);
+            int v = (int)(rng_uniform(key, base + i) * t->init_a);
             q[i] = v >= (int)t->init_a ? (int)t->init_a - 1 : v;
         }
         break;
@@ -88,17 +106,17 @@ static void fill_values(tensor *t, uint64_t key)
 
 /* Fill t as its init rule says, in logical (N, C, H, W) order whatever the
  * layout, so that NCHW and NHWC runs of a model see the same input. */
-static void fill_tensor(tensor *t, uint64_t key)
+static void fill_tensor(tensor *t, uint64_t key, int64_t base)
 {
     if (t->layout != LAYOUT_NHWC || t->ndim != 4 || t->init == INIT_NONE) {
-        fill_values(t, key);
+        fill_values(t, key, base);
         return;
     }
     int64_t N = t->shape[0], C = t->shape[1], HW = t->shape[2] * t->shape[3];
     float *mem = t->data, *logical = malloc(t->bytes);
     mallocCheck(logical);
     t->data = logical;
-    fill_values(t, key);
+    fill_values(t, key, base);
     t->data = mem;
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
@@ -206,6 +224,26 @@ static float read_scalar(struct run *r, int i)
     return v;
 }
 
+/* grad.flat and its buckets: storage of the data-parallel gradients, not
+ * gradients of their own */
+static int dp_buffer(const tensor *t)
+{
+    return strcmp(t->name, "grad.flat") == 0 || strncmp(t->name, "grad.bucket.", 12) == 0;
+}
+
+/* The loss of the step: with ranks, the mean of the ranks' losses (each the
+ * mean over its slice), which is the loss of the global batch. */
+static float session_loss(struct run *r)
+{
+    float v = read_scalar(r, r->g.loss);
+    if (engine_comm && engine_comm->size > 1) {
+        double x = v;
+        if (engine_comm->allreduce(&x, 1, COMM_F64, COMM_SUM) == 0)
+            v = (float)(x / engine_comm->size);
+    }
+    return v;
+}
+
 /* ---- the CUDA backend module ------------------------------------------------------- */
 
 #ifndef MATRIX_PKGLIBDIR
@@ -262,6 +300,8 @@ static void run_free(struct run *r, void *arena, size_t arena_bytes)
 {
     graph *g = &r->g;
     for (int i = 0; i < g->nt; i++) {
+        if (g->t[i].alias >= 0) /* a view: its storage is the aliased tensor's */
+            continue;
         if (persistent(g->t[i].kind) && g->t[i].data)
             r->be.free(g->t[i].data, g->t[i].bytes);
         if (g->t[i].host)
@@ -313,8 +353,16 @@ static int dump_run(struct run *r, const struct opts *o)
     struct dump d;
     graph *g = &r->g;
     int steps = o->steps > 0 ? o->steps : 1;
-    if (weights_open(&d.w, o->dump)) {
-        fprintf(stderr, "matrix-engine: unable to open '%s'\n", o->dump);
+    char path[4200];
+    int rank = engine_comm ? engine_comm->rank : 0;
+    /* ranks other than 0 run the same steps and write a private file,
+     * removed at the end: rank 0's dump is the run's */
+    if (rank)
+        snprintf(path, sizeof path, "%s.rank%d", o->dump, rank);
+    else
+        snprintf(path, sizeof path, "%s", o->dump);
+    if (weights_open(&d.w, path)) {
+        fprintf(stderr, "matrix-engine: unable to open '%s'\n", path);
         return 1;
     }
     for (int i = 0; i < g->nt; i++)
@@ -338,11 +386,11 @@ static int dump_run(struct run *r, const struct opts *o)
     for (int s = 0; s < steps; s++) {
         run_step(r);
         if (g->loss >= 0)
-            d.losses[s] = read_scalar(r, g->loss);
+            d.losses[s] = session_loss(r);
         if (s == 0) {
             put_tensor(r, &d.w, g->output, "output");
             for (int i = 0; i < g->nt; i++)
-                if (g->t[i].kind == TK_PGRAD)
+                if (g->t[i].kind == TK_PGRAD && !dp_buffer(&g->t[i]))
                     put_tensor(r, &d.w, i, NULL);
         }
     }
@@ -358,9 +406,11 @@ static int dump_run(struct run *r, const struct opts *o)
     free(d.losses);
     r->hook = NULL;
     if (weights_close(&d.w)) {
-        fprintf(stderr, "matrix-engine: unable to write '%s'\n", o->dump);
+        fprintf(stderr, "matrix-engine: unable to write '%s'\n", path);
         return 1;
     }
+    if (rank)
+        unlink(path);
     return 0;
 }
 
@@ -413,21 +463,42 @@ int session_device(struct session *s)
     return SESSION_GO;
 }
 
+int session_ranks(struct session *s, int argc, char **argv)
+{
+    struct opts *o = &s->o;
+    if (o->pt.gpus <= 1)
+        return SESSION_GO;
+    if (!comm_is_rank()) { /* the launcher: mpirun runs the ranks, rank 0 writes */
+        int rc = comm_launch(argc, argv, o->pt.gpus, s->err, sizeof s->err);
+        return rc < 0 ? finish_unsupported(o, s->ignored, s->err) : rc;
+    }
+    if (comm_join(s->err, sizeof s->err))
+        return finish_unsupported(o, s->ignored, s->err);
+    atexit(comm_leave); /* every way out of a rank finalizes MPI */
+    if (engine_comm->size != o->pt.gpus) {
+        fprintf(stderr, "matrix-engine: %d ranks started for --gpus %d\n", engine_comm->size,
+                o->pt.gpus);
+        return 1;
+    }
+    if (engine_comm->rank != 0) { /* rank 0 alone writes the result and the dump */
+        o->result = NULL;
+        s->quiet = 1;
+    }
+    return SESSION_GO;
+}
+
 int session_check(struct session *s)
 {
     const struct opts *o = &s->o;
     char *ign = s->ignored;
     size_t n = sizeof s->ignored;
-    if (o->pt.device == DEV_CUDA) {
-        if (o->pt.gpus > 1)
-            return finish_unsupported(o, ign, "--gpus > 1: data-parallel training over several GPUs is not implemented in the native engine");
-        if (o->pt.syncbn)
-            return finish_unsupported(o, ign, "SyncBN needs more than one GPU");
-    } else if (o->pt.gpus > 1)
-        return finish_unsupported(o, ign, "--gpus > 1 needs CUDA devices; the cpu device runs one process");
-    if (o->pt.syncbn)
-        return finish_unsupported(o, ign, "SyncBN needs more than one GPU");
-    else if (o->pt.device == DEV_CPU && o->pt.precision == PREC_FP16)
+    if (o->pt.syncbn && o->pt.gpus < 2)
+        return finish_unsupported(o, ign, "SyncBN needs more than one GPU (gpus: 1 has nothing to synchronise with)");
+    if (o->pt.syncbn && o->pt.device == DEV_CUDA)
+        return finish_unsupported(o, ign, "SyncBN is implemented for CPU ranks (MPI) only; on cuda it is not yet");
+    if (o->pt.syncbn && !o->pt.train)
+        add_ignored(ign, n, "syncbn");
+    if (o->pt.device == DEV_CPU && o->pt.precision == PREC_FP16)
         return finish_unsupported(o, ign, "fp16 is not implemented in the CPU backend");
     else if (o->pt.device == DEV_CPU && o->pt.precision == PREC_BF16)
         return finish_unsupported(o, ign,
@@ -467,8 +538,10 @@ int session_build(struct session *s)
         return finish_unsupported(o, s->ignored, s->err);
     if (o->pt.channels_last && !s->info.uses_channels_last)
         add_ignored(s->ignored, sizeof s->ignored, "channels_last");
-    for (int i = 0; i < g->nops; i++) /* dropout streams follow --seed */
-        g->ops[i].seed = rng_mix(g->ops[i].seed ^ (o->pt.seed * 0x9e3779b97f4a7c15ULL));
+    int rank = engine_comm ? engine_comm->rank : 0;
+    for (int i = 0; i < g->nops; i++) /* dropout streams follow --seed (and the rank) */
+        g->ops[i].seed = rng_mix(g->ops[i].seed ^ (o->pt.seed * 0x9e3779b97f4a7c15ULL)) ^
+                         (uint64_t)rank * 0xd1b54a32d192ed03ULL;
     for (int i = 0; i < g->nt; i++) {
         tensor *t = &g->t[i];
         if (!persistent(t->kind))
@@ -476,7 +549,8 @@ int session_build(struct session *s)
         t->data = mem_alloc(t->bytes); /* host; moved to a device after the passes */
         if (!t->data)
             return finish_oom(o, t->bytes, t->name);
-        fill_tensor(t, name_key(o->pt.seed, t->name));
+        /* inputs: rank r holds rows [r B, (r + 1) B) of the global batch */
+        fill_tensor(t, name_key(o->pt.seed, t->name), t->kind == TK_INPUT ? rank * graph_numel(t) : 0);
     }
     if (o->weights && weights_load(g, o->weights, s->err, sizeof s->err)) {
         fprintf(stderr, "matrix-engine: %s\n", s->err);
@@ -519,6 +593,8 @@ int session_passes(struct session *s)
         s->info.optim.ema_decay = 0.9998f;
         pass_autodiff(g, &s->info.optim);
         session_backend_saved(r);
+        if (engine_comm && engine_comm->size > 1) /* 25 MiB buckets, as PyTorch DDP's default */
+            s->buckets = pass_data_parallel(g, engine_comm->size, (size_t)25 << 20, o->pt.syncbn);
     }
     /* inference with inference_mode off runs as with autograd on: what a
      * backward would read stays alive to the end of the step (PyTorch's
@@ -544,6 +620,20 @@ int session_passes(struct session *s)
     return SESSION_GO;
 }
 
+/* Views (t->alias >= 0: the parameter gradients and buckets in grad.flat)
+ * point into their base tensor's storage, host and device alike. */
+static void session_views(graph *g)
+{
+    for (int i = 0; i < g->nt; i++) {
+        tensor *t = &g->t[i], *b;
+        if (t->alias < 0)
+            continue;
+        b = &g->t[t->alias];
+        t->data = b->data ? (char *)b->data + t->offset : NULL;
+        t->host = b->host ? (char *)b->host + t->offset : NULL;
+    }
+}
+
 /* Persistent tensors the run uses: to the device (a host copy stays in
  * t->host); the others stay on the host only. */
 static int session_upload(struct session *s)
@@ -562,9 +652,12 @@ static int session_upload(struct session *s)
     }
     if (g->loss >= 0)
         used[g->loss] = 1;
+    for (int i = 0; i < g->nt; i++) /* a used view uses its base's storage */
+        if (g->t[i].alias >= 0 && used[i])
+            used[g->t[i].alias] = 1;
     for (int i = 0; i < g->nt; i++) {
         tensor *t = &g->t[i];
-        if (!persistent(t->kind) || !t->data)
+        if (!persistent(t->kind) || !t->data || t->alias >= 0)
             continue;
         t->host = t->data;
         t->data = NULL;
@@ -577,6 +670,7 @@ static int session_upload(struct session *s)
         }
         r->be.upload(t->data, t->host, t->bytes);
     }
+    session_views(g);
     free(used);
     return SESSION_GO;
 }
@@ -589,7 +683,7 @@ int session_place(struct session *s)
     int rc;
     for (int i = 0; i < g->nt; i++) { /* state made by the passes */
         tensor *t = &g->t[i];
-        if (persistent(t->kind) && !t->data) {
+        if (persistent(t->kind) && !t->data && t->alias < 0) {
             t->data = mem_alloc(t->bytes);
             if (!t->data)
                 return finish_oom(o, t->bytes, t->name);
@@ -599,6 +693,7 @@ int session_place(struct session *s)
             }
         }
     }
+    session_views(g);
     if (!r->be.host_visible && (rc = session_upload(s)) != SESSION_GO)
         return rc;
     s->arena = r->be.alloc(s->arena_bytes);
@@ -657,6 +752,16 @@ static int session_save_weights(struct session *s)
     return SESSION_GO;
 }
 
+static int ranks_agree(int stop)
+{
+    int v = stop;
+    if (engine_comm->bcast(&v, sizeof v, 0))
+        BUG("MPI_Bcast of the stopping decision failed");
+    return v;
+}
+
+static void ranks_timed_start(void) { engine_comm->wait_s = 0; }
+
 int session_measure(struct session *s)
 {
     struct run *r = &s->r;
@@ -667,6 +772,10 @@ int session_measure(struct session *s)
     }
     if (r->be.step_seconds && !prof_s)
         s->o.m.step_seconds = r->be.step_seconds;
+    if (engine_comm) { /* ranks run the same steps: rank 0 decides */
+        s->o.m.agree = ranks_agree;
+        s->o.m.timed_start = ranks_timed_start;
+    }
     s->t_setup = measure_now() - s->t_start;
     if (measure_run(&s->o.m, run_step, r, &s->mr)) {
         fprintf(stderr, "matrix-engine: a step failed\n");
@@ -703,13 +812,82 @@ static void rec_backend_info(struct record *rr, const backend *be)
     }
 }
 
+/* FNV-1a over the bytes of every parameter: equal on every rank when the
+ * ranks trained the same model. */
+static uint64_t params_hash(struct run *r)
+{
+    graph *g = &r->g;
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < g->nt; i++) {
+        if (g->t[i].kind != TK_PARAM)
+            continue;
+        struct hview hv;
+        host_begin(r, i, &hv);
+        const unsigned char *p = g->t[i].data;
+        for (size_t k = 0; p && k < g->t[i].bytes; k++)
+            h = (h ^ p[k]) * 1099511628211ULL;
+        host_end(r, i, &hv);
+    }
+    return h;
+}
+
+static int ranks_sync_bn(const graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->nops; i++)
+        n += g->ops[i].type == OP_BN && g->ops[i].sync;
+    return n;
+}
+
+/* Data parallel: what the ranks agree on, before rank 0 writes it. */
+struct ranks_result {
+    double med, lo, hi;  /* the slowest rank's median step and interval, ms */
+    double min_med;      /* the fastest rank's median, ms */
+    double wait_share;   /* largest share of the timed steps blocked in communication */
+    int same_weights;    /* every rank ends with the same parameters (bytes) */
+};
+
+static void ranks_reduce(struct session *s, struct ranks_result *q)
+{
+    comm *c = engine_comm;
+    double mx[4] = {s->mr.median_ms, s->mr.lo_ms, s->mr.hi_ms,
+                    s->mr.total_s > 0 ? c->wait_s / s->mr.total_s : 0};
+    double mn = s->mr.median_ms;
+    uint64_t h[2], hmin;
+    h[0] = hmin = params_hash(&s->r);
+    if (c->allreduce(mx, 4, COMM_F64, COMM_MAX) || c->allreduce(&mn, 1, COMM_F64, COMM_MIN) ||
+        c->allreduce(&h[0], 1, COMM_U64, COMM_MAX) || c->allreduce(&hmin, 1, COMM_U64, COMM_MIN))
+        BUG("the ranks' final all-reduces failed");
+    h[1] = hmin;
+    q->med = mx[0];
+    q->lo = mx[1];
+    q->hi = mx[2];
+    q->wait_share = mx[3];
+    q->min_med = mn;
+    q->same_weights = h[0] == h[1];
+}
+
 int session_result(struct session *s)
 {
     const struct opts *o = &s->o;
     struct run *r = &s->r;
     graph *g = &r->g;
-    const measure_result *mr = &s->mr;
+    measure_result *mr = &s->mr;
     struct record rr = {0};
+    struct ranks_result q;
+    int ranks = engine_comm ? engine_comm->size : 1;
+    memset(&q, 0, sizeof q);
+    float loss = g->loss >= 0 ? session_loss(r) : 0.0f;
+    if (engine_comm) {
+        ranks_reduce(s, &q);
+        mr->median_ms = q.med;
+        mr->lo_ms = q.lo;
+        mr->hi_ms = q.hi;
+        if (!q.same_weights && !s->quiet)
+            fprintf(stderr, "matrix-engine: the ranks ended with different parameters\n");
+    }
+    if (s->quiet)
+        return 0;
     double step_s = mr->median_ms / 1e3;
     char buf[256];
     cpuinfo("cpu MHz", buf, sizeof buf);
@@ -723,7 +901,7 @@ int session_result(struct session *s)
     rec_point(&rr, o);
     rec(&rr, "device", "%s", on_gpu ? "cuda" : "cpu");
     rec(&rr, "ignored", "%s", s->ignored);
-    rec(&rr, "throughput", "%.6g", o->pt.batch / step_s);
+    rec(&rr, "throughput", "%.6g", (double)ranks * o->pt.batch / step_s);
     rec(&rr, "unit", "samples/s");
     rec(&rr, "step_ms", "%.6g", mr->median_ms);
     rec(&rr, "step_ms_lo", "%.6g", mr->lo_ms);
@@ -756,7 +934,23 @@ int session_result(struct session *s)
     rec(&rr, "memory_plan", "%s",
         o->pt.train ? "training" : o->pt.inference_mode ? "reuse" : "autograd-saved");
     if (g->loss >= 0)
-        rec(&rr, "loss", "%.6g", read_scalar(r, g->loss));
+        rec(&rr, "loss", "%.6g", loss);
+    if (engine_comm) {
+        /* batch is per rank (per GPU), as in the seeds; throughput is global */
+        rec(&rr, "ranks", "%d", ranks);
+        rec(&rr, "batch_per_rank", "%d", o->pt.batch);
+        rec(&rr, "global_batch", "%d", ranks * o->pt.batch);
+        rec(&rr, "rank_step_ms_max", "%.6g", q.med);
+        rec(&rr, "rank_step_ms_min", "%.6g", q.min_med);
+        rec(&rr, "comm", "%s", on_gpu ? "nccl" : engine_comm->name);
+        rec(&rr, "comm_mpi", "%s", engine_comm->version);
+        if (o->pt.train) {
+            rec(&rr, "grad_buckets", "%d", s->buckets);
+            rec(&rr, "comm_wait_share", "%.4g", q.wait_share);
+            rec(&rr, "ranks_same_weights", "%d", q.same_weights);
+        }
+        rec(&rr, "syncbn_ops", "%d", ranks_sync_bn(g));
+    }
     if (on_gpu) {
         rec(&rr, "timing", "cuda_events");
         rec(&rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
@@ -769,6 +963,17 @@ int session_result(struct session *s)
 #else
         rec(&rr, "blas", "none");
 #endif
+    }
+    if (engine_comm && o->pt.train && !q.same_weights) { /* not a measurement of one model */
+        struct record fr = {0};
+        rec(&fr, "status", "failed");
+        rec(&fr, "reason", "the %d ranks ended with different parameters", ranks);
+        rec_point(&fr, o);
+        rec(&fr, "device", "%s", on_gpu ? "cuda" : "cpu");
+        rec_write(&fr, o->result);
+        free(fr.buf);
+        free(rr.buf);
+        return 1;
     }
     int rc = rec_write(&rr, o->result) ? 1 : 0;
     if (!o->result)

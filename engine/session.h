@@ -35,6 +35,8 @@ struct session {
     double t_setup;      /* start to the first measured step, s */
     int folded, fused;   /* BN folded, ops fused by the passes */
     int nsaved;          /* infer, autograd on: activations kept for a backward */
+    int quiet;           /* a rank other than 0: writes no result */
+    int buckets;         /* data parallel: gradient buckets */
     char *arena;         /* planned activations */
     size_t arena_bytes;
     size_t ws;           /* kernel workspace, bytes */
@@ -45,6 +47,9 @@ struct session {
 /* Options and defaults: --help / --list-models answered here (exit 0), a
  * bad flag or model is 2. */
 int session_flags(struct session *s, int argc, char **argv);
+/* --gpus N > 1: start N ranks under mpirun and wait for them (the exit
+ * status), or, in a rank, join them (engine_comm). */
+int session_ranks(struct session *s, int argc, char **argv);
 /* The backend: cuda when asked for (or auto with a GPU and the module). */
 int session_device(struct session *s);
 /* What cannot run here (unsupported) and what does not apply (ignored). */

@@ -11,4 +11,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake pkg-config ca-certificates \
 	libyaml-dev libcsv-dev libopenblas-dev gnuplot-nox \
 	python3 python3-torch python3-torchvision \
+	libopenmpi-dev openmpi-bin \
 	chromium procps time >/dev/null

@@ -7,6 +7,7 @@
 #include "pool.h"
 #include "../backend.h"
 #include "../check.h"
+#include "../comm.h"
 #include "../rng.h"
 
 #include <math.h>
@@ -256,12 +257,23 @@ static void cpu_bn(graph *g, op *o)
     if (o->train) {
         double cnt = (double)b.N * b.P;
         pool_run(bn_stats_run, &b);
+        /* thread partials into part[0 .. 2C) */
         for (long c = 0; c < b.C; c++) {
             double s = 0, ss = 0;
             for (int t = 0; t < nt; t++) {
                 s += b.part[(size_t)t * 2 * b.C + c];
                 ss += b.part[(size_t)t * 2 * b.C + b.C + c];
             }
+            b.part[c] = s;
+            b.part[b.C + c] = ss;
+        }
+        if (o->sync && engine_comm) { /* SyncBN: sums and count over every rank */
+            if (engine_comm->allreduce(b.part, 2 * (size_t)b.C, COMM_F64, COMM_SUM))
+                BUG("SyncBN: the all-reduce of '%s' failed", o->name);
+            cnt *= engine_comm->size;
+        }
+        for (long c = 0; c < b.C; c++) {
+            double s = b.part[c], ss = b.part[b.C + c];
             double m = s / cnt, var = ss / cnt - m * m;
             if (var < 0)
                 var = 0;
@@ -369,14 +381,27 @@ static void cpu_bn_bwd(graph *g, op *o)
     double cnt = (double)b.N * b.P;
     pool_run(bn_bwd_sums_run, &b);
     float *A = (float *)(b.part + (size_t)nt * 2 * b.C), *B1 = A + b.C, *B0 = B1 + b.C;
+    /* thread partials into part[0 .. 2C): this rank's sums of dy, dy xhat */
     for (long c = 0; c < b.C; c++) {
         double s = 0, sx = 0;
         for (int t = 0; t < nt; t++) {
             s += b.part[(size_t)t * 2 * b.C + c];
             sx += b.part[(size_t)t * 2 * b.C + b.C + c];
         }
+        b.part[c] = s;
+        b.part[b.C + c] = sx;
+        /* dgamma, dbeta: this rank's (the data-parallel mean follows) */
         dg[c] = (ACC(o, 1) ? dg[c] : 0.0f) + sx;
         dbt[c] = (ACC(o, 2) ? dbt[c] : 0.0f) + s;
+    }
+    int fwd_sync = o->fwd >= 0 && g->ops[o->fwd].sync;
+    if (fwd_sync && engine_comm) { /* SyncBN: dx from the sums over every rank */
+        if (engine_comm->allreduce(b.part, 2 * (size_t)b.C, COMM_F64, COMM_SUM))
+            BUG("SyncBN: the all-reduce of '%s' failed", o->name);
+        cnt *= engine_comm->size;
+    }
+    for (long c = 0; c < b.C; c++) {
+        double s = b.part[c], sx = b.part[b.C + c];
         double k = gam[c] * inv[c];
         if (o->train) {
             /* dx = k (dy - s/cnt - xhat sx/cnt), xhat = (x - mean) inv */
@@ -1131,8 +1156,35 @@ size_t cpu_op_workspace(const graph *g, const op *o)
     }
 }
 
+/* ---- data parallel: gradient buckets summed over the ranks (MPI) ------------- */
+
+#define MAX_BUCKETS 256
+static int bucket_req[MAX_BUCKETS];
+
+static void cpu_allreduce(graph *g, op *o)
+{
+    tensor *t = &g->t[o->in[0]];
+    if (!engine_comm || o->bucket < 0 || o->bucket >= MAX_BUCKETS)
+        BUG("all-reduce of '%s' without ranks", t->name);
+    if (engine_comm->iallreduce(t->data, (size_t)graph_numel(t), COMM_F32, COMM_SUM,
+                                &bucket_req[o->bucket]))
+        BUG("MPI_Iallreduce of '%s' failed", t->name);
+}
+
+static void cpu_allreduce_wait(graph *g, op *o)
+{
+    tensor *t = &g->t[o->in[0]];
+    if (engine_comm->wait(bucket_req[o->bucket]))
+        BUG("MPI_Wait of '%s' failed", t->name);
+    float *d = t->data, k = 1.0f / (float)engine_comm->size;
+    for (int64_t i = 0, n = graph_numel(t); i < n; i++)
+        d[i] *= k;
+}
+
 void cpu_ops_register(void (**t)(graph *, op *))
 {
+    t[OP_ALLREDUCE] = cpu_allreduce;
+    t[OP_ALLREDUCE_WAIT] = cpu_allreduce_wait;
     t[OP_CONV] = cpu_conv;
     t[OP_CONV_BWD] = cpu_conv_bwd;
     t[OP_BN] = cpu_bn;

@@ -25,7 +25,7 @@ endif
 # the checker's own self-test needs no GPU: part of make check (SKIP without CUDA)
 TESTS += tests/gpu/ops_selftest.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
-	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h \
+	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c
 tests_gpu_ops_check_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
