@@ -103,6 +103,42 @@ int main(void)
 	CHECK_STR(ci_kind_name(CI_WITHIN), "within");
 	CHECK_STR(ci_kind_name(CI_BETWEEN), "between");
 
+	/* propagation: a factor with two levels, each point measured in 3
+	 * processes; the effect's interval is sqrt(u_a^2 + u_b^2) on the log
+	 * scale, the improvement's the same around new / base */
+	{
+		size_t nl[1] = {2}, l0[1] = {0}, l1[1] = {1}, ref[1] = {0};
+		struct cellset cs;
+		cellset_init(&cs, 1, nl);
+		double va[] = {100, 104, 98}, vb[] = {150, 140, 160}, w[] = {0.01, 0.01, 0.01};
+		size_t ca = cellset_add(&cs, l0, 0, NAN, NAN, "a");
+		size_t cb = cellset_add(&cs, l1, 0, NAN, NAN, "b");
+		cellset_set_repeats(&cs, ca, va, w, 3);
+		cellset_set_repeats(&cs, cb, vb, w, 3);
+		struct point_est pa, pb;
+		stat_point(va, w, 3, &pa);
+		stat_point(vb, w, 3, &pb);
+		NEAR(cs.value[ca], 100, 0);
+		NEAR(cs.value[cb], 150, 0);
+		CHECK_INT(cs.nrep[cb], 3);
+		CHECK_INT(cs.kind[ca], CI_BETWEEN);
+		size_t ne;
+		struct effect *e = effects_compute(&cs, ref, 1, &ne);
+		CHECK_INT(ne, 1);
+		NEAR(e[0].geomean, 1.5, 1e-12);
+		NEAR(e[0].u, sqrt(pa.u * pa.u + pb.u * pb.u), 1e-12);
+		effects_free(e, ne);
+		size_t by[1] = {0}, nr;
+		struct improvement *im = improvements_compute(&cs, 0, 0, 1, by, 0, 1, &nr);
+		CHECK_INT(nr, 1);
+		NEAR(im[0].pct, 50, 1e-9);
+		double uu = sqrt(pa.u * pa.u + pb.u * pb.u);
+		NEAR(im[0].pct_lo, 100 * (1.5 * exp(-uu) - 1), 1e-9);
+		NEAR(im[0].pct_hi, 100 * (1.5 * exp(uu) - 1), 1e-9);
+		improvements_free(im, nr);
+		cellset_free(&cs);
+	}
+
 	/* the improvement formula: time-like reduction, throughput-like gain */
 	NEAR(improvement_pct(10, 8, 0), 20, 1e-12);
 	NEAR(improvement_pct(10, 12, 0), -20, 1e-12);
