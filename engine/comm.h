@@ -21,6 +21,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum comm_op { COMM_SUM, COMM_MAX, COMM_MIN };
 enum comm_type { COMM_F32, COMM_F64, COMM_U64 };
 
@@ -57,5 +61,9 @@ int comm_launch(int argc, char **argv, int ranks, char *err, size_t n);
 int comm_join(char *err, size_t n);
 /* Leave (MPI_Finalize) and unload. */
 void comm_leave(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -494,7 +494,7 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
             order[b] = order[b - 1];
             order[b - 1] = t;
         }
-    if (n == 0 || ranks < 2) {
+    if (n == 0 || ranks < 1) {
         free(done);
         free(order);
         return 0;

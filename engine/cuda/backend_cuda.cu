@@ -15,6 +15,7 @@
  * out (not of the cache) from the end of prepare on, prepare_peak_mem_bytes
  * the one before (algorithm searches, GEMM checks). Never managed memory. */
 #include "cuda.h"
+#include "../comm.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -225,6 +226,7 @@ static void be_fini(void)
     run.cg = NULL;
     if (run.prepared && run.g) {
         cu_ops_release(run.g);
+        cu_nccl_release();
         cu_gemm_release(run.g);
         cu_conv_release(run.g);
     }
@@ -266,7 +268,7 @@ static int be_prepare(graph *g, int nrun)
     int rc;
     run.prepared = 1;
     if ((rc = cu_conv_prepare(g, nrun)) || (rc = cu_gemm_prepare(g, nrun)) ||
-        (rc = cu_ops_prepare(g, nrun)))
+        (rc = cu_ops_prepare(g, nrun)) || (rc = cu_nccl_prepare(g, nrun)))
         return rc;
     cu.ws_bytes = cu.ws_need;
     cu.ws = cu_alloc(cu.ws_bytes);
@@ -470,6 +472,7 @@ static const char *be_info(void)
     if (run.prepared) {
         info_add("%s", cu_conv_info());
         info_add("%s", cu_gemm_info());
+        info_add("%s", cu_nccl_info());
     }
     return info_buf;
 }
@@ -490,9 +493,16 @@ backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
         (void)cudaGetLastError();
         return -1;
     }
+    if (count < p->gpus) {
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(err, n, "gpus: %d needs %d visible GPUs; %d visible%s%s%s", p->gpus, p->gpus, count,
+                 vis ? " (CUDA_VISIBLE_DEVICES=" : "", vis ? vis : "", vis ? ")" : "");
+        return -1;
+    }
     memset(&cu, 0, sizeof cu);
     memset(&run, 0, sizeof run);
     cu.pt = *p;
+    cu.dev = engine_comm ? engine_comm->local_rank % count : 0; /* one GPU per rank */
     cu.act_dt = p->precision == PREC_FP16 ? DT_F16 : p->precision == PREC_BF16 ? DT_BF16 : DT_F32;
     cu.search = p->cudnn_benchmark || p->compile == COMPILE_MAX_AUTOTUNE;
     cu.autotune = p->compile == COMPILE_MAX_AUTOTUNE;
@@ -515,6 +525,7 @@ backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
     cu_conv_register(b->ops);
     cu_gemm_register(b->ops);
     cu_ops_register(b->ops);
+    cu_nccl_register(b->ops);
     b->host_visible = 0;
     b->prepare = be_prepare;
     b->step = be_step;

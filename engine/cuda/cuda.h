@@ -210,6 +210,13 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
 
 /* ---- the op files ----------------------------------------------------------------------- */
 
+/* comm_nccl.cu: OP_ALLREDUCE / OP_ALLREDUCE_WAIT on NCCL (data-parallel
+ * ranks); prepare makes the communicator when the plan has them. */
+void cu_nccl_register(backend_op_fn *t);
+int cu_nccl_prepare(graph *g, int nrun);
+void cu_nccl_release(void);
+const char *cu_nccl_info(void);
+
 /* Fill the table slots each file implements. */
 void cu_conv_register(backend_op_fn *t);  /* conv.cu: OP_CONV, OP_CONV_BWD */
 void cu_gemm_register(backend_op_fn *t);  /* gemm.cu: OP_LINEAR, OP_LINEAR_BWD */

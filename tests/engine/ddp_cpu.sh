@@ -54,6 +54,14 @@ cmp_dumps() {
 
 "$E" $C --batch 12 --eval on --dump "$W/single_eval.mxw" >"$W/s1.log" 2>&1
 "$E" $C --batch 12 --dump "$W/single_bn.mxw" >"$W/s2.log" 2>&1
+# one rank through the data-parallel path (mpirun, buckets, all-reduce of 1)
+# is the plain path exactly
+if MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --dump "$W/dp1.mxw" >"$W/dp1.log" 2>&1 &&
+	"$CMP" "$W/single_bn.mxw" "$W/dp1.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+	ok "1 rank through MPI equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
+else
+	ko "1 rank through MPI differs from the plain process"; grep -v '^ok' "$W/cmp.out" | head -n 5
+fi
 for n in 2 3; do
 	b=$((12 / n))
 	if "$E" $C --batch $b --gpus $n --eval on --dump "$W/dp$n.mxw" >"$W/dp$n.log" 2>&1; then

@@ -7,7 +7,8 @@
 #                    --dump: gradients, 5-step losses), tests/gpu/knob_sanity.sh
 #                    (each knob off against on: what must hold),
 #                    tests/gpu/memory_vs_pytorch.sh (peak memory against
-#                    PyTorch in the matching mode); each says PASS, FAIL or
+#                    PyTorch in the matching mode), tests/gpu/ddp_check.sh
+#                    (NCCL ranks: 1 GPU, and 2 GPUs where present); each says PASS, FAIL or
 #                    SKIP, with its output in tests/gpu/logs/, and the last
 #                    line is "N passed, N failed". Without a GPU every one
 #                    skips and the target succeeds ("SKIP: no GPU").
@@ -33,12 +34,12 @@ tests_gpu_ops_check_LDFLAGS = -rdynamic
 tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
-	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh \
+	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
 GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \
-	tests/gpu/memory_vs_pytorch.sh
+	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh
 GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \

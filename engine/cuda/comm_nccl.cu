@@ -1,0 +1,133 @@
+/* comm_nccl.cu - the data-parallel collectives of the CUDA backend on NCCL
+ * (engine/comm.h): one communicator over the ranks, bootstrapped through
+ * the MPI communicator (rank 0's ncclUniqueId broadcast), its own
+ * non-blocking stream.
+ *
+ *   OP_ALLREDUCE       records "bucket ready" on cu.s, makes the comm stream
+ *                      wait for it, ncclAllReduce(ncclAvg) of the bucket in
+ *                      place on the comm stream, records "bucket done": the
+ *                      sum runs while cu.s goes on with the backward.
+ *   OP_ALLREDUCE_WAIT  makes cu.s wait for "bucket done" (before the
+ *                      optimizer); ncclAvg already divided by the ranks.
+ *
+ * Events order the two streams, so a step is still capturable into one CUDA
+ * Graph (--compile reduce-overhead). */
+#include "cuda.h"
+#include "../comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HAVE_NCCL
+#include <nccl.h>
+
+#define ncclCheck(x) do { ncclResult_t r_ = (x); \
+    if (r_ != ncclSuccess) cu_fail(__FILE__, __LINE__, #x, ncclGetErrorString(r_)); } while (0)
+
+static struct {
+    ncclComm_t nc;
+    cudaStream_t s;
+    cudaEvent_t *ready, *done;
+    int nb;
+    int version;
+} nc;
+
+static void nccl_allreduce(graph *g, op *o)
+{
+    tensor *t = &g->t[o->in[0]];
+    int k = o->bucket;
+    cudaCheck(cudaEventRecord(nc.ready[k], cu.s));
+    cudaCheck(cudaStreamWaitEvent(nc.s, nc.ready[k], 0));
+    ncclCheck(ncclAllReduce(t->data, t->data, (size_t)graph_numel(t), ncclFloat, ncclAvg, nc.nc,
+                            nc.s));
+    cudaCheck(cudaEventRecord(nc.done[k], nc.s));
+}
+
+static void nccl_wait(graph *, op *o)
+{
+    cudaCheck(cudaStreamWaitEvent(cu.s, nc.done[o->bucket], 0));
+}
+
+void cu_nccl_register(backend_op_fn *t)
+{
+    t[OP_ALLREDUCE] = nccl_allreduce;
+    t[OP_ALLREDUCE_WAIT] = nccl_wait;
+}
+
+int cu_nccl_prepare(graph *g, int nrun)
+{
+    int nb = 0;
+    for (int i = 0; i < nrun; i++)
+        if (g->ops[i].type == OP_ALLREDUCE && g->ops[i].bucket + 1 > nb)
+            nb = g->ops[i].bucket + 1;
+    if (!nb)
+        return 0;
+    if (!engine_comm) {
+        fprintf(stderr, "matrix-engine: cuda: all-reduce ops without ranks\n");
+        return -2;
+    }
+    ncclUniqueId id;
+    if (engine_comm->rank == 0)
+        ncclCheck(ncclGetUniqueId(&id));
+    if (engine_comm->bcast(&id, sizeof id, 0)) {
+        fprintf(stderr, "matrix-engine: cuda: broadcasting the NCCL id failed\n");
+        return -2;
+    }
+    ncclCheck(ncclCommInitRank(&nc.nc, engine_comm->size, id, engine_comm->rank));
+    ncclCheck(ncclGetVersion(&nc.version));
+    cudaCheck(cudaStreamCreateWithFlags(&nc.s, cudaStreamNonBlocking));
+    nc.ready = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.ready);
+    nc.done = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.done);
+    if (!nc.ready || !nc.done)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    for (int k = 0; k < nb; k++) {
+        cudaCheck(cudaEventCreateWithFlags(&nc.ready[k], cudaEventDisableTiming));
+        cudaCheck(cudaEventCreateWithFlags(&nc.done[k], cudaEventDisableTiming));
+    }
+    nc.nb = nb;
+    return 0;
+}
+
+void cu_nccl_release(void)
+{
+    if (!nc.nb)
+        return;
+    cudaStreamSynchronize(nc.s);
+    for (int k = 0; k < nc.nb; k++) {
+        cudaEventDestroy(nc.ready[k]);
+        cudaEventDestroy(nc.done[k]);
+    }
+    free(nc.ready);
+    free(nc.done);
+    cudaStreamDestroy(nc.s);
+    ncclCommDestroy(nc.nc);
+    memset(&nc, 0, sizeof nc);
+}
+
+const char *cu_nccl_info(void)
+{
+    static char buf[64];
+    if (!nc.nb)
+        return "";
+    snprintf(buf, sizeof buf, "nccl_version=%d.%d.%d\n", nc.version / 10000,
+             (nc.version / 100) % 100, nc.version % 100);
+    return buf;
+}
+
+#else /* !HAVE_NCCL */
+
+void cu_nccl_register(backend_op_fn *) {}
+int cu_nccl_prepare(graph *g, int nrun)
+{
+    for (int i = 0; i < nrun; i++)
+        if (g->ops[i].type == OP_ALLREDUCE) {
+            fprintf(stderr, "matrix-engine: cuda: built without NCCL: no data-parallel ranks\n");
+            return -2;
+        }
+    return 0;
+}
+void cu_nccl_release(void) {}
+const char *cu_nccl_info(void) { return ""; }
+
+#endif
