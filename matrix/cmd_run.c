@@ -2,6 +2,7 @@
  * process, one results.csv row per finished point, resumable at any moment. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -259,6 +260,19 @@ static void classify(const struct exec_child *c, const char *result_path, const 
 }
 
 /* --- the run directory ------------------------------------------------------------ */
+
+/* Whether dir is missing or holds nothing. */
+static int dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT;
+	int empty = 1;
+	for (struct dirent *e; empty && (e = readdir(d));)
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
 
 static char *default_dir(const struct recipe *r)
 {
@@ -746,12 +760,32 @@ int cmd_run(int argc, char **argv)
 		free(results_path);
 		goto out;
 	}
+	if (!have_results && !o.resume && !dir_is_empty(dir)) {
+		error("'%s' is not empty and holds no matrix run: choose another --out", dir);
+		free(results_path);
+		goto out;
+	}
 	if (have_results) {
 		struct table t;
 		char *why;
 		if (table_read(results_path, &t, NULL, &why) < 0) {
 			error("%s", why ? why : strerror(errno));
 			free(why);
+			free(results_path);
+			goto out;
+		}
+		/* checked before anything is written (store_open checks again) */
+		size_t ncols;
+		char **header = store_header(&r, &ncols);
+		int same = t.ncols == ncols;
+		for (size_t i = 0; same && i < ncols; i++)
+			same = strcmp(t.header[i], header[i]) == 0;
+		for (size_t i = 0; i < ncols; i++)
+			free(header[i]);
+		free(header);
+		if (!same) {
+			error("'%s' has other columns than this recipe's results", results_path);
+			table_free(&t);
 			free(results_path);
 			goto out;
 		}

@@ -11,7 +11,8 @@ TESTS += \
 	tests/e2e/hostile_escape.sh \
 	tests/e2e/hostile_template.sh \
 	tests/e2e/hostile_text.sh \
-	tests/e2e/hostile_terminal.sh
+	tests/e2e/hostile_terminal.sh \
+	tests/e2e/hostile_dirs.sh
 EXTRA_DIST += tests/setup tests/e2e/engine.sh $(filter tests/e2e/%.sh,$(TESTS))
 check_PROGRAMS += tests/unit/test_grid tests/unit/test_store
 tests_unit_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

@@ -1,0 +1,40 @@
+# Nothing is written into a directory before every check on it has passed
+# (issue 22, item 7): a refused `--resume DIR --allow-changed` (a new factor)
+# leaves recipe.yaml, plan.csv and env.txt as they were, so that the directory
+# still reports and resumes; `--out` into a non-empty directory that is not a
+# matrix run is refused and leaves the user's files alone; an empty one is used.
+. "$top_srcdir/tests/setup"
+cat > r1.yaml <<YAML
+name: dirs
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{v}"]
+factors:
+  v: [1, 2]
+YAML
+sed 's/^  v: \[1, 2\]$/  v: [1, 2]\n  w: [a, b]/' r1.yaml > r2.yaml
+expect_status 0 "$MATRIX" run r1.yaml --out run --no-report > out.txt 2> err.txt
+mkdir before
+cp run/recipe.yaml run/plan.csv run/env.txt run/results.csv before/
+expect_status 2 "$MATRIX" run r2.yaml --resume run --allow-changed --no-report > out.txt 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'run/results.csv' has other columns than this recipe's results" "refused"
+for f in recipe.yaml plan.csv env.txt results.csv; do
+	cmp -s before/$f run/$f || fail "a refused resume changed run/$f"
+done
+[ ! -e run/recipe.prev.yaml ] || fail "a refused resume renamed the recipe"
+expect_status 0 "$MATRIX" report --quiet run
+expect_status 0 "$MATRIX" run --resume run --no-report > out.txt 2> err.txt
+# --out into someone's directory
+mkdir mine mine/plots
+echo "my notes" > mine/report.md
+echo "my recipe" > mine/recipe.yaml
+echo "my figure" > mine/plots/a.svg
+expect_status 2 "$MATRIX" run r1.yaml --out mine > out.txt 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'mine' is not empty and holds no matrix run: choose another --out" "refused --out"
+expect_eq "$(cat mine/report.md mine/recipe.yaml mine/plots/a.svg)" "my notes
+my recipe
+my figure" "the user's files are untouched"
+expect_eq "$(ls mine | tr '\n' ' ')" "plots recipe.yaml report.md " "nothing added"
+mkdir empty
+expect_status 0 "$MATRIX" run r1.yaml --out empty --no-report > out.txt 2> err.txt
+[ -s empty/results.csv ] || fail "an empty directory was not used"
+echo ok
