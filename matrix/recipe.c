@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1254,6 +1255,11 @@ static void check_all_excluded(struct loader *L, yaml_node_t *key)
 			return;
 		}
 		cube *= r->factors[i].nlevels;
+	}
+	if (cube > UINT64_MAX / r->repeat) {
+		errorf(L, node_mark(key), "the grid is too large (%" PRIu64 " combinations x repeat %u: more than 2^64 points)",
+		       cube, r->repeat);
+		return;
 	}
 	if (!r->nexcludes)
 		return;

@@ -53,6 +53,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/exclude_unknown_level.yaml \
 	tests/recipes/bad/factors_sequence.err \
 	tests/recipes/bad/factors_sequence.yaml \
+	tests/recipes/bad/grid_repeat_overflow.err \
+	tests/recipes/bad/grid_repeat_overflow.yaml \
 	tests/recipes/bad/invalid_utf8.err \
 	tests/recipes/bad/invalid_utf8.yaml \
 	tests/recipes/bad/invalid_yaml.err \
