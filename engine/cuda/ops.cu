@@ -2,8 +2,15 @@
  * convolution (conv.cu) and linear (gemm.cu): BatchNorm and its backward,
  * activations, max / global average pooling, flatten, dropout, add / copy,
  * log-softmax / NLL, SGD, the multi-tensor EMA, and dynamic loss scaling for
- * fp16 training. The BERT-only ops (embedding, layer norm, attention, select,
- * AdamW) have no entry: the engine reports those points as unsupported.
+ * fp16 training; and BERT's: the embedding (backward: a deterministic
+ * scatter-add, rows sorted by id with cub, each run of equal ids summed in
+ * row order), layer norm (a warp per row; dgamma / dbeta from per-chunk
+ * partials summed in order), attention (a warp per query row: scores,
+ * softmax saved in f32, the probability-dropout mask as the CPU draws it,
+ * then the weighted sum of v; the backward in two passes, query rows then
+ * key rows, through a saved dS), the token-0 select, and AdamW (its step
+ * count read on the device, skipped fp16 steps not counted). The attention
+ * kernels are plain SIMT code, not flash attention: correct first.
  *
  * Semantics are engine/cpu/ops.c's, op for op: the same in / out slots, the
  * same formulas, the acc bits (bit k of o->acc set: add into out[k], clear:
@@ -42,6 +49,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "vec.cuh"
+
+#include <cub/cub.cuh>
 
 namespace {
 
@@ -115,7 +124,16 @@ struct {
     int ngrads;
     eslot *emas;
     int nemas;
-} S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0};
+    /* BERT's ops */
+    float *lnp;          /* LayerNorm backward: per row-chunk partials of dgamma, dbeta */
+    size_t lnp_bytes;
+    float *ds;           /* attention backward: dS = P (dA - rowsum), (B H, T, T) */
+    size_t ds_bytes;
+    float *ep;           /* embedding backward: token-type partials */
+    size_t ep_bytes;
+    void *sort;          /* embedding backward: ids sorted with their rows (cub) */
+    size_t sort_bytes, sort_tmp;
+} S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0};
 
 /* ---- activation, add, copy ----------------------------------------------------------- */
 
@@ -1215,16 +1233,30 @@ __global__ void k_scale_update(float *s)
 
 constexpr int MT_BLOCKS_X = 64; /* blocks per tensor of the multi-tensor kernels */
 
-void op_sgd(graph *g, op *o)
+/* fp16 training: the first optimizer op (SGD or AdamW) unscales every
+ * parameter gradient, the last updates the scale. */
+void opt_begin(graph *g, op *o)
 {
-    int oi = (int)(o - g->ops);
-    if (S.fp16 && oi == S.first_sgd && S.ngrads > 0) {
+    if (S.fp16 && (int)(o - g->ops) == S.first_sgd && S.ngrads > 0) {
         k_found_reset<<<1, 1, 0, cu.s>>>(cu.scaler);
         cu_launched();
         dim3 grid(MT_BLOCKS_X, (unsigned)(S.ngrads < 65535 ? S.ngrads : 65535));
         k_unscale<<<grid, 256, 0, cu.s>>>(S.grads, S.ngrads, cu.scaler);
         cu_launched();
     }
+}
+
+void opt_end(graph *g, op *o)
+{
+    if (S.fp16 && (int)(o - g->ops) == S.last_sgd) {
+        k_scale_update<<<1, 1, 0, cu.s>>>(cu.scaler);
+        cu_launched();
+    }
+}
+
+void op_sgd(graph *g, op *o)
+{
+    opt_begin(g, o);
     size_t n = cu_numel(g, o->in[0]);
     if (n) {
         k_sgd<<<cu_blocks(n, 256), 256, 0, cu.s>>>(
@@ -1232,10 +1264,44 @@ void op_sgd(graph *g, op *o)
             (float *)CU_PTR(g, o->in[2]), n, o->lr, o->momentum, o->wd, cu.step, cu.scaler);
         cu_launched();
     }
-    if (S.fp16 && oi == S.last_sgd) {
-        k_scale_update<<<1, 1, 0, cu.s>>>(cu.scaler);
+    opt_end(g, o);
+}
+
+/* cpu adamw_range (torch.optim.AdamW): a step skipped for inf / nan does not
+ * count (the optimizer step t is the device step counter minus the skipped
+ * steps, as torch's state['step'] under GradScaler). */
+__global__ void k_adamw(float *w, const float *gr, float *m, float *v, size_t n, float lr,
+                        float wd, float beta1, float beta2, float eps, const int64_t *step,
+                        const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    double t = (double)*step - (double)scaler[3];
+    double bc1 = 1.0 - pow((double)beta1, t), bc2 = 1.0 - pow((double)beta2, t);
+    float st = (float)(lr / bc1), sbc2 = (float)sqrt(bc2);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float wi = w[i] * (1.0f - lr * wd), g = gr[i];
+        float mi = beta1 * m[i] + (1.0f - beta1) * g;
+        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] = wi - st * mi / (sqrtf(vi) / sbc2 + eps);
+    }
+}
+
+void op_adamw(graph *g, op *o)
+{
+    opt_begin(g, o);
+    size_t n = cu_numel(g, o->in[0]);
+    if (n) {
+        k_adamw<<<cu_blocks(n, 256), 256, 0, cu.s>>>(
+            (float *)CU_PTR(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]),
+            (float *)CU_PTR(g, o->in[2]), (float *)CU_PTR(g, o->in[3]), n, o->lr, o->wd,
+            o->beta1, o->beta2, o->eps, cu.step, cu.scaler);
         cu_launched();
     }
+    opt_end(g, o);
 }
 
 /* cpu ema_range over every pair: e = m e + (1 - m) w, without fma. */
@@ -1259,6 +1325,532 @@ void op_ema(graph *g, op *o)
         return;
     dim3 grid(MT_BLOCKS_X, (unsigned)(S.nemas < 65535 ? S.nemas : 65535));
     k_ema<<<grid, 256, 0, cu.s>>>(S.emas, S.nemas);
+    cu_launched();
+}
+
+/* ---- BERT: embedding, layer norm, attention, token-0 select ------------------------------ */
+
+/* y[r, j] = word[ids[r], j] + pos[r % T, j] + type[types[r], j] (cpu embed_range) */
+__global__ void k_embed(const int32_t *ids, const int32_t *types, const float *we,
+                        const float *pe, const float *te, void *y, int ydt, size_t R, size_t T,
+                        size_t C)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < R * C; i += stride) {
+        size_t r = i / C, j = i - r * C;
+        float v = we[(size_t)ids[r] * C + j] + pe[(r % T) * C + j] + te[(size_t)types[r] * C + j];
+        cu_st(y, ydt, i, v);
+    }
+}
+
+void op_embed(graph *g, op *o)
+{
+    size_t R = cu_numel(g, o->in[0]), T = (size_t)g->t[o->in[0]].shape[1];
+    size_t C = (size_t)g->t[o->in[2]].shape[1];
+    if (!R)
+        return;
+    k_embed<<<cu_blocks(R * C, 256), 256, 0, cu.s>>>(
+        (const int32_t *)CU_PTR(g, o->in[0]), (const int32_t *)CU_PTR(g, o->in[1]),
+        (const float *)CU_PTR(g, o->in[2]), (const float *)CU_PTR(g, o->in[3]),
+        (const float *)CU_PTR(g, o->in[4]), CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), R, T, C);
+    cu_launched();
+}
+
+__global__ void k_iota(int32_t *v, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        v[i] = (int32_t)i;
+}
+
+/* Word table: rows sorted by id (stable: in row order); the first position
+ * of each run of equal ids sums that run's dy rows in order and adds them to
+ * dw[id] (deterministic, no atomics). Block: one sorted position, 128
+ * columns; grid.y over column blocks. */
+__global__ void k_embed_word_bwd(const int32_t *key, const int32_t *row, const void *dy, int ddt,
+                                 float *dw, size_t R, size_t C)
+{
+    size_t i = blockIdx.x, j = (size_t)blockIdx.y * blockDim.x + threadIdx.x;
+    if (j >= C || (i > 0 && key[i] == key[i - 1]))
+        return;
+    float acc = 0.0f;
+    for (size_t k = i; k < R && key[k] == key[i]; k++)
+        acc += cu_ld(dy, ddt, (size_t)row[k] * C + j);
+    dw[(size_t)key[i] * C + j] += acc;
+}
+
+/* Position table: dpos[p, j] (+)= sum over b of dy[b T + p, j], in b order. */
+__global__ void k_embed_pos_bwd(const void *dy, int ddt, float *dp, size_t B, size_t T,
+                                size_t P, size_t C, int acc)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < P * C; i += stride) {
+        size_t p = i / C, j = i - p * C;
+        float s = 0.0f;
+        if (p < T)
+            for (size_t b = 0; b < B; b++)
+                s += cu_ld(dy, ddt, (b * T + p) * C + j);
+        dp[i] = acc ? dp[i] + s : s;
+    }
+}
+
+constexpr int EMB_CHUNK = 256; /* rows per partial of the token-type table */
+
+/* Token-type table, pass 1: per chunk of EMB_CHUNK rows and column, the sum
+ * of dy over the chunk's rows of each type: part[(chunk NT + t) C + j]. */
+__global__ void k_embed_type_part(const void *dy, int ddt, const int32_t *types, float *part,
+                                  size_t R, size_t NT, size_t C)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x, ch = blockIdx.y;
+    if (j >= C)
+        return;
+    for (size_t t = 0; t < NT; t++)
+        part[(ch * NT + t) * C + j] = 0.0f;
+    size_t r1 = (ch + 1) * EMB_CHUNK < R ? (ch + 1) * EMB_CHUNK : R;
+    for (size_t r = ch * EMB_CHUNK; r < r1; r++)
+        part[(ch * NT + (size_t)types[r]) * C + j] += cu_ld(dy, ddt, r * C + j);
+}
+
+/* Pass 2: dtype[t, j] (+)= the chunks' partials in chunk order. */
+__global__ void k_embed_type_sum(const float *part, float *dt, size_t nch, size_t NT, size_t C,
+                                 int acc)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= NT * C)
+        return;
+    size_t t = i / C, j = i - t * C;
+    float s = 0.0f;
+    for (size_t ch = 0; ch < nch; ch++)
+        s += part[(ch * NT + t) * C + j];
+    dt[i] = acc ? dt[i] + s : s;
+}
+
+/* Bytes of the sort buffers (keys, rows: in and out) and cub's scratch. */
+size_t embed_sort_need(size_t R, size_t *tmp)
+{
+    size_t t = 0;
+    cub::DeviceRadixSort::SortPairs(NULL, t, (const int32_t *)NULL, (int32_t *)NULL,
+                                    (const int32_t *)NULL, (int32_t *)NULL, (int)R);
+    *tmp = t;
+    return 4 * R * sizeof(int32_t) + 256 + t;
+}
+
+void op_embed_bwd(graph *g, op *o)
+{
+    const tensor *wt = &g->t[o->out[0]];
+    size_t V = (size_t)wt->shape[0], C = (size_t)wt->shape[1];
+    size_t R = cu_numel(g, o->in[1]), T = (size_t)g->t[o->in[1]].shape[1], B = R / T;
+    size_t P = (size_t)g->t[o->out[1]].shape[0], NT = (size_t)g->t[o->out[2]].shape[0];
+    const void *dy = CU_PTR(g, o->in[0]);
+    int ddt = CU_DT(g, o->in[0]);
+    const int32_t *ids = (const int32_t *)CU_PTR(g, o->in[1]);
+    const int32_t *types = (const int32_t *)CU_PTR(g, o->in[2]);
+    if (!R)
+        return;
+    /* word table: sort (id, row), then per run of equal ids */
+    int32_t *kin = (int32_t *)S.sort, *kout = kin + R, *rin = kout + R, *rout = rin + R;
+    void *tmp = (void *)(((uintptr_t)(rout + R) + 255) & ~(uintptr_t)255);
+    size_t tb = S.sort_tmp;
+    int bits = 1;
+    while (bits < 31 && ((size_t)1 << bits) < V)
+        bits++;
+    cudaCheck(cudaMemcpyAsync(kin, ids, R * sizeof(int32_t), cudaMemcpyDeviceToDevice, cu.s));
+    k_iota<<<cu_blocks(R, 256), 256, 0, cu.s>>>(rin, R);
+    cu_launched();
+    cudaCheck(cub::DeviceRadixSort::SortPairs(tmp, tb, kin, kout, rin, rout, (int)R, 0, bits, cu.s));
+    float *dw = (float *)CU_PTR(g, o->out[0]);
+    if (!CU_ACC(o, 0))
+        cudaCheck(cudaMemsetAsync(dw, 0, V * C * sizeof(float), cu.s));
+    dim3 grid((unsigned)R, (unsigned)((C + 127) / 128));
+    k_embed_word_bwd<<<grid, 128, 0, cu.s>>>(kout, rout, dy, ddt, dw, R, C);
+    cu_launched();
+    /* position table */
+    k_embed_pos_bwd<<<cu_blocks(P * C, 256), 256, 0, cu.s>>>(dy, ddt, (float *)CU_PTR(g, o->out[1]),
+                                                              B, T, P, C, CU_ACC(o, 1));
+    cu_launched();
+    /* token-type table */
+    size_t nch = (R + EMB_CHUNK - 1) / EMB_CHUNK;
+    dim3 pg((unsigned)((C + 127) / 128), (unsigned)nch);
+    k_embed_type_part<<<pg, 128, 0, cu.s>>>(dy, ddt, types, S.ep, R, NT, C);
+    cu_launched();
+    k_embed_type_sum<<<cu_blocks(NT * C, 256), 256, 0, cu.s>>>(S.ep, (float *)CU_PTR(g, o->out[2]),
+                                                               nch, NT, C, CU_ACC(o, 2));
+    cu_launched();
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1)
+        v += __shfl_xor_sync(FULL, v, k);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(FULL, v, k));
+    return v;
+}
+
+/* LayerNorm over the last dimension, a warp per row (cpu layernorm_range):
+ * mean, biased variance, rstd = 1 / sqrt(var + eps); y = (x - m) rstd g + b. */
+__global__ void k_layernorm(const void *x, int xdt, const float *gam, const float *bet, void *y,
+                            int ydt, float *mean, float *rstd, size_t rows, size_t C, float eps)
+{
+    size_t r = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (r >= rows)
+        return;
+    size_t o = r * C;
+    float s = 0.0f;
+    for (size_t c = lane; c < C; c += 32)
+        s += cu_ld(x, xdt, o + c);
+    float m = warp_sum(s) / (float)C, v = 0.0f;
+    for (size_t c = lane; c < C; c += 32) {
+        float d = cu_ld(x, xdt, o + c) - m;
+        v += d * d;
+    }
+    float var = warp_sum(v) / (float)C, sd = 1.0f / sqrtf(var + eps);
+    for (size_t c = lane; c < C; c += 32)
+        cu_st(y, ydt, o + c, (cu_ld(x, xdt, o + c) - m) * sd * gam[c] + bet[c]);
+    if (lane == 0) {
+        mean[r] = m;
+        rstd[r] = sd;
+    }
+}
+
+void op_layernorm(graph *g, op *o)
+{
+    size_t C = (size_t)g->t[o->in[1]].shape[0], rows = cu_numel(g, o->in[0]) / C;
+    if (!rows)
+        return;
+    k_layernorm<<<(unsigned)((rows + 7) / 8), 256, 0, cu.s>>>(
+        CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]),
+        (const float *)CU_PTR(g, o->in[2]), CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]),
+        (float *)CU_PTR(g, o->out[1]), (float *)CU_PTR(g, o->out[2]), rows, C, o->eps);
+    cu_launched();
+}
+
+/* dx, a warp per row (cpu layernorm_bwd_range). */
+__global__ void k_layernorm_dx(const void *dy, int ddt, const void *x, int xdt, const float *gam,
+                               const float *mean, const float *rstd, void *dx, int dxdt,
+                               size_t rows, size_t C, int acc)
+{
+    size_t r = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (r >= rows)
+        return;
+    size_t o = r * C;
+    float m1 = 0.0f, m2 = 0.0f, mu = mean[r], sd = rstd[r];
+    for (size_t c = lane; c < C; c += 32) {
+        float xh = (cu_ld(x, xdt, o + c) - mu) * sd, dxh = cu_ld(dy, ddt, o + c) * gam[c];
+        m1 += dxh;
+        m2 += dxh * xh;
+    }
+    m1 = warp_sum(m1) / (float)C;
+    m2 = warp_sum(m2) / (float)C;
+    for (size_t c = lane; c < C; c += 32) {
+        float xh = (cu_ld(x, xdt, o + c) - mu) * sd;
+        float t = sd * (cu_ld(dy, ddt, o + c) * gam[c] - m1 - xh * m2);
+        cu_st(dx, dxdt, o + c, acc ? cu_ld(dx, dxdt, o + c) + t : t);
+    }
+}
+
+constexpr int LN_CHUNK = 64; /* rows per partial of dgamma / dbeta */
+
+/* dgamma / dbeta partials: per chunk of LN_CHUNK rows and column j. */
+__global__ void k_layernorm_dgb_part(const void *dy, int ddt, const void *x, int xdt,
+                                     const float *mean, const float *rstd, float *part,
+                                     size_t rows, size_t C)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x, ch = blockIdx.y;
+    if (j >= C)
+        return;
+    size_t r1 = (ch + 1) * LN_CHUNK < rows ? (ch + 1) * LN_CHUNK : rows;
+    float sg = 0.0f, sb = 0.0f;
+    for (size_t r = ch * LN_CHUNK; r < r1; r++) {
+        float d = cu_ld(dy, ddt, r * C + j);
+        sg += d * (cu_ld(x, xdt, r * C + j) - mean[r]) * rstd[r];
+        sb += d;
+    }
+    part[(2 * ch) * C + j] = sg;
+    part[(2 * ch + 1) * C + j] = sb;
+}
+
+__global__ void k_layernorm_dgb_sum(const float *part, float *dg, float *db, size_t nch, size_t C,
+                                    int accg, int accb)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= C)
+        return;
+    float sg = 0.0f, sb = 0.0f;
+    for (size_t ch = 0; ch < nch; ch++) {
+        sg += part[(2 * ch) * C + j];
+        sb += part[(2 * ch + 1) * C + j];
+    }
+    dg[j] = accg ? dg[j] + sg : sg;
+    db[j] = accb ? db[j] + sb : sb;
+}
+
+void op_layernorm_bwd(graph *g, op *o)
+{
+    size_t C = (size_t)g->t[o->in[2]].shape[0], rows = cu_numel(g, o->in[0]) / C;
+    const void *dy = CU_PTR(g, o->in[0]), *x = CU_PTR(g, o->in[1]);
+    int ddt = CU_DT(g, o->in[0]), xdt = CU_DT(g, o->in[1]);
+    const float *mean = (const float *)CU_PTR(g, o->in[3]), *rstd = (const float *)CU_PTR(g, o->in[4]);
+    if (!rows)
+        return;
+    if (o->out[0] >= 0) {
+        k_layernorm_dx<<<(unsigned)((rows + 7) / 8), 256, 0, cu.s>>>(
+            dy, ddt, x, xdt, (const float *)CU_PTR(g, o->in[2]), mean, rstd, CU_PTR(g, o->out[0]),
+            CU_DT(g, o->out[0]), rows, C, CU_ACC(o, 0));
+        cu_launched();
+    }
+    size_t nch = (rows + LN_CHUNK - 1) / LN_CHUNK;
+    dim3 pg((unsigned)((C + 127) / 128), (unsigned)nch);
+    k_layernorm_dgb_part<<<pg, 128, 0, cu.s>>>(dy, ddt, x, xdt, mean, rstd, S.lnp, rows, C);
+    cu_launched();
+    k_layernorm_dgb_sum<<<cu_blocks(C, 128), 128, 0, cu.s>>>(
+        S.lnp, (float *)CU_PTR(g, o->out[1]), (float *)CU_PTR(g, o->out[2]), nch, C,
+        CU_ACC(o, 1), CU_ACC(o, 2));
+    cu_launched();
+}
+
+/* Attention geometry: q, k, v (B T, C), H heads of d = C / H columns. */
+struct att_geo {
+    size_t B, H, T, C, d;
+};
+
+att_geo att_dims(const graph *g, int probs, int y)
+{
+    const tensor *p = &g->t[probs];
+    att_geo a;
+    a.B = (size_t)p->shape[0];
+    a.H = (size_t)p->shape[1];
+    a.T = (size_t)p->shape[2];
+    a.C = (size_t)g->t[y].shape[1];
+    a.d = a.C / a.H;
+    return a;
+}
+
+constexpr int ATT_WARPS = 4; /* warps per block; dynamic shared memory: T + d floats per warp */
+
+/* A warp per query row (b, h, i): scores over the T keys (lane j, j + 32,
+ * ...), softmax (probs saved, f32), then y_i = sum_j (p_ij mask_ij) v_j,
+ * lanes over the d columns (cpu attention_range). */
+__global__ void k_attention(const void *Q, const void *K, const void *V, int qdt, float *probs,
+                            const float *mask, void *y, int ydt, att_geo a, float scale)
+{
+    extern __shared__ float sm[];
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *sc = sm + (size_t)w * (a.T + a.d), *q = sc + a.T;
+    size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
+    if (row >= a.B * a.H * a.T)
+        return;
+    size_t bh = row / a.T, i = row - bh * a.T, b = bh / a.H, h = bh - b * a.H;
+    size_t qo = (b * a.T + i) * a.C + h * a.d;
+    for (size_t k = lane; k < a.d; k += 32)
+        q[k] = cu_ld(Q, qdt, qo + k);
+    __syncwarp();
+    float mx = -INFINITY;
+    for (size_t j = lane; j < a.T; j += 32) {
+        size_t ko = (b * a.T + j) * a.C + h * a.d;
+        float s = 0.0f;
+        for (size_t k = 0; k < a.d; k++)
+            s += q[k] * cu_ld(K, qdt, ko + k);
+        s *= scale;
+        sc[j] = s;
+        mx = fmaxf(mx, s);
+    }
+    mx = warp_max(mx);
+    float sum = 0.0f;
+    for (size_t j = lane; j < a.T; j += 32) {
+        float e = expf(sc[j] - mx);
+        sc[j] = e;
+        sum += e;
+    }
+    sum = warp_sum(sum);
+    float *pr = probs + (bh * a.T + i) * a.T;
+    const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    for (size_t j = lane; j < a.T; j += 32) {
+        float p = sc[j] / sum;
+        pr[j] = p;
+        sc[j] = mr ? p * mr[j] : p;
+    }
+    __syncwarp();
+    for (size_t k = lane; k < a.d; k += 32) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < a.T; j++)
+            acc += sc[j] * cu_ld(V, qdt, (b * a.T + j) * a.C + h * a.d + k);
+        cu_st(y, ydt, qo + k, acc);
+    }
+}
+
+size_t att_smem(const att_geo &a) { return (size_t)ATT_WARPS * (a.T + a.d) * sizeof(float); }
+
+void op_attention(graph *g, op *o)
+{
+    att_geo a = att_dims(g, o->out[1], o->out[0]);
+    size_t rows = a.B * a.H * a.T;
+    const float *mask = NULL;
+    if (o->out[2] >= 0) { /* attention-probability dropout mask, as the cpu draws it */
+        size_t nm = cu_numel(g, o->out[2]);
+        drop_mask_f m = {CU_PTR(g, o->out[2]), CU_DT(g, o->out[2]), o->p, 1.0f / (1.0f - o->p),
+                         o->seed, cu.step};
+        k_map1<drop_mask_f><<<cu_blocks(nm, 256), 256, 0, cu.s>>>(m, nm);
+        cu_launched();
+        mask = (const float *)CU_PTR(g, o->out[2]);
+    }
+    if (!rows)
+        return;
+    k_attention<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, att_smem(a),
+                  cu.s>>>(CU_PTR(g, o->in[0]), CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]),
+                          CU_DT(g, o->in[0]), (float *)CU_PTR(g, o->out[1]), mask,
+                          CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), a, 1.0f / sqrtf((float)a.d));
+    cu_launched();
+}
+
+/* Backward, pass 1, a warp per query row i: dA_ij = dy_i . v_j (masked),
+ * dS_ij = p_ij (dA_ij - sum_j dA_ij p_ij) saved, dq_i (+)= scale sum_j dS_ij k_j. */
+__global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const void *K,
+                                  const void *V, int qdt, const float *probs, const float *mask,
+                                  float *dS, void *dQ, int dqdt, att_geo a, float scale, int acc)
+{
+    extern __shared__ float sm[];
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *sc = sm + (size_t)w * (a.T + a.d), *dy = sc + a.T;
+    size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
+    if (row >= a.B * a.H * a.T)
+        return;
+    size_t bh = row / a.T, i = row - bh * a.T, b = bh / a.H, h = bh - b * a.H;
+    size_t qo = (b * a.T + i) * a.C + h * a.d;
+    for (size_t k = lane; k < a.d; k += 32)
+        dy[k] = cu_ld(dY, ddt, qo + k);
+    __syncwarp();
+    const float *pr = probs + (bh * a.T + i) * a.T;
+    const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    float s = 0.0f;
+    for (size_t j = lane; j < a.T; j += 32) {
+        size_t vo = (b * a.T + j) * a.C + h * a.d;
+        float da = 0.0f;
+        for (size_t k = 0; k < a.d; k++)
+            da += dy[k] * cu_ld(V, qdt, vo + k);
+        if (mr)
+            da *= mr[j];
+        sc[j] = da;
+        s += da * pr[j];
+    }
+    s = warp_sum(s);
+    float *dsr = dS + (bh * a.T + i) * a.T;
+    for (size_t j = lane; j < a.T; j += 32) {
+        float d = pr[j] * (sc[j] - s);
+        sc[j] = d;
+        dsr[j] = d;
+    }
+    __syncwarp();
+    for (size_t k = lane; k < a.d; k += 32) {
+        float acc2 = 0.0f;
+        for (size_t j = 0; j < a.T; j++)
+            acc2 += sc[j] * cu_ld(K, qdt, (b * a.T + j) * a.C + h * a.d + k);
+        acc2 *= scale;
+        cu_st(dQ, dqdt, qo + k, acc ? cu_ld(dQ, dqdt, qo + k) + acc2 : acc2);
+    }
+}
+
+/* Pass 2, a warp per key row j: dv_j (+)= sum_i (p_ij mask_ij) dy_i,
+ * dk_j (+)= scale sum_i dS_ij q_i; lanes over the d columns. */
+__global__ void k_attention_bwd_kv(const void *dY, int ddt, const void *Q, int qdt,
+                                   const float *probs, const float *mask, const float *dS,
+                                   void *dK, int dkdt, void *dV, int dvdt, att_geo a, float scale,
+                                   int acck, int accv)
+{
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
+    if (row >= a.B * a.H * a.T)
+        return;
+    size_t bh = row / a.T, j = row - bh * a.T, b = bh / a.H, h = bh - b * a.H;
+    size_t ko = (b * a.T + j) * a.C + h * a.d;
+    for (size_t k = lane; k < a.d; k += 32) {
+        float sv = 0.0f, sk = 0.0f;
+        for (size_t i = 0; i < a.T; i++) {
+            size_t pi = (bh * a.T + i) * a.T + j, io = (b * a.T + i) * a.C + h * a.d + k;
+            float p = probs[pi];
+            if (mask)
+                p *= mask[pi];
+            sv += p * cu_ld(dY, ddt, io);
+            sk += dS[pi] * cu_ld(Q, qdt, io);
+        }
+        sk *= scale;
+        if (dV)
+            cu_st(dV, dvdt, ko + k, accv ? cu_ld(dV, dvdt, ko + k) + sv : sv);
+        if (dK)
+            cu_st(dK, dkdt, ko + k, acck ? cu_ld(dK, dkdt, ko + k) + sk : sk);
+    }
+}
+
+void op_attention_bwd(graph *g, op *o)
+{
+    att_geo a = att_dims(g, o->in[4], o->in[0]);
+    size_t rows = a.B * a.H * a.T;
+    if (!rows)
+        return;
+    const float *mask = o->in[5] >= 0 ? (const float *)CU_PTR(g, o->in[5]) : NULL;
+    float scale = 1.0f / sqrtf((float)a.d);
+    unsigned blocks = (unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS);
+    int qdt = CU_DT(g, o->in[1]), ddt = CU_DT(g, o->in[0]);
+    const float *probs = (const float *)CU_PTR(g, o->in[4]);
+    k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem(a), cu.s>>>(
+        CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]), CU_PTR(g, o->in[3]),
+        qdt, probs, mask, S.ds, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), a, scale, CU_ACC(o, 0));
+    cu_launched();
+    k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(
+        CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), qdt, probs, mask, S.ds,
+        o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, o->out[1] >= 0 ? CU_DT(g, o->out[1]) : 0,
+        o->out[2] >= 0 ? CU_PTR(g, o->out[2]) : NULL, o->out[2] >= 0 ? CU_DT(g, o->out[2]) : 0, a,
+        scale, CU_ACC(o, 1), CU_ACC(o, 2));
+    cu_launched();
+}
+
+/* Token 0 of every sequence: y[b, c] = x[b T C + c]; backward into zeros. */
+__global__ void k_select0(const void *x, int xdt, void *y, int ydt, size_t B, size_t T, size_t C,
+                          int bwd, int acc)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= B * C)
+        return;
+    size_t b = i / C, c = i - b * C, t = b * T * C + c;
+    if (!bwd)
+        cu_st(y, ydt, i, cu_ld(x, xdt, t));
+    else /* x = dy (B, C), y = dx (B T, C) */
+        cu_st(y, ydt, t, acc ? cu_ld(y, ydt, t) + cu_ld(x, xdt, i) : cu_ld(x, xdt, i));
+}
+
+void op_select0(graph *g, op *o)
+{
+    const tensor *y = &g->t[o->out[0]];
+    size_t B = (size_t)y->shape[0], C = (size_t)y->shape[1], T = cu_numel(g, o->in[0]) / (B * C);
+    if (B == 0 || C == 0)
+        return;
+    k_select0<<<cu_blocks(B * C, 256), 256, 0, cu.s>>>(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]),
+                                                        CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]),
+                                                        B, T, C, 0, 0);
+    cu_launched();
+}
+
+void op_select0_bwd(graph *g, op *o)
+{
+    const tensor *dy = &g->t[o->in[0]];
+    size_t B = (size_t)dy->shape[0], C = (size_t)dy->shape[1], T = cu_numel(g, o->out[0]) / (B * C);
+    void *dx = CU_PTR(g, o->out[0]);
+    int acc = CU_ACC(o, 0);
+    if (!acc) /* the other tokens get 0 (all-zero bits in every float type) */
+        cudaCheck(cudaMemsetAsync(dx, 0, cu_numel(g, o->out[0]) * graph_dtype_size(CU_DT(g, o->out[0])), cu.s));
+    if (B == 0 || C == 0)
+        return;
+    k_select0<<<cu_blocks(B * C, 256), 256, 0, cu.s>>>(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), dx,
+                                                        CU_DT(g, o->out[0]), B, T, C, 1, acc);
     cu_launched();
 }
 
@@ -1296,6 +1888,15 @@ void *upload_table(const void *h, size_t n)
 
 void cu_ops_register(backend_op_fn *t)
 {
+    t[OP_EMBED] = op_embed;
+    t[OP_EMBED_BWD] = op_embed_bwd;
+    t[OP_LAYERNORM] = op_layernorm;
+    t[OP_LAYERNORM_BWD] = op_layernorm_bwd;
+    t[OP_ATTENTION] = op_attention;
+    t[OP_ATTENTION_BWD] = op_attention_bwd;
+    t[OP_SELECT0] = op_select0;
+    t[OP_SELECT0_BWD] = op_select0_bwd;
+    t[OP_ADAMW] = op_adamw;
     t[OP_BN] = op_bn;
     t[OP_BN_BWD] = op_bn_bwd;
     t[OP_ACT] = op_act;
@@ -1320,7 +1921,7 @@ void cu_ops_register(backend_op_fn *t)
 
 int cu_ops_prepare(graph *g, int nrun)
 {
-    size_t part = 0, cmax = 0;
+    size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0;
     int nsgd = 0, nema = 0, bad = 0;
     cu_ops_release(g);
     for (int i = 0; i < nrun; i++) {
@@ -1372,6 +1973,61 @@ int cu_ops_prepare(graph *g, int nrun)
                 S.first_ema = i;
             nema++;
             break;
+        case OP_ADAMW:
+            for (int k = 0; k < 4; k++)
+                bad |= want(g, o, k, DT_F32, 1);
+            if (S.first_sgd < 0)
+                S.first_sgd = i;
+            S.last_sgd = i;
+            nsgd++;
+            break;
+        case OP_EMBED:
+            bad |= want(g, o, 0, DT_I32, 1) | want(g, o, 1, DT_I32, 1);
+            for (int k = 2; k < 5; k++)
+                bad |= want(g, o, k, DT_F32, 1);
+            break;
+        case OP_EMBED_BWD: {
+            bad |= want(g, o, 1, DT_I32, 1) | want(g, o, 2, DT_I32, 1);
+            for (int k = 0; k < 3; k++)
+                bad |= want(g, o, k, DT_F32, 0);
+            size_t R = cu_numel(g, o->in[1]), tmp = 0, need = embed_sort_need(R, &tmp);
+            sortb = need > sortb ? need : sortb;
+            sortt = tmp > sortt ? tmp : sortt;
+            size_t ep = ((R + EMB_CHUNK - 1) / EMB_CHUNK) * (size_t)g->t[o->out[2]].shape[0] *
+                        (size_t)g->t[o->out[2]].shape[1] * sizeof(float);
+            epb = ep > epb ? ep : epb;
+            break;
+        }
+        case OP_LAYERNORM:
+            for (int k = 1; k < 3; k++)
+                bad |= want(g, o, k, DT_F32, 1) | want(g, o, k, DT_F32, 0);
+            break;
+        case OP_LAYERNORM_BWD: {
+            for (int k = 2; k < 5; k++)
+                bad |= want(g, o, k, DT_F32, 1);
+            bad |= want(g, o, 1, DT_F32, 0) | want(g, o, 2, DT_F32, 0);
+            size_t C = (size_t)g->t[o->in[2]].shape[0], rows = cu_numel(g, o->in[0]) / C;
+            size_t b = 2 * ((rows + LN_CHUNK - 1) / LN_CHUNK) * C * sizeof(float);
+            lnb = b > lnb ? b : lnb;
+            break;
+        }
+        case OP_ATTENTION:
+        case OP_ATTENTION_BWD: {
+            int fwd = o->type == OP_ATTENTION;
+            att_geo a = att_dims(g, fwd ? o->out[1] : o->in[4], fwd ? o->out[0] : o->in[0]);
+            bad |= fwd ? want(g, o, 1, DT_F32, 0) | want(g, o, 2, DT_F32, 0)
+                       : want(g, o, 4, DT_F32, 1) | want(g, o, 5, DT_F32, 1);
+            if (att_smem(a) > 48 * 1024) {
+                fprintf(stderr, "matrix-engine: cuda: attention '%s': sequence length %zu is "
+                        "beyond the attention kernel's shared memory\n", o->name, a.T);
+                bad = -1;
+            }
+            if (!fwd) {
+                size_t b = a.B * a.H * a.T * a.T * sizeof(float);
+                dsb = b > dsb ? b : dsb;
+            }
+            break;
+        }
         default:
             break;
         }
@@ -1388,6 +2044,12 @@ int cu_ops_prepare(graph *g, int nrun)
         if (!(S.coef = (float *)cu_alloc(S.coef_bytes)))
             return -1;
     }
+    if ((sortb && !(S.sort = cu_alloc(S.sort_bytes = sortb))) ||
+        (epb && !(S.ep = (float *)cu_alloc(S.ep_bytes = epb))) ||
+        (lnb && !(S.lnp = (float *)cu_alloc(S.lnp_bytes = lnb))) ||
+        (dsb && !(S.ds = (float *)cu_alloc(S.ds_bytes = dsb))))
+        return -1;
+    S.sort_tmp = sortt;
     S.fp16 = cu.pt.precision == PREC_FP16 && nsgd > 0;
     if (!cu.scaler) {
         fprintf(stderr, "matrix-engine: cuda: no loss-scaler buffer\n");
@@ -1400,7 +2062,7 @@ int cu_ops_prepare(graph *g, int nrun)
         if (!h)
             cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
         for (int i = 0; i < nrun; i++)
-            if (g->ops[i].type == OP_SGD) {
+            if (g->ops[i].type == OP_SGD || g->ops[i].type == OP_ADAMW) {
                 int t = g->ops[i].in[1];
                 h[S.ngrads].p = (float *)CU_PTR(g, t);
                 h[S.ngrads].n = cu_numel(g, t);
@@ -1439,6 +2101,13 @@ void cu_ops_release(graph *g)
     cu_free(S.coef, S.coef_bytes);
     cu_free(S.grads, S.ngrads * sizeof(gslot));
     cu_free(S.emas, S.nemas * sizeof(eslot));
+    cu_free(S.sort, S.sort_bytes);
+    cu_free(S.ep, S.ep_bytes);
+    cu_free(S.lnp, S.lnp_bytes);
+    cu_free(S.ds, S.ds_bytes);
+    S.sort = NULL;
+    S.ep = S.lnp = S.ds = NULL;
+    S.sort_bytes = S.ep_bytes = S.lnp_bytes = S.ds_bytes = S.sort_tmp = 0;
     S.part = NULL;
     S.coef = NULL;
     S.grads = NULL;

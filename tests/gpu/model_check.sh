@@ -2,9 +2,9 @@
 # model_check.sh - whole models on the CUDA backend against the CPU backend,
 # through `matrix-engine --dump` (engine/weights.h files compared by
 # tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny (every setting below),
-# resnet18 and resnet50 at batch 2 on 64x64 images (fp32 train and infer
-# against the CPU, tf32 / fp16 / bf16 training trajectories), inference and
-# training, with the same --seed and the same --weights (BatchNorm made
+# resnet18 and resnet50 at batch 2 on 64x64 images and bert_tiny at batch 4,
+# sequence 16 (fp32 train and infer against the CPU, tf32 / fp16 / bf16
+# training trajectories), inference and training, with the same --seed and the same --weights (BatchNorm made
 # non-trivial), MATRIX_ENGINE_POISON=1 on every run (the CUDA backend fills
 # its activation arena with NaN bytes first: an element no kernel writes shows).
 #
@@ -156,12 +156,13 @@ traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
 traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
 traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
 
-for m in mnist_cnn resnet_tiny resnet18 resnet50; do
+for m in mnist_cnn resnet_tiny resnet18 resnet50 bert_tiny; do
 	echo "== $m"
 	full=1
 	case $m in
 	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
 	resnet_tiny) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
+	bert_tiny) MF="--model bert_tiny --batch 4 --seq-len 16"; full=0 ;;
 	# the real ImageNet models, at a small image so the CPU reference is quick
 	*) MF="--model $m --batch 2 --image-size 64 --lr 0.001"; full=0 ;;
 	esac

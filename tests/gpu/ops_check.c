@@ -680,6 +680,107 @@ static void case_ema(suite *s)
     o->in[0] = w; o->in[1] = e; o->momentum = 0.5f;
 }
 
+/* ---- BERT's ops ---------------------------------------------------------------------- */
+
+static void case_embed(suite *s, int B, int Tn, int C, int V, int P, int NT, int acc)
+{
+    s->ncase++;
+    int ids = T(s, "ids", TK_INPUT, CL_I32, LAYOUT_ROW, 2, B, Tn, 1, 1);
+    s->ti[ids].fill = 2;
+    s->ti[ids].hi = V;
+    int types = T(s, "types", TK_INPUT, CL_I32, LAYOUT_ROW, 2, B, Tn, 1, 1);
+    s->ti[types].fill = 2;
+    s->ti[types].hi = NT;
+    int we = IN(s, "word", TK_PARAM, CL_F32, LAYOUT_ROW, 2, V, C, 1, 1, -1, 1);
+    int pe = IN(s, "pos", TK_PARAM, CL_F32, LAYOUT_ROW, 2, P, C, 1, 1, -1, 1);
+    int te = IN(s, "type", TK_PARAM, CL_F32, LAYOUT_ROW, 2, NT, C, 1, 1, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    op *f = O(s, OP_EMBED, !acc, "B=%d T=%d C=%d V=%d", B, Tn, C, V);
+    f->in[0] = ids; f->in[1] = types; f->in[2] = we; f->in[3] = pe; f->in[4] = te; f->out[0] = y;
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int dw = T(s, "dword", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, V, C, 1, 1);
+    int dp = T(s, "dpos", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, P, C, 1, 1);
+    int dt = T(s, "dtype", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, NT, C, 1, 1);
+    op *o = O(s, OP_EMBED_BWD, 1, "B=%d T=%d C=%d V=%d acc=%d", B, Tn, C, V, acc);
+    o->in[0] = dy; o->in[1] = ids; o->in[2] = types;
+    o->out[0] = dw; o->out[1] = dp; o->out[2] = dt; o->fwd = fi; o->acc = acc ? 7 : 0;
+}
+
+static void case_layernorm(suite *s, int R, int C, int acc)
+{
+    s->ncase++;
+    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, R, C, 1, 1, -2, 2);
+    int ga = IN(s, "gamma", TK_PARAM, CL_F32, LAYOUT_ROW, 1, C, 1, 1, 1, 0.5, 1.5);
+    int be = IN(s, "beta", TK_PARAM, CL_F32, LAYOUT_ROW, 1, C, 1, 1, 1, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, R, C, 1, 1);
+    int mu = T(s, "mean", TK_ACT, CL_F32, LAYOUT_ROW, 1, R, 1, 1, 1);
+    int rs = T(s, "rstd", TK_ACT, CL_F32, LAYOUT_ROW, 1, R, 1, 1, 1);
+    op *f = O(s, OP_LAYERNORM, !acc, "%dx%d", R, C);
+    f->in[0] = x; f->in[1] = ga; f->in[2] = be; f->out[0] = y; f->out[1] = mu; f->out[2] = rs;
+    f->eps = 1e-12f;
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, R, C, 1, 1);
+    int dg = T(s, "dgamma", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, C, 1, 1, 1);
+    int db = T(s, "dbeta", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, C, 1, 1, 1);
+    op *o = O(s, OP_LAYERNORM_BWD, 1, "%dx%d acc=%d", R, C, acc);
+    o->in[0] = dy; o->in[1] = x; o->in[2] = ga; o->in[3] = mu; o->in[4] = rs;
+    o->out[0] = dx; o->out[1] = dg; o->out[2] = db; o->fwd = fi; o->acc = acc ? 7 : 0;
+}
+
+static void case_attention(suite *s, int B, int Tn, int H, int C, int drop, int acc)
+{
+    s->ncase++;
+    int q = IN(s, "q", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int k = IN(s, "k", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int v = IN(s, "v", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int pr = T(s, "probs", TK_ACT, CL_F32, LAYOUT_ROW, 4, B, H, Tn, Tn);
+    int m = drop ? T(s, "mask", TK_ACT, CL_F32, LAYOUT_ROW, 4, B, H, Tn, Tn) : -1;
+    op *f = O(s, OP_ATTENTION, !acc, "B=%d T=%d H=%d C=%d%s", B, Tn, H, C, drop ? " dropout 0.1" : "");
+    f->in[0] = q; f->in[1] = k; f->in[2] = v; f->out[0] = y; f->out[1] = pr; f->out[2] = m;
+    f->heads = H;
+    f->p = 0.1f;
+    f->seed = rng_mix(s->seed * 37 + (uint64_t)s->ncase);
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int dq = T(s, "dq", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int dk = T(s, "dk", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int dv = T(s, "dv", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    op *o = O(s, OP_ATTENTION_BWD, 1, "B=%d T=%d H=%d C=%d%s acc=%d", B, Tn, H, C,
+              drop ? " dropout 0.1" : "", acc);
+    o->in[0] = dy; o->in[1] = q; o->in[2] = k; o->in[3] = v; o->in[4] = pr; o->in[5] = m;
+    o->out[0] = dq; o->out[1] = dk; o->out[2] = dv; o->fwd = fi; o->acc = acc ? 7 : 0;
+    o->heads = H;
+}
+
+static void case_select0(suite *s, int B, int Tn, int C, int acc)
+{
+    s->ncase++;
+    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B, C, 1, 1);
+    op *f = O(s, OP_SELECT0, !acc, "B=%d T=%d C=%d", B, Tn, C);
+    f->in[0] = x; f->out[0] = y;
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B, C, 1, 1, -1, 1);
+    int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    op *o = O(s, OP_SELECT0_BWD, 1, "B=%d T=%d C=%d acc=%d", B, Tn, C, acc);
+    o->in[0] = dy; o->out[0] = dx; o->fwd = fi; o->acc = acc;
+}
+
+static void case_adamw(suite *s)
+{
+    s->ncase++;
+    int w = IN(s, "w", TK_PARAM, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
+    int gr = IN(s, "grad", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
+    int m = IN(s, "adam_m", TK_STATE, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -0.1, 0.1);
+    int v = IN(s, "adam_v", TK_STATE, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, 0, 0.01);
+    op *o = O(s, OP_ADAMW, 1, "64x9 lr=1e-3 wd=0.01");
+    o->in[0] = w; o->in[1] = gr; o->in[2] = m; o->in[3] = v;
+    o->lr = 1e-3f; o->wd = 0.01f; o->beta1 = 0.9f; o->beta2 = 0.999f; o->eps = 1e-8f;
+}
+
 static void build_cases(suite *s)
 {
     /* convolution: every shape without epilogue and with bias + residual + relu,
@@ -761,7 +862,19 @@ static void build_cases(suite *s)
     }
     case_sgd(s, 0.0f);
     case_sgd(s, 0.9f);
+    case_adamw(s);
     case_ema(s);
+    /* BERT's ops: odd and prime sizes, and a real row width (768) */
+    for (int acc = 0; acc < 2; acc++) {
+        case_embed(s, 3, 7, 24, 50, 16, 2, acc);
+        case_layernorm(s, 5, 768, acc);
+        case_layernorm(s, 33, 7, acc);
+        case_attention(s, 2, 7, 2, 16, 0, acc);
+        case_attention(s, 2, 33, 4, 64, 1, acc);
+        case_select0(s, 3, 7, 24, acc);
+    }
+    case_embed(s, 2, 128, 64, 1000, 512, 2, 0);
+    case_attention(s, 1, 128, 12, 768, 0, 0);
 }
 
 /* ---- running and comparing --------------------------------------------------------- */
@@ -1096,12 +1209,14 @@ static verdict cpu_candidates(suite *s, int i, const outs *r, float **devv, cons
     int steps[20], nsteps = 0;
     double scales[2] = {1.0, 1.0};
     int nscales = 1;
-    if (o->type == OP_DROPOUT) {
+    int stepdep = o->type == OP_DROPOUT || o->type == OP_ATTENTION;
+    int optim = o->type == OP_SGD || o->type == OP_ADAMW;
+    if (stepdep) {
         steps[nsteps++] = s->dev_step >= 0 ? s->dev_step : s->g.step;
         for (int k = 0; k <= 16; k++)
             if (k != steps[0])
                 steps[nsteps++] = k;
-    } else if (o->type == OP_SGD) {
+    } else if (optim) {
         if (s->dev_step >= 0)
             steps[nsteps++] = s->dev_step;
         else {
@@ -1122,7 +1237,7 @@ static verdict cpu_candidates(suite *s, int i, const outs *r, float **devv, cons
             snap_restore(s, sn);
             s->gc.step = steps[a];
             float *gsave = NULL;
-            if (o->type == OP_SGD && scales[b] != 1.0) {
+            if (optim && scales[b] != 1.0) {
                 tinfo *q = &s->ti[o->in[1]];
                 gsave = xalloc(q->n * 4);
                 memcpy(gsave, q->h, q->n * 4);
@@ -1150,7 +1265,7 @@ done:
     /* leave the chosen reference in the host buffers */
     snap_restore(s, sn);
     s->gc.step = chosen_step;
-    if (o->type == OP_SGD && chosen_scale != 1.0) {
+    if (optim && chosen_scale != 1.0) {
         tinfo *q = &s->ti[o->in[1]];
         for (size_t j = 0; j < q->n; j++)
             q->h[j] = (float)(q->h[j] * chosen_scale);
@@ -1160,7 +1275,7 @@ done:
             memset(s->ti[r->t[k]].h, 0xff, s->ti[r->t[k]].n * 4);
     cpu_run(s, i);
     s->gc.step = s->g.step;
-    if (o->type == OP_DROPOUT) {
+    if (stepdep) {
         if (best.ratio <= 1) {
             if (s->dev_step < 0)
                 s->dev_step = chosen_step;
@@ -1170,9 +1285,9 @@ done:
             snprintf(best.note + strlen(best.note), sizeof best.note - strlen(best.note),
                      " no CPU mask of steps 0-16 matches");
     }
-    if (o->type == OP_SGD)
+    if (optim)
         snprintf(best.note + strlen(best.note), sizeof best.note - strlen(best.note),
-                 " %s%s", chosen_step == 1 ? "first step (buf = g)" : "momentum step",
+                 " %s%s", chosen_step == 1 ? "first step" : "a later step",
                  chosen_scale != 1.0 ? ", gradient unscaled by the loss scale" : "");
     return best;
 }
@@ -1307,7 +1422,12 @@ static void run_op(suite *s, int i, int setup)
     verdict vin;
     memset(&vin, 0, sizeof vin);
     check_inputs(s, i, &r, &vin);
-    if (oc->type == OP_DROPOUT || oc->type == OP_SGD)
+    if (vin.bad) /* a spoilt input (an id of -1...) must not reach the later ops */
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (oc->in[k] >= 0)
+                dev_upload(s, oc->in[k]);
+    if (oc->type == OP_DROPOUT || oc->type == OP_SGD || oc->type == OP_ADAMW ||
+        (oc->type == OP_ATTENTION && oc->out[2] >= 0))
         v = cpu_candidates(s, i, &r, devv, M, &sn);
     else {
         cpu_run(s, i);
