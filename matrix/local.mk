@@ -1,20 +1,27 @@
 # ---- the runner: matrix ---------------------------------------------------------
+# matrix/ is one folder per stage of the data flow (see matrix/README.md):
+# the shared base at the top (util, table, result), plan/, run/, report/ (report.mk).
 noinst_LIBRARIES += matrix/libmatrix.a
 matrix_libmatrix_a_SOURCES = \
 	matrix/util.c matrix/util.h \
-	matrix/vocab.c matrix/vocab.h \
-	matrix/recipe.c matrix/recipe.h \
-	matrix/grid.c matrix/grid.h \
+	matrix/table.c matrix/table.h \
 	matrix/result.c matrix/result.h \
-	matrix/store.c matrix/store.h \
-	matrix/exec.c matrix/exec.h \
-	matrix/argv.c matrix/argv.h \
-	matrix/noise.c matrix/noise.h
+	matrix/plan/vocab.c matrix/plan/vocab.h \
+	matrix/plan/recipe.c matrix/plan/recipe.h \
+	matrix/plan/grid.c matrix/plan/grid.h \
+	matrix/plan/argv.c matrix/plan/argv.h \
+	matrix/run/store.c matrix/run/store.h \
+	matrix/run/exec.c matrix/run/exec.h \
+	matrix/run/noise.c matrix/run/noise.h
 matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
 
 bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
-	matrix/cmd_expand.c \
-	matrix/cmd_run.c
+	matrix/plan/cmd_expand.c \
+	matrix/run/cmd_run.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+
+# ---- the layering of matrix/: which stage may include which (make check)
+TESTS += tests/arch/layers.sh
+EXTRA_DIST += tests/arch/layers.sh

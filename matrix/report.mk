@@ -3,23 +3,23 @@
 # of the gnuplot templates (-D below) and be linked into its unit tests.
 noinst_LIBRARIES += matrix/libreport.a
 matrix_libreport_a_SOURCES = \
-	matrix/report.h \
-	matrix/report.c \
-	matrix/report_load.c \
-	matrix/report_table.c \
-	matrix/report_tables.c \
-	matrix/report_figures.c \
-	matrix/report_html.c \
-	matrix/report_quality.c \
-	matrix/effects.c \
-	matrix/stats.c \
-	matrix/quality.c \
-	matrix/plot.c
+	matrix/report/report.h \
+	matrix/report/report.c \
+	matrix/report/report_load.c \
+	matrix/report/report_table.c \
+	matrix/report/report_tables.c \
+	matrix/report/report_figures.c \
+	matrix/report/report_html.c \
+	matrix/report/report_quality.c \
+	matrix/report/effects.c \
+	matrix/report/stats.c \
+	matrix/report/quality.c \
+	matrix/report/plot.c
 matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
 	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 
-matrix_matrix_SOURCES += matrix/cmd_report.c matrix/cmd_compare.c
+matrix_matrix_SOURCES += matrix/report/cmd_report.c matrix/report/cmd_compare.c
 # libreport uses libmatrix: list libmatrix again after it for the static link
 matrix_matrix_LDADD += matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
@@ -38,9 +38,9 @@ check_PROGRAMS += tests/report/effects_test
 tests_report_effects_test_SOURCES = tests/report/effects_test.c
 tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/report/effects_test
-check_PROGRAMS += tests/unit/test_stats
-tests_unit_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/unit/test_stats tests/stats/coverage.sh tests/stats/aa.sh
+check_PROGRAMS += tests/unit/report/test_stats
+tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh
 CLEANFILES += tests/report/report-screenshot.png

@@ -1,7 +1,7 @@
 # style.gp - the look shared by every figure of `matrix report`. Included at
 # the top of each generated script, before the figure's own template.
 # Colours: Okabe & Ito's colour-blind-safe palette, in the order of
-# matrix/plot.c (series are coloured there, explicitly, by level).
+# matrix/report/plot.c (series are coloured there, explicitly, by level).
 set encoding utf8
 set border 3 lw 1.2 lc rgb "#333333"
 set tics nomirror out scale 0.6 textcolor rgb "#222222"

@@ -14,10 +14,10 @@ TESTS += \
 	tests/e2e/hostile_terminal.sh \
 	tests/e2e/hostile_dirs.sh
 EXTRA_DIST += tests/setup tests/e2e/engine.sh $(filter tests/e2e/%.sh,$(TESTS))
-check_PROGRAMS += tests/unit/test_grid tests/unit/test_store
-tests_unit_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-tests_unit_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/unit/test_grid tests/unit/test_store
+check_PROGRAMS += tests/unit/plan/test_grid tests/unit/run/test_store
+tests_unit_plan_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+tests_unit_run_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/unit/plan/test_grid tests/unit/run/test_store
 BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/unit/t.h

@@ -2,9 +2,9 @@
 # test_recipe loads tests/recipes/good/* field by field and checks that every
 # tests/recipes/bad/*.yaml prints exactly its .err file; recipe_errors.sh feeds
 # the same bad recipes to `matrix expand`.
-check_PROGRAMS += tests/unit/test_recipe
-tests_unit_test_recipe_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/unit/test_recipe tests/e2e/recipe_errors.sh
+check_PROGRAMS += tests/unit/plan/test_recipe
+tests_unit_plan_test_recipe_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/unit/plan/test_recipe tests/e2e/recipe_errors.sh
 EXTRA_DIST += \
 	tests/e2e/recipe_errors.sh \
 	tests/recipes/bad/alias_bomb.err \

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "table.h"
 #include "grid.h"
 #include "recipe.h"
-#include "store.h"
 #include "util.h"
 
 int cmd_expand(int argc, char **argv)

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "recipe.h"
+#include "plan/recipe.h"
 
 /* Write DIR/tables/<name>.csv, DIR/plots/<name>.svg and .png, DIR/report.md and
  * DIR/report.html from DIR/recipe.yaml and DIR/results.csv. Messages go to

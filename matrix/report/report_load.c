@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "table.h"
 #include "report.h"
 #include "result.h"
-#include "store.h"
 #include "util.h"
 
 /* ---- metrics ------------------------------------------------------------------- */

@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "argv.h"
 #include "cmd.h"
 #include "exec.h"
-#include "grid.h"
 #include "noise.h"
-#include "recipe.h"
-#include "report.h"
+#include "plan/argv.h"
+#include "plan/grid.h"
+#include "plan/recipe.h"
+#include "report/report.h"
 #include "result.h"
 #include "store.h"
 #include "util.h"

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "argv.h"
-#include "grid.h"
 #include "noise.h"
+#include "plan/argv.h"
+#include "plan/grid.h"
 #include "util.h"
 
 double noise_loadavg(void)

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "recipe.h"
+#include "plan/recipe.h"
 #include "result.h"
 
 struct noise_start {

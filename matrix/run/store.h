@@ -8,40 +8,16 @@
  * status: ok | unsupported | failed | oom | timeout | crashed
  * extra:  every other key=value the engine wrote, as "key=value" joined by "; "
  * command: the exact command line, shell-quoted, to reproduce the point by hand.
- * Empty cells are absent values. Written and read with libcsv. */
+ * Empty cells are absent values. Written and read with libcsv through
+ * ../table.h, the same way report reads them. */
 #ifndef MATRIX_STORE_H
 #define MATRIX_STORE_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "recipe.h"
-
-struct row {
-	size_t n;
-	char **cell;          /* n cells */
-};
-
-struct table {
-	size_t ncols;
-	char **header;
-	size_t nrows;
-	struct row *rows;
-};
-
-/* Read a whole CSV file (header + rows) with libcsv. A last line that is not
- * terminated by a newline, or has the wrong number of cells, is "torn": it is
- * dropped and *torn_offset is set to the byte offset where it starts (else -1).
- * Returns 0, or -1 with errno set / a message in *why. */
-int table_read(const char *path, struct table *t, long *torn_offset, char **why);
-long table_column(const struct table *t, const char *name);
-const char *table_cell(const struct table *t, size_t row, const char *col);
-void table_free(struct table *t);
-
-/* Write one CSV record (cells may be NULL for empty) to a buffer, newline
- * terminated, quoting as needed. */
-struct strbuf;
-void csv_record(struct strbuf *sb, char *const *cells, size_t n);
+#include "table.h"
+#include "plan/recipe.h"
 
 struct store {
 	int fd;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grid.h"
-#include "t.h"
+#include "../t.h"
+#include "plan/grid.h"
 #include "util.h"
 
 /* A recipe with factors given as "name:l1,l2,l3" strings. */

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "recipe.h"
-#include "t.h"
+#include "../t.h"
+#include "plan/recipe.h"
+#include "plan/vocab.h"
 #include "util.h"
-#include "vocab.h"
 
 static char *top; /* absolute $top_srcdir */
 

@@ -1,4 +1,4 @@
-/* test_stats.c - the statistics of matrix/stats.c: Student t quantiles, the
+/* test_stats.c - the statistics of matrix/report/stats.c: Student t quantiles, the
  * exact Mann-Whitney p against values R gives, the README's worked example,
  * the improvement formula, and the coverage of a point's interval on
  * simulated processes with a known between-process spread (lognormal): the
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
-#include "t.h"
+#include "../t.h"
+#include "report/report.h"
 
 #define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol))
 

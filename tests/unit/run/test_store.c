@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../t.h"
 #include "result.h"
-#include "store.h"
-#include "t.h"
+#include "run/store.h"
 #include "util.h"
 
 static struct recipe one_factor(const char *name)
