@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "exec.h"
+#include "executor.h"
 #include "noise.h"
 #include "plan/argv.h"
 #include "plan/grid.h"
@@ -189,7 +189,7 @@ struct outcome {
 #define REASON_MAX_BYTES 1000
 
 /* Classify a finished point: exit status, result file, log. */
-static void classify(const struct exec_child *c, const char *result_path, const char *log_path,
+static void classify(const struct exec_exit *c, const char *result_path, const char *log_path,
 		     double timeout_s, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -315,27 +315,9 @@ static int lock_dir(const char *dir)
 	return fd;
 }
 
-static void env_cmd(struct strbuf *sb, const char *title, const char *cmd)
-{
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return;
-	char buf[4096];
-	size_t n, total = 0;
-	struct strbuf out = {0};
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0 && total < 65536) {
-		sb_add(&out, buf, n);
-		total += n;
-	}
-	if (pclose(p) == 0 && out.len) {
-		sb_printf(sb, "%s:\n%s", title, out.buf);
-		if (out.buf[out.len - 1] != '\n')
-			sb_putc(sb, '\n');
-	}
-	sb_free(&out);
-}
-
-static int write_env(const char *dir, int argc, char **argv)
+/* env.txt: this runner, the command line, and the executor's description of
+ * where the points run. */
+static int write_env(const char *dir, int argc, char **argv, struct executor *ex)
 {
 	struct strbuf sb = {0};
 	struct utsname u;
@@ -359,9 +341,7 @@ static int write_env(const char *dir, int argc, char **argv)
 		argv_shell_quote(&sb, argv[i]);
 	}
 	sb_putc(&sb, '\n');
-	env_cmd(&sb, "cpu", "grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//'");
-	env_cmd(&sb, "gpus", "timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total "
-			     "--format=csv,noheader 2>/dev/null");
+	ex->ops->describe(ex, &sb);
 	char *path = xasprintf("%s/env.txt", dir);
 	int rc = write_file_atomic(path, sb.buf, sb.len);
 	if (rc < 0)
@@ -494,8 +474,9 @@ static void progress_line(struct progress *pg, const char *current)
 
 /* --- running ----------------------------------------------------------------------------- */
 
+/* A point in flight: slot i of the executor is slots[i]. */
 struct slot {
-	struct exec_child child;
+	struct exec_exit exit;    /* once it is done */
 	struct point pt;          /* a copy: the grid reuses its point */
 	size_t *level;
 	struct point_cmd cmd;
@@ -542,57 +523,50 @@ static int keep_success(const struct row *row, void *ctx)
 	return status_is_success(row->cell[col]);
 }
 
-/* Classify the finished point of slot s, append its row, report it.
- * Returns -1 when the row could not be stored (the run must stop). */
-static int finish_point(const struct recipe *r, struct store *st, struct slot *s, struct progress *pg,
-			uint64_t *nfailed)
+/* The results.csv row of a classified point (cells borrowed from s, o and
+ * extra; the caller frees the array only). */
+static char **point_row(const struct recipe *r, const struct store *st, const struct slot *s,
+			const struct outcome *o, struct strbuf *extra, char bufs[3][32])
 {
-	struct outcome o;
-	classify(&s->child, s->result_path, s->log_path, r->measure.timeout_s, &o);
-	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
-	size_t ncols = st->ncols, k = 0;
-	char **cells = xcalloc(ncols, sizeof(char *));
-	char idx[32], rep[16], wall[32];
-	snprintf(idx, sizeof(idx), "%" PRIu64, s->pt.index);
-	snprintf(rep, sizeof(rep), "%u", s->pt.repeat);
-	snprintf(wall, sizeof(wall), "%.3f", s->child.wall_s);
-	cells[k++] = s->pt.id;
-	cells[k++] = idx;
-	cells[k++] = rep;
+	size_t k = 0;
+	char **cells = xcalloc(st->ncols, sizeof(char *));
+	snprintf(bufs[0], 32, "%" PRIu64, s->pt.index);
+	snprintf(bufs[1], 32, "%u", s->pt.repeat);
+	snprintf(bufs[2], 32, "%.3f", s->exit.wall_s);
+	cells[k++] = (char *)s->pt.id;
+	cells[k++] = bufs[0];
+	cells[k++] = bufs[1];
 	for (size_t i = 0; i < r->nfactors; i++)
 		cells[k++] = r->factors[i].levels[s->pt.level[i]];
-	cells[k++] = (char *)o.status;
-	cells[k++] = o.reason;
+	cells[k++] = (char *)o->status;
+	cells[k++] = o->reason;
 	for (size_t i = 0; i < result_ncolumns; i++)
-		cells[k++] = (char *)result_get(&o.res, result_columns[i]);
-	cells[k++] = wall;
-	struct strbuf extra = {0};
-	for (size_t i = 0; i < o.res.n; i++) {
-		const char *key = o.res.kv[i].key;
+		cells[k++] = (char *)result_get(&o->res, result_columns[i]);
+	cells[k++] = bufs[2];
+	for (size_t i = 0; i < o->res.n; i++) {
+		const char *key = o->res.kv[i].key;
 		int column = strcmp(key, "status") == 0 || strcmp(key, "reason") == 0;
 		for (size_t c = 0; !column && c < result_ncolumns; c++)
 			column = strcmp(key, result_columns[c]) == 0;
 		if (column)
 			continue;
-		sb_printf(&extra, "%s%s=%s", extra.len ? "; " : "", key, o.res.kv[i].value);
+		sb_printf(extra, "%s%s=%s", extra->len ? "; " : "", key, o->res.kv[i].value);
 	}
-	cells[k++] = extra.buf;
+	cells[k++] = extra->buf;
 	cells[k++] = s->cmd.line;
-	int stored = store_append(st, cells);
-	free(cells);
-	sb_free(&extra);
-	if (stored < 0) {
-		error("cannot append to '%s': %s", st->path, strerror(errno));
-		free(o.reason);
-		result_free(&o.res);
-		return -1;
-	}
+	return cells;
+}
 
+/* Count a finished point and print its line (every point without a
+ * terminal, failures only with one: the progress line shows the rest). */
+static void point_report(const struct recipe *r, const struct slot *s, const struct outcome *o,
+			 struct progress *pg, uint64_t *nfailed)
+{
 	pg->done++;
 	pg->done_now++;
-	if (strcmp(o.status, "ok") == 0)
+	if (strcmp(o->status, "ok") == 0)
 		pg->ok++;
-	else if (strcmp(o.status, "unsupported") == 0)
+	else if (strcmp(o->status, "unsupported") == 0)
 		pg->unsupported++;
 	else {
 		pg->failed++;
@@ -602,19 +576,42 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 	point_label(&label, r, &s->pt);
 	if (pg->tty)
 		fprintf(stderr, "\r\033[K");
-	if (!pg->tty || !status_is_success(o.status)) {
+	if (!pg->tty || !status_is_success(o->status)) {
 		FILE *out = pg->tty ? stderr : stdout;
-		const char *tp = result_get(&o.res, "throughput");
-		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o.status,
-			s->child.wall_s, s->pt.id, label.buf);
-		if (tp && strcmp(o.status, "ok") == 0)
-			fprintf(out, "  throughput=%s %s", tp, result_get(&o.res, "unit") ? result_get(&o.res, "unit") : "");
-		if (o.reason)
-			fprintf(out, "  (%s)", o.reason);
+		const char *tp = result_get(&o->res, "throughput");
+		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o->status,
+			s->exit.wall_s, s->pt.id, label.buf);
+		if (tp && strcmp(o->status, "ok") == 0)
+			fprintf(out, "  throughput=%s %s", tp, result_get(&o->res, "unit") ? result_get(&o->res, "unit") : "");
+		if (o->reason)
+			fprintf(out, "  (%s)", o->reason);
 		fputc('\n', out);
 		fflush(out);
 	}
 	sb_free(&label);
+}
+
+/* Classify the finished point of slot s, append its row, report it.
+ * Returns -1 when the row could not be stored (the run must stop). */
+static int finish_point(const struct recipe *r, struct store *st, struct slot *s, struct progress *pg,
+			uint64_t *nfailed)
+{
+	struct outcome o;
+	classify(&s->exit, s->result_path, s->log_path, r->measure.timeout_s, &o);
+	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
+	struct strbuf extra = {0};
+	char bufs[3][32];
+	char **cells = point_row(r, st, s, &o, &extra, bufs);
+	int stored = store_append(st, cells);
+	free(cells);
+	sb_free(&extra);
+	if (stored < 0) {
+		error("cannot append to '%s': %s", st->path, strerror(errno));
+		free(o.reason);
+		result_free(&o.res);
+		return -1;
+	}
+	point_report(r, s, &o, pg, nfailed);
 	free(o.reason);
 	result_free(&o.res);
 	return 0;
@@ -627,7 +624,6 @@ static void slot_clear(struct slot *s)
 	free(s->log_path);
 	s->result_path = s->log_path = NULL;
 	s->busy = 0;
-	s->child.pid = 0;
 }
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
@@ -686,349 +682,430 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
-{
+/* --- the study: cmd_run's steps -------------------------------------------------------------- */
+
+/* Everything one `matrix run` holds. Each step returns 0 to go on, or -1
+ * after printing why (the run's exit status is then 2 unless a step set
+ * another). */
+struct study {
 	struct run_opts o;
-	if (parse_run_opts(argc, argv, &o) < 0)
-		return cmd_usage("run");
-
-	int rc = 2, lock = -1;
-	char *dir = NULL, *saved_path = NULL;
+	int argc;                 /* the command line, for env.txt */
+	char **argv;
+	char *dir, *saved_path;   /* the run directory, its recipe.yaml */
 	struct recipe r;
-	int have_recipe = 0, have_store = 0;
+	int have_recipe, have_store;
 	struct store st;
-	struct grid_filter *filter = NULL;
-	struct idset done = {0};
-	struct slot *slots = NULL;
-	struct exec_child *children = NULL;
-	struct strbuf quality = {0};
+	struct grid_filter *filter;
+	struct idset done;        /* points not to run again */
+	struct progress pg;
+	int lock;
+	struct executor *ex;
+	struct slot *slots;       /* ex->nslots */
+	uint64_t nfailed;
+	int interrupted;          /* > 0: the signal; -1: stopped by an error */
+	struct strbuf quality;
+};
 
-	if (o.resume) {
-		dir = xstrdup(o.resume);
-		saved_path = xasprintf("%s/recipe.yaml", dir);
+/* The recipe: the one given, or the one a resumed directory was run with; a
+ * resumed directory's recipe must be the same unless --allow-changed. */
+static int study_load_recipe(struct study *S)
+{
+	if (S->o.resume) {
+		S->dir = xstrdup(S->o.resume);
+		S->saved_path = xasprintf("%s/recipe.yaml", S->dir);
 		struct stat sb;
-		if (stat(saved_path, &sb) < 0) {
-			error("'%s' is not a run directory: it has no recipe.yaml", dir);
-			goto out;
+		if (stat(S->saved_path, &sb) < 0) {
+			error("'%s' is not a run directory: it has no recipe.yaml", S->dir);
+			return -1;
 		}
 	}
-	if (recipe_load(o.recipe ? o.recipe : saved_path, &r, stderr) < 0)
-		goto out;
-	have_recipe = 1;
-	if (o.resume && o.recipe) {
+	if (recipe_load(S->o.recipe ? S->o.recipe : S->saved_path, &S->r, stderr) < 0)
+		return -1;
+	S->have_recipe = 1;
+	if (S->o.resume && S->o.recipe) {
 		size_t len;
-		char *old = read_file(saved_path, &len);
-		if (!old || len != r.text_len || memcmp(old, r.text, len) != 0) {
-			if (!o.allow_changed) {
-				error("'%s' differs from the recipe '%s' was run with (%s): resume with that "
-				      "recipe, or pass --allow-changed",
-				      o.recipe, dir, saved_path);
-				free(old);
-				goto out;
-			}
-		}
+		char *old = read_file(S->saved_path, &len);
+		int same = old && len == S->r.text_len && memcmp(old, S->r.text, len) == 0;
 		free(old);
+		if (!same && !S->o.allow_changed) {
+			error("'%s' differs from the recipe '%s' was run with (%s): resume with that "
+			      "recipe, or pass --allow-changed",
+			      S->o.recipe, S->dir, S->saved_path);
+			return -1;
+		}
 	}
-	long cf = recipe_factor_index(&r, "container");
+	return 0;
+}
+
+/* What this machine and executor can run: no container levels, --only, and
+ * --jobs within the cores. Chooses the run directory. */
+static int study_check(struct study *S)
+{
+	struct recipe *r = &S->r;
+	long cf = recipe_factor_index(r, "container");
 	if (cf >= 0) {
 		/* running the point on the host would label host numbers with an image */
-		recipe_error_at(&r, r.factors[cf].mark, stderr,
+		recipe_error_at(r, r->factors[cf].mark, stderr,
 				"the container executor is not built yet: 'matrix run' cannot run points "
 				"inside images (remove the 'container' factor, or run each image's recipe "
 				"inside that image)");
-		goto out;
+		return -1;
 	}
-	if (o.only && !(filter = grid_filter_parse(&r, o.only, stderr)))
-		goto out;
-	long cores = noise_cores(), threads = o.jobs > 1 ? noise_max_threads(&r, cores) : 0;
-	if (o.jobs > 1 && !o.allow_oversubscribe && o.jobs * threads > cores) {
+	if (S->o.only && !(S->filter = grid_filter_parse(r, S->o.only, stderr)))
+		return -1;
+	long jobs = S->o.jobs, cores = noise_cores(), threads = jobs > 1 ? noise_max_threads(r, cores) : 0;
+	if (jobs > 1 && !S->o.allow_oversubscribe && jobs * threads > cores) {
 		error("run: --jobs %ld x %ld threads per point = %ld threads > %ld cores: the points would "
 		      "slow each other down; lower --jobs, or pass --allow-oversubscribe",
-		      o.jobs, threads, o.jobs * threads, cores);
-		goto out;
+		      jobs, threads, jobs * threads, cores);
+		return -1;
 	}
-	if (!dir)
-		dir = o.out ? xstrdup(o.out) : default_dir(&r);
+	if (!S->dir)
+		S->dir = S->o.out ? xstrdup(S->o.out) : default_dir(r);
+	return 0;
+}
 
-	/* what is already done */
-	char *results_path = xasprintf("%s/results.csv", dir);
-	struct stat sbuf;
-	int have_results = stat(results_path, &sbuf) == 0;
-	if (have_results && !o.resume) {
-		error("'%s' already holds a run: resume it with 'matrix run --resume %s', or choose another --out",
-		      dir, dir);
-		free(results_path);
-		goto out;
+/* The ids of a resumed directory's results.csv (with --retry-failed, the
+ * successful ones only), after checking its columns against the recipe. */
+static int read_done(struct study *S, const char *results_path)
+{
+	struct table t;
+	char *why;
+	if (table_read(results_path, &t, NULL, &why) < 0) {
+		error("%s", why ? why : strerror(errno));
+		free(why);
+		return -1;
 	}
-	if (!have_results && !o.resume && !dir_is_empty(dir)) {
-		error("'%s' is not empty and holds no matrix run: choose another --out", dir);
-		free(results_path);
-		goto out;
-	}
-	if (have_results) {
-		struct table t;
-		char *why;
-		if (table_read(results_path, &t, NULL, &why) < 0) {
-			error("%s", why ? why : strerror(errno));
-			free(why);
-			free(results_path);
-			goto out;
-		}
-		/* checked before anything is written (store_open checks again) */
-		size_t ncols;
-		char **header = store_header(&r, &ncols);
-		int same = t.ncols == ncols;
-		for (size_t i = 0; same && i < ncols; i++)
-			same = strcmp(t.header[i], header[i]) == 0;
-		for (size_t i = 0; i < ncols; i++)
-			free(header[i]);
-		free(header);
-		if (!same) {
-			error("'%s' has other columns than this recipe's results", results_path);
-			table_free(&t);
-			free(results_path);
-			goto out;
-		}
-		long idc = table_column(&t, "id"), stc = table_column(&t, "status");
-		for (size_t i = 0; idc >= 0 && stc >= 0 && i < t.nrows; i++)
-			if (!o.retry_failed || status_is_success(t.rows[i].cell[stc]))
-				idset_add(&done, t.rows[i].cell[idc]);
+	/* checked before anything is written (store_open checks again) */
+	size_t ncols;
+	char **header = store_header(&S->r, &ncols);
+	int same = t.ncols == ncols;
+	for (size_t i = 0; same && i < ncols; i++)
+		same = strcmp(t.header[i], header[i]) == 0;
+	for (size_t i = 0; i < ncols; i++)
+		free(header[i]);
+	free(header);
+	if (!same) {
+		error("'%s' has other columns than this recipe's results", results_path);
 		table_free(&t);
+		return -1;
+	}
+	long idc = table_column(&t, "id"), stc = table_column(&t, "status");
+	for (size_t i = 0; idc >= 0 && stc >= 0 && i < t.nrows; i++)
+		if (!S->o.retry_failed || status_is_success(t.rows[i].cell[stc]))
+			idset_add(&S->done, t.rows[i].cell[idc]);
+	table_free(&t);
+	return 0;
+}
+
+/* Resume: what is already done, and how many points there are to run. A new
+ * run needs a directory that is missing or empty. */
+static int study_resume(struct study *S)
+{
+	char *results_path = xasprintf("%s/results.csv", S->dir);
+	struct stat sbuf;
+	int have_results = stat(results_path, &sbuf) == 0, rc = 0;
+	if (have_results && !S->o.resume) {
+		error("'%s' already holds a run: resume it with 'matrix run --resume %s', or choose another --out",
+		      S->dir, S->dir);
+		rc = -1;
+	} else if (!have_results && !S->o.resume && !dir_is_empty(S->dir)) {
+		error("'%s' is not empty and holds no matrix run: choose another --out", S->dir);
+		rc = -1;
+	} else if (have_results) {
+		rc = read_done(S, results_path);
 	}
 	free(results_path);
+	if (rc < 0)
+		return -1;
 
-	struct progress pg = {.tty = isatty(2)};
+	S->pg.tty = isatty(2);
 	struct grid g;
-	grid_init(&g, &r);
+	grid_init(&g, &S->r);
 	for (const struct point *p; (p = grid_next(&g));)
-		if (grid_filter_match(filter, p)) {
-			pg.total++;
-			if (idset_has(&done, p->id))
-				pg.done++;
+		if (grid_filter_match(S->filter, p)) {
+			S->pg.total++;
+			if (idset_has(&S->done, p->id))
+				S->pg.done++;
 		}
 	grid_free(&g);
-	pg.todo_at_start = pg.total - pg.done;
+	S->pg.todo_at_start = S->pg.total - S->pg.done;
+	return 0;
+}
 
-	if (o.dry_run) {
-		grid_init(&g, &r);
-		for (const struct point *p; (p = grid_next(&g));) {
-			if (!grid_filter_match(filter, p) || idset_has(&done, p->id))
-				continue;
-			char *result = xasprintf("%s/logs/%s.result", dir, p->id);
-			struct point_cmd cmd;
-			if (argv_build(&r, p, result, &cmd, stderr) < 0) {
-				free(result);
-				grid_free(&g);
-				goto out;
-			}
-			printf("%s\n", cmd.line);
-			argv_free(&cmd);
-			free(result);
+/* --dry-run: print the command of every point that would run. */
+static int study_dry_run(struct study *S)
+{
+	struct grid g;
+	grid_init(&g, &S->r);
+	for (const struct point *p; (p = grid_next(&g));) {
+		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
+			continue;
+		char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
+		struct point_cmd cmd;
+		int built = argv_build(&S->r, p, result, &cmd, stderr);
+		free(result);
+		if (built < 0) {
+			grid_free(&g);
+			return -1;
 		}
-		grid_free(&g);
-		fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
-			pg.todo_at_start, pg.total, dir);
-		rc = 0;
-		goto out;
+		printf("%s\n", cmd.line);
+		argv_free(&cmd);
 	}
+	grid_free(&g);
+	fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
+		S->pg.todo_at_start, S->pg.total, S->dir);
+	return 0;
+}
 
-	/* the run directory */
-	char *logs = xasprintf("%s/logs", dir);
-	if (mkdir_p(logs, 0755) < 0) {
+/* The run directory: logs/, the lock, the executor, recipe.yaml (the one
+ * given; with --allow-changed the earlier one kept as recipe.prev.yaml),
+ * env.txt, plan.csv, results.csv open for appending. */
+static int study_prepare(struct study *S)
+{
+	char *logs = xasprintf("%s/logs", S->dir);
+	int made = mkdir_p(logs, 0755);
+	if (made < 0)
 		error("cannot create '%s': %s", logs, strerror(errno));
-		free(logs);
-		goto out;
-	}
 	free(logs);
-	if ((lock = lock_dir(dir)) < 0)
-		goto out;
-	if (exec_setup() < 0) {
-		error("cannot set up signal handling: %s", strerror(errno));
-		goto out;
-	}
-	if (!saved_path)
-		saved_path = xasprintf("%s/recipe.yaml", dir);
-	if (!o.resume || o.recipe) {
-		if (o.resume) { /* --allow-changed: keep what it was run with before */
-			char *prev = xasprintf("%s/recipe.prev.yaml", dir);
-			rename(saved_path, prev);
+	if (made < 0 || (S->lock = lock_dir(S->dir)) < 0)
+		return -1;
+	if (!(S->ex = exec_local_new((size_t)S->o.jobs, S->r.measure.grace_s, stderr)))
+		return -1;
+	if (!S->saved_path)
+		S->saved_path = xasprintf("%s/recipe.yaml", S->dir);
+	if (!S->o.resume || S->o.recipe) {
+		if (S->o.resume) { /* --allow-changed: keep what it was run with before */
+			char *prev = xasprintf("%s/recipe.prev.yaml", S->dir);
+			rename(S->saved_path, prev);
 			free(prev);
 		}
-		if (write_file_atomic(saved_path, r.text, r.text_len) < 0) {
-			error("cannot write '%s': %s", saved_path, strerror(errno));
-			goto out;
+		if (write_file_atomic(S->saved_path, S->r.text, S->r.text_len) < 0) {
+			error("cannot write '%s': %s", S->saved_path, strerror(errno));
+			return -1;
 		}
 	}
-	if (write_env(dir, argc + 1, argv - 1) < 0 || write_plan(dir, &r) < 0)
-		goto out;
-	if (store_open(&st, dir, &r, stderr) < 0)
-		goto out;
-	have_store = 1;
-	if (o.retry_failed) {
-		long stc = 3 + (long)r.nfactors; /* the status column */
-		if (store_filter(&st, keep_success, &stc) < 0) {
-			error("cannot rewrite '%s' without its failed rows: %s", st.path, strerror(errno));
-			goto out;
+	if (write_env(S->dir, S->argc, S->argv, S->ex) < 0 || write_plan(S->dir, &S->r) < 0)
+		return -1;
+	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
+		return -1;
+	S->have_store = 1;
+	if (S->o.retry_failed) {
+		long stc = 3 + (long)S->r.nfactors; /* the status column */
+		if (store_filter(&S->st, keep_success, &stc) < 0) {
+			error("cannot rewrite '%s' without its failed rows: %s", S->st.path, strerror(errno));
+			return -1;
 		}
 	}
-	if (!pg.tty)
-		printf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'\n", pg.todo_at_start,
-		       pg.total, r.name, dir);
-	fflush(stdout);
+	return 0;
+}
 
-	/* the loop: keep up to jobs points running; GPU points run alone */
-	size_t nslots = (size_t)o.jobs;
-	slots = xcalloc(nslots, sizeof(*slots));
-	children = xcalloc(nslots, sizeof(*children));
-	for (size_t i = 0; i < nslots; i++)
-		slots[i].level = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
-	uint64_t nfailed = 0;
-	pg.start = now_monotonic();
-	grid_init(&g, &r);
-	const struct point *next = NULL;
-	int exhausted = 0, interrupted = 0;
-	for (;;) {
-		/* fill free slots */
-		while (!exhausted && !interrupted) {
-			if (!next) {
-				while ((next = grid_next(&g)) &&
-				       (!grid_filter_match(filter, next) || idset_has(&done, next->id)))
-					;
-				if (!next) {
-					exhausted = 1;
-					break;
-				}
-			}
-			size_t busy = 0, free_slot = nslots;
-			int gpu_busy = 0;
-			for (size_t i = 0; i < nslots; i++) {
-				if (slots[i].busy) {
-					busy++;
-					gpu_busy |= slots[i].gpu;
-				} else if (free_slot == nslots) {
-					free_slot = i;
-				}
-			}
-			int gpu = point_uses_gpu(&r, next);
-			if (free_slot == nslots || gpu_busy || (gpu && busy))
-				break;
-			struct slot *s = &slots[free_slot];
-			memcpy(s->level, next->level, r.nfactors * sizeof(size_t));
-			s->pt = *next;
-			s->pt.level = s->level;
-			s->gpu = gpu;
-			s->result_path = attempt_result_path(dir, next->id);
-			s->log_path = xasprintf("%s/logs/%s.log", dir, next->id);
-			next = NULL;
-			s->noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), busy + 1};
-			if (argv_build(&r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
-				slot_clear(s);
-				interrupted = -1;
-				break;
-			}
-			if (exec_start(&children[free_slot], s->cmd.argv, s->cmd.env, s->log_path,
-				       r.measure.timeout_s, r.measure.grace_s, stderr) < 0) {
-				slot_clear(s);
-				interrupted = -1;
-				break;
-			}
-			s->busy = 1;
-			struct strbuf label = {0};
-			point_label(&label, &r, &s->pt);
-			progress_line(&pg, label.buf);
-			sb_free(&label);
+/* The next point of g to run (not filtered out, not done), or NULL. */
+static const struct point *next_point(struct study *S, struct grid *g)
+{
+	const struct point *p;
+	while ((p = grid_next(g)) && (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id)))
+		;
+	return p;
+}
+
+/* Start points in free slots while the schedule allows: up to --jobs points
+ * at once, a GPU point alone. *next is the point waiting for a slot (taken
+ * from g when NULL); *exhausted is set once g has no more. Returns -1 when a
+ * point could not be started (the run must stop). */
+static int fill_slots(struct study *S, struct grid *g, const struct point **next, int *exhausted)
+{
+	size_t nslots = S->ex->nslots;
+	while (!*exhausted) {
+		if (!*next && !(*next = next_point(S, g))) {
+			*exhausted = 1;
+			break;
 		}
-		long i = exec_wait(children, nslots, r.measure.grace_s);
+		size_t busy = 0, free_slot = nslots;
+		int gpu_busy = 0;
+		for (size_t i = 0; i < nslots; i++) {
+			if (S->slots[i].busy) {
+				busy++;
+				gpu_busy |= S->slots[i].gpu;
+			} else if (free_slot == nslots) {
+				free_slot = i;
+			}
+		}
+		int gpu = point_uses_gpu(&S->r, *next);
+		if (free_slot == nslots || gpu_busy || (gpu && busy))
+			break;
+		struct slot *s = &S->slots[free_slot];
+		memcpy(s->level, (*next)->level, S->r.nfactors * sizeof(size_t));
+		s->pt = **next;
+		s->pt.level = s->level;
+		s->gpu = gpu;
+		s->result_path = attempt_result_path(S->dir, (*next)->id);
+		s->log_path = xasprintf("%s/logs/%s.log", S->dir, (*next)->id);
+		*next = NULL;
+		s->noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), busy + 1};
+		if (argv_build(&S->r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
+			slot_clear(s);
+			return -1;
+		}
+		struct exec_point ep = {
+			.argv = s->cmd.argv, .env = s->cmd.env,
+			.log_path = s->log_path, .result_path = s->result_path,
+			.res = {.timeout_s = S->r.measure.timeout_s, .grace_s = S->r.measure.grace_s, .gpu = gpu},
+		};
+		if (S->ex->ops->start(S->ex, free_slot, &ep, stderr) < 0) {
+			slot_clear(s);
+			return -1;
+		}
+		s->busy = 1;
+		struct strbuf label = {0};
+		point_label(&label, &S->r, &s->pt);
+		progress_line(&S->pg, label.buf);
+		sb_free(&label);
+	}
+	return 0;
+}
+
+/* End every running point and free its slot. */
+static void cancel_all(struct study *S)
+{
+	S->ex->ops->cancel_all(S->ex);
+	for (size_t k = 0; k < S->ex->nslots; k++)
+		if (S->slots[k].busy)
+			slot_clear(&S->slots[k]);
+}
+
+/* The loop: keep the slots busy, store each finished point, until the grid
+ * is done, an interrupt arrives (S->interrupted = the signal) or a point
+ * cannot be started or stored (S->interrupted = -1). */
+static void study_loop(struct study *S)
+{
+	size_t nslots = S->ex->nslots;
+	S->slots = xcalloc(nslots, sizeof(*S->slots));
+	for (size_t i = 0; i < nslots; i++)
+		S->slots[i].level = xcalloc(S->r.nfactors ? S->r.nfactors : 1, sizeof(size_t));
+	if (!S->pg.tty)
+		printf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'\n", S->pg.todo_at_start,
+		       S->pg.total, S->r.name, S->dir);
+	fflush(stdout);
+	S->pg.start = now_monotonic();
+	struct grid g;
+	grid_init(&g, &S->r);
+	const struct point *next = NULL;
+	int exhausted = 0;
+	for (;;) {
+		if (!S->interrupted && fill_slots(S, &g, &next, &exhausted) < 0)
+			S->interrupted = -1;
+		struct exec_exit x;
+		long i = S->ex->ops->wait(S->ex, &x);
 		if (i == -1)
 			break; /* nothing running */
 		if (i == -2) {
-			interrupted = exec_interrupted();
-			exec_kill_all(children, nslots, r.measure.grace_s);
-			for (size_t k = 0; k < nslots; k++)
-				if (slots[k].busy)
-					slot_clear(&slots[k]);
+			S->interrupted = S->ex->ops->interrupted(S->ex);
+			cancel_all(S);
 			break;
 		}
-		slots[i].child = children[i];
-		int stored = finish_point(&r, &st, &slots[i], &pg, &nfailed);
-		slot_clear(&slots[i]);
-		children[i].pid = 0;
+		S->slots[i].exit = x;
+		int stored = finish_point(&S->r, &S->st, &S->slots[i], &S->pg, &S->nfailed);
+		slot_clear(&S->slots[i]);
 		if (stored < 0) {
-			exec_kill_all(children, nslots, r.measure.grace_s);
-			for (size_t k = 0; k < nslots; k++)
-				if (slots[k].busy)
-					slot_clear(&slots[k]);
-			interrupted = -1;
+			cancel_all(S);
+			S->interrupted = -1;
 			break;
 		}
-		progress_line(&pg, NULL);
-		if (exec_interrupted())
-			interrupted = exec_interrupted();
+		progress_line(&S->pg, NULL);
+		if (S->ex->ops->interrupted(S->ex))
+			S->interrupted = S->ex->ops->interrupted(S->ex);
 	}
 	grid_free(&g);
-	if (pg.tty)
+	if (S->pg.tty)
 		fprintf(stderr, "\r\033[K");
+}
 
-	/* the verdict over every row of the directory, not just this invocation */
+/* The verdict over every row of the directory, not just this invocation,
+ * and the report. Returns the exit status. */
+static int study_verdict(struct study *S)
+{
 	uint64_t failed_rows = 0;
-	{
-		struct table t;
-		char *why;
-		if (table_read(st.path, &t, NULL, &why) == 0) {
-			long stc = table_column(&t, "status");
-			for (size_t k = 0; stc >= 0 && k < t.nrows; k++)
-				failed_rows += !status_is_success(t.rows[k].cell[stc]) && status_known(t.rows[k].cell[stc]);
-			struct quality q;
-			quality_scan(&t, &r, &q);
-			quality_summary(&q, &quality);
-			quality_free(&q);
-			table_free(&t);
-		}
-		free(why);
+	struct table t;
+	char *why = NULL;
+	if (table_read(S->st.path, &t, NULL, &why) == 0) {
+		long stc = table_column(&t, "status");
+		for (size_t k = 0; stc >= 0 && k < t.nrows; k++)
+			failed_rows += !status_is_success(t.rows[k].cell[stc]) && status_known(t.rows[k].cell[stc]);
+		struct quality q;
+		quality_scan(&t, &S->r, &q);
+		quality_summary(&q, &S->quality);
+		quality_free(&q);
+		table_free(&t);
 	}
+	free(why);
 	char el[48];
-	fmt_hms(el, sizeof(el), now_monotonic() - pg.start);
-	if (interrupted > 0) {
+	fmt_hms(el, sizeof(el), now_monotonic() - S->pg.start);
+	if (S->interrupted > 0) {
 		fprintf(stderr, "matrix: interrupted by %s after %" PRIu64 " of %" PRIu64
 				" points; resume with: matrix run --resume %s\n",
-			signal_name(interrupted), pg.done, pg.total, dir);
-		rc = 130;
-	} else if (interrupted < 0) {
+			signal_name(S->interrupted), S->pg.done, S->pg.total, S->dir);
+		return 130;
+	}
+	if (S->interrupted < 0) {
 		error("stopped after %" PRIu64 " of %" PRIu64 " points; resume with: matrix run --resume %s",
-		      pg.done, pg.total, dir);
-		rc = 1;
-	} else {
-		printf("matrix: %" PRIu64 " points in %s: %" PRIu64 " ok, %" PRIu64 " unsupported, %" PRIu64
-		       " failed%s; results in %s/results.csv\n",
-		       pg.total, el, pg.ok, pg.unsupported, failed_rows,
-		       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", dir);
-		if (quality.len)
-			printf("matrix: %s\n", quality.buf);
-		rc = failed_rows ? 1 : 0;
-		/* the report is a view of the directory: its trouble does not change
-		 * the run's verdict, and `matrix report DIR` redoes it at any time */
-		if (!o.no_report && report_write(dir, stderr) != 0)
-			error("the report of '%s' is incomplete (see above); the results are all stored", dir);
-		else if (!o.no_report)
-			printf("matrix: report in %s/report.html\n", dir);
+		      S->pg.done, S->pg.total, S->dir);
+		return 1;
 	}
+	printf("matrix: %" PRIu64 " points in %s: %" PRIu64 " ok, %" PRIu64 " unsupported, %" PRIu64
+	       " failed%s; results in %s/results.csv\n",
+	       S->pg.total, el, S->pg.ok, S->pg.unsupported, failed_rows,
+	       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", S->dir);
+	if (S->quality.len)
+		printf("matrix: %s\n", S->quality.buf);
+	/* the report is a view of the directory: its trouble does not change
+	 * the run's verdict, and `matrix report DIR` redoes it at any time */
+	if (!S->o.no_report && report_write(S->dir, stderr) != 0)
+		error("the report of '%s' is incomplete (see above); the results are all stored", S->dir);
+	else if (!S->o.no_report)
+		printf("matrix: report in %s/report.html\n", S->dir);
+	return failed_rows ? 1 : 0;
+}
+
+static void study_free(struct study *S)
+{
+	if (S->slots) {
+		for (size_t i = 0; i < S->ex->nslots; i++)
+			free(S->slots[i].level);
+		free(S->slots);
+	}
+	if (S->ex)
+		S->ex->ops->free(S->ex);
+	free(S->done.key);
+	grid_filter_free(S->filter);
+	sb_free(&S->quality);
+	if (S->have_store)
+		store_close(&S->st);
+	if (S->have_recipe)
+		recipe_free(&S->r);
+	if (S->lock >= 0)
+		close(S->lock);
+	free(S->saved_path);
+	free(S->dir);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct study S = {.argc = argc + 1, .argv = argv - 1, .lock = -1};
+	if (parse_run_opts(argc, argv, &S.o) < 0)
+		return cmd_usage("run");
+	int rc = 2;
+	if (study_load_recipe(&S) < 0 || study_check(&S) < 0 || study_resume(&S) < 0)
+		goto out;
+	if (S.o.dry_run) {
+		rc = study_dry_run(&S) < 0 ? 2 : 0;
+		goto out;
+	}
+	if (study_prepare(&S) < 0)
+		goto out;
+	study_loop(&S);
+	rc = study_verdict(&S);
 out:
-	if (slots) {
-		for (size_t i = 0; i < (size_t)o.jobs; i++)
-			free(slots[i].level);
-		free(slots);
-	}
-	free(children);
-	free(done.key);
-	grid_filter_free(filter);
-	sb_free(&quality);
-	if (have_store)
-		store_close(&st);
-	if (have_recipe)
-		recipe_free(&r);
-	if (lock >= 0)
-		close(lock);
-	free(saved_path);
-	free(dir);
+	study_free(&S);
 	return rc;
 }

@@ -1,6 +1,10 @@
-/* exec.c - local executor: fork/exec in a fresh process group, timeouts,
- * signals through a self-pipe, no busy waiting. Between the runner and each
- * point sits a keeper process that contains the point as a whole. */
+/* exec_local.c - the local executor (executor.h): each point is fork/exec'd
+ * in a fresh process group under a keeper process (a child subreaper) with
+ * stdout and stderr to its log; at a timeout, an interrupt or the runner's
+ * death the keeper sends SIGTERM to every descendant of the point (one that
+ * called setsid included), then SIGKILL after a grace period, and exits as
+ * the engine did. Signals (SIGCHLD, SIGINT, SIGTERM, SIGHUP) reach the runner
+ * through a self-pipe: no busy waiting. */
 #include "config.h"
 
 #include <dirent.h>
@@ -16,8 +20,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "executor.h"
 #include "util.h"
+
+struct exec_child {
+	pid_t pid;             /* the keeper's, also its process group id; 0 when free */
+	double start;          /* monotonic seconds */
+	double deadline;       /* start + timeout */
+	double kill_at;        /* SIGKILL due (after SIGTERM), 0 = not yet */
+	int timed_out;         /* we sent SIGTERM because of the deadline */
+	int done;
+	int wstatus;           /* from waitpid once done */
+	double wall_s;         /* seconds from fork to exit */
+	void *ctx;             /* the caller's */
+};
 
 /* The runner's SIGKILL to a keeper comes this long after the keeper's own
  * grace period: the keeper ends the point's tree itself. */
@@ -37,7 +53,7 @@ static void on_signal(int sig)
 	errno = e;
 }
 
-int exec_setup(void)
+static int exec_setup(void)
 {
 	if (sigpipe_fd[0] >= 0)
 		return 0;
@@ -56,7 +72,7 @@ int exec_setup(void)
 	return 0;
 }
 
-int exec_interrupted(void)
+static int exec_interrupted(void)
 {
 	return interrupted;
 }
@@ -277,8 +293,8 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 	_exit(128 + sig);
 }
 
-int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *log_path,
-	       double timeout_s, double grace_s, FILE *err)
+static int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *log_path,
+		      double timeout_s, double grace_s, FILE *err)
 {
 	memset(c, 0, sizeof(*c));
 	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -346,7 +362,7 @@ static void drain(void)
 		;
 }
 
-long exec_wait(struct exec_child *children, size_t n, double grace_s)
+static long exec_wait(struct exec_child *children, size_t n, double grace_s)
 {
 	for (;;) {
 		reap(children, n);
@@ -386,7 +402,7 @@ long exec_wait(struct exec_child *children, size_t n, double grace_s)
 	}
 }
 
-void exec_kill_all(struct exec_child *children, size_t n, double grace_s)
+static void exec_kill_all(struct exec_child *children, size_t n, double grace_s)
 {
 	for (size_t i = 0; i < n; i++)
 		if (children[i].pid && !children[i].done)
@@ -415,4 +431,105 @@ void exec_kill_all(struct exec_child *children, size_t n, double grace_s)
 				children[i].wall_s = now_monotonic() - children[i].start;
 			}
 		}
+}
+
+/* --- the executor.h interface ------------------------------------------------------ */
+
+struct local {
+	struct exec_child *children; /* one per slot; pid 0 when free */
+	double grace_s;
+};
+
+static int local_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
+{
+	struct local *l = ex->state;
+	return exec_start(&l->children[slot], pt->argv, pt->env, pt->log_path, pt->res.timeout_s,
+			  pt->res.grace_s, err);
+}
+
+static long local_wait(struct executor *ex, struct exec_exit *out)
+{
+	struct local *l = ex->state;
+	long i = exec_wait(l->children, ex->nslots, l->grace_s);
+	if (i >= 0) {
+		struct exec_child *c = &l->children[i];
+		*out = (struct exec_exit){.wstatus = c->wstatus, .timed_out = c->timed_out, .wall_s = c->wall_s};
+		c->pid = 0;
+	}
+	return i;
+}
+
+static int local_interrupted(struct executor *ex)
+{
+	return exec_interrupted();
+}
+
+static void local_cancel_all(struct executor *ex)
+{
+	struct local *l = ex->state;
+	exec_kill_all(l->children, ex->nslots, l->grace_s);
+	for (size_t i = 0; i < ex->nslots; i++)
+		l->children[i].pid = 0;
+}
+
+/* The output of the shell command cmd, under title, when it succeeds. */
+static void describe_cmd(struct strbuf *sb, const char *title, const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	char buf[4096];
+	size_t n, total = 0;
+	struct strbuf out = {0};
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0 && total < 65536) {
+		sb_add(&out, buf, n);
+		total += n;
+	}
+	if (pclose(p) == 0 && out.len) {
+		sb_printf(sb, "%s:\n%s", title, out.buf);
+		if (out.buf[out.len - 1] != '\n')
+			sb_putc(sb, '\n');
+	}
+	sb_free(&out);
+}
+
+static void local_describe(struct executor *ex, struct strbuf *sb)
+{
+	describe_cmd(sb, "cpu", "grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//'");
+	describe_cmd(sb, "gpus", "timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total "
+				 "--format=csv,noheader 2>/dev/null");
+}
+
+static void local_free(struct executor *ex)
+{
+	if (!ex)
+		return;
+	struct local *l = ex->state;
+	free(l->children);
+	free(l);
+	free(ex);
+}
+
+static const struct executor_ops local_ops = {
+	.name = "local",
+	.start = local_start,
+	.wait = local_wait,
+	.interrupted = local_interrupted,
+	.cancel_all = local_cancel_all,
+	.describe = local_describe,
+	.free = local_free,
+};
+
+struct executor *exec_local_new(size_t nslots, double grace_s, FILE *err)
+{
+	if (exec_setup() < 0) {
+		error("cannot set up signal handling: %s", strerror(errno));
+		return NULL;
+	}
+	struct local *l = xcalloc(1, sizeof(*l));
+	l->children = xcalloc(nslots ? nslots : 1, sizeof(*l->children));
+	l->grace_s = grace_s;
+	struct executor *ex = xcalloc(1, sizeof(*ex));
+	*ex = (struct executor){.ops = &local_ops, .nslots = nslots, .state = l};
+	return ex;
 }

@@ -1,0 +1,69 @@
+/* executor.h - where the points of a study run. The study loop (cmd_run.c)
+ * knows an executor only through this interface: start a point in a slot,
+ * wait for a finished point, cancel every running point, describe the
+ * environment the points run in. exec_local.c is the first implementation
+ * (fork/exec on this machine); a container or Slurm executor provides the
+ * same operations (DESIGN.md, "Executors").
+ *
+ * Slots: the study loop runs at most nslots points at once and names each by
+ * its slot, 0 .. nslots-1; a slot is free again once wait returned it. */
+#ifndef MATRIX_EXECUTOR_H
+#define MATRIX_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct strbuf;
+
+/* What a point needs from the machine. */
+struct exec_resources {
+	double timeout_s;     /* 0: none; then SIGTERM (or the executor's equivalent) */
+	double grace_s;       /* seconds between SIGTERM and SIGKILL */
+	int gpu;              /* 1: the point uses the GPU (runs alone) */
+};
+
+/* One point to start: the engine's command, where its output and result go. */
+struct exec_point {
+	char *const *argv;        /* NULL terminated; argv[0] searched in PATH */
+	char *const *env;         /* extra "K=V" strings, NULL terminated, or NULL */
+	const char *log_path;     /* stdout and stderr */
+	const char *result_path;  /* the engine's result file (already in argv/env) */
+	struct exec_resources res;
+};
+
+/* How a point ended. */
+struct exec_exit {
+	int wstatus;          /* as from waitpid(2) */
+	int timed_out;        /* it was ended for running past timeout_s */
+	double wall_s;        /* seconds from start to exit */
+};
+
+struct executor;
+struct executor_ops {
+	const char *name;     /* "local" */
+	/* Start pt in slot (free). Returns 0, or -1 after printing why to err. */
+	int (*start)(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err);
+	/* Wait until a point is done: returns its slot and fills *out; -1 at once
+	 * when nothing runs; -2 when an interrupt (SIGINT, SIGTERM, SIGHUP)
+	 * arrived. Deals with timeouts meanwhile. */
+	long (*wait)(struct executor *ex, struct exec_exit *out);
+	/* The interrupting signal received so far, or 0. */
+	int (*interrupted)(struct executor *ex);
+	/* End every running point and forget it (its slot is free again). */
+	void (*cancel_all)(struct executor *ex);
+	/* Append "key: value" lines about where points run (CPU, GPUs) to sb. */
+	void (*describe)(struct executor *ex, struct strbuf *sb);
+	void (*free)(struct executor *ex);
+};
+
+struct executor {
+	const struct executor_ops *ops;
+	size_t nslots;
+	void *state;          /* the implementation's */
+};
+
+/* The local executor: points fork/exec'd on this machine (exec_local.c).
+ * Installs its signal handling. Returns NULL after printing why to err. */
+struct executor *exec_local_new(size_t nslots, double grace_s, FILE *err);
+
+#endif
