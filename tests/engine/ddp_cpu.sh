@@ -25,6 +25,13 @@ CMP=${DUMP_CMP:-${top_builddir:-.}/tests/engine/dump_cmp}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 pass=0 fail=0
+# under AddressSanitizer (.ci/run's second pass): no leak check in the ranks,
+# whose only leaks are Open MPI's own, in components it unloads before
+# LeakSanitizer can name them (the engine's leaks are checked by every
+# single-process test)
+if ldd "$E" 2>/dev/null | grep -q libasan; then
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
+fi
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1"; fail=$((fail + 1)); }
 key() { sed -n "s/^$1=//p" "$2"; }
