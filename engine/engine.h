@@ -4,7 +4,8 @@
 
 #include <stdint.h>
 
-enum precision { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16 };
+enum precision { PREC_FP32, PREC_TF32, PREC_FP16, PREC_BF16, PREC_INT8 };
+enum runtime { RUNTIME_EAGER, RUNTIME_INDUCTOR, RUNTIME_ONNXRUNTIME, RUNTIME_TENSORRT };
 enum compile_mode { COMPILE_NONE, COMPILE_DEFAULT, COMPILE_REDUCE_OVERHEAD, COMPILE_MAX_AUTOTUNE };
 enum device { DEV_AUTO, DEV_CPU, DEV_CUDA };
 
@@ -20,6 +21,8 @@ typedef struct point {
     int eval;
     int inference_mode;
     int compile;        /* enum compile_mode */
+    int runtime;        /* enum runtime: the PyTorch engine's; here eager only */
+    int quant;          /* int8 quantization: 0 dynamic, 1 static (PyTorch engine) */
     int syncbn;
     int ema;
     int gpus;

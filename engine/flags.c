@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 const char *const lv_task[] = {"infer", "train", NULL};
-const char *const lv_prec[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+const char *const lv_prec[] = {"fp32", "tf32", "fp16", "bf16", "int8", NULL};
+const char *const lv_runtime[] = {"eager", "inductor", "onnxruntime", "tensorrt", NULL};
+const char *const lv_quant[] = {"dynamic", "static", NULL};
 const char *const lv_onoff[] = {"off", "on", NULL};
 const char *const lv_compile[] = {"none", "default", "reduce-overhead", "max-autotune", NULL};
 const char *const lv_device[] = {"auto", "cpu", "cuda", NULL};
@@ -32,7 +34,9 @@ static const struct flag flags[] = {
     {"batch", F_INT, O(pt.batch), NULL, "N", "samples per step; default 64"},
     {"seq-len", F_INT, O(pt.seq_len), NULL, "N", "tokens per sample (BERT); default 128"},
     {"image-size", F_INT, O(pt.image_size), NULL, "N", "image side in pixels (ResNet); default 224"},
-    {"precision", F_LEVEL, O(pt.precision), lv_prec, "fp32|tf32|fp16|bf16", "arithmetic; default fp32 (tf32 is fp32 on cpu, listed in ignored)"},
+    {"precision", F_LEVEL, O(pt.precision), lv_prec, "fp32|tf32|fp16|bf16|int8", "arithmetic; default fp32 (tf32 is fp32 on cpu, listed in ignored; int8: unsupported)"},
+    {"runtime", F_LEVEL, O(pt.runtime), lv_runtime, "eager|inductor|onnxruntime|tensorrt", "the PyTorch engine's runtimes; here eager only, the others are unsupported"},
+    {"quant", F_LEVEL, O(pt.quant), lv_quant, "dynamic|static", "int8 quantization (PyTorch engine); listed in ignored"},
     {"channels-last", F_LEVEL, O(pt.channels_last), lv_onoff, "off|on", "NHWC activations for convolutional models; default off"},
     {"cudnn-benchmark", F_LEVEL, O(pt.cudnn_benchmark), lv_onoff, "off|on", "timed algorithm search (CUDA only); default off"},
     {"eval", F_LEVEL, O(pt.eval), lv_onoff, "off|on", "BatchNorm running statistics, dropout off; default off"},
@@ -198,6 +202,7 @@ void flags_defaults(struct opts *o)
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     memset(o, 0, sizeof *o);
     o->pt.model = "mnist_cnn";
+    o->pt.quant = -1; /* not given */
     o->pt.batch = 64;
     o->pt.seq_len = 128;
     o->pt.gpus = 1;

@@ -10,7 +10,9 @@
 #include <stdio.h>
 
 extern const char *const lv_task[];    /* infer, train */
-extern const char *const lv_prec[];    /* fp32, tf32, fp16, bf16 */
+extern const char *const lv_prec[];    /* fp32, tf32, fp16, bf16, int8 */
+extern const char *const lv_runtime[]; /* eager, inductor, onnxruntime, tensorrt */
+extern const char *const lv_quant[];   /* dynamic, static */
 extern const char *const lv_onoff[];   /* off, on */
 extern const char *const lv_compile[]; /* none, default, reduce-overhead, max-autotune */
 extern const char *const lv_device[];  /* auto, cpu, cuda */

@@ -495,6 +495,14 @@ int session_check(struct session *s)
     const struct opts *o = &s->o;
     char *ign = s->ignored;
     size_t n = sizeof s->ignored;
+    if (o->pt.runtime != RUNTIME_EAGER)
+        return finish_unsupported(o, ign, o->pt.runtime == RUNTIME_INDUCTOR
+                                              ? "runtime inductor is torch.compile: the native engine's graph passes are --compile"
+                                              : "the native engine runs its own kernels: runtimes onnxruntime and tensorrt are the PyTorch engine's");
+    if (o->pt.precision == PREC_INT8)
+        return finish_unsupported(o, ign, "int8 is not implemented in the native engine");
+    if (o->pt.quant >= 0) /* given: the native engine has no int8 to quantize */
+        add_ignored(ign, n, "quant");
     if (o->pt.syncbn && o->pt.gpus < 2)
         return finish_unsupported(o, ign, "SyncBN needs more than one GPU (gpus: 1 has nothing to synchronise with)");
     if (o->pt.syncbn && o->pt.device == DEV_CUDA)

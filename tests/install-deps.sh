@@ -10,6 +10,13 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake pkg-config ca-certificates \
 	libyaml-dev libcsv-dev libopenblas-dev gnuplot-nox \
-	python3 python3-torch python3-torchvision \
+	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
 	chromium procps time >/dev/null
+# ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
+# int8 (tests/pytorch/engine_runtimes.py skips without them), pinned, into
+# Debian's python beside its torch; numpy stays Debian's (torch is built on it).
+NUMPY=$(python3 -c 'import numpy; print(numpy.__version__)')
+python3 -m pip install -q --break-system-packages --root-user-action=ignore \
+	onnxruntime==1.32.0 onnx==1.23.2 "numpy==$NUMPY" >/dev/null ||
+	echo "install-deps: onnxruntime and onnx not installed: the runtime tests will be skipped" >&2

@@ -3,7 +3,7 @@
 # (share/matrix/pytorch/matrix_torch.py beside bin/matrix).
 pytorchdir = $(pkgdatadir)/pytorch
 dist_pytorch_SCRIPTS = engine/pytorch/matrix_torch.py
-dist_pytorch_DATA = engine/pytorch/matrix_torch_models.py
+dist_pytorch_DATA = engine/pytorch/matrix_torch_models.py engine/pytorch/matrix_torch_runtimes.py
 
 # Tests of the PyTorch engine (tests/pytorch/). Flag parsing needs no torch.
 pytorch_torch_tests = \
@@ -16,6 +16,7 @@ pytorch_torch_tests = \
 	tests/pytorch/engine_ddp.py \
 	tests/pytorch/engine_compile.py \
 	tests/pytorch/engine_compile_modes.py \
+	tests/pytorch/engine_runtimes.py \
 	tests/pytorch/run_recipe.sh
 TESTS += tests/pytorch/engine_flags.sh
 if HAVE_TORCH

@@ -29,7 +29,9 @@ ENGINE = "pytorch"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNSUPPORTED = 0, 1, 2, 3
 
 MODEL_NAMES = ("mnist_cnn", "resnet18", "resnet50", "resnet_tiny", "bert_tiny", "bert_base", "bert_large")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "int8")
+RUNTIMES = ("eager", "inductor", "onnxruntime", "tensorrt")
+QUANTS = ("dynamic", "static")
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune")
 SWITCHES = ("off", "on")
 
@@ -37,7 +39,8 @@ SWITCHES = ("off", "on")
 KEY_ORDER = (
     "status", "reason", "throughput", "unit", "step_ms", "step_ms_lo", "step_ms_hi", "samples",
     "startup_s", "peak_mem_bytes", "mem_source", "flops_per_step", "tflops", "device", "engine",
-    "ignored", "model", "task", "batch", "seq_len", "threads", "torch_version", "cuda_version",
+    "ignored", "model", "task", "batch", "seq_len", "runtime", "precision", "quant", "max_rel_err", "top1_agree",
+    "tolerance", "prepare_s", "threads", "torch_version", "cuda_version",
     "cudnn_version", "gpu",
 )
 
@@ -155,7 +158,15 @@ def make_parser():
       help="BERT sequence length, at most 512 (default 128; ignored by the CNNs)")
     a("--precision", default="fp32", choices=PRECISIONS,
       help="fp32 (TF32 off), tf32 (TF32 matmul and cuDNN), fp16 / bf16 (autocast, fp32 weights; "
-           "fp16 training with GradScaler) (default fp32)")
+           "fp16 training with GradScaler), int8 (inference: --quant) (default fp32)")
+    a("--runtime", default="eager", choices=RUNTIMES,
+      help="eager (PyTorch), inductor (torch.compile; --compile picks the mode), onnxruntime (ONNX export, "
+           "CPU or CUDA execution provider), tensorrt (ONNX Runtime's TensorRT execution provider) (default eager)")
+    a("--quant", default=None, choices=QUANTS,
+      help="int8: dynamic (weights int8, activations quantized at run time) or static (QDQ, calibrated on "
+           "generated inputs; onnxruntime, tensorrt) (default dynamic)")
+    a("--tolerance", default=None, type=positive_float, metavar="X",
+      help="largest max_rel_err against eager fp32 before the point fails (default: the precision's, see README)")
     a("--channels-last", default="off", choices=SWITCHES, help="NHWC model and input (CNNs) (default off)")
     a("--cudnn-benchmark", default="off", choices=SWITCHES, help="torch.backends.cudnn.benchmark (default off)")
     a("--eval", default="off", choices=SWITCHES, help="model.eval() instead of model.train() (default off)")
@@ -188,6 +199,9 @@ def parse_args(argv):
     p = make_parser()
     args = p.parse_args(argv)
     args.seq_len_given = args.seq_len is not None
+    args.quant_given = args.quant is not None
+    if args.quant is None:
+        args.quant = "dynamic"
     if args.seq_len is None:
         args.seq_len = 128
     if args.seq_len > 512:
@@ -347,6 +361,7 @@ def plan(args, torch):
         import importlib.util
         if importlib.util.find_spec("torchvision") is None:
             raise Unsupported("model %s needs torchvision, which %s cannot import" % (args.model, sys.executable))
+    plan_runtime(args, torch, device, cnn, ignored)
     if args.compile != "none" and not hasattr(torch, "compile"):
         raise Unsupported("torch.compile needs torch >= 2.0, found %s" % torch.__version__)
     if args.precision == "fp16" and device == "cpu":
@@ -396,6 +411,80 @@ def plan(args, torch):
     if args.compile == "max-autotune" and device == "cpu":
         ignored.append("compile:CUDA graphs on cpu")
     return device, ignored
+
+
+def plan_runtime(args, torch, device, cnn, ignored):
+    """The runtime, int8 and quant part of plan(): Unsupported for what cannot
+    run here (with the package it needs), ignored for what does not apply."""
+    import matrix_torch_runtimes as rt
+    runtime = args.runtime
+    graph = runtime in ("onnxruntime", "tensorrt")  # an exported ONNX graph runs
+    if args.quant_given and args.precision != "int8":
+        ignored.append("quant:precision %s" % args.precision)
+    if runtime != "eager" and args.gpus > 1:
+        raise Unsupported("runtime %s runs one process (gpus 1), got gpus %d" % (runtime, args.gpus))
+    if args.precision == "int8" and args.task == "train":
+        raise Unsupported("precision int8 is for inference (task infer): no int8 training")
+    if graph and args.task == "train":
+        raise Unsupported("runtime %s runs inference only (task infer)" % runtime)
+    if runtime == "inductor":
+        if not hasattr(torch, "compile"):
+            raise Unsupported("runtime inductor needs torch >= 2.0 (torch.compile), found %s" % torch.__version__)
+        if args.precision == "int8":
+            raise Unsupported("precision int8 with runtime inductor: not implemented (int8 runs with runtime eager "
+                              "(dynamic), onnxruntime or tensorrt)")
+        if args.compile == "none":
+            args.compile = "default"  # inductor is torch.compile; --compile picks its mode
+    if graph:
+        ort, err, providers = rt.ort_info()
+        if runtime == "tensorrt":
+            if "TensorrtExecutionProvider" not in providers:
+                have = ("onnxruntime %s has %s" % (ort.__version__, ", ".join(providers))) if ort else \
+                    "onnxruntime cannot be imported (%s)" % err
+                raise Unsupported("runtime tensorrt needs TensorRT through onnxruntime's TensorrtExecutionProvider "
+                                  "(packages onnxruntime-gpu and tensorrt; Torch-TensorRT is not used): %s" % have)
+            if device != "cuda":
+                raise Unsupported("runtime tensorrt needs cuda (TensorRT runs on NVIDIA GPUs)")
+        elif ort is None:
+            raise Unsupported("runtime onnxruntime needs the onnxruntime package (pip install onnxruntime, or "
+                              "onnxruntime-gpu for cuda), which %s cannot import: %s" % (sys.executable, err))
+        elif device == "cuda" and "CUDAExecutionProvider" not in providers:
+            raise Unsupported("runtime onnxruntime on cuda needs onnxruntime-gpu (CUDAExecutionProvider); "
+                              "onnxruntime %s here has %s" % (ort.__version__, ", ".join(providers)))
+        if args.precision == "bf16":
+            raise Unsupported("precision bf16 with runtime %s: not implemented (fp32, fp16 on cuda, int8)" % runtime)
+        if args.precision == "tf32" and device == "cuda":
+            raise Unsupported("precision tf32 with runtime %s: the execution provider's TF32 switch is not wired "
+                              "(fp32, fp16, int8 are)" % runtime)
+        if args.precision == "int8":
+            if not rt._find("onnx"):
+                raise Unsupported("precision int8 with runtime %s needs the onnx package (onnxruntime.quantization "
+                                  "imports it), which %s cannot import" % (runtime, sys.executable))
+            if runtime == "tensorrt" and args.quant == "dynamic":
+                raise Unsupported("quant dynamic with runtime tensorrt: TensorRT has no dynamic quantization "
+                                  "(quant static runs a calibrated QDQ graph)")
+        why = "runtime %s" % runtime
+        if args.compile != "none":
+            ignored.append("compile:%s" % why)
+            args.compile = "none"
+        if args.channels_last == "on" and cnn:
+            ignored.append("channels_last:%s chooses its layouts" % why)
+        if args.cudnn_benchmark == "on" and device == "cuda":
+            ignored.append("cudnn_benchmark:%s" % why)
+        if args.inference_mode == "on":
+            ignored.append("inference_mode:%s (no autograd)" % why)
+        if args.eval == "off":
+            ignored.append("eval:%s runs the exported eval graph" % why)
+    elif args.precision == "int8":  # eager
+        if args.quant == "static":
+            raise Unsupported("quant static with runtime eager: not implemented (static int8, calibrated QDQ, "
+                              "runs with runtime onnxruntime or tensorrt)")
+        if device == "cuda":
+            raise Unsupported("precision int8 with runtime eager runs on cpu: PyTorch's dynamically quantized "
+                              "Linear has cpu kernels only (fbgemm, qnnpack)")
+        engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
+        if not engines:
+            raise Unsupported("precision int8: this torch has no quantized engine (fbgemm, qnnpack)")
 
 
 class Ema:
@@ -567,7 +656,48 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     del first_conv
     flops = fwd_flops * (3 if args.task == "train" else 1)
 
-    model.train(args.eval == "off")
+    # runtimes and int8: the reference is eager fp32 (TF32 off, eval) on the same
+    # inputs; every other runtime / precision of an inference point is checked
+    # against it before anything is timed
+    import matrix_torch_runtimes as rt
+    res["runtime"] = args.runtime
+    res["precision"] = args.precision
+    if args.precision == "int8":
+        res["quant"] = args.quant
+    graph = args.runtime in ("onnxruntime", "tensorrt")
+    checked = args.task == "infer" and (args.runtime != "eager" or args.precision != "fp32")
+    tolerance = args.tolerance if args.tolerance is not None else rt.TOLERANCES[args.precision]
+    ref = None
+    if checked:
+        model.eval()
+        saved = None
+        if device == "cuda":
+            saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        with torch.no_grad():
+            ref = model(x).float().clone()
+        if saved is not None:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    elif args.task == "infer":
+        res["accuracy_ref"] = "self"  # eager fp32 is the reference
+    try:
+        if graph:
+            run, first = rt.ort_session(
+                args, torch, model, x, dev, res,
+                lambda: rt.calibration_batches(models, args.model, args.batch, args.seq_len, dev, args.seed, torch),
+                Unsupported)
+            rt.check(res, args.precision, ref, first, tolerance)
+        elif args.precision == "int8":
+            t0 = time.perf_counter()
+            model = rt.eager_int8(torch, model.eval(), res)
+            res["prepare_s"] = "%.3f" % (time.perf_counter() - t0)
+    except (rt.AccuracyError, Unsupported) as e:
+        e.res = res
+        raise
+    if graph:
+        model = rt.GraphModule(torch, run, getattr(model, "use_sdpa", None))
+
+    model.train(args.eval == "off" and not graph)
     res["module_training"] = int(model.training)
     res["syncbn_layers"] = sum(1 for m in model.modules() if isinstance(m, nn.SyncBatchNorm))
     raw = model
@@ -580,11 +710,28 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     if world > 1 and args.task == "train":
         from torch.nn.parallel import DistributedDataParallel as DDP
         model = DDP(model, device_ids=[rank] if device == "cuda" else None)
-    if args.compile != "none":
+    if args.compile != "none" and not graph:
         mode = None if args.compile == "default" else args.compile
         model = torch.compile(model, mode=mode)
-    res["compiled"] = int(args.compile != "none")
+    res["compiled"] = int(args.compile != "none" and not graph)
     res["model_class"] = type(model).__name__
+    if checked:
+        was = raw.training
+        raw.eval()
+        amp = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.precision)
+        try:
+            with torch.no_grad(), (torch.autocast(device_type=device, dtype=amp) if amp else contextlib.nullcontext()):
+                cand = model(x)
+            rt.check(res, args.precision, ref, cand, tolerance)
+        except rt.AccuracyError as e:
+            e.res = res
+            raise
+        except Exception as e:
+            if args.compile != "none" and not is_oom(e):
+                raise RuntimeError("torch.compile(mode=%s) failed in the first step: %s" % (args.compile, first_line(e))) from e
+            raise
+        raw.train(was)
+        del cand
 
     loss_of = models.loss_fn(args.model)
     probe = {}
@@ -685,7 +832,7 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     check_every = comm.agree_int(max(1, min(1000, int(0.05 / est))) if est > 0 else 1)
     samples = []
     pending = []
-    timing_events = device == "cuda"
+    timing_events = device == "cuda" and not graph  # an ONNX Runtime run returns once its outputs are ready
     startup_s = None
     t_start = time.perf_counter()
     n = 0
@@ -702,6 +849,7 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         else:
             t0 = time.perf_counter()
             step()
+            sync()
             samples.append(time.perf_counter() - t0)
         n += 1
         if args.steps is not None:
@@ -936,6 +1084,7 @@ def main(argv=None):
         res.update(out)
         res.setdefault("threads", torch.get_num_threads())
     except Unsupported as e:
+        res.update({k: v for k, v in getattr(e, "res", {}).items() if k not in res})
         res.setdefault("device", getattr(args, "device_resolved", device))
         res.update(status="unsupported", reason=str(e))
         res.setdefault("threads", torch.get_num_threads())
@@ -945,7 +1094,9 @@ def main(argv=None):
         print("matrix_torch.py: unsupported: %s" % e, file=sys.stderr)
         return EXIT_UNSUPPORTED
     except Exception as e:
-        traceback.print_exc()
+        if getattr(e, "res", None) is None:
+            traceback.print_exc()
+        res.update({k: v for k, v in getattr(e, "res", {}).items() if k not in res})
         res.setdefault("device", getattr(args, "device_resolved", device))
         res.update(status="oom" if is_oom(e) else "failed", reason=first_line(e))
         res.setdefault("threads", torch.get_num_threads())

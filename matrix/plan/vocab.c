@@ -14,7 +14,9 @@ static const char *const models[] = {
 	"mnist_cnn", "resnet18", "resnet50", "bert_base", "bert_large", "resnet_tiny", "bert_tiny", NULL,
 };
 static const char *const tasks[] = {"train", "infer", NULL};
-static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
+static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", "int8", NULL};
+static const char *const runtimes[] = {"eager", "inductor", "onnxruntime", "tensorrt", NULL};
+static const char *const quants[] = {"dynamic", "static", NULL};
 static const char *const compiles[] = {"none", "default", "reduce-overhead", "max-autotune", NULL};
 static const char *const devices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const engines[] = {"native", "pytorch", "command", NULL};
@@ -29,7 +31,9 @@ const struct vocab_factor vocab_factors[] = {
 	{"task", "--task", VOCAB_ENUM, tasks, "one of: train, infer"},
 	{"batch", "--batch", VOCAB_INT, NULL, INT_EXPECTED},
 	{"seq_len", "--seq-len", VOCAB_INT, NULL, INT_EXPECTED},
-	{"precision", "--precision", VOCAB_ENUM, precisions, "one of: fp32, tf32, fp16, bf16"},
+	{"precision", "--precision", VOCAB_ENUM, precisions, "one of: fp32, tf32, fp16, bf16, int8"},
+	{"runtime", "--runtime", VOCAB_ENUM, runtimes, "one of: eager, inductor, onnxruntime, tensorrt"},
+	{"quant", "--quant", VOCAB_ENUM, quants, "one of: dynamic, static"},
 	{"channels_last", "--channels-last", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
 	{"cudnn_benchmark", "--cudnn-benchmark", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
 	{"eval", "--eval", VOCAB_SWITCH, switches, SWITCH_EXPECTED},

@@ -22,7 +22,7 @@ expect_exit() {
 
 expect_exit 2 "matrix-engine: unknown flag '--bogus'
 usage: matrix-engine [flags] --result FILE (see --help)" --bogus 1
-expect_exit 2 "matrix-engine: --precision: unknown level 'fp8' (levels: fp32 tf32 fp16 bf16)
+expect_exit 2 "matrix-engine: --precision: unknown level 'fp8' (levels: fp32 tf32 fp16 bf16 int8)
 usage: matrix-engine [flags] --result FILE (see --help)" --precision fp8
 expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
 usage: matrix-engine [flags] --result FILE (see --help)" --batch 0

@@ -422,7 +422,7 @@ static void test_vocab(void)
 
 	CHECK_STR(vocab_check_level(p, "bf16", &why), "bf16");
 	CHECK(vocab_check_level(p, "fp64", &why) == NULL);
-	CHECK_STR(why, "one of: fp32, tf32, fp16, bf16");
+	CHECK_STR(why, "one of: fp32, tf32, fp16, bf16, int8");
 
 	const struct vocab_factor *cl = vocab_find("channels_last");
 	CHECK(cl && cl->type == VOCAB_SWITCH);
@@ -458,7 +458,7 @@ static void test_vocab(void)
 	size_t n = 0;
 	for (const struct vocab_factor *f = vocab_factors; f->name; f++)
 		n++;
-	CHECK_INT(n, 17);
+	CHECK_INT(n, 19);
 
 	static const char *const cands[] = {"given", "shuffled"};
 	CHECK_STR(vocab_closest("shuffle", cands, 2), "shuffled");
