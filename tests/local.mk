@@ -2,6 +2,7 @@
 TESTS += \
 	tests/e2e/run_basic.sh \
 	tests/e2e/run_failures.sh \
+	tests/e2e/run_gpus.sh \
 	tests/e2e/run_resume.sh \
 	tests/e2e/run_signals.sh \
 	tests/e2e/expand.sh \

@@ -482,9 +482,78 @@ struct slot {
 	struct point_cmd cmd;
 	char *result_path, *log_path;
 	struct noise_start noise;
-	int gpu;
+	int gpu;                  /* GPUs it holds (0: a CPU point) */
+	char **env;               /* cmd.env + CUDA_VISIBLE_DEVICES (GPU points) */
 	int busy;
 };
+
+/* The GPUs points are given, one CUDA_VISIBLE_DEVICES token each: the
+ * runner's own CUDA_VISIBLE_DEVICES when set, else one per
+ * /proc/driver/nvidia/gpus entry; none found: one anonymous GPU ("") so that
+ * CUDA points still run one at a time, as before. */
+struct gpus {
+	size_t n;
+	char **id;
+	long *owner;              /* slot holding it, -1: free */
+};
+
+static void gpus_init(struct gpus *G)
+{
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	memset(G, 0, sizeof(*G));
+	if (vis && *vis) {
+		char *copy = xstrdup(vis), *save = NULL;
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			G->id = xrealloc(G->id, (G->n + 1) * sizeof(*G->id));
+			G->id[G->n++] = xstrdup(t);
+		}
+		free(copy);
+	} else {
+		DIR *d = opendir("/proc/driver/nvidia/gpus");
+		struct dirent *e;
+		size_t k = 0;
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.')
+				k++;
+		if (d)
+			closedir(d);
+		for (size_t i = 0; i < k; i++) {
+			G->id = xrealloc(G->id, (G->n + 1) * sizeof(*G->id));
+			G->id[G->n++] = xasprintf("%zu", i);
+		}
+	}
+	if (!G->n) {
+		G->id = xcalloc(1, sizeof(*G->id));
+		G->id[G->n++] = xstrdup("");
+	}
+	G->owner = xcalloc(G->n, sizeof(*G->owner));
+	for (size_t i = 0; i < G->n; i++)
+		G->owner[i] = -1;
+}
+
+static size_t gpus_free(const struct gpus *G)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < G->n; i++)
+		k += G->owner[i] < 0;
+	return k;
+}
+
+static void gpus_release(struct gpus *G, long slot)
+{
+	for (size_t i = 0; G->owner && i < G->n; i++)
+		if (G->owner[i] == slot)
+			G->owner[i] = -1;
+}
+
+static void gpus_free_all(struct gpus *G)
+{
+	for (size_t i = 0; i < G->n; i++)
+		free(G->id[i]);
+	free(G->id);
+	free(G->owner);
+	memset(G, 0, sizeof(*G));
+}
 
 /* A result path of its own for each attempt at a point, logs/ID.NONCE.result:
  * whatever is left of an earlier attempt (a killed runner's) can never be
@@ -504,6 +573,17 @@ static char *attempt_result_path(const char *dir, const char *id)
 		free(p);
 		nonce++;
 	}
+}
+
+/* GPUs point p asks for: its `gpus` level (data-parallel ranks), else 1;
+ * 0 for a CPU point. */
+static int point_gpus(const struct recipe *r, const struct point *p, int uses_gpu)
+{
+	if (!uses_gpu)
+		return 0;
+	long fi = recipe_factor_index(r, "gpus");
+	long n = fi >= 0 ? strtol(r->factors[fi].levels[p->level[fi]], NULL, 10) : 1;
+	return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
 }
 
 static int point_uses_gpu(const struct recipe *r, const struct point *p)
@@ -619,6 +699,9 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 
 static void slot_clear(struct slot *s)
 {
+	free(s->env ? s->env[0] : NULL); /* the CUDA_VISIBLE_DEVICES string; the rest are cmd's */
+	free(s->env);
+	s->env = NULL;
 	argv_free(&s->cmd);
 	free(s->result_path);
 	free(s->log_path);
@@ -701,6 +784,7 @@ struct study {
 	int lock;
 	struct executor *ex;
 	struct slot *slots;       /* ex->nslots */
+	struct gpus gpus;         /* what CUDA points are given */
 	uint64_t nfailed;
 	int interrupted;          /* > 0: the signal; -1: stopped by an error */
 	struct strbuf quality;
@@ -909,9 +993,38 @@ static const struct point *next_point(struct study *S, struct grid *g)
 	return p;
 }
 
+/* CUDA_VISIBLE_DEVICES for a GPU point in slot: the first n free GPUs (all
+ * of them when it asks for more than there are: the engine then says how
+ * many it needed), put before the command's own environment. */
+static void slot_give_gpus(struct study *S, struct slot *s, size_t slot, int n)
+{
+	struct gpus *G = &S->gpus;
+	struct strbuf v = {0};
+	sb_printf(&v, "CUDA_VISIBLE_DEVICES=");
+	int all = (size_t)n > G->n, k = 0;
+	for (size_t i = 0; i < G->n && (all || k < n); i++)
+		if (all || G->owner[i] < 0) {
+			G->owner[i] = (long)slot;
+			sb_printf(&v, "%s%s", k++ ? "," : "", G->id[i]);
+		}
+	if (G->n == 1 && !G->id[0][0]) { /* no GPU found: the variable stays as it is */
+		sb_free(&v);
+		return;
+	}
+	size_t ne = 0;
+	while (s->cmd.env && s->cmd.env[ne])
+		ne++;
+	s->env = xcalloc(ne + 2, sizeof(*s->env));
+	s->env[0] = v.buf; /* freed by slot_clear; the others are cmd's */
+	for (size_t i = 0; i < ne; i++)
+		s->env[i + 1] = s->cmd.env[i];
+}
+
 /* Start points in free slots while the schedule allows: up to --jobs points
- * at once, a GPU point alone. *next is the point waiting for a slot (taken
- * from g when NULL); *exhausted is set once g has no more. Returns -1 when a
+ * at once; CPU points together, GPU points together but never with a CPU
+ * point, each GPU point on GPUs of its own (its `gpus` level, else 1) named
+ * by CUDA_VISIBLE_DEVICES. *next is the point waiting for a slot (taken from
+ * g when NULL); *exhausted is set once g has no more. Returns -1 when a
  * point could not be started (the run must stop). */
 static int fill_slots(struct study *S, struct grid *g, const struct point **next, int *exhausted)
 {
@@ -921,18 +1034,23 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 			*exhausted = 1;
 			break;
 		}
-		size_t busy = 0, free_slot = nslots;
-		int gpu_busy = 0;
+		size_t busy = 0, free_slot = nslots, gpu_points = 0;
 		for (size_t i = 0; i < nslots; i++) {
 			if (S->slots[i].busy) {
 				busy++;
-				gpu_busy |= S->slots[i].gpu;
+				gpu_points += S->slots[i].gpu > 0;
 			} else if (free_slot == nslots) {
 				free_slot = i;
 			}
 		}
-		int gpu = point_uses_gpu(&S->r, *next);
-		if (free_slot == nslots || gpu_busy || (gpu && busy))
+		int gpu = point_gpus(&S->r, *next, point_uses_gpu(&S->r, *next));
+		if (free_slot == nslots)
+			break;
+		if (gpu) { /* GPU points share the host only with GPU points, on free GPUs */
+			size_t want = (size_t)gpu > S->gpus.n ? S->gpus.n : (size_t)gpu;
+			if (busy > gpu_points || gpus_free(&S->gpus) < want)
+				break;
+		} else if (gpu_points)
 			break;
 		struct slot *s = &S->slots[free_slot];
 		memcpy(s->level, (*next)->level, S->r.nfactors * sizeof(size_t));
@@ -947,12 +1065,15 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 			slot_clear(s);
 			return -1;
 		}
+		if (gpu)
+			slot_give_gpus(S, s, free_slot, gpu);
 		struct exec_point ep = {
-			.argv = s->cmd.argv, .env = s->cmd.env,
+			.argv = s->cmd.argv, .env = s->env ? s->env : s->cmd.env,
 			.log_path = s->log_path, .result_path = s->result_path,
 			.res = {.timeout_s = S->r.measure.timeout_s, .grace_s = S->r.measure.grace_s, .gpu = gpu},
 		};
 		if (S->ex->ops->start(S->ex, free_slot, &ep, stderr) < 0) {
+			gpus_release(&S->gpus, (long)free_slot);
 			slot_clear(s);
 			return -1;
 		}
@@ -970,8 +1091,10 @@ static void cancel_all(struct study *S)
 {
 	S->ex->ops->cancel_all(S->ex);
 	for (size_t k = 0; k < S->ex->nslots; k++)
-		if (S->slots[k].busy)
+		if (S->slots[k].busy) {
+			gpus_release(&S->gpus, (long)k);
 			slot_clear(&S->slots[k]);
+		}
 }
 
 /* The loop: keep the slots busy, store each finished point, until the grid
@@ -990,6 +1113,7 @@ static void study_loop(struct study *S)
 	S->pg.start = now_monotonic();
 	struct grid g;
 	grid_init(&g, &S->r);
+	gpus_init(&S->gpus);
 	const struct point *next = NULL;
 	int exhausted = 0;
 	for (;;) {
@@ -1006,6 +1130,7 @@ static void study_loop(struct study *S)
 		}
 		S->slots[i].exit = x;
 		int stored = finish_point(&S->r, &S->st, &S->slots[i], &S->pg, &S->nfailed);
+		gpus_release(&S->gpus, i);
 		slot_clear(&S->slots[i]);
 		if (stored < 0) {
 			cancel_all(S);
@@ -1017,6 +1142,7 @@ static void study_loop(struct study *S)
 			S->interrupted = S->ex->ops->interrupted(S->ex);
 	}
 	grid_free(&g);
+	gpus_free_all(&S->gpus);
 	if (S->pg.tty)
 		fprintf(stderr, "\r\033[K");
 }

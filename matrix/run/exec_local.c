@@ -498,6 +498,7 @@ static void local_describe(struct executor *ex, struct strbuf *sb)
 	describe_cmd(sb, "cpu", "grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//'");
 	describe_cmd(sb, "gpus", "timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total "
 				 "--format=csv,noheader 2>/dev/null");
+	describe_cmd(sb, "gpu topology", "timeout 10 nvidia-smi topo -m 2>/dev/null");
 }
 
 static void local_free(struct executor *ex)
