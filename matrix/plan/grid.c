@@ -158,13 +158,17 @@ void grid_free(struct grid *g)
 
 uint64_t grid_count(const struct recipe *r)
 {
-	/* Exclusions do not depend on order or repeat: count the cube once with
-	 * an odometer and multiply. */
+	/* Exclusions do not depend on order or repeat: count the cube once,
+	 * without walking it where recipe_surviving can, else with an odometer,
+	 * and multiply. */
 	uint64_t cube;
 	if (grid_cube_size(r, &cube) < 0)
 		BUG("grid overflows 64 bits");
 	if (r->nexcludes == 0)
 		return cube * r->repeat;
+	uint64_t alive;
+	if (recipe_surviving(r, (uint64_t)1 << 28, &alive) == 0)
+		return alive * r->repeat;
 	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 	uint64_t n = 0;
 	for (uint64_t i = 0; i < cube; i++) {

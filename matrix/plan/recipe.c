@@ -1243,8 +1243,121 @@ static int rule_matches(const struct exclude_rule *er, const size_t *level)
 	return 1;
 }
 
-/* "every point is excluded": walk level combinations in order until one that
- * no rule matches. Past EXCLUDE_WALK_LIMIT combinations, assume one survives. */
+/* Survivors by enumerating only the factors the rules name (the others
+ * multiply out): -1 when that sub-cube times the rules exceeds budget. */
+static int surviving_subcube(const struct recipe *r, uint64_t cube, uint64_t budget, uint64_t *out)
+{
+	unsigned char *named = xcalloc(r->nfactors ? r->nfactors : 1, 1);
+	uint64_t sub = 1, terms = 0;
+	int rc = -1;
+	for (size_t e = 0; e < r->nexcludes; e++)
+		for (size_t t = 0; t < r->excludes[e].nterms; t++) {
+			size_t f = r->excludes[e].terms[t].factor;
+			if (!named[f]) {
+				named[f] = 1;
+				sub *= r->factors[f].nlevels; /* <= cube: no overflow */
+			}
+			terms++;
+		}
+	if (terms && sub > budget / terms) {
+		free(named);
+		return -1;
+	}
+	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(*level));
+	uint64_t n = 0;
+	for (;;) {
+		size_t e;
+		for (e = 0; e < r->nexcludes; e++)
+			if (rule_matches(&r->excludes[e], level))
+				break;
+		n += e == r->nexcludes;
+		size_t i = r->nfactors;
+		while (i > 0) { /* the odometer over the named factors only */
+			i--;
+			if (!named[i])
+				continue;
+			if (++level[i] < r->factors[i].nlevels)
+				break;
+			level[i] = 0;
+		}
+		int wrapped = 1;
+		for (size_t k = 0; k < r->nfactors; k++)
+			if (named[k] && level[k]) {
+				wrapped = 0;
+				break;
+			}
+		if (wrapped)
+			break;
+	}
+	*out = n * (cube / sub);
+	rc = 0;
+	free(level);
+	free(named);
+	return rc;
+}
+
+/* Survivors by inclusion-exclusion over the rules (each a box in the cube):
+ * -1 when there are more than 16 rules. */
+static int surviving_inclusion_exclusion(const struct recipe *r, uint64_t cube, uint64_t *out)
+{
+	if (r->nexcludes > 16)
+		return -1;
+	__int128 excluded = 0;
+	size_t maxl = 1;
+	for (size_t f = 0; f < r->nfactors; f++)
+		if (r->factors[f].nlevels > maxl)
+			maxl = r->factors[f].nlevels;
+	unsigned char *ok = xmalloc(maxl);
+	for (uint32_t set = 1; set < (1u << r->nexcludes); set++) {
+		__int128 box = 1;
+		for (size_t f = 0; f < r->nfactors && box; f++) {
+			size_t nl = r->factors[f].nlevels, cnt = nl;
+			int constrained = 0;
+			memset(ok, 1, nl);
+			for (size_t e = 0; e < r->nexcludes; e++) {
+				if (!(set >> e & 1))
+					continue;
+				for (size_t t = 0; t < r->excludes[e].nterms; t++)
+					if (r->excludes[e].terms[t].factor == f) {
+						constrained = 1;
+						for (size_t l = 0; l < nl; l++)
+							ok[l] &= r->excludes[e].terms[t].match[l];
+					}
+			}
+			if (constrained) {
+				cnt = 0;
+				for (size_t l = 0; l < nl; l++)
+					cnt += ok[l];
+			}
+			box *= cnt;
+		}
+		excluded += __builtin_popcount(set) % 2 ? box : -box;
+	}
+	free(ok);
+	*out = (uint64_t)((__int128)cube - excluded);
+	return 0;
+}
+
+int recipe_surviving(const struct recipe *r, uint64_t budget, uint64_t *out)
+{
+	uint64_t cube = 1;
+	for (size_t i = 0; i < r->nfactors; i++) {
+		if (cube > UINT64_MAX / r->factors[i].nlevels)
+			return -1;
+		cube *= r->factors[i].nlevels;
+	}
+	if (!r->nexcludes) {
+		*out = cube;
+		return 0;
+	}
+	if (surviving_subcube(r, cube, budget, out) == 0)
+		return 0;
+	return surviving_inclusion_exclusion(r, cube, out);
+}
+
+/* "every point is excluded": exact (recipe_surviving) where that is cheap;
+ * else walk level combinations in order until one that no rule matches, and
+ * past EXCLUDE_WALK_LIMIT combinations assume one survives. */
 static void check_all_excluded(struct loader *L, yaml_node_t *key)
 {
 	struct recipe *r = L->r;
@@ -1274,6 +1387,12 @@ static void check_all_excluded(struct loader *L, yaml_node_t *key)
 		}
 		if (t == er->nterms)
 			goto all;
+	}
+	uint64_t alive;
+	if (recipe_surviving(r, (uint64_t)1 << 28, &alive) == 0) {
+		if (alive)
+			return;
+		goto all;
 	}
 	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(*level));
 	uint64_t tried = 0;

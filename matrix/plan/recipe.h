@@ -134,6 +134,11 @@ void recipe_free(struct recipe *r);
 
 /* Index of the factor called name, or -1. */
 long recipe_factor_index(const struct recipe *r, const char *name);
+/* Level combinations no exclude rule matches (repeat not counted), without
+ * walking the cube: the sub-cube of the factors the rules name times the
+ * rest, when that costs at most budget rule checks, else inclusion-exclusion
+ * over at most 16 rules. 0, or -1 when neither applies (or 2^64 overflows). */
+int recipe_surviving(const struct recipe *r, uint64_t budget, uint64_t *out);
 /* Index of a level of factor fi (canonical spelling accepted), or -1. */
 long recipe_level_index(const struct recipe *r, size_t fi, const char *level);
 

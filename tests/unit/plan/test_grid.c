@@ -217,8 +217,65 @@ static void test_big_count(void)
 		free((char *)spec[i]);
 }
 
+/* recipe_surviving (sub-cube and inclusion-exclusion) against walking the
+ * whole cube, on random recipes: 3-5 factors of 1-4 levels, 1-6 rules of
+ * 1-3 terms with random level sets. */
+static void test_surviving(void)
+{
+	unsigned seed = 12345;
+#define RND(n) ((seed = seed * 1103515245u + 12345u) >> 16) % (n)
+	static const char *const specs[5] = {"a:0,1,2,3", "b:0,1,2", "c:0,1", "d:0", "e:0,1,2,3"};
+	int agree_sub = 0, agree_ie = 0, trials = 300;
+	for (int trial = 0; trial < trials; trial++) {
+		size_t nf = 3 + RND(3);
+		struct recipe r = make(nf, specs);
+		size_t nr = 1 + RND(6);
+		for (size_t k = 0; k < nr; k++) {
+			r.excludes = xrealloc(r.excludes, (r.nexcludes + 1) * sizeof(struct exclude_rule));
+			struct exclude_rule *e = &r.excludes[r.nexcludes++];
+			memset(e, 0, sizeof(*e));
+			size_t nt = 1 + RND(3);
+			unsigned used = 0;
+			for (size_t t = 0; t < nt; t++) {
+				size_t f = RND(nf);
+				if (used >> f & 1)
+					continue;
+				used |= 1u << f;
+				e->terms = xrealloc(e->terms, (e->nterms + 1) * sizeof(*e->terms));
+				struct exclude_term *term = &e->terms[e->nterms++];
+				term->factor = f;
+				term->match = xcalloc(r.factors[f].nlevels, 1);
+				for (size_t l = 0; l < r.factors[f].nlevels; l++)
+					term->match[l] = RND(2);
+			}
+		}
+		/* the truth: walk the cube */
+		uint64_t cube, walk = 0;
+		CHECK(grid_cube_size(&r, &cube) == 0);
+		size_t level[5] = {0};
+		for (uint64_t i = 0; i < cube; i++) {
+			walk += !grid_excluded(&r, level);
+			for (size_t f = nf; f-- > 0;) {
+				if (++level[f] < r.factors[f].nlevels)
+					break;
+				level[f] = 0;
+			}
+		}
+		uint64_t sub = 0, ie = 0;
+		CHECK(recipe_surviving(&r, UINT64_MAX, &sub) == 0); /* the sub-cube */
+		CHECK(recipe_surviving(&r, 0, &ie) == 0);          /* inclusion-exclusion */
+		agree_sub += sub == walk;
+		agree_ie += ie == walk;
+		unmake(&r);
+	}
+	CHECK_INT(agree_sub, trials);
+	CHECK_INT(agree_ie, trials);
+#undef RND
+}
+
 int main(void)
 {
+	test_surviving();
 	test_given_order();
 	test_shuffle_is_permutation();
 	test_seeds_and_ids();
