@@ -351,8 +351,9 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 	return rc;
 }
 
-/* plan.csv: every point of the plan, with its command, streamed to a file. */
-static int write_plan(const char *dir, const struct recipe *r)
+/* plan.csv: every point of the plan (with --only, those that match), with
+ * its command, streamed to a file. */
+static int write_plan(const char *dir, const struct recipe *r, const struct grid_filter *filter)
 {
 	char *path = xasprintf("%s/plan.csv", dir);
 	char *tmp = xasprintf("%s.tmp", path);
@@ -378,6 +379,8 @@ static int write_plan(const char *dir, const struct recipe *r)
 	const struct point *p;
 	rc = 0;
 	while ((p = grid_next(&g))) {
+		if (!grid_filter_match(filter, p))
+			continue;
 		char idx[32], rep[16];
 		snprintf(idx, sizeof(idx), "%" PRIu64, p->index);
 		snprintf(rep, sizeof(rep), "%u", p->repeat);
@@ -969,7 +972,7 @@ static int study_prepare(struct study *S)
 			return -1;
 		}
 	}
-	if (write_env(S->dir, S->argc, S->argv, S->ex) < 0 || write_plan(S->dir, &S->r) < 0)
+	if (write_env(S->dir, S->argc, S->argv, S->ex) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
 		return -1;
 	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
 		return -1;

@@ -48,4 +48,6 @@ expect_eq "$(tail -n +2 par/results.csv | wc -l)" 5 "parallel rows"
 # --only filters
 "$MATRIX" run r.yaml --out only --only 'flavour=vanilla,speed=10|20' > /dev/null
 expect_eq "$(tail -n +2 only/results.csv | wc -l)" 2 "filtered rows"
+# plan.csv holds the points --only keeps, not the whole grid
+expect_eq "$(tail -n +2 only/plan.csv | wc -l)" 2 "filtered plan"
 echo ok
