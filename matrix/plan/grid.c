@@ -8,6 +8,7 @@
  * that needs no memory. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,85 @@ static uint64_t permute(uint64_t x, uint64_t n, uint64_t key)
 	return x;
 }
 
+/* --- exclusion index ---------------------------------------------------------- */
+
+#define XINDEX_MIN_RULES 16
+
+static int rule_matches_levels(const struct exclude_rule *rule, const size_t *level)
+{
+	for (size_t t = 0; t < rule->nterms; t++)
+		if (!rule->terms[t].match[level[rule->terms[t].factor]])
+			return 0;
+	return rule->nterms > 0;
+}
+
+/* Index each rule under the levels of its most selective term (the one that
+ * matches the fewest levels): a point a rule excludes has one of those
+ * levels, so a point needs checking against the rules under its own levels
+ * only. Worth it from XINDEX_MIN_RULES rules. */
+static void xindex_build(struct grid *g)
+{
+	const struct recipe *r = g->r;
+	if (r->nexcludes < XINDEX_MIN_RULES || !r->nfactors)
+		return;
+	for (size_t f = 0; f < r->nfactors; f++)
+		if (r->factors[f].nlevels > g->maxlevels)
+			g->maxlevels = r->factors[f].nlevels;
+	size_t slots = r->nfactors * g->maxlevels;
+	g->xrules = xcalloc(slots, sizeof(*g->xrules));
+	g->nxrules = xcalloc(slots, sizeof(*g->nxrules));
+	for (size_t e = 0; e < r->nexcludes; e++) {
+		const struct exclude_rule *rule = &r->excludes[e];
+		size_t best = 0, bestn = SIZE_MAX;
+		for (size_t t = 0; t < rule->nterms; t++) {
+			const struct exclude_term *term = &rule->terms[t];
+			size_t n = 0;
+			for (size_t l = 0; l < r->factors[term->factor].nlevels; l++)
+				n += term->match[l] != 0;
+			if (n < bestn) {
+				bestn = n;
+				best = t;
+			}
+		}
+		if (!rule->nterms)
+			continue;
+		const struct exclude_term *term = &rule->terms[best];
+		for (size_t l = 0; l < r->factors[term->factor].nlevels; l++) {
+			if (!term->match[l])
+				continue;
+			size_t k = term->factor * g->maxlevels + l;
+			g->xrules[k] = xrealloc(g->xrules[k], (g->nxrules[k] + 1) * sizeof(size_t));
+			g->xrules[k][g->nxrules[k]++] = e;
+		}
+	}
+}
+
+static int xindex_excluded(const struct grid *g, const size_t *level)
+{
+	const struct recipe *r = g->r;
+	if (!g->xrules)
+		return grid_excluded(r, level);
+	for (size_t f = 0; f < r->nfactors; f++) {
+		size_t k = f * g->maxlevels + level[f];
+		for (size_t i = 0; i < g->nxrules[k]; i++)
+			if (rule_matches_levels(&r->excludes[g->xrules[k][i]], level))
+				return 1;
+	}
+	return 0;
+}
+
+static void xindex_free(struct grid *g)
+{
+	if (!g->xrules)
+		return;
+	for (size_t k = 0; k < g->r->nfactors * g->maxlevels; k++)
+		free(g->xrules[k]);
+	free(g->xrules);
+	free(g->nxrules);
+	g->xrules = NULL;
+	g->nxrules = NULL;
+}
+
 /* --- iteration --------------------------------------------------------------- */
 
 void grid_init(struct grid *g, const struct recipe *r)
@@ -102,6 +182,7 @@ void grid_init(struct grid *g, const struct recipe *r)
 	for (int i = 0; i < 4; i++)
 		g->key[i] = mix(r->seed * 4 + (uint64_t)i + 0x5eed);
 	g->pt.level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	xindex_build(g);
 }
 
 /* Decode idx over the factors (skipping factor `skip`), first factor outermost. */
@@ -141,7 +222,7 @@ const struct point *grid_next(struct grid *g)
 {
 	while (g->cursor < g->space) {
 		position(g, g->cursor++);
-		if (grid_excluded(g->r, g->pt.level))
+		if (xindex_excluded(g, g->pt.level))
 			continue;
 		g->pt.index = ++g->emitted;
 		grid_point_id(g->r, g->pt.level, g->pt.repeat, g->pt.id);
@@ -154,6 +235,7 @@ void grid_free(struct grid *g)
 {
 	free(g->pt.level);
 	g->pt.level = NULL;
+	xindex_free(g);
 }
 
 uint64_t grid_count(const struct recipe *r)

@@ -27,6 +27,11 @@ struct grid {
 	long container;       /* factor index of `container`, or -1 */
 	uint64_t block;       /* size of one permuted block */
 	uint64_t key[4];      /* permutation keys derived from the seed */
+	/* exclusion index (many rules): per factor and level, the rules whose
+	 * most selective term is on that factor and matches that level */
+	size_t **xrules;      /* [factor * maxlevels + level] -> rule numbers, or NULL */
+	size_t *nxrules;
+	size_t maxlevels;
 };
 
 /* Number of points in the full product, before exclusions and repeats;
