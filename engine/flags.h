@@ -22,7 +22,7 @@ struct opts {
     const char *result, *weights, *save_weights, *dump;
     measure_cfg m;
     int steps;
-    int list_models, help;
+    int list_models, help, version;
     long seed;
     double lr;
 };

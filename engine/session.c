@@ -430,6 +430,21 @@ int session_flags(struct session *s, int argc, char **argv)
         flags_usage(stdout);
         return 0;
     }
+    if (o->version) {
+        printf("matrix-engine %s (cpu: %s; cuda: %s)\n", PACKAGE_VERSION,
+#ifdef HAVE_CBLAS
+               "cblas",
+#else
+               "plain c",
+#endif
+#ifdef HAVE_CUDA
+               "built, loaded for --device cuda"
+#else
+               "not built"
+#endif
+        );
+        return 0;
+    }
     if (o->list_models) {
         for (const model_desc *m = models; m->name; m++)
             printf("%-12s %s\n", m->name, m->about);

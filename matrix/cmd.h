@@ -9,6 +9,10 @@ struct cmd_entry {
 	int (*exec)(int argc, char **argv); /* argv[0] is the subcommand name */
 	const char *usage;                  /* one line, after "matrix " */
 	const char *summary;
+	const char *help;                   /* the options and arguments explained,
+	                                     * printed after usage and summary */
+	const char *const *options;         /* every option, NULL terminated: the
+	                                     * candidates of "did you mean" */
 };
 
 int cmd_expand(int argc, char **argv);
@@ -18,5 +22,8 @@ int cmd_compare(int argc, char **argv);
 
 /* Print "usage: matrix <usage>" for the named command to stderr; returns 2. */
 int cmd_usage(const char *name);
+/* Print "matrix: <cmd>: unknown option '<opt>'", with " (did you mean
+ * '--x'?)" when one of the command's options is close, to stderr. */
+void cmd_unknown_option(const char *cmd, const char *opt);
 
 #endif

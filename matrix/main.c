@@ -5,26 +5,100 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "plan/vocab.h"
 #include "util.h"
+
+/* Shared paragraphs of the commands' help. */
+#define HELP_ONLY                                                                        \
+	"FILTER (--only): terms separated by commas, each NAME=LEVEL or NAME=L1|L2|...;\n"  \
+	"a point is kept when it matches every term: --only 'model=resnet50|resnet18,batch=64'.\n" \
+	"id=ID keeps the point with that id (as 'matrix expand' prints it). Factors and\n"  \
+	"levels are the recipe's; a filter that keeps no point is an error.\n"
+#define HELP_METRICS                                                                     \
+	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
+	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \
+	"peak_mem_bytes (shown in MiB), or any other numeric key of the engines' results\n" \
+	"(a name ending in _ms, _s or _bytes is a time or a size: lower is better).\n"
+
+static const char *const expand_options[] = {"--count", "--format", "--only", "--help", NULL};
+static const char *const run_options[] = {
+	"--out", "--resume", "--retry-failed", "--allow-changed", "--only", "--jobs",
+	"--allow-oversubscribe", "--dry-run", "--no-report", "--help", NULL};
+static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
+static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
 
 static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [--count] [--format table|csv] [--only FILTER]",
-	 "print the points of a recipe's grid without running anything"},
+	 "print the points of a recipe's grid without running anything",
+	 "  --count                print the number of points only\n"
+	 "  --format table|csv     how to print the points (default table)\n"
+	 "  --only FILTER          the points that match FILTER only\n"
+	 "\n" HELP_ONLY,
+	 expand_options},
 	{"run", cmd_run,
 	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--dry-run] [--no-report]",
-	 "run every point of a recipe, each in a fresh process"},
+	 "run every point of a recipe, each in a fresh process",
+	 "  --out DIR              the run directory (default experiments/NAME/YYYYmmdd-HHMMSS);\n"
+	 "                         it must be missing or empty\n"
+	 "  --resume DIR           go on with the run in DIR, skipping the points it holds\n"
+	 "                         (RECIPE is then optional: DIR's own is used)\n"
+	 "  --retry-failed         with --resume: run the failed points again\n"
+	 "  --allow-changed        with --resume: accept a recipe that changed since\n"
+	 "  --only FILTER          run the points that match FILTER only\n"
+	 "  -j, --jobs N           run N points at once (1 to 1024, default 1)\n"
+	 "  --allow-oversubscribe  accept --jobs whose points' threads exceed the cores\n"
+	 "  -n, --dry-run          print the command of every point that would run\n"
+	 "  --no-report            do not write the report at the end\n"
+	 "\n" HELP_ONLY "\n"
+	 "The report's metric is the recipe's report.metric (default throughput).\n" HELP_METRICS
+	 "\nExit status: 0 every point ok or unsupported, 1 some point failed, 2 usage or\n"
+	 "recipe error, 130 interrupted.\n",
+	 run_options},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
-	 "write the figures, tables, report.md and report.html of run directories"},
+	 "write the figures, tables, report.md and report.html of run directories",
+	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"
+	 "                         a name no result has is an error\n"
+	 "  -q, --quiet            print nothing but errors\n"
+	 "\n" HELP_METRICS,
+	 report_options},
 	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT]",
-	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions"},
+	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions",
+	 "  --metric NAME              compare NAME instead of the recipe's metric (see below)\n"
+	 "  --threshold PCT            the least change called faster or SLOWER (default 2%)\n"
+	 "  --fail-on-regression PCT   exit 1 when a point is SLOWER by more than PCT\n"
+	 "\n" HELP_METRICS,
+	 compare_options},
 };
 
-int cmd_usage(const char *name)
+static const struct cmd_entry *find_command(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(commands[i].name, name) == 0)
-			fprintf(stderr, "usage: matrix %s\n", commands[i].usage);
+			return &commands[i];
+	return NULL;
+}
+
+int cmd_usage(const char *name)
+{
+	const struct cmd_entry *c = find_command(name);
+	if (c)
+		fprintf(stderr, "usage: matrix %s\n", c->usage);
 	return 2;
+}
+
+void cmd_unknown_option(const char *cmd, const char *opt)
+{
+	const struct cmd_entry *c = find_command(cmd);
+	const char *names[32];
+	size_t n = 0;
+	/* long options compared without their dashes: "dryrun" is near "dry-run" */
+	for (const char *const *o = c ? c->options : NULL; o && *o && n < ARRAY_SIZE(names); o++)
+		names[n++] = *o + 2;
+	const char *near = strncmp(opt, "--", 2) == 0 ? vocab_closest(opt + 2, names, n) : NULL;
+	if (near)
+		error("%s: unknown option '%s' (did you mean '--%s'?)", cmd, opt, near);
+	else
+		error("%s: unknown option '%s'", cmd, opt);
 }
 
 static void usage(FILE *out)
@@ -32,7 +106,28 @@ static void usage(FILE *out)
 	fprintf(out, "usage: matrix <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'matrix <command> --help' shows a command's options.\n");
+	fprintf(out, "\noptions:\n"
+		     "  -h, --help     print this help ('matrix help <command>': a command's)\n"
+		     "  -V, --version  print the version\n"
+		     "\n'matrix <command> --help' shows a command's options.\n");
+}
+
+static void command_help(const struct cmd_entry *c)
+{
+	printf("usage: matrix %s\n%s\n\n%s", c->usage, c->summary, c->help);
+}
+
+static void unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(commands) + 1];
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	names[ARRAY_SIZE(commands)] = "help";
+	const char *near = vocab_closest(name, names, ARRAY_SIZE(names));
+	if (near)
+		error("'%s' is not a matrix command (did you mean '%s'?)", name, near);
+	else
+		error("'%s' is not a matrix command (see 'matrix --help')", name);
 }
 
 int main(int argc, char **argv)
@@ -41,27 +136,45 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		usage(stdout);
+	const char *a1 = argv[1];
+	if (strcmp(a1, "--help") == 0 || strcmp(a1, "-h") == 0 || strcmp(a1, "help") == 0) {
+		if (argc == 2 || strcmp(a1, "help") != 0) {
+			usage(stdout);
+			return 0;
+		}
+		const struct cmd_entry *c = find_command(argv[2]);
+		if (!c) {
+			unknown_command(argv[2]);
+			return 2;
+		}
+		command_help(c);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+	if (strcmp(a1, "--version") == 0 || strcmp(a1, "-V") == 0 || strcmp(a1, "version") == 0) {
 		printf("matrix %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (strcmp(commands[i].name, argv[1]) != 0)
-			continue;
-		for (int a = 2; a < argc; a++) {
-			if (strcmp(argv[a], "--") == 0)
-				break;
-			if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
-				printf("usage: matrix %s\n%s\n", commands[i].usage, commands[i].summary);
-				return 0;
-			}
+	const struct cmd_entry *c = find_command(a1);
+	if (!c) {
+		if (a1[0] == '-' && a1[1]) {
+			const char *const top[] = {"help", "version"};
+			const char *near = strncmp(a1, "--", 2) == 0 ? vocab_closest(a1 + 2, top, 2) : NULL;
+			if (near)
+				error("unknown option '%s' (did you mean '--%s'?)", a1, near);
+			else
+				error("unknown option '%s' (see 'matrix --help')", a1);
+		} else {
+			unknown_command(a1);
 		}
-		return commands[i].exec(argc - 1, argv + 1);
+		return 2;
 	}
-	error("'%s' is not a matrix command (see 'matrix --help')", argv[1]);
-	return 2;
+	for (int a = 2; a < argc; a++) {
+		if (strcmp(argv[a], "--") == 0)
+			break;
+		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+			command_help(c);
+			return 0;
+		}
+	}
+	return c->exec(argc - 1, argv + 1);
 }

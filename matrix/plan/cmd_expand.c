@@ -27,7 +27,7 @@ int cmd_expand(int argc, char **argv)
 		} else if (strncmp(argv[i], "--only=", 7) == 0) {
 			only = argv[i] + 7;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			error("expand: unknown option '%s'", argv[i]);
+			cmd_unknown_option("expand", argv[i]);
 			return cmd_usage("expand");
 		} else if (!path) {
 			path = argv[i];
@@ -48,7 +48,9 @@ int cmd_expand(int argc, char **argv)
 	if (recipe_load(path, &r, stderr) < 0)
 		return 2;
 	struct grid_filter *filter = NULL;
-	if (only && !(filter = grid_filter_parse(&r, only, stderr))) {
+	if (only && (!(filter = grid_filter_parse(&r, only, stderr)) ||
+		     grid_filter_check(&r, only, filter, stderr) < 0)) {
+		grid_filter_free(filter);
 		recipe_free(&r);
 		return 2;
 	}

@@ -335,7 +335,21 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 		}
 		long fi = recipe_factor_index(r, name);
 		if (fi < 0) {
-			fprintf(err, "matrix: --only: the recipe has no factor '%s'\n", name);
+			const char **cands = xcalloc(r->nfactors + 1, sizeof(char *));
+			for (size_t i = 0; i < r->nfactors; i++)
+				cands[i] = r->factors[i].name;
+			cands[r->nfactors] = "id";
+			const char *near = vocab_closest(name, cands, r->nfactors + 1);
+			fprintf(err, "matrix: --only: the recipe has no factor '%s'", name);
+			if (near) {
+				fprintf(err, " (did you mean '%s'?)\n", near);
+			} else {
+				fputs(" (factors:", err);
+				for (size_t i = 0; i < r->nfactors; i++)
+					fprintf(err, "%s %s", i ? "," : "", cands[i]);
+				fputs(")\n", err);
+			}
+			free(cands);
 			goto fail;
 		}
 		if (!f->allow[fi])
@@ -344,7 +358,17 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 		for (char *v = strtok_r(vcopy, "|", &vsave); v; v = strtok_r(NULL, "|", &vsave)) {
 			long li = recipe_level_index(r, (size_t)fi, v);
 			if (li < 0) {
-				fprintf(err, "matrix: --only: factor '%s' has no level '%s'\n", name, v);
+				const struct factor *fa = &r->factors[fi];
+				const char *near = vocab_closest(v, (const char *const *)fa->levels, fa->nlevels);
+				fprintf(err, "matrix: --only: factor '%s' has no level '%s'", name, v);
+				if (near) {
+					fprintf(err, " (did you mean '%s'?)\n", near);
+				} else {
+					fputs(" (levels:", err);
+					for (size_t l = 0; l < fa->nlevels; l++)
+						fprintf(err, "%s %s", l ? "," : "", fa->levels[l]);
+					fputs(")\n", err);
+				}
 				free(vcopy);
 				goto fail;
 			}
@@ -387,4 +411,38 @@ void grid_filter_free(struct grid_filter *f)
 	free(f->ids);
 	free(f->allow);
 	free(f);
+}
+
+/* Whether some point of the plan matches f (up to the first that does). */
+static int filter_matches_some(const struct recipe *r, const struct grid_filter *f)
+{
+	struct grid g;
+	grid_init(&g, r);
+	const struct point *p;
+	while ((p = grid_next(&g)) && !grid_filter_match(f, p))
+		;
+	grid_free(&g);
+	return p != NULL;
+}
+
+int grid_filter_check(const struct recipe *r, const char *spec, const struct grid_filter *f, FILE *err)
+{
+	if (!f || filter_matches_some(r, f))
+		return 0;
+	char *copy = xstrdup(spec), *save = NULL;
+	int found = 0;
+	for (char *term = strtok_r(copy, ",", &save); term && !found; term = strtok_r(NULL, ",", &save)) {
+		struct grid_filter *one = grid_filter_parse(r, term, err);
+		if (!one)
+			BUG("--only term '%s' parsed with the filter but not alone", term);
+		if (!filter_matches_some(r, one)) {
+			fprintf(err, "matrix: --only: no point of the plan matches '%s'\n", term);
+			found = 1;
+		}
+		grid_filter_free(one);
+	}
+	if (!found)
+		fprintf(err, "matrix: --only: no point of the plan matches every term of '%s'\n", spec);
+	free(copy);
+	return -1;
 }

@@ -52,6 +52,11 @@ struct grid_filter;
 struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, FILE *err);
 int grid_filter_match(const struct grid_filter *f, const struct point *p);
 void grid_filter_free(struct grid_filter *f);
+/* 0 when some point of the plan matches f, the filter parsed from spec (or f
+ * is NULL); else -1 after printing to err the first term of spec that no
+ * point matches ("matrix: --only: no point of the plan matches 'id=1234'"),
+ * or that no point matches every term. Walks the plan up to the first match. */
+int grid_filter_check(const struct recipe *r, const char *spec, const struct grid_filter *f, FILE *err);
 
 /* The stable id of an assignment: hash of "name=value\n" lines sorted by
  * factor name, plus "repeat=N\n" when N > 0. Independent of the order of keys

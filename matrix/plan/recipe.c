@@ -793,7 +793,7 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 	}
 	unsigned char *skip = check_mapping_keys(L, v);
 	r->factors = xcalloc(np, sizeof(*r->factors));
-	L->broken = xcalloc(np, sizeof(*L->broken));
+	L->broken = xcalloc(2 * np, sizeof(*L->broken)); /* a factor, and the name it misspells */
 	for (size_t i = 0; i < np; i++) {
 		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
 		if (skip[i])
@@ -1000,6 +1000,10 @@ static void load_engine_and_levels(struct loader *L, yaml_node_t *engine, yaml_n
 			const char *c = vocab_closest(f->name, vnames, nvn);
 			if (c) {
 				sb_printf(&sb, " (did you mean '%s'?)", c);
+				/* references to the right name are follow-on errors, and
+				 * the misspelt name is no candidate for them */
+				if (recipe_factor_index(r, c) < 0)
+					L->broken[L->nbroken++] = c;
 			} else {
 				sb_printf(&sb, " for the %s engine (expected one of: ", L->engine_word);
 				join(&sb, vnames, nvn);
@@ -1121,11 +1125,13 @@ static long resolve_factor(struct loader *L, yaml_node_t *n, const char *path)
 		if (!strcmp(L->broken[i], scalar(n)))
 			return -1;
 	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
+	size_t nc = 0;
 	for (size_t i = 0; i < r->nfactors; i++)
-		cands[i] = r->factors[i].name;
+		if (!L->vocab_mode || vocab_find(r->factors[i].name))
+			cands[nc++] = r->factors[i].name; /* not a misspelt one (reported) */
 	struct strbuf sb = {0};
 	sb_printf(&sb, "unknown factor '%s' in '%s'", scalar(n), path);
-	hint(&sb, scalar(n), cands, r->nfactors);
+	hint(&sb, scalar(n), cands, nc);
 	errorf(L, node_mark(n), "%s", sb.buf);
 	sb_free(&sb);
 	free(cands);

@@ -167,7 +167,7 @@ int cmd_compare(int argc, char **argv)
 		if (k < ARRAY_SIZE(valued)) {
 			arg = valued[k];
 		} else if (arg[0] == '-' && arg[1]) {
-			error("unknown option '%s'", arg);
+			cmd_unknown_option("compare", arg);
 			return cmd_usage("compare");
 		} else {
 			if (ndirs == 2) {

@@ -30,7 +30,7 @@ int cmd_report(int argc, char **argv)
 		} else if (strncmp(argv[i], "--metric=", 9) == 0) {
 			metric = argv[i] + 9;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			error("unknown option '%s'", argv[i]);
+			cmd_unknown_option("report", argv[i]);
 			free(dirs);
 			return cmd_usage("report");
 		} else {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/vocab.h"
 #include "table.h"
 #include "report.h"
 #include "result.h"
@@ -131,6 +132,77 @@ static char *row_metric(const struct table *t, size_t r, const char *key, double
 	return why;
 }
 
+/* Add name to the list names[0..*n-1] unless it is there. */
+static void add_name(char ***names, size_t *n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strlen((*names)[i]) == len && strncmp((*names)[i], name, len) == 0)
+			return;
+	*names = xrealloc(*names, (*n + 1) * sizeof(char *));
+	(*names)[(*n)++] = xstrndup(name, len);
+}
+
+/* A metric given on the command line must be in some row: else print the
+ * metrics the rows have (numeric columns, numeric keys of `extra`), the
+ * closest first when one is close, and return -1. */
+static int check_metric(const struct table *t, const char *dir, const char *metric, FILE *err)
+{
+	for (size_t i = 0; i < t->nrows; i++) {
+		char *s = table_value(t, i, metric);
+		free(s);
+		if (s)
+			return 0;
+	}
+	static const char *const columns[] = {"throughput", "step_ms", "samples", "startup_s",
+					      "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak"};
+	char **names = NULL;
+	size_t n = 0;
+	double v;
+	long x = table_column(t, "extra");
+	for (size_t i = 0; i < t->nrows; i++) {
+		for (size_t c = 0; c < ARRAY_SIZE(columns); c++)
+			if (table_number(t, i, columns[c], &v) == 0)
+				add_name(&names, &n, columns[c], strlen(columns[c]));
+		/* extra: "key=value; key=value" */
+		for (const char *p = x >= 0 ? t->rows[i].cell[x] : ""; *p;) {
+			while (*p == ' ' || *p == ';')
+				p++;
+			const char *end = p + strcspn(p, ";"), *eq = memchr(p, '=', (size_t)(end - p));
+			if (eq && eq > p) {
+				char *key = xstrndup(p, (size_t)(eq - p));
+				if (table_number(t, i, key, &v) == 0)
+					add_name(&names, &n, key, strlen(key));
+				free(key);
+			}
+			p = end;
+		}
+	}
+	const char *near = vocab_closest(metric, (const char *const *)names, n);
+	/* metrics are long names, misspelt as they sound ("thruput"): up to a
+	 * third of the name's letters may differ */
+	const char *sounds = NULL;
+	for (size_t i = 0, best = (size_t)-1; !near && i < n; i++) {
+		size_t d = edit_distance(metric, names[i]);
+		if (d < best && 3 * d <= strlen(names[i]) && 3 * d <= strlen(metric) + 3) {
+			best = d;
+			sounds = names[i];
+		}
+	}
+	if (!near)
+		near = sounds;
+	fprintf(err, "matrix: no result in '%s' has a metric '%s'", dir, metric);
+	if (near)
+		fprintf(err, " (did you mean '%s'?)", near);
+	fputs("\nmatrix: its metrics:", err);
+	for (size_t i = 0; i < n; i++)
+		fprintf(err, "%s %s", i ? "," : "", names[i]);
+	fputs(n ? "\n" : " none\n", err);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return -1;
+}
+
 struct rowkey {
 	char *id;             /* id + "/" + repeat */
 	size_t row;
@@ -192,6 +264,8 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		fprintf(err, "matrix: '%s' lacks the id or status column\n", cpath);
 		goto out;
 	}
+	if (metric && check_metric(&t, dir, metric, err) < 0)
+		goto out;
 	long *fcol = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
 	for (size_t f = 0; f < r->nfactors; f++) {
 		fcol[f] = table_column(&t, r->factors[f].name);

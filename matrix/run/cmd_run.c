@@ -748,7 +748,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		} else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
 			o->dry_run = 1;
 		} else if (a[0] == '-' && a[1]) {
-			error("run: unknown option '%s'", a);
+			cmd_unknown_option("run", a);
 			return -1;
 		} else if (!o->recipe) {
 			o->recipe = a;
@@ -838,7 +838,8 @@ static int study_check(struct study *S)
 				"inside that image)");
 		return -1;
 	}
-	if (S->o.only && !(S->filter = grid_filter_parse(r, S->o.only, stderr)))
+	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
+			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
 		return -1;
 	long jobs = S->o.jobs, cores = noise_cores(), threads = jobs > 1 ? noise_max_threads(r, cores) : 0;
 	if (jobs > 1 && !S->o.allow_oversubscribe && jobs * threads > cores) {

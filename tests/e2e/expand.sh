@@ -71,7 +71,7 @@ expect_eq "$("$MATRIX" expand r3.yaml --format csv | cut -d, -f1 | tail -n +2 | 
 expect_status 2 "$MATRIX" expand a.yaml --format json 2> e1
 expect_eq "$(cat e1)" "matrix: expand: unknown format 'json' (expected table or csv)" "bad format"
 expect_status 2 "$MATRIX" expand a.yaml --only modle=resnet18 2> e2
-expect_eq "$(cat e2)" "matrix: --only: the recipe has no factor 'modle'" "bad filter"
+expect_eq "$(cat e2)" "matrix: --only: the recipe has no factor 'modle' (did you mean 'model'?)" "bad filter"
 
 # --count with exclusions is exact without walking the cube: 2^40
 # combinations with one rule (a quarter excluded), and 2,001 rules over 12

@@ -1,0 +1,109 @@
+# Command-line mistakes get help (issue 21): did-you-mean for commands,
+# options, --only factors and levels and metrics; a filter that keeps no
+# point and an unknown metric are errors (exit 2, nothing overwritten);
+# help per command; versions; a recipe typo's follow-on errors do not suggest
+# the typo. Every message is compared with its exact text.
+. "$top_srcdir/tests/setup"
+# check NAME STATUS CMD...: run CMD, compare its stderr with the file NAME.want
+check() {
+	name=$1 want=$2; shift 2
+	set +e; "$@" > "$name.out" 2> "$name.err"; got=$?; set -e
+	[ "$got" = "$want" ] || { cat "$name.err" >&2; fail "$name: '$*' exited $got, expected $want"; }
+	cmp "$name.want" "$name.err" || { diff "$name.want" "$name.err" >&2; fail "$name: stderr differs"; }
+}
+cat > a.yaml <<'YAML'
+name: a
+engine: native
+factors:
+  model: [resnet18, resnet50]
+  batch: [1, 8, 64]
+  precision: [fp32, fp16]
+exclude:
+  - {model: resnet50, batch: [1, 8], precision: fp16}
+YAML
+
+usage_run=$("$MATRIX" run --help | sed -n 's/^usage: //p')
+echo "matrix: 'runn' is not a matrix command (did you mean 'run'?)" > runn.want
+check runn 2 "$MATRIX" runn a.yaml
+echo "matrix: 'frobnicate' is not a matrix command (see 'matrix --help')" > frob.want
+check frob 2 "$MATRIX" frobnicate
+printf "matrix: run: unknown option '--dryrun' (did you mean '--dry-run'?)\nusage: %s\n" "$usage_run" > dryrun.want
+check dryrun 2 "$MATRIX" run a.yaml --dryrun
+printf "matrix: run: unknown option '--frobnicate'\nusage: %s\n" "$usage_run" > frobopt.want
+check frobopt 2 "$MATRIX" run a.yaml --frobnicate
+echo "matrix: unknown option '--verison' (did you mean '--version'?)" > verison.want
+check verison 2 "$MATRIX" --verison
+
+# --only: unknown factor or level, and a filter that keeps nothing
+echo "matrix: --only: the recipe has no factor 'modl' (did you mean 'model'?)" > modl.want
+check modl 2 "$MATRIX" run a.yaml --only modl=resnet18 --dry-run
+echo "matrix: --only: the recipe has no factor 'size' (factors: model, batch, precision)" > size.want
+check size 2 "$MATRIX" expand a.yaml --only size=1
+echo "matrix: --only: factor 'model' has no level 'resnet5' (did you mean 'resnet50'?)" > lvl.want
+check lvl 2 "$MATRIX" expand a.yaml --only model=resnet5
+echo "matrix: --only: factor 'batch' has no level '2' (levels: 1, 8, 64)" > lvl2.want
+check lvl2 2 "$MATRIX" expand a.yaml --only batch=2
+echo "matrix: --only: no point of the plan matches 'id=deadbeef'" > id.want
+check id 2 "$MATRIX" expand a.yaml --only model=resnet18,id=deadbeef
+check id 2 "$MATRIX" run a.yaml --only id=deadbeef --out never
+[ ! -e never ] || fail "a filter that keeps nothing created the run directory"
+echo "matrix: --only: no point of the plan matches every term of 'model=resnet50,batch=1,precision=fp16'" > every.want
+check every 2 "$MATRIX" expand a.yaml --only model=resnet50,batch=1,precision=fp16
+expect_eq "$("$MATRIX" expand a.yaml --count --only 'model=resnet50,batch=1|64')" 3 "a filter that keeps points"
+
+# report --metric: a name no result has is an error, and the report stays
+cat > r.yaml <<YAML
+name: m
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{speed}"]
+factors:
+  speed: [10, 20]
+YAML
+"$MATRIX" run r.yaml --out run > /dev/null 2>&1 || fail "run failed"
+cp run/report.md before.md
+printf "%s\n" "matrix: no result in 'run' has a metric 'thruput' (did you mean 'throughput'?)" \
+	"matrix: its metrics: throughput, step_ms, samples, version" > thruput.want
+check thruput 2 "$MATRIX" report run --metric thruput
+cmp before.md run/report.md || fail "report --metric thruput rewrote report.md"
+printf "%s\n" "matrix: no result in 'run' has a metric 'watts'" \
+	"matrix: its metrics: throughput, step_ms, samples, version" > watts.want
+check watts 2 "$MATRIX" compare run run --metric watts
+"$MATRIX" report run --metric step_ms --quiet || fail "report --metric step_ms failed"
+expect_grep "step time" run/report.md "report on step_ms"
+
+# help: per command, the same from 'matrix help CMD' and 'CMD --help'
+"$MATRIX" help run > help1.txt
+"$MATRIX" run --help > help2.txt
+cmp help1.txt help2.txt || fail "'matrix help run' and 'matrix run --help' differ"
+expect_grep "^FILTER (--only): terms separated by commas" help1.txt "run --help explains --only"
+expect_grep "^METRIC: throughput (samples/s" help1.txt "run --help lists the metrics"
+expect_grep "^  -n, --dry-run " help1.txt "run --help lists the options"
+for cmd in expand report compare; do
+	"$MATRIX" help $cmd > h.txt
+	expect_eq "$(head -1 h.txt)" "usage: $("$MATRIX" $cmd --help | head -1 | sed 's/^usage: //')" "help $cmd"
+done
+echo "matrix: 'rn' is not a matrix command (did you mean 'run'?)" > helprn.want
+check helprn 2 "$MATRIX" help rn
+expect_eq "$("$MATRIX" -V)" "$("$MATRIX" --version)" "-V"
+case $("$MATRIX" -V) in "matrix "[0-9]*) ;; *) fail "-V prints '$("$MATRIX" -V)'" ;; esac
+case $("$MATRIX_ENGINE" --version) in "matrix-engine "[0-9]*" (cpu: "*) ;; *) fail "matrix-engine --version" ;; esac
+
+# a misspelt factor is reported once: references to the right name are not
+# told to use the typo
+cat > typo.yaml <<'YAML'
+name: t
+engine: native
+factors:
+  model: [mnist_cnn]
+  channel_last: [on, off]
+exclude:
+  - {channels_last: on, model: mnist_cnn}
+baseline: {channels_last: off}
+YAML
+cat > typo.want <<'TXT'
+typo.yaml:5:3: unknown factor 'channel_last' (did you mean 'channels_last'?)
+    channel_last: [on, off]
+    ^
+TXT
+check typo 2 "$MATRIX" expand typo.yaml
+echo ok
