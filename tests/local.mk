@@ -45,3 +45,34 @@ tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
 	engine/models/resnet.c engine/models/bert.c
 tests_unit_test_saved_LDADD = $(LIBM)
 TESTS += tests/unit/test_saved
+
+# ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader and for
+# results.csv -> report tables, built with clang apart from the rest (every
+# source instrumented): `make fuzz` builds them, `make fuzz-run` runs each for
+# FUZZ_SECONDS (default 60) from its seed corpus. .ci/run runs them when clang
+# and libFuzzer are installed.
+FUZZ_CC = clang
+FUZZ_SECONDS = 60
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-I$(top_builddir) -I$(top_srcdir)/matrix -I$(top_srcdir) \
+	-DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"' \
+	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' -DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
+FUZZ_LIB_SRCS = $(filter %.c,$(matrix_libmatrix_a_SOURCES) $(matrix_libreport_a_SOURCES))
+FUZZ_LIBS = $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/corpus
+tests/fuzz/fuzz_recipe: $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
+	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
+tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
+	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
+fuzz: tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results
+fuzz-run: fuzz
+	@for f in recipe results; do \
+	  mkdir -p tests/fuzz/work/$$f; \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  tests/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 tests/fuzz/work/$$f $(top_srcdir)/tests/fuzz/corpus/$$f >tests/fuzz/work/$$f.log 2>&1 \
+	    || { tail -n 60 tests/fuzz/work/$$f.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^Done' tests/fuzz/work/$$f.log | tr '\n' ' '; echo; \
+	done
+CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results
+.PHONY: fuzz fuzz-run
