@@ -23,7 +23,8 @@
 static const char *const expand_options[] = {"--count", "--format", "--only", "--help", NULL};
 static const char *const run_options[] = {
 	"--out", "--resume", "--retry-failed", "--allow-changed", "--only", "--jobs",
-	"--allow-oversubscribe", "--dry-run", "--no-report", "--help", NULL};
+	"--allow-oversubscribe", "--executor", "--dry-run", "--no-report", "--help", NULL};
+static const char *const run_point_options[] = {"--help", NULL};
 static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
 
@@ -36,7 +37,7 @@ static const struct cmd_entry commands[] = {
 	 "\n" HELP_ONLY,
 	 expand_options},
 	{"run", cmd_run,
-	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--dry-run] [--no-report]",
+	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--dry-run] [--no-report]",
 	 "run every point of a recipe, each in a fresh process",
 	 "  --out DIR              the run directory (default experiments/NAME/YYYYmmdd-HHMMSS);\n"
 	 "                         it must be missing or empty\n"
@@ -47,6 +48,8 @@ static const struct cmd_entry commands[] = {
 	 "  --only FILTER          run the points that match FILTER only\n"
 	 "  -j, --jobs N           run N points at once (1 to 1024, default 1)\n"
 	 "  --allow-oversubscribe  accept --jobs whose points' threads exceed the cores\n"
+	 "  --executor local|slurm where the points run (default the recipe's executor,\n"
+	 "                         else local); slurm: one sbatch --array of the points\n"
 	 "  -n, --dry-run          print the command of every point that would run\n"
 	 "  --no-report            do not write the report at the end\n"
 	 "\n" HELP_ONLY "\n"
@@ -54,6 +57,13 @@ static const struct cmd_entry commands[] = {
 	 "\nExit status: 0 every point ok or unsupported, 1 some point failed, 2 usage or\n"
 	 "recipe error, 130 interrupted.\n",
 	 run_options},
+	{"run-point", cmd_run_point, "run-point DIR ID|INDEX",
+	 "run one point of a run directory and write its row to DIR/rows/ (a slurm task)",
+	 "  DIR                    a run directory (its recipe.yaml)\n"
+	 "  ID|INDEX               the point's id (16 hex digits) or plan index\n"
+	 "\nA point that already has a row is not run again. Exit status: 0 ok or\n"
+	 "unsupported, 1 failed, 2 usage, 130 interrupted (no row written).\n",
+	 run_point_options},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories",
 	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"

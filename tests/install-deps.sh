@@ -2,6 +2,8 @@
 # Install the Debian packages matrix needs to build, test and report (as root,
 # Debian bookworm). CUDA, cuDNN, cuBLAS and NCCL are optional and not
 # installed here: configure finds them in /usr/local/cuda when present.
+# slurm-wlm and munge: tests/e2e/slurm_run.sh starts its own one-node cluster
+# (the packages' own services are not used).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=
@@ -12,7 +14,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	libyaml-dev libcsv-dev libopenblas-dev gnuplot-nox \
 	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
-	chromium procps time >/dev/null
+	chromium procps time \
+	slurm-wlm munge >/dev/null
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
 # int8 (tests/pytorch/engine_runtimes.py skips without them), pinned, into
 # Debian's python beside its torch; numpy stays Debian's (torch is built on it).

@@ -14,8 +14,10 @@ TESTS += \
 	tests/e2e/hostile_template.sh \
 	tests/e2e/hostile_text.sh \
 	tests/e2e/hostile_terminal.sh \
-	tests/e2e/hostile_dirs.sh
-EXTRA_DIST += tests/setup tests/e2e/engine.sh $(filter tests/e2e/%.sh,$(TESTS))
+	tests/e2e/hostile_dirs.sh \
+	tests/e2e/run_point.sh \
+	tests/e2e/slurm_run.sh
+EXTRA_DIST += tests/setup tests/e2e/engine.sh tests/e2e/slurm_cluster $(filter tests/e2e/%.sh,$(TESTS))
 check_PROGRAMS += tests/unit/plan/test_grid tests/unit/run/test_store
 tests_unit_plan_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 tests_unit_run_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

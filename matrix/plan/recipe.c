@@ -603,11 +603,13 @@ enum {
 	K_BASELINE,
 	K_REPORT,
 	K_CONTAINERS,
+	K_EXECUTOR,
 	K_COUNT,
 };
 static const char *const top_keys[K_COUNT] = {
 	"name", "description", "engine", "command", "python", "device", "measure", "factors",
 	"exclude", "order", "seed", "repeat", "baseline", "report", "containers",
+	"executor",
 };
 
 static const char *const engine_names[] = {"native", "pytorch", "command"};
@@ -710,6 +712,91 @@ static void load_measure(struct loader *L, yaml_node_t *v)
 		yaml_node_t *at = val[1] ? val[1] : val[2];
 		errorf(L, node_mark(at), "'measure.min_time' (%gs) must not exceed 'measure.max_time' (%gs)",
 		       m->min_time_s, m->max_time_s);
+	}
+}
+
+/* A count for the slurm executor: 1 .. max; -1 after reporting. */
+static long get_count(struct loader *L, yaml_node_t *v, const char *path, long max)
+{
+	uint64_t n;
+	if (is_string(v) && parse_u64(scalar(v), &n) == 0 && n >= 1 && n <= (uint64_t)max)
+		return (long)n;
+	char what[64];
+	snprintf(what, sizeof(what), "an integer from 1 to %ld", max);
+	wrong_type(L, v, path, what);
+	return -1;
+}
+
+/* executor: local | slurm | {slurm: {partition, account, qos, time, cpus,
+ * mem, gpus, throttle, extra}} */
+static void load_executor(struct loader *L, yaml_node_t *v)
+{
+	static const char *const names[] = {"local", "slurm"};
+	static const char *const keys[] = {"partition", "account", "qos", "time", "cpus",
+					   "mem", "gpus", "throttle", "extra"};
+	struct slurm_spec *sl = &L->r->slurm;
+	if (is_string(v)) {
+		sl->given = get_enum(L, v, "executor", names, ARRAY_SIZE(names)) == 1;
+		return;
+	}
+	yaml_node_t *ev[2], *ek[2];
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "executor", "'local', 'slurm' or a mapping such as {slurm: {partition: gpu}}");
+		return;
+	}
+	get_fields(L, v, "executor", names, 2, ev, ek);
+	if (!ev[1])
+		return;
+	sl->given = 1;
+	if (is_null(ev[1]))
+		return;
+	if (ev[1]->type != YAML_MAPPING_NODE) {
+		wrong_type(L, ev[1], "executor.slurm", "a mapping");
+		return;
+	}
+	yaml_node_t *val[ARRAY_SIZE(keys)], *key[ARRAY_SIZE(keys)];
+	get_fields(L, ev[1], "executor.slurm", keys, ARRAY_SIZE(keys), val, key);
+	char **str[] = {&sl->partition, &sl->account, &sl->qos};
+	for (size_t i = 0; i < 3; i++)
+		if (val[i]) {
+			char *path = xasprintf("executor.slurm.%s", keys[i]);
+			const char *s = get_string(L, val[i], path);
+			if (s && (!*s || strpbrk(s, " \t\n")))
+				wrong_type(L, val[i], path, "one word");
+			else if (s)
+				*str[i] = xstrdup(s);
+			free(path);
+		}
+	if (val[3])
+		load_duration(L, val[3], "executor.slurm.time", 1, &sl->time_s);
+	if (val[4])
+		sl->cpus = get_count(L, val[4], "executor.slurm.cpus", 4096);
+	if (val[5]) {
+		const char *s = get_string(L, val[5], "executor.slurm.mem");
+		size_t digits = s ? strspn(s, "0123456789") : 0;
+		if (s && (!digits || (s[digits] && (!strchr("KMGTkmgt", s[digits]) || s[digits + 1]))))
+			wrong_type(L, val[5], "executor.slurm.mem", "a size such as 4G or 500M");
+		else if (s)
+			sl->mem = xstrdup(s);
+	}
+	if (val[6])
+		sl->gpus = get_count(L, val[6], "executor.slurm.gpus", 64);
+	if (val[7])
+		sl->throttle = get_count(L, val[7], "executor.slurm.throttle", 1000000);
+	if (val[8]) {
+		yaml_node_t *x = val[8];
+		if (x->type != YAML_SEQUENCE_NODE) {
+			wrong_type(L, x, "executor.slurm.extra", "a list of sbatch arguments");
+			return;
+		}
+		size_t n = (size_t)(x->data.sequence.items.top - x->data.sequence.items.start);
+		sl->extra = xcalloc(n + 1, sizeof(char *));
+		for (size_t i = 0; i < n; i++) {
+			const char *s = get_string(L, node_at(L, x->data.sequence.items.start[i]),
+						   "executor.slurm.extra[]");
+			if (s)
+				sl->extra[sl->nextra++] = xstrdup(s);
+		}
 	}
 }
 
@@ -1640,6 +1727,8 @@ static void load_schema(struct loader *L)
 		load_measure(L, v[K_MEASURE]);
 	if (v[K_CONTAINERS])
 		load_containers(L, v[K_CONTAINERS]);
+	if (v[K_EXECUTOR])
+		load_executor(L, v[K_EXECUTOR]);
 
 	if (!v[K_FACTORS])
 		errorf(L, rootm, "missing required key 'factors'");
@@ -1790,6 +1879,13 @@ void recipe_free(struct recipe *r)
 		free(r->containers[i].runtime);
 	}
 	free(r->containers);
+	free(r->slurm.partition);
+	free(r->slurm.account);
+	free(r->slurm.qos);
+	free(r->slurm.mem);
+	for (size_t i = 0; i < r->slurm.nextra; i++)
+		free(r->slurm.extra[i]);
+	free(r->slurm.extra);
 	memset(r, 0, sizeof(*r));
 }
 

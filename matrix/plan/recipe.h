@@ -93,6 +93,20 @@ struct container {
 	char *runtime;        /* "podman" | "docker" | NULL (first found) */
 };
 
+/* executor: {slurm: {...}}: how `matrix run --executor slurm` submits the
+ * points (sbatch options); fields not given are 0 / NULL. */
+struct slurm_spec {
+	int given;            /* the recipe names the slurm executor */
+	char *partition, *account, *qos;   /* sbatch's, NULL: the cluster's default */
+	double time_s;        /* limit per task, seconds; 0: measure.timeout + a margin */
+	long cpus;            /* --cpus-per-task; 0: not asked */
+	char *mem;            /* --mem as sbatch reads it (4G, 500M), or NULL */
+	long gpus;            /* --gpus-per-task of a point that uses the GPU; 0: 1 */
+	long throttle;        /* most tasks of the array at once (%N); 0: no limit */
+	size_t nextra;
+	char **extra;         /* more sbatch arguments, each one argument */
+};
+
 struct recipe {
 	char *path;           /* as given on the command line */
 	char *text;           /* the file's bytes, NUL terminated */
@@ -121,6 +135,7 @@ struct recipe {
 	struct report_spec report;
 	size_t ncontainers;
 	struct container *containers;
+	struct slurm_spec slurm;
 };
 
 /* Load and validate the recipe at path. On success returns 0. On failure

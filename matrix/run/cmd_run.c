@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "exec_slurm.h"
 #include "executor.h"
 #include "noise.h"
 #include "plan/argv.h"
@@ -41,6 +42,7 @@ struct run_opts {
 	int no_report;
 	int allow_oversubscribe;
 	long jobs;
+	const char *executor;     /* "local" | "slurm" | NULL: the recipe's, else local */
 };
 
 /* --- a set of point ids (16 hex digits -> 64-bit keys) -------------------- */
@@ -341,7 +343,10 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 		argv_shell_quote(&sb, argv[i]);
 	}
 	sb_putc(&sb, '\n');
-	ex->ops->describe(ex, &sb);
+	if (ex)
+		ex->ops->describe(ex, &sb);
+	else /* the slurm executor: the nodes are the scheduler's choice, each row names its node */
+		sb_puts(&sb, "executor: slurm\n");
 	char *path = xasprintf("%s/env.txt", dir);
 	int rc = write_file_atomic(path, sb.buf, sb.len);
 	if (rc < 0)
@@ -725,6 +730,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			target = &o->resume;
 		else if (strcmp(a, "--only") == 0)
 			target = &o->only;
+		else if (strcmp(a, "--executor") == 0)
+			target = &o->executor;
 		if (target) {
 			if (i + 1 >= argc) {
 				error("run: option '%s' needs a value", a);
@@ -761,6 +768,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		error("run: no recipe given");
 		return -1;
 	}
+	if (o->executor && strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
+		error("run: --executor must be 'local' or 'slurm', not '%s'", o->executor);
+		return -1;
+	}
 	if (o->out && o->resume) {
 		error("run: --out and --resume both name the run directory: give one");
 		return -1;
@@ -773,6 +784,13 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 /* Everything one `matrix run` holds. Each step returns 0 to go on, or -1
  * after printing why (the run's exit status is then 2 unless a step set
  * another). */
+/* The slurm executor's arrays of one run. */
+struct slurm_plan {
+	struct slurm_array *a;    /* one per number of GPUs per task */
+	size_t na;
+	char *dir_abs, *script;
+};
+
 struct study {
 	struct run_opts o;
 	int argc;                 /* the command line, for env.txt */
@@ -791,6 +809,9 @@ struct study {
 	uint64_t nfailed;
 	int interrupted;          /* > 0: the signal; -1: stopped by an error */
 	struct strbuf quality;
+	int slurm;                /* the slurm executor: points run as job arrays */
+	int merging_quiet;        /* merged rows are counted, not printed */
+	struct slurm_plan splan;  /* the arrays submitted */
 };
 
 /* The recipe: the one given, or the one a resumed directory was run with; a
@@ -841,8 +862,11 @@ static int study_check(struct study *S)
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
 		return -1;
+	S->slurm = S->o.executor ? strcmp(S->o.executor, "slurm") == 0 : r->slurm.given;
+	if (S->slurm && !S->o.dry_run && slurm_check(&r->slurm, stderr) < 0)
+		return -1;
 	long jobs = S->o.jobs, cores = noise_cores(), threads = jobs > 1 ? noise_max_threads(r, cores) : 0;
-	if (jobs > 1 && !S->o.allow_oversubscribe && jobs * threads > cores) {
+	if (!S->slurm && jobs > 1 && !S->o.allow_oversubscribe && jobs * threads > cores) {
 		error("run: --jobs %ld x %ld threads per point = %ld threads > %ld cores: the points would "
 		      "slow each other down; lower --jobs, or pass --allow-oversubscribe",
 		      jobs, threads, jobs * threads, cores);
@@ -921,6 +945,332 @@ static int study_resume(struct study *S)
 	return 0;
 }
 
+/* --- the slurm executor: the study as job arrays (batch mode) -------------------------- */
+
+/* store_merge_rows' callbacks: a point already in results.csv; a row just
+ * merged (counted, and printed as a local run prints a finished point). */
+static int row_seen(const char *id, void *ctx)
+{
+	return idset_has(&((struct study *)ctx)->done, id);
+}
+
+static void row_merged(const struct row *row, void *ctx)
+{
+	struct study *S = ctx;
+	const struct recipe *r = &S->r;
+	size_t stc = 3 + r->nfactors, wallc = stc + 2 + result_ncolumns;
+	const char *st = row->cell[stc], *reason = row->cell[stc + 1];
+	idset_add(&S->done, row->cell[0]);
+	S->pg.done++;
+	if (S->merging_quiet) { /* counted as done before this run started */
+		if (S->pg.todo_at_start)
+			S->pg.todo_at_start--;
+		return;
+	}
+	S->pg.done_now++;
+	if (strcmp(st, "ok") == 0)
+		S->pg.ok++;
+	else if (strcmp(st, "unsupported") == 0)
+		S->pg.unsupported++;
+	else {
+		S->pg.failed++;
+		S->nfailed++;
+	}
+	struct strbuf label = {0};
+	for (size_t i = 0; i < r->nfactors; i++)
+		sb_printf(&label, "%s%s=%s", i ? " " : "", r->factors[i].name, row->cell[3 + i]);
+	if (strcmp(row->cell[2], "0") != 0)
+		sb_printf(&label, " repeat=%s", row->cell[2]);
+	if (S->pg.tty)
+		fprintf(stderr, "\r\033[K");
+	if (!S->pg.tty || !status_is_success(st)) {
+		FILE *out = S->pg.tty ? stderr : stdout;
+		double wall = 0;
+		parse_double(row->cell[wallc], &wall);
+		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s%s%s%s\n", S->pg.done, S->pg.total, st,
+			wall, row->cell[0], label.buf, *reason ? "  (" : "", reason, *reason ? ")" : "");
+		fflush(out);
+	}
+	sb_free(&label);
+}
+
+/* What one point asks of a node: GPUs per task (0: none). A point uses the
+ * GPU when its device is cuda or its `gpus` level is above 0; it asks for
+ * its `gpus` level, else executor.slurm.gpus, else 1. */
+static long slurm_point_gpus(const struct recipe *r, const struct point *p)
+{
+	long df = recipe_factor_index(r, "device"), gf = recipe_factor_index(r, "gpus"), n = 0;
+	const char *dev = df >= 0 ? r->factors[df].levels[p->level[df]] : r->device ? r->device : "auto";
+	if (gf >= 0 && parse_long(r->factors[gf].levels[p->level[gf]], &n) == 0 && n > 0)
+		return n;
+	if (strcmp(dev, "cuda") != 0)
+		return 0;
+	return r->slurm.gpus ? r->slurm.gpus : 1;
+}
+
+static void slurm_plan_free(struct slurm_plan *P)
+{
+	for (size_t i = 0; i < P->na; i++)
+		slurm_array_free(&P->a[i]);
+	free(P->a);
+	free(P->dir_abs);
+	free(P->script);
+}
+
+/* The arrays of the points still to run (plan indices, grouped by GPUs per
+ * task); with print, their sbatch commands on stdout (--dry-run). */
+static void slurm_plan(struct study *S, int print)
+{
+	struct slurm_plan P = {0};
+	char cwd[4096];
+	if (S->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		P.dir_abs = xstrdup(S->dir);
+	else
+		P.dir_abs = xasprintf("%s/%s", cwd, S->dir);
+	P.script = xasprintf("%s/slurm/task.sh", P.dir_abs);
+	struct grid g;
+	grid_init(&g, &S->r);
+	for (const struct point *p; (p = grid_next(&g));) {
+		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
+			continue;
+		long gpus = slurm_point_gpus(&S->r, p);
+		size_t k = 0;
+		while (k < P.na && P.a[k].gpus != gpus)
+			k++;
+		if (k == P.na) {
+			P.a = xrealloc(P.a, ++P.na * sizeof(*P.a));
+			memset(&P.a[k], 0, sizeof(P.a[k]));
+			P.a[k].gpus = gpus;
+		}
+		slurm_array_add(&P.a[k], p->index);
+	}
+	grid_free(&g);
+	for (size_t k = 0; k < P.na; k++)
+		slurm_array_close(&P.a[k]);
+	if (print) {
+		for (size_t k = 0; k < P.na; k++) {
+			char **argv = slurm_sbatch_argv(&S->r.slurm, &S->r, P.dir_abs, P.script, &P.a[k]);
+			struct strbuf line = {0};
+			for (size_t i = 0; argv[i]; i++) {
+				if (i)
+					sb_putc(&line, ' ');
+				argv_shell_quote(&line, argv[i]);
+			}
+			printf("%s\n", line.buf);
+			sb_free(&line);
+			slurm_argv_free(argv);
+		}
+		slurm_plan_free(&P);
+		return;
+	}
+	S->splan = P;
+}
+
+static char *self_exe(void)
+{
+	char buf[4096];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return xstrdup("matrix");
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+/* The script every task runs: this matrix, `run-point DIR INDEX`. */
+static int slurm_write_script(struct study *S)
+{
+	char *sdir = xasprintf("%s/slurm", S->dir);
+	int rc = mkdir_p(sdir, 0755);
+	free(sdir);
+	struct strbuf sb = {0};
+	char *exe = self_exe();
+	sb_puts(&sb, "#!/bin/sh\n# one task of `matrix run --executor slurm`: one point of this run directory\nexec ");
+	argv_shell_quote(&sb, exe);
+	sb_puts(&sb, " run-point ");
+	argv_shell_quote(&sb, S->splan.dir_abs);
+	sb_puts(&sb, " \"$SLURM_ARRAY_TASK_ID\"\n");
+	free(exe);
+	if (rc == 0)
+		rc = write_file_atomic(S->splan.script, sb.buf, sb.len);
+	if (rc == 0)
+		rc = chmod(S->splan.script, 0755);
+	if (rc < 0)
+		error("cannot write '%s': %s", S->splan.script, strerror(errno));
+	sb_free(&sb);
+	return rc;
+}
+
+/* A row for a task that ended without writing one: what Slurm says of it. */
+static int slurm_lost_row(struct study *S, const struct point *p, const char *job)
+{
+	char *state = slurm_task_state(job, p->index);
+	const char *st = "crashed";
+	char *reason;
+	if (state && strcmp(state, "TIMEOUT") == 0) {
+		st = "timeout";
+		reason = xstrdup("slurm: TIMEOUT: killed at the task's time limit");
+	} else if (state && strcmp(state, "OUT_OF_MEMORY") == 0) {
+		st = "oom";
+		reason = xstrdup("slurm: OUT_OF_MEMORY: killed at the task's memory limit");
+	} else {
+		reason = xasprintf("slurm: %s: the task ended without writing a row (see %s/slurm/%s_%" PRIu64 ".out)",
+				   state ? state : "state unknown", S->dir, job, p->index);
+	}
+	char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
+	struct point_cmd cmd;
+	int rc = argv_build(&S->r, p, result, &cmd, stderr);
+	free(result);
+	if (rc < 0) {
+		free(state);
+		free(reason);
+		return -1;
+	}
+	char **cells = xcalloc(S->st.ncols, sizeof(char *));
+	char idx[32], rep[16];
+	snprintf(idx, sizeof(idx), "%" PRIu64, p->index);
+	snprintf(rep, sizeof(rep), "%u", p->repeat);
+	size_t k = 0;
+	cells[k++] = (char *)p->id;
+	cells[k++] = idx;
+	cells[k++] = rep;
+	for (size_t i = 0; i < S->r.nfactors; i++)
+		cells[k++] = S->r.factors[i].levels[p->level[i]];
+	cells[k++] = (char *)st;
+	cells[k++] = reason;
+	char *extra = xasprintf("slurm_job=%s; slurm_task=%" PRIu64 "; slurm_state=%s", job, p->index,
+				state ? state : "");
+	cells[S->st.ncols - 2] = extra;
+	cells[S->st.ncols - 1] = cmd.line;
+	rc = store_append(&S->st, cells);
+	if (rc < 0) {
+		error("cannot append to '%s': %s", S->st.path, strerror(errno));
+	} else {
+		struct row row = {S->st.ncols, cells};
+		cells[S->st.ncols - 3] = "";
+		for (size_t i = 0; i < S->st.ncols; i++)
+			if (!cells[i])
+				cells[i] = "";
+		row_merged(&row, S);
+	}
+	free(cells);
+	free(extra);
+	free(reason);
+	free(state);
+	argv_free(&cmd);
+	return rc;
+}
+
+/* Batch mode: submit the points still to run as arrays, follow them with
+ * squeue (polling with back-off: 0.5 s up to 5 s), merge each finished
+ * point's row as it appears, give the tasks that left no row Slurm's
+ * verdict; on SIGINT/SIGTERM/SIGHUP scancel the arrays and wait for them to
+ * leave the queue (the directory stays resumable). */
+static void study_slurm(struct study *S)
+{
+	slurm_signals_install();
+	S->pg.start = now_monotonic();
+	slurm_plan(S, 0);
+	struct slurm_plan *P = &S->splan;
+	if (!P->na)
+		return;
+	if (slurm_write_script(S) < 0) {
+		S->interrupted = -1;
+		return;
+	}
+	char **jobs = xcalloc(P->na, sizeof(char *));
+	size_t njobs = 0;
+	char *jobs_path = xasprintf("%s/slurm/jobs", S->dir);
+	for (size_t k = 0; k < P->na; k++) {
+		char **argv = slurm_sbatch_argv(&S->r.slurm, &S->r, P->dir_abs, P->script, &P->a[k]);
+		int rc = slurm_submit(argv, &P->a[k].job, stderr);
+		slurm_argv_free(argv);
+		if (rc < 0) {
+			slurm_cancel(jobs, njobs);
+			S->interrupted = -1;
+			goto out;
+		}
+		jobs[njobs++] = P->a[k].job;
+		FILE *f = fopen(jobs_path, "a");
+		if (f) {
+			fprintf(f, "%s\n", P->a[k].job);
+			fclose(f);
+		}
+		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s, %ld GPUs per task)\n",
+		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, P->a[k].gpus);
+		fflush(stdout);
+	}
+	double delay = 0.5;
+	int squeue_failures = 0;
+	for (;;) {
+		long merged = store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
+		if (merged < 0) {
+			error("cannot append to '%s': %s", S->st.path, strerror(errno));
+			slurm_cancel(jobs, njobs);
+			S->interrupted = -1;
+			goto out;
+		}
+		if (slurm_interrupted()) {
+			S->interrupted = slurm_interrupted();
+			slurm_cancel(jobs, njobs);
+			long running;
+			double until = now_monotonic() + 30;
+			while (slurm_active(jobs, njobs, &running) > 0 && now_monotonic() < until) {
+				struct timespec ts = {0, 200000000};
+				nanosleep(&ts, NULL);
+			}
+			store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
+			goto out;
+		}
+		long running, active = slurm_active(jobs, njobs, &running);
+		if (active < 0 && ++squeue_failures < 10) {
+			slurm_sleep(5);
+			continue;
+		}
+		if (active < 0) {
+			error("squeue keeps failing: stopped following slurm jobs (they go on; resume later)");
+			S->interrupted = -1;
+			goto out;
+		}
+		squeue_failures = 0;
+		if (active == 0)
+			break;
+		char label[96];
+		snprintf(label, sizeof(label), "slurm: %ld running, %ld pending", running, active - running);
+		progress_line(&S->pg, label);
+		delay = merged > 0 ? 0.5 : delay * 1.5 > 5 ? 5 : delay * 1.5;
+		slurm_sleep(delay);
+	}
+	/* every task has left the queue: a row missing now may still be on its
+	 * way through a shared filesystem's caches; wait a little, then ask Slurm */
+	for (int tries = 0; tries < 10; tries++) {
+		if (store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr) < 0)
+			break;
+		if (S->pg.done >= S->pg.total)
+			break;
+		slurm_sleep(0.5);
+	}
+	struct grid g;
+	grid_init(&g, &S->r);
+	for (const struct point *p; (p = grid_next(&g));) {
+		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
+			continue;
+		long gpus = slurm_point_gpus(&S->r, p);
+		size_t k = 0;
+		while (k < P->na && P->a[k].gpus != gpus)
+			k++;
+		if (k < P->na && slurm_lost_row(S, p, P->a[k].job) < 0) {
+			S->interrupted = -1;
+			break;
+		}
+	}
+	grid_free(&g);
+out:
+	if (S->pg.tty)
+		fprintf(stderr, "\r\033[K");
+	free(jobs_path);
+	free(jobs);
+}
+
 /* --dry-run: print the command of every point that would run. */
 static int study_dry_run(struct study *S)
 {
@@ -941,6 +1291,8 @@ static int study_dry_run(struct study *S)
 		argv_free(&cmd);
 	}
 	grid_free(&g);
+	if (S->slurm)
+		slurm_plan(S, 1);
 	fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
 		S->pg.todo_at_start, S->pg.total, S->dir);
 	return 0;
@@ -958,7 +1310,7 @@ static int study_prepare(struct study *S)
 	free(logs);
 	if (made < 0 || (S->lock = lock_dir(S->dir)) < 0)
 		return -1;
-	if (!(S->ex = exec_local_new((size_t)S->o.jobs, S->r.measure.grace_s, stderr)))
+	if (!S->slurm && !(S->ex = exec_local_new((size_t)S->o.jobs, S->r.measure.grace_s, stderr)))
 		return -1;
 	if (!S->saved_path)
 		S->saved_path = xasprintf("%s/recipe.yaml", S->dir);
@@ -985,6 +1337,16 @@ static int study_prepare(struct study *S)
 			return -1;
 		}
 	}
+	/* rows that slurm tasks wrote after their front end stopped */
+	S->merging_quiet = 1;
+	long merged = store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
+	S->merging_quiet = 0;
+	if (merged < 0) {
+		error("cannot append to '%s': %s", S->st.path, strerror(errno));
+		return -1;
+	}
+	if (merged > 0)
+		fprintf(stderr, "matrix: merged %ld rows that slurm tasks left in '%s/rows'\n", merged, S->dir);
 	return 0;
 }
 
@@ -1206,6 +1568,7 @@ static void study_free(struct study *S)
 	}
 	if (S->ex)
 		S->ex->ops->free(S->ex);
+	slurm_plan_free(&S->splan);
 	free(S->done.key);
 	grid_filter_free(S->filter);
 	sb_free(&S->quality);
@@ -1233,9 +1596,175 @@ int cmd_run(int argc, char **argv)
 	}
 	if (study_prepare(&S) < 0)
 		goto out;
-	study_loop(&S);
+	if (S.slurm)
+		study_slurm(&S);
+	else
+		study_loop(&S);
 	rc = study_verdict(&S);
 out:
 	study_free(&S);
+	return rc;
+}
+
+/* --- `matrix run-point DIR ID|INDEX`: one point, its row to DIR/rows/ -------------------- */
+
+/* Whether results.csv of dir holds a row for id. */
+static int results_have(const char *dir, const char *id)
+{
+	char *path = xasprintf("%s/results.csv", dir);
+	struct table t;
+	char *why = NULL;
+	int have = 0;
+	if (table_read(path, &t, NULL, &why) == 0) {
+		long idc = table_column(&t, "id");
+		for (size_t i = 0; idc >= 0 && !have && i < t.nrows; i++)
+			have = strcmp(t.rows[i].cell[idc], id) == 0;
+		table_free(&t);
+	}
+	free(why);
+	free(path);
+	return have;
+}
+
+/* Run one point of a run directory the way `matrix run` runs it (a fresh
+ * process under the local executor, its timeout, the same classification),
+ * then write its row to DIR/rows/ID.csv (store_row_write). The point is
+ * named by its id (16 hex digits) or its plan index (a slurm array task's
+ * SLURM_ARRAY_TASK_ID). A point that already has a row is not run again.
+ * Interrupted (scancel, a time limit), it ends the point and writes no row:
+ * the front end asks Slurm what happened. */
+int cmd_run_point(int argc, char **argv)
+{
+	if (argc != 3)
+		return cmd_usage("run-point");
+	const char *dir = argv[1], *which = argv[2];
+	int by_id = strlen(which) == 16 && strspn(which, "0123456789abcdef") == 16;
+	uint64_t index = 0;
+	char *end = NULL;
+	if (!by_id && *which >= '1' && *which <= '9' && strspn(which, "0123456789") == strlen(which)) {
+		errno = 0;
+		index = strtoull(which, &end, 10);
+		if (errno)
+			index = 0;
+	}
+	if (!by_id && index == 0) {
+		error("run-point: '%s' is neither a point id (16 hex digits) nor a plan index", which);
+		return 2;
+	}
+	char *recipe_path = xasprintf("%s/recipe.yaml", dir);
+	struct recipe r;
+	struct stat sbuf;
+	if (stat(recipe_path, &sbuf) < 0) {
+		error("'%s' is not a run directory: it has no recipe.yaml", dir);
+		free(recipe_path);
+		return 2;
+	}
+	int rc = recipe_load(recipe_path, &r, stderr);
+	free(recipe_path);
+	if (rc < 0)
+		return 2;
+	rc = 2;
+	struct slot s = {0};
+	s.level = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
+	struct grid g;
+	grid_init(&g, &r);
+	int found = 0;
+	for (const struct point *p; !found && (p = grid_next(&g));)
+		if (by_id ? strcmp(p->id, which) == 0 : p->index == index) {
+			memcpy(s.level, p->level, r.nfactors * sizeof(size_t));
+			s.pt = *p;
+			s.pt.level = s.level;
+			found = 1;
+		}
+	grid_free(&g);
+	struct store rs = {.fd = -1};
+	rs.header = store_header(&r, &rs.ncols);
+	struct executor *ex = NULL;
+	char *row_path = NULL;
+	if (!found) {
+		error("run-point: '%s' has no point %s", dir, which);
+		goto out;
+	}
+	row_path = store_row_path(dir, s.pt.id);
+	if (access(row_path, F_OK) == 0 || results_have(dir, s.pt.id)) {
+		printf("matrix: point %s of '%s' already has a row: not run again\n", s.pt.id, dir);
+		rc = 0;
+		goto out;
+	}
+	char *logs = xasprintf("%s/logs", dir);
+	int made = mkdir_p(logs, 0755);
+	if (made < 0)
+		error("cannot create '%s': %s", logs, strerror(errno));
+	free(logs);
+	if (made < 0 || !(ex = exec_local_new(1, r.measure.grace_s, stderr)))
+		goto out;
+	s.gpu = point_uses_gpu(&r, &s.pt);
+	s.result_path = attempt_result_path(dir, s.pt.id);
+	s.log_path = xasprintf("%s/logs/%s.log", dir, s.pt.id);
+	s.noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), 1};
+	if (argv_build(&r, &s.pt, s.result_path, &s.cmd, stderr) < 0)
+		goto out;
+	struct exec_point ep = {
+		.argv = s.cmd.argv, .env = s.cmd.env, .log_path = s.log_path, .result_path = s.result_path,
+		.res = {.timeout_s = r.measure.timeout_s, .grace_s = r.measure.grace_s, .gpu = s.gpu},
+	};
+	if (ex->ops->start(ex, 0, &ep, stderr) < 0)
+		goto out;
+	long w = ex->ops->wait(ex, &s.exit);
+	/* scancel and a time limit signal every process of the task, one after
+	 * the other: a point killed by SIGTERM or SIGKILL under Slurm may have
+	 * been signalled just before this runner; wait 2 s for our own signal
+	 * before calling it the point's crash */
+	if (w >= 0 && !s.exit.timed_out && WIFSIGNALED(s.exit.wstatus) && getenv("SLURM_JOB_ID") &&
+	    (WTERMSIG(s.exit.wstatus) == SIGTERM || WTERMSIG(s.exit.wstatus) == SIGKILL))
+		for (int i = 0; i < 20 && !ex->ops->interrupted(ex); i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+	if (w < 0 || ex->ops->interrupted(ex)) {
+		int sig = ex->ops->interrupted(ex);
+		ex->ops->cancel_all(ex);
+		error("run-point: interrupted by %s: point %s ended, no row written", signal_name(sig ? sig : SIGTERM),
+		      s.pt.id);
+		rc = 130;
+		goto out;
+	}
+	struct outcome o;
+	classify(&s.exit, s.result_path, s.log_path, r.measure.timeout_s, &o);
+	noise_record(&o.res, &s.noise, noise_cores(), r.measure.rel_ci);
+	/* where it ran: the node, and the slurm job and task when it is one */
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	const char *node = getenv("SLURMD_NODENAME");
+	result_set(&o.res, "node", node && *node ? node : host);
+	const char *job = getenv("SLURM_ARRAY_JOB_ID") ? getenv("SLURM_ARRAY_JOB_ID") : getenv("SLURM_JOB_ID");
+	if (job && *job)
+		result_set(&o.res, "slurm_job", job);
+	if (getenv("SLURM_ARRAY_TASK_ID"))
+		result_set(&o.res, "slurm_task", getenv("SLURM_ARRAY_TASK_ID"));
+	struct strbuf extra = {0};
+	char bufs[3][32];
+	char **cells = point_row(&r, &rs, &s, &o, &extra, bufs);
+	int stored = store_row_write(&rs, dir, s.pt.id, cells);
+	free(cells);
+	sb_free(&extra);
+	if (stored < 0) {
+		error("cannot write '%s': %s", row_path, strerror(errno));
+	} else {
+		struct progress pg = {.total = 1};
+		uint64_t nfailed = 0;
+		point_report(&r, &s, &o, &pg, &nfailed);
+		rc = status_is_success(o.status) ? 0 : 1;
+	}
+	free(o.reason);
+	result_free(&o.res);
+out:
+	if (ex)
+		ex->ops->free(ex);
+	slot_clear(&s);
+	free(s.level);
+	free(row_path);
+	store_close(&rs);
+	recipe_free(&r);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* store.c - results.csv: read with libcsv, appended one fsync'd row at a time. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -139,4 +140,108 @@ void store_close(struct store *s)
 	if (s->header)
 		free_cells(s->header, s->ncols);
 	s->header = NULL;
+}
+
+char *store_row_path(const char *dir, const char *id)
+{
+	return xasprintf("%s/rows/%s.csv", dir, id);
+}
+
+int store_row_write(struct store *s, const char *dir, const char *id, char *const *cells)
+{
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	char *rows = xasprintf("%s/rows", dir);
+	char *path = store_row_path(dir, id);
+	char *tmp = xasprintf("%s/.%s.%s.%ld.tmp", rows, id, host, (long)getpid());
+	struct strbuf sb = {0};
+	csv_record(&sb, s->header, s->ncols);
+	csv_record(&sb, cells, s->ncols);
+	int rc = -1, fd = -1;
+	if (mkdir_p(rows, 0755) < 0)
+		goto out;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto out;
+	if (write_all(fd, sb.buf, sb.len) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		goto out;
+	/* the rename itself durable: the directory fsync'd */
+	int dfd = open(rows, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	rc = 0;
+out:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+	free(rows);
+	sb_free(&sb);
+	errno = e;
+	return rc;
+}
+
+long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *id, void *ctx),
+		      void (*merged)(const struct row *row, void *ctx), void *ctx, FILE *err)
+{
+	char *rows = xasprintf("%s/rows", dir);
+	DIR *d = opendir(rows);
+	free(rows);
+	if (!d)
+		return 0;
+	long n = 0;
+	for (struct dirent *e; n >= 0 && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len != 16 + 4 || strcmp(e->d_name + 16, ".csv") != 0)
+			continue;
+		char id[17];
+		memcpy(id, e->d_name, 16);
+		id[16] = '\0';
+		char *path = store_row_path(dir, id);
+		if (seen(id, ctx)) {
+			unlink(path);
+			free(path);
+			continue;
+		}
+		struct table t;
+		long torn;
+		char *why = NULL;
+		int same = table_read(path, &t, &torn, &why) == 0;
+		if (!same) {
+			fprintf(err, "matrix: cannot read '%s': %s\n", path, why ? why : strerror(errno));
+			free(why);
+			free(path);
+			continue;
+		}
+		same = t.ncols == s->ncols && t.nrows == 1 && torn < 0;
+		for (size_t i = 0; same && i < t.ncols; i++)
+			same = strcmp(t.header[i], s->header[i]) == 0;
+		same = same && strcmp(t.rows[0].cell[0], id) == 0;
+		if (!same) {
+			fprintf(err, "matrix: '%s' is not one row of this run's results: left as it is\n", path);
+		} else if (store_append(s, t.rows[0].cell) < 0) {
+			n = -1;
+		} else {
+			merged(&t.rows[0], ctx);
+			unlink(path);
+			n++;
+		}
+		table_free(&t);
+		free(path);
+	}
+	closedir(d);
+	return n;
 }

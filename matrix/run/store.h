@@ -37,6 +37,23 @@ int store_append(struct store *s, char *const *cells);
 int store_filter(struct store *s, int (*keep)(const struct row *, void *), void *ctx);
 void store_close(struct store *s);
 
+/* Rows written apart, one file per finished point (the slurm executor's
+ * tasks, `matrix run-point`): DIR/rows/ID.csv holds the header and the
+ * point's one row, written to a temporary name of its own (host and pid)
+ * and renamed into place, so that a reader on any machine of a shared
+ * filesystem sees the whole file or none; a point run twice replaces its
+ * file. The front end merges them into results.csv (store_merge_rows). */
+char *store_row_path(const char *dir, const char *id);
+/* Write DIR/rows/ID.csv (cells as for store_append). Returns 0 or -1 (errno). */
+int store_row_write(struct store *s, const char *dir, const char *id, char *const *cells);
+/* Append the row of every DIR/rows/ID.csv not seen yet (seen(id, ctx) false)
+ * to results.csv, call merged(row, ctx) for it, then remove the file; a file
+ * of a point already seen is removed unread. A file that cannot be read whole
+ * or has other columns is left and named on err. Returns the number of rows
+ * merged, or -1 when results.csv could not be appended to. */
+long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *id, void *ctx),
+		      void (*merged)(const struct row *row, void *ctx), void *ctx, FILE *err);
+
 /* The header for recipe r (caller frees each cell and the array). */
 char **store_header(const struct recipe *r, size_t *ncols);
 

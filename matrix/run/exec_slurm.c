@@ -1,0 +1,301 @@
+/* exec_slurm.c - sbatch job arrays, squeue, sacct and scancel for the slurm
+ * executor (see exec_slurm.h). Slurm's commands are run as child processes
+ * with their output captured; nothing links against Slurm. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec_slurm.h"
+
+void slurm_array_add(struct slurm_array *a, uint64_t i)
+{
+	if (a->ntasks && a->run_start && i == a->last + 1) {
+		a->last = i;
+		a->ntasks++;
+		return;
+	}
+	slurm_array_close(a);
+	a->run_start = a->last = i;
+	a->ntasks++;
+}
+
+void slurm_array_close(struct slurm_array *a)
+{
+	if (!a->ntasks || a->run_start == 0)
+		return;
+	if (a->spec.len)
+		sb_putc(&a->spec, ',');
+	if (a->run_start == a->last)
+		sb_printf(&a->spec, "%" PRIu64, a->last);
+	else
+		sb_printf(&a->spec, "%" PRIu64 "-%" PRIu64, a->run_start, a->last);
+	a->run_start = 0; /* plan indices start at 1: 0 marks no open range */
+}
+
+void slurm_array_free(struct slurm_array *a)
+{
+	sb_free(&a->spec);
+	free(a->job);
+	a->job = NULL;
+}
+
+/* Run argv with stdout and stderr captured together into out (when not
+ * NULL); returns its exit status, 127 when it could not start, or -1. */
+static int run_capture(char *const *argv, struct strbuf *out)
+{
+	int fds[2];
+	if (pipe(fds) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		signal(SIGINT, SIG_IGN); /* the front end decides what an interrupt does */
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	char buf[4096];
+	for (;;) {
+		ssize_t n = read(fds[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out)
+			sb_add(out, buf, (size_t)n);
+	}
+	close(fds[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (out && !out->buf)
+		sb_add(out, "", 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		return 0;
+	char *p = xstrdup(path), *save = NULL;
+	int found = 0;
+	for (char *d = strtok_r(p, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+		char *f = xasprintf("%s/%s", *d ? d : ".", name);
+		found = access(f, X_OK) == 0;
+		free(f);
+	}
+	free(p);
+	return found;
+}
+
+int slurm_check(const struct slurm_spec *sp, FILE *err)
+{
+	static const char *const tools[] = {"sbatch", "squeue", "scancel"};
+	for (size_t i = 0; i < ARRAY_SIZE(tools); i++)
+		if (!on_path(tools[i])) {
+			fprintf(err, "matrix: run: the slurm executor needs '%s' on PATH: run on a slurm "
+				     "login node, or use the local executor\n", tools[i]);
+			return -1;
+		}
+	if (sp->partition) {
+		struct strbuf out = {0};
+		char *argv[] = {"sinfo", "-h", "-o", "%R", NULL};
+		int rc = run_capture(argv, &out), found = 0;
+		for (char *save = NULL, *l = rc == 0 ? strtok_r(out.buf, "\n", &save) : NULL; l && !found;
+		     l = strtok_r(NULL, "\n", &save))
+			found = strcmp(l, sp->partition) == 0;
+		sb_free(&out);
+		if (rc == 0 && !found) {
+			fprintf(err, "matrix: run: slurm has no partition '%s' (see 'sinfo')\n", sp->partition);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void push(char ***v, size_t *n, char *s)
+{
+	*v = xrealloc(*v, (*n + 2) * sizeof(char *));
+	(*v)[(*n)++] = s;
+	(*v)[*n] = NULL;
+}
+
+char **slurm_sbatch_argv(const struct slurm_spec *sp, const struct recipe *r, const char *dir_abs,
+			 const char *script, const struct slurm_array *a)
+{
+	char **v = NULL;
+	size_t n = 0;
+	push(&v, &n, xstrdup("sbatch"));
+	push(&v, &n, xstrdup("--parsable"));
+	push(&v, &n, xasprintf("--job-name=matrix-%s", r->name));
+	if (sp->throttle)
+		push(&v, &n, xasprintf("--array=%s%%%ld", a->spec.buf, sp->throttle));
+	else
+		push(&v, &n, xasprintf("--array=%s", a->spec.buf));
+	push(&v, &n, xasprintf("--output=%s/slurm/%%A_%%a.out", dir_abs));
+	push(&v, &n, xstrdup("--ntasks=1"));
+	if (sp->partition)
+		push(&v, &n, xasprintf("--partition=%s", sp->partition));
+	if (sp->account)
+		push(&v, &n, xasprintf("--account=%s", sp->account));
+	if (sp->qos)
+		push(&v, &n, xasprintf("--qos=%s", sp->qos));
+	double t = sp->time_s > 0 ? sp->time_s : r->measure.timeout_s + r->measure.grace_s + 60;
+	long secs = (long)t + ((double)(long)t < t);
+	push(&v, &n, xasprintf("--time=%ld:%02ld:%02ld", secs / 3600, secs / 60 % 60, secs % 60));
+	if (sp->cpus)
+		push(&v, &n, xasprintf("--cpus-per-task=%ld", sp->cpus));
+	if (sp->mem)
+		push(&v, &n, xasprintf("--mem=%s", sp->mem));
+	if (a->gpus)
+		push(&v, &n, xasprintf("--gpus-per-task=%ld", a->gpus));
+	for (size_t i = 0; i < sp->nextra; i++)
+		push(&v, &n, xstrdup(sp->extra[i]));
+	push(&v, &n, xstrdup(script));
+	return v;
+}
+
+void slurm_argv_free(char **argv)
+{
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int slurm_submit(char *const *argv, char **job, FILE *err)
+{
+	struct strbuf out = {0};
+	int rc = run_capture(argv, &out);
+	/* --parsable: the last line is "JOBID" or "JOBID;CLUSTER" */
+	char *line = NULL;
+	for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		line = l;
+	size_t digits = line ? strspn(line, "0123456789") : 0;
+	if (rc != 0 || !digits || (line[digits] && line[digits] != ';')) {
+		char *msg = text_clean(out.buf, out.len, 2000);
+		fprintf(err, "matrix: run: sbatch refused the study (exit status %d): %s\n", rc, msg);
+		free(msg);
+		sb_free(&out);
+		return -1;
+	}
+	*job = xstrndup(line, digits);
+	sb_free(&out);
+	return 0;
+}
+
+static char *job_list(char *const *jobs, size_t njobs)
+{
+	struct strbuf sb = {0};
+	for (size_t i = 0; i < njobs; i++)
+		sb_printf(&sb, "%s%s", i ? "," : "", jobs[i]);
+	return sb.buf;
+}
+
+long slurm_active(char *const *jobs, size_t njobs, long *running)
+{
+	char *list = job_list(jobs, njobs);
+	char *argv[] = {"squeue", "-h", "-r", "-o", "%t", "-j", list, NULL};
+	struct strbuf out = {0};
+	int rc = run_capture(argv, &out);
+	free(list);
+	long n = 0;
+	*running = 0;
+	if (rc != 0) {
+		/* squeue refuses job ids it no longer knows: then none is left */
+		n = out.buf && strstr(out.buf, "Invalid job id") ? 0 : -1;
+		sb_free(&out);
+		return n;
+	}
+	for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		n++;
+		*running += strcmp(l, "R") == 0 || strcmp(l, "CG") == 0;
+	}
+	sb_free(&out);
+	return n;
+}
+
+char *slurm_task_state(const char *job, uint64_t index)
+{
+	char *task = xasprintf("%s_%" PRIu64, job, index);
+	char *state = NULL;
+	struct strbuf out = {0};
+	char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "State", "-j", task, NULL};
+	if (on_path("sacct") && run_capture(sacct, &out) == 0 && out.len) {
+		size_t n = strcspn(out.buf, " \n");
+		if (n && strspn(out.buf, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == n)
+			state = xstrndup(out.buf, n);
+	}
+	sb_free(&out);
+	char *scontrol[] = {"scontrol", "-o", "show", "job", task, NULL};
+	if (!state && run_capture(scontrol, &out) == 0 && out.len) {
+		char *s = strstr(out.buf, "JobState=");
+		if (s) {
+			s += strlen("JobState=");
+			state = xstrndup(s, strcspn(s, " \n"));
+		}
+	}
+	sb_free(&out);
+	free(task);
+	return state;
+}
+
+int slurm_cancel(char *const *jobs, size_t njobs)
+{
+	if (!njobs)
+		return 0;
+	char **argv = xcalloc(njobs + 2, sizeof(char *));
+	argv[0] = "scancel";
+	for (size_t i = 0; i < njobs; i++)
+		argv[i + 1] = jobs[i];
+	int rc = run_capture(argv, NULL);
+	free(argv);
+	return rc == 0 ? 0 : -1;
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	if (!got_signal)
+		got_signal = sig;
+}
+
+void slurm_signals_install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int slurm_interrupted(void)
+{
+	return got_signal;
+}
+
+void slurm_sleep(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	if (!got_signal)
+		nanosleep(&ts, NULL); /* a signal ends it early (EINTR) */
+}
