@@ -19,7 +19,13 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
 # int8 (tests/pytorch/engine_runtimes.py skips without them), pinned, into
 # Debian's python beside its torch; numpy stays Debian's (torch is built on it).
-NUMPY=$(python3 -c 'import numpy; print(numpy.__version__)')
-python3 -m pip install -q --break-system-packages --root-user-action=ignore \
-	onnxruntime==1.32.0 onnx==1.23.2 "numpy==$NUMPY" >/dev/null ||
+# Debian's python is /usr/bin/python3 (the first python3 on PATH may be
+# another one, without Debian's torch and numpy).
+PY=/usr/bin/python3
+if NUMPY=$($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null) &&
+	$PY -m pip install -q --break-system-packages --root-user-action=ignore \
+		onnxruntime==1.32.0 onnx==1.23.2 "numpy==$NUMPY" >/dev/null; then
+	:
+else
 	echo "install-deps: onnxruntime and onnx not installed: the runtime tests will be skipped" >&2
+fi
