@@ -24,7 +24,7 @@ tests_unit_run_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(
 TESTS += tests/unit/plan/test_grid tests/unit/run/test_store
 BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
-EXTRA_DIST += tests/unit/t.h
+EXTRA_DIST += tests/unit/t.h tests/unit/model_build.h
 
 # ---- engine graph passes (CPU-only rewriting; the CUDA backend relies on them)
 check_PROGRAMS += tests/unit/test_precision

@@ -1637,6 +1637,37 @@ att_geo att_dims(const graph *g, int probs, int y)
 
 constexpr int ATT_WARPS = 4; /* warps per block; dynamic shared memory: T + d floats per warp */
 
+/* The row a warp of the attention kernels owns: (b, h, i) and the offset of
+ * its d columns in the (B T, C) tensors. 0 past the last row. */
+struct att_row {
+    int w, lane;
+    size_t bh, i, b, h, qo;
+};
+
+__device__ __forceinline__ int att_row_of(const att_geo &a, att_row *r)
+{
+    r->w = threadIdx.x / 32;
+    r->lane = threadIdx.x % 32;
+    size_t row = (size_t)blockIdx.x * ATT_WARPS + r->w;
+    if (row >= a.B * a.H * a.T)
+        return 0;
+    r->bh = row / a.T;
+    r->i = row - r->bh * a.T;
+    r->b = r->bh / a.H;
+    r->h = r->bh - r->b * a.H;
+    r->qo = (r->b * a.T + r->i) * a.C + r->h * a.d;
+    return 1;
+}
+
+/* d values of row offset o of x (storage dt) into shared memory, by the warp. */
+__device__ __forceinline__ void att_load_row(float *dst, const void *x, int dt, size_t o, size_t d,
+                                             int lane)
+{
+    for (size_t k = lane; k < d; k += 32)
+        dst[k] = cu_ld(x, dt, o + k);
+    __syncwarp();
+}
+
 /* A warp per query row (b, h, i): scores over the T keys (lane j, j + 32,
  * ...), softmax (probs saved, f32), then y_i = sum_j (p_ij mask_ij) v_j,
  * lanes over the d columns (cpu attention_range). */
@@ -1644,16 +1675,13 @@ __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt
                             const float *mask, void *y, int ydt, att_geo a, float scale)
 {
     extern __shared__ float sm[];
-    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *sc = sm + (size_t)w * (a.T + a.d), *q = sc + a.T;
-    size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
-    if (row >= a.B * a.H * a.T)
+    att_row r;
+    if (!att_row_of(a, &r))
         return;
-    size_t bh = row / a.T, i = row - bh * a.T, b = bh / a.H, h = bh - b * a.H;
-    size_t qo = (b * a.T + i) * a.C + h * a.d;
-    for (size_t k = lane; k < a.d; k += 32)
-        q[k] = cu_ld(Q, qdt, qo + k);
-    __syncwarp();
+    float *sc = sm + (size_t)r.w * (a.T + a.d), *q = sc + a.T;
+    size_t bh = r.bh, i = r.i, b = r.b, h = r.h, qo = r.qo;
+    int lane = r.lane;
+    att_load_row(q, Q, qdt, qo, a.d, lane);
     float mx = -INFINITY;
     for (size_t j = lane; j < a.T; j += 32) {
         size_t ko = (b * a.T + j) * a.C + h * a.d;
@@ -1719,16 +1747,13 @@ __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const 
                                   float *dS, void *dQ, int dqdt, att_geo a, float scale, int acc)
 {
     extern __shared__ float sm[];
-    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float *sc = sm + (size_t)w * (a.T + a.d), *dy = sc + a.T;
-    size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
-    if (row >= a.B * a.H * a.T)
+    att_row r;
+    if (!att_row_of(a, &r))
         return;
-    size_t bh = row / a.T, i = row - bh * a.T, b = bh / a.H, h = bh - b * a.H;
-    size_t qo = (b * a.T + i) * a.C + h * a.d;
-    for (size_t k = lane; k < a.d; k += 32)
-        dy[k] = cu_ld(dY, ddt, qo + k);
-    __syncwarp();
+    float *sc = sm + (size_t)r.w * (a.T + a.d), *dy = sc + a.T;
+    size_t bh = r.bh, i = r.i, b = r.b, h = r.h, qo = r.qo;
+    int lane = r.lane;
+    att_load_row(dy, dY, ddt, qo, a.d, lane);
     const float *pr = probs + (bh * a.T + i) * a.T;
     const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
     float s = 0.0f;

@@ -4,32 +4,13 @@
  * plain graph rewriting, used by the CUDA backend. */
 #include "config.h"
 #include "t.h"
+#include "model_build.h"
 #include "../../engine/graph.h"
 #include "../../engine/passes.h"
 #include "../../engine/models/models.h"
 
 #include <stdlib.h>
 
-static int build(graph *g, const char *model, int train)
-{
-    point pt = {0};
-    model_info info = {0};
-    char err[256];
-    pt.model = model;
-    pt.train = train;
-    pt.batch = 4;
-    pt.seq_len = 16;
-    pt.gpus = 1;
-    pt.threads = 1;
-    graph_init(g);
-    if (model_find(model)->build(g, &pt, &info, err, sizeof err)) {
-        fprintf(stderr, "build %s: %s\n", model, err);
-        return -1;
-    }
-    if (train)
-        pass_autodiff(g, &info.optim);
-    return 0;
-}
 
 /* 1 when tensor t is an output slot k of some op of type ty */
 static int is_out(const graph *g, int t, int ty, int k)
@@ -43,7 +24,7 @@ static int is_out(const graph *g, int t, int ty, int k)
 static void check_model(const char *model, int dt)
 {
     graph a, b;
-    if (build(&a, model, 1) || build(&b, model, 1)) {
+    if (build_model(&a, model, 1, 0) || build_model(&b, model, 1, 0)) {
         CHECK(0);
         return;
     }

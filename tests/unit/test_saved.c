@@ -6,6 +6,7 @@
  * read, and the plan sits between full reuse and keeping everything. */
 #include "config.h"
 #include "t.h"
+#include "model_build.h"
 #include "../../engine/graph.h"
 #include "../../engine/passes.h"
 #include "../../engine/models/models.h"
@@ -13,27 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int build(graph *g, const char *model, int train, int eval)
-{
-    point pt = {0};
-    model_info info = {0};
-    char err[256];
-    pt.model = model;
-    pt.train = train;
-    pt.eval = eval;
-    pt.batch = 4;
-    pt.seq_len = 16;
-    pt.gpus = 1;
-    pt.threads = 1;
-    graph_init(g);
-    if (model_find(model)->build(g, &pt, &info, err, sizeof err)) {
-        fprintf(stderr, "build %s: %s\n", model, err);
-        return -1;
-    }
-    if (train)
-        pass_autodiff(g, &info.optim);
-    return 0;
-}
 
 static int reads_in_backward(const graph *g, int t)
 {
@@ -47,7 +27,7 @@ static int reads_in_backward(const graph *g, int t)
 static void check_model(const char *model, int strict)
 {
     graph inf, tr, all;
-    if (build(&inf, model, 0, 0) || build(&tr, model, 1, 0) || build(&all, model, 0, 0)) {
+    if (build_model(&inf, model, 0, 0) || build_model(&tr, model, 1, 0) || build_model(&all, model, 0, 0)) {
         CHECK(0);
         return;
     }
