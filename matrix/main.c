@@ -14,6 +14,14 @@
 	"a point is kept when it matches every term: --only 'model=resnet50|resnet18,batch=64'.\n" \
 	"id=ID keeps the point with that id (as 'matrix expand' prints it). Factors and\n"  \
 	"levels are the recipe's; a filter that keeps no point is an error.\n"
+#define HELP_OVERRIDES                                                                   \
+	"KEY=VALUE (overrides, applied to the recipe before anything else): KEY a factor\n" \
+	"replaces its levels (batch=32, precision=fp16,bf16), factors.NAME=... adds one;\n" \
+	"else KEY is a recipe key (seed=2, repeat=3, measure.min_time=1s). An integer\n"    \
+	"level may be a range: START..END (every integer), START..END:+K (step K),\n"       \
+	"START..END:xK (times K): batch=1..64:x2 is 1,2,4,8,16,32,64. Exclusions and the\n" \
+	"baseline drop the levels a factor lost. The run saves the recipe with them\n"     \
+	"applied as recipe.yaml, so --resume DIR alone runs the same points.\n"
 #define HELP_METRICS                                                                     \
 	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
 	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \
@@ -29,15 +37,15 @@ static const char *const report_options[] = {"--metric", "--quiet", "--help", NU
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
 
 static const struct cmd_entry commands[] = {
-	{"expand", cmd_expand, "expand RECIPE [--count] [--format table|csv] [--only FILTER]",
+	{"expand", cmd_expand, "expand RECIPE [KEY=VALUE...] [--count] [--format table|csv] [--only FILTER]",
 	 "print the points of a recipe's grid without running anything",
 	 "  --count                print the number of points only\n"
 	 "  --format table|csv     how to print the points (default table)\n"
 	 "  --only FILTER          the points that match FILTER only\n"
-	 "\n" HELP_ONLY,
+	 "\n" HELP_ONLY "\n" HELP_OVERRIDES,
 	 expand_options},
 	{"run", cmd_run,
-	 "run RECIPE [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--dry-run] [--no-report]",
+	 "run RECIPE [KEY=VALUE...] [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--dry-run] [--no-report]",
 	 "run every point of a recipe, each in a fresh process",
 	 "  --out DIR              the run directory (default experiments/NAME/YYYYmmdd-HHMMSS);\n"
 	 "                         it must be missing or empty\n"
@@ -52,7 +60,7 @@ static const struct cmd_entry commands[] = {
 	 "                         else local); slurm: one sbatch --array of the points\n"
 	 "  -n, --dry-run          print the command of every point that would run\n"
 	 "  --no-report            do not write the report at the end\n"
-	 "\n" HELP_ONLY "\n"
+	 "\n" HELP_ONLY "\n" HELP_OVERRIDES "\n"
 	 "The report's metric is the recipe's report.metric (default throughput).\n" HELP_METRICS
 	 "\nExit status: 0 every point ok or unsupported, 1 some point failed, 2 usage or\n"
 	 "recipe error, 130 interrupted.\n",

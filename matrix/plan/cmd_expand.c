@@ -15,6 +15,8 @@ int cmd_expand(int argc, char **argv)
 {
 	const char *path = NULL, *only = NULL, *format = "table";
 	int count = 0;
+	char *ovr[argc]; /* KEY=VALUE overrides */
+	size_t novr = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--count") == 0) {
 			count = 1;
@@ -29,6 +31,8 @@ int cmd_expand(int argc, char **argv)
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cmd_unknown_option("expand", argv[i]);
 			return cmd_usage("expand");
+		} else if (argv[i][0] != '-' && strchr(argv[i], '=')) {
+			ovr[novr++] = argv[i];
 		} else if (!path) {
 			path = argv[i];
 		} else {
@@ -45,7 +49,7 @@ int cmd_expand(int argc, char **argv)
 		return 2;
 	}
 	struct recipe r;
-	if (recipe_load(path, &r, stderr) < 0)
+	if (recipe_load_overrides(path, ovr, novr, &r, stderr) < 0)
 		return 2;
 	struct grid_filter *filter = NULL;
 	if (only && (!(filter = grid_filter_parse(&r, only, stderr)) ||

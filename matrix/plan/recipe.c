@@ -178,6 +178,11 @@ struct loader {
 	int saw_factor_engine;   /* a factor called engine was written, even a broken one */
 	const char **broken;     /* factors left out after an error: references to */
 	size_t nbroken;          /* them are not reported again */
+	char *const *ovr;        /* the command line's KEY=VALUE overrides; their nodes'
+	                          * marks are line 0, column = 1 + the override's index */
+	size_t novr;
+	const char **ovr_factors; /* factors whose levels an override replaced: a */
+	size_t novr_factors;      /* reference to a level they lost is no error */
 };
 
 static void errorf(struct loader *L, struct mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -220,8 +225,13 @@ static void print_errors(struct loader *L, FILE *err)
 {
 	qsort(L->errs, L->nerrs, sizeof(*L->errs), cmp_lerror);
 	size_t shown = L->nerrs < MAX_ERRORS_SHOWN ? L->nerrs : MAX_ERRORS_SHOWN;
-	for (size_t i = 0; i < shown; i++)
-		print_located(err, L->r->path, L->r->text, L->r->text_len, L->errs[i].m, L->errs[i].msg);
+	for (size_t i = 0; i < shown; i++) {
+		struct mark m = L->errs[i].m;
+		if (m.line == 0 && m.col >= 1 && m.col <= L->novr)
+			fprintf(err, "%s: override '%s': %s\n", L->r->path, L->ovr[m.col - 1], L->errs[i].msg);
+		else
+			print_located(err, L->r->path, L->r->text, L->r->text_len, m, L->errs[i].msg);
+	}
 	size_t more = L->nerrs - shown + L->dropped;
 	if (more)
 		fprintf(err, "matrix: %zu more error%s in '%s' not shown\n", more, more == 1 ? "" : "s",
@@ -1277,7 +1287,7 @@ static void load_exclude(struct loader *L, yaml_node_t *v)
 		struct exclude_rule *er = &r->excludes[r->nexcludes];
 		er->terms = xcalloc(np, sizeof(*er->terms));
 		er->mark = node_mark(rule);
-		int ok = 1;
+		int ok = 1, gone = 0;
 		for (size_t j = 0; j < np; j++) {
 			yaml_node_pair_t *pr = &rule->data.mapping.pairs.start[j];
 			if (skip[j]) {
@@ -1303,21 +1313,23 @@ static void load_exclude(struct loader *L, yaml_node_t *v)
 				}
 				for (size_t k = 0; k < nl; k++) {
 					long li = resolve_level(L, (size_t)fi, node_at(L, lv[k]), "exclude");
-					if (li < 0)
+					if (li == -1)
 						ok = 0;
-					else
+					else if (li >= 0)
 						t->match[li] = 1;
 				}
 			} else {
 				long li = resolve_level(L, (size_t)fi, val, "exclude");
-				if (li < 0)
+				if (li == -1)
 					ok = 0;
-				else
+				else if (li >= 0)
 					t->match[li] = 1;
 			}
+			if (!memchr(t->match, 1, f->nlevels))
+				gone = 1; /* every level it names was overridden away */
 		}
 		free(skip);
-		if (ok) {
+		if (ok && !gone) {
 			r->nexcludes++;
 		} else {
 			for (size_t j = 0; j < er->nterms; j++)
@@ -1754,7 +1766,322 @@ static void load_schema(struct loader *L)
 		check_all_excluded(L, v[K_EXCLUDE] ? k[K_EXCLUDE] : k[K_FACTORS]);
 }
 
+/* ---- command-line overrides ---------------------------------------------- */
+
+#define RANGE_MAX_LEVELS 1000
+
+/* Expand one item of an override's value into sb as ","-separated levels:
+ * "A..B" (every integer), "A..B:+K" (step K), "A..B:xK" (times K), or the
+ * item itself. Returns NULL, or what is wrong (static). */
+static const char *expand_item(const char *item, struct strbuf *sb)
+{
+	const char *dots = strstr(item, "..");
+	if (!dots) {
+		if (!*item)
+			return "empty level";
+		sb_printf(sb, "%s%s", sb->len ? "," : "", item);
+		return NULL;
+	}
+	char *lo_s = xstrndup(item, (size_t)(dots - item)), *hi_s = xstrdup(dots + 2);
+	char *step_s = strchr(hi_s, ':');
+	char op = '+';
+	long lo, hi, step = 1;
+	const char *why = NULL;
+	if (step_s) {
+		*step_s++ = '\0';
+		op = *step_s == 'x' ? 'x' : *step_s == '+' ? '+' : 0;
+		if (!op || parse_long(step_s + 1, &step) < 0 || step < (op == 'x' ? 2 : 1))
+			why = "a range's step is +K (K >= 1) or xK (K >= 2), as in 1..64:x2";
+	}
+	if (!why && (parse_long(lo_s, &lo) < 0 || parse_long(hi_s, &hi) < 0 || lo < 0 || hi < lo ||
+		     (op == 'x' && lo < 1)))
+		why = "a range is START..END of integers with 0 <= START <= END (1 <= START with xK)";
+	size_t n = 0;
+	for (long v = lo; !why && v <= hi; v = op == 'x' ? v * step : v + step) {
+		if (++n > RANGE_MAX_LEVELS) {
+			why = "a range gives at most 1000 levels";
+			break;
+		}
+		sb_printf(sb, "%s%ld", sb->len ? "," : "", v);
+		if (v > hi / (op == 'x' ? step : 1) && op == 'x')
+			break;
+		if (op == '+' && v > hi - step)
+			break;
+	}
+	free(lo_s);
+	free(hi_s);
+	return why;
+}
+
+/* A new node of the document, marked as override i's. */
+static int ovr_node(struct loader *L, size_t i, int id)
+{
+	yaml_node_t *n = node_at(L, id);
+	n->start_mark.line = (size_t)-1; /* node_mark: line 0 */
+	n->start_mark.column = i;        /* node_mark: column i + 1 */
+	return id;
+}
+
+static int ovr_scalar(struct loader *L, size_t i, const char *s)
+{
+	int id = yaml_document_add_scalar(&L->doc, NULL, (yaml_char_t *)s, (int)strlen(s), YAML_ANY_SCALAR_STYLE);
+	if (!id)
+		BUG("yaml_document_add_scalar failed");
+	return ovr_node(L, i, id);
+}
+
+/* The value of key in mapping map: the pair's index, or -1. */
+static long map_find(struct loader *L, int map, const char *key, size_t keylen)
+{
+	yaml_node_t *m = node_at(L, map);
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(L, p->key);
+		if (k->type == YAML_SCALAR_NODE && strlen(scalar(k)) == keylen && !strncmp(scalar(k), key, keylen))
+			return p - m->data.mapping.pairs.start;
+	}
+	return -1;
+}
+
+/* Apply override i, "KEY=VALUE", to the document: a factor's levels
+ * (factors.KEY), else the recipe key KEY (dots go into mappings:
+ * measure.min_time=1s), created where missing. A value with commas or a
+ * range, or one that replaces a sequence or names a factor, is a sequence. */
+static void apply_override(struct loader *L, size_t i)
+{
+	const char *arg = L->ovr[i], *eq = strchr(arg, '=');
+	struct mark m = {0, (unsigned)i + 1};
+	if (!eq || eq == arg) {
+		errorf(L, m, "expected KEY=VALUE (a factor's levels, or a recipe key)");
+		return;
+	}
+	struct strbuf levels = {0};
+	char *value = xstrdup(eq + 1), *save = NULL;
+	const char *why = NULL;
+	for (char *it = strtok_r(value, ",", &save); it && !why; it = strtok_r(NULL, ",", &save))
+		why = expand_item(it, &levels);
+	int seq = strchr(eq + 1, ',') || strstr(eq + 1, "..");
+	if (!why && !levels.len)
+		why = "no value after '='";
+	if (why) {
+		errorf(L, m, "%s", why);
+		goto out;
+	}
+	size_t keylen = (size_t)(eq - arg);
+	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
+	int map = root;
+	long fp = map_find(L, root, "factors", 7);
+	const char *key = arg;
+	if (keylen > 8 && !strncmp(arg, "factors.", 8))
+		seq = 1; /* factors.NAME=...: a factor, maybe a new one */
+	if (fp >= 0 && !memchr(arg, '.', keylen)) {
+		int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;
+		if (node_at(L, fmap)->type == YAML_MAPPING_NODE && map_find(L, fmap, arg, keylen) >= 0) {
+			map = fmap;
+			seq = 1;
+		}
+	}
+	if (map == root && !memchr(arg, '.', keylen)) {
+		size_t t;
+		for (t = 0; t < K_COUNT; t++)
+			if (strlen(top_keys[t]) == keylen && !strncmp(top_keys[t], arg, keylen))
+				break;
+		if (t == K_COUNT) {
+			const char **cands = xcalloc(K_COUNT + 1, sizeof(char *));
+			size_t nc = 0;
+			yaml_node_t *fm = fp >= 0 ? node_at(L, node_at(L, root)->data.mapping.pairs.start[fp].value) : NULL;
+			if (fm && fm->type == YAML_MAPPING_NODE) {
+				size_t nf = (size_t)(fm->data.mapping.pairs.top - fm->data.mapping.pairs.start);
+				cands = xrealloc(cands, (K_COUNT + nf + 1) * sizeof(char *));
+				for (size_t j = 0; j < nf; j++)
+					if (node_at(L, fm->data.mapping.pairs.start[j].key)->type == YAML_SCALAR_NODE)
+						cands[nc++] = scalar(node_at(L, fm->data.mapping.pairs.start[j].key));
+			}
+			for (t = 0; t < K_COUNT; t++)
+				cands[nc++] = top_keys[t];
+			char *k = xstrndup(arg, keylen);
+			const char *near = vocab_closest(k, cands, nc);
+			if (near)
+				errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (did you mean '%s'?)", k, near);
+			else
+				errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (a new factor is factors.%s=...)", k, k);
+			free(k);
+			free(cands);
+			goto out;
+		}
+	}
+	if (map != root || (keylen > 8 && !strncmp(arg, "factors.", 8))) {
+		const char *name = map != root ? arg : arg + 8;
+		L->ovr_factors = xrealloc(L->ovr_factors, (L->novr_factors + 1) * sizeof(char *));
+		L->ovr_factors[L->novr_factors++] = xstrndup(name, (size_t)(eq - name));
+	}
+	for (;;) {
+		const char *dot = memchr(key, '.', (size_t)(eq - key));
+		size_t len = (size_t)((dot ? dot : eq) - key);
+		if (len == 0) {
+			errorf(L, m, "'%.*s' is not a key", (int)keylen, arg);
+			goto out;
+		}
+		long p = map_find(L, map, key, len);
+		char *k = xstrndup(key, len);
+		if (!dot) {
+			int vid;
+			if (p >= 0 && node_at(L, node_at(L, map)->data.mapping.pairs.start[p].value)->type == YAML_SEQUENCE_NODE)
+				seq = 1;
+			if (seq) {
+				vid = yaml_document_add_sequence(&L->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
+				ovr_node(L, i, vid);
+				char *lv = xstrdup(levels.buf), *s2 = NULL;
+				for (char *l = strtok_r(lv, ",", &s2); l; l = strtok_r(NULL, ",", &s2))
+					yaml_document_append_sequence_item(&L->doc, vid, ovr_scalar(L, i, l));
+				free(lv);
+			} else {
+				vid = ovr_scalar(L, i, levels.buf);
+			}
+			if (p >= 0)
+				node_at(L, map)->data.mapping.pairs.start[p].value = vid;
+			else
+				yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), vid);
+			free(k);
+			goto out;
+		}
+		if (p < 0) {
+			int sub = yaml_document_add_mapping(&L->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+			ovr_node(L, i, sub);
+			yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), sub);
+			map = sub;
+		} else {
+			map = node_at(L, map)->data.mapping.pairs.start[p].value;
+			if (node_at(L, map)->type != YAML_MAPPING_NODE) {
+				errorf(L, m, "'%s' is not a mapping: no key under it can be set", k);
+				free(k);
+				goto out;
+			}
+		}
+		free(k);
+		key = dot + 1;
+	}
+out:
+	free(value);
+	sb_free(&levels);
+}
+
+/* Whether the scalar node s is a level of factor name in the document. */
+static int doc_has_level(struct loader *L, int fmap, const char *name, yaml_node_t *s)
+{
+	long p = map_find(L, fmap, name, strlen(name));
+	if (p < 0 || s->type != YAML_SCALAR_NODE)
+		return 1;
+	yaml_node_t *v = node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value);
+	if (v->type != YAML_SEQUENCE_NODE)
+		return 1;
+	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
+		if (node_at(L, *it)->type == YAML_SCALAR_NODE && !strcmp(scalar(node_at(L, *it)), scalar(s)))
+			return 1;
+	return 0;
+}
+
+/* After overrides replaced factors' levels: drop from exclude rules the
+ * levels those factors lost (a rule left with none goes), and baseline
+ * entries that name a lost level, so the recipe as run is whole. */
+static void prune_lost_levels(struct loader *L)
+{
+	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
+	long fp = map_find(L, root, "factors", 7), ep = map_find(L, root, "exclude", 7),
+	     bp = map_find(L, root, "baseline", 8);
+	if (fp < 0)
+		return;
+	int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;
+	if (node_at(L, fmap)->type != YAML_MAPPING_NODE)
+		return;
+	for (size_t o = 0; o < L->novr_factors; o++) {
+		const char *name = L->ovr_factors[o];
+		yaml_node_t *ex = ep >= 0 ? node_at(L, node_at(L, root)->data.mapping.pairs.start[ep].value) : NULL;
+		if (ex && ex->type == YAML_SEQUENCE_NODE) {
+			yaml_node_item_t *rule = ex->data.sequence.items.start;
+			while (rule < ex->data.sequence.items.top) {
+				yaml_node_t *rm = node_at(L, *rule);
+				long p = rm->type == YAML_MAPPING_NODE ? map_find(L, *rule, name, strlen(name)) : -1;
+				int drop = 0;
+				if (p >= 0) {
+					yaml_node_t *v = node_at(L, rm->data.mapping.pairs.start[p].value);
+					if (v->type == YAML_SEQUENCE_NODE) {
+						yaml_node_item_t *it = v->data.sequence.items.start, *w = it;
+						for (; it < v->data.sequence.items.top; it++)
+							if (doc_has_level(L, fmap, name, node_at(L, *it)))
+								*w++ = *it;
+						drop = w == v->data.sequence.items.start && it != w;
+						v->data.sequence.items.top = w;
+					} else {
+						drop = !doc_has_level(L, fmap, name, v);
+					}
+				}
+				if (drop) {
+					memmove(rule, rule + 1, (size_t)(ex->data.sequence.items.top - rule - 1) * sizeof(*rule));
+					ex->data.sequence.items.top--;
+				} else {
+					rule++;
+				}
+			}
+		}
+		yaml_node_t *b = bp >= 0 ? node_at(L, node_at(L, root)->data.mapping.pairs.start[bp].value) : NULL;
+		long p = b && b->type == YAML_MAPPING_NODE ? map_find(L, node_at(L, root)->data.mapping.pairs.start[bp].value, name, strlen(name)) : -1;
+		if (p >= 0 && !doc_has_level(L, fmap, name, node_at(L, b->data.mapping.pairs.start[p].value))) {
+			yaml_node_pair_t *pr = b->data.mapping.pairs.start + p;
+			memmove(pr, pr + 1, (size_t)(b->data.mapping.pairs.top - pr - 1) * sizeof(*pr));
+			b->data.mapping.pairs.top--;
+		}
+	}
+}
+
+static int write_text(void *data, unsigned char *buffer, size_t size)
+{
+	sb_add(data, (const char *)buffer, size);
+	return 1;
+}
+
+/* The document as YAML text (the document is consumed). */
+static char *emit_document(yaml_document_t *doc, const char *header)
+{
+	struct strbuf sb = {0};
+	sb_puts(&sb, header);
+	yaml_emitter_t e;
+	if (!yaml_emitter_initialize(&e))
+		BUG("yaml_emitter_initialize failed");
+	yaml_emitter_set_output(&e, write_text, &sb);
+	yaml_emitter_set_unicode(&e, 1);
+	yaml_emitter_set_width(&e, -1);
+	if (!yaml_emitter_open(&e) || !yaml_emitter_dump(&e, doc) || !yaml_emitter_close(&e))
+		BUG("cannot emit the recipe: %s", e.problem ? e.problem : "?");
+	yaml_emitter_delete(&e);
+	return sb.buf;
+}
+
+static int load_text(const char *path, char *given, char *const *ovr, size_t novr, struct recipe *r,
+		     FILE *err, char **as_run);
+
 int recipe_load(const char *path, struct recipe *r, FILE *err)
+{
+	return recipe_load_overrides(path, NULL, 0, r, err);
+}
+
+int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struct recipe *r, FILE *err)
+{
+	char *as_run = NULL;
+	if (load_text(path, NULL, ovr, novr, r, err, novr ? &as_run : NULL) < 0)
+		return -1;
+	if (!novr)
+		return 0;
+	/* load what is saved as run, so that text, marks and hash are its own */
+	recipe_free(r);
+	return load_text(path, as_run, NULL, 0, r, err, NULL);
+}
+
+/* Load the recipe at path (or, when given is not NULL, that text, which r
+ * then owns). With
+ * overrides, *as_run receives the recipe as run: a comment naming them, then
+ * the document with them applied. */
+static int load_text(const char *path, char *given, char *const *ovr, size_t novr, struct recipe *r,
+		     FILE *err, char **as_run)
 {
 	struct loader L;
 	yaml_parser_t parser;
@@ -1763,8 +2090,12 @@ int recipe_load(const char *path, struct recipe *r, FILE *err)
 	memset(r, 0, sizeof(*r));
 	memset(&L, 0, sizeof(L));
 	L.r = r;
+	L.ovr = ovr;
+	L.novr = novr;
 	r->path = xstrdup(path);
-	r->text = read_file(path, &r->text_len);
+	r->text = given ? given : read_file(path, &r->text_len);
+	if (given)
+		r->text_len = strlen(given);
 	if (!r->text) {
 		fprintf(err, "matrix: unable to read '%s': %s\n", path, strerror(errno));
 		recipe_free(r);
@@ -1816,13 +2147,31 @@ int recipe_load(const char *path, struct recipe *r, FILE *err)
 		       describe(L.root, buf, sizeof(buf)));
 		goto fail;
 	}
-	if (check_node_count(&L))
+	for (size_t i = 0; i < novr; i++)
+		apply_override(&L, i);
+	if (!L.nerrs)
+		prune_lost_levels(&L);
+	L.root = yaml_document_get_root_node(&L.doc); /* the nodes may have moved */
+	if (L.nerrs || check_node_count(&L))
 		goto fail;
 	load_schema(&L);
 	if (L.nerrs)
 		goto fail;
 	free(L.broken);
-	yaml_document_delete(&L.doc);
+	for (size_t i = 0; i < L.novr_factors; i++)
+		free((char *)L.ovr_factors[i]);
+	free(L.ovr_factors);
+	if (as_run) {
+		struct strbuf h = {0};
+		sb_printf(&h, "# the recipe as run: %s with", path);
+		for (size_t i = 0; i < novr; i++)
+			sb_printf(&h, " %s", ovr[i]);
+		sb_puts(&h, "\n");
+		*as_run = emit_document(&L.doc, h.buf);
+		sb_free(&h);
+	} else {
+		yaml_document_delete(&L.doc);
+	}
 	yaml_parser_delete(&parser);
 	return 0;
 
@@ -1832,6 +2181,9 @@ fail:
 		free(L.errs[i].msg);
 	free(L.errs);
 	free(L.broken);
+	for (size_t i = 0; i < L.novr_factors; i++)
+		free((char *)L.ovr_factors[i]);
+	free(L.ovr_factors);
 	if (have_doc)
 		yaml_document_delete(&L.doc);
 	if (have_parser)

@@ -146,6 +146,15 @@ struct recipe {
  * The caller exits with status 2. */
 int recipe_load(const char *path, struct recipe *r, FILE *err);
 void recipe_free(struct recipe *r);
+/* The same with the command line's overrides ovr[0..novr-1], each
+ * "KEY=VALUE": KEY a factor (its levels replaced: VALUE is levels separated
+ * by commas, each a level or an integer range START..END, START..END:+K or
+ * START..END:xK, as in batch=1..64:x2) or a recipe key (seed=2,
+ * measure.min_time=1s; dots go into mappings, created where missing). An
+ * error in an override is reported as "FILE: override 'KEY=VALUE': message".
+ * On success r->text is the recipe as run (a comment naming the overrides,
+ * then the recipe with them applied), which is what a run saves. */
+int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struct recipe *r, FILE *err);
 
 /* Index of the factor called name, or -1. */
 long recipe_factor_index(const struct recipe *r, const char *name);

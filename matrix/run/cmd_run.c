@@ -36,6 +36,8 @@ struct run_opts {
 	const char *out;
 	const char *resume;
 	const char *only;
+	char **ovr;           /* KEY=VALUE overrides of the recipe (argv's) */
+	size_t novr;
 	int retry_failed;
 	int allow_changed;
 	int dry_run;
@@ -721,6 +723,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->jobs = 1;
+	o->ovr = xcalloc((size_t)argc, sizeof(char *));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **target = NULL;
@@ -757,6 +760,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		} else if (a[0] == '-' && a[1]) {
 			cmd_unknown_option("run", a);
 			return -1;
+		} else if (strchr(a, '=')) {
+			o->ovr[o->novr++] = argv[i];
 		} else if (!o->recipe) {
 			o->recipe = a;
 		} else {
@@ -770,6 +775,11 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	}
 	if (o->executor && strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
 		error("run: --executor must be 'local' or 'slurm', not '%s'", o->executor);
+		return -1;
+	}
+	if (!o->recipe && o->novr) {
+		error("run: '%s' overrides a recipe: name the recipe (the one in '%s' is %s/recipe.yaml)",
+		      o->ovr[0], o->resume, o->resume);
 		return -1;
 	}
 	if (o->out && o->resume) {
@@ -827,7 +837,7 @@ static int study_load_recipe(struct study *S)
 			return -1;
 		}
 	}
-	if (recipe_load(S->o.recipe ? S->o.recipe : S->saved_path, &S->r, stderr) < 0)
+	if (recipe_load_overrides(S->o.recipe ? S->o.recipe : S->saved_path, S->o.ovr, S->o.novr, &S->r, stderr) < 0)
 		return -1;
 	S->have_recipe = 1;
 	if (S->o.resume && S->o.recipe) {
@@ -1580,13 +1590,16 @@ static void study_free(struct study *S)
 		close(S->lock);
 	free(S->saved_path);
 	free(S->dir);
+	free(S->o.ovr);
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct study S = {.argc = argc + 1, .argv = argv - 1, .lock = -1};
-	if (parse_run_opts(argc, argv, &S.o) < 0)
+	if (parse_run_opts(argc, argv, &S.o) < 0) {
+		free(S.o.ovr);
 		return cmd_usage("run");
+	}
 	int rc = 2;
 	if (study_load_recipe(&S) < 0 || study_check(&S) < 0 || study_resume(&S) < 0)
 		goto out;

@@ -1,0 +1,70 @@
+# Command-line overrides (issue 21, item 2): KEY=VALUE replaces a factor's
+# levels or sets a recipe key, integer ranges expand, exclusions and the
+# baseline drop lost levels, the run saves the recipe as run (a resume alone
+# reproduces it), and every error is located on its override, exact text.
+. "$top_srcdir/tests/setup"
+cat > a.yaml <<'YAML'
+name: a
+engine: native
+factors:
+  model: [resnet18, resnet50]   # a comment
+  batch: [1, 8, 64]
+  precision: [fp32, fp16]
+exclude:
+  - {model: resnet50, batch: [1, 8], precision: fp16}
+baseline: {batch: 8}
+YAML
+"$MATRIX" expand a.yaml batch=32 precision=fp16,bf16 --format csv | cut -d, -f4- > p.csv
+printf '%s\n' model,batch,precision resnet18,32,fp16 resnet18,32,bf16 resnet50,32,fp16 resnet50,32,bf16 > p.want
+cmp p.want p.csv || fail "levels replaced"
+expect_eq "$("$MATRIX" expand a.yaml batch=1..64:x2 --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"1 2 4 8 16 32 64 " "range times 2"
+expect_eq "$("$MATRIX" expand a.yaml batch=1..10:+3,100 --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"1 4 7 10 100 " "range with a step, and a level"
+# the exclusion keeps the levels batch still has: 2 models x 3 x 2 - (1 and 8, fp16)
+expect_eq "$("$MATRIX" expand a.yaml batch=1..8:x8,64 --count)" 10 "exclusion kept"
+expect_eq "$("$MATRIX" expand a.yaml batch=2 --count)" 4 "exclusion dropped with its levels"
+expect_eq "$("$MATRIX" expand a.yaml factors.threads=1,2 repeat=2 --count)" 40 "a new factor, repeat"
+expect_eq "$("$MATRIX" expand a.yaml seed=5 order=shuffled --format csv | md5sum)" \
+	"$("$MATRIX" expand a.yaml seed=5 order=shuffled --format csv | md5sum)" "seed and order"
+
+# errors: located on the override, exact
+check() {
+	want=$1; shift
+	set +e; "$MATRIX" expand a.yaml "$@" > /dev/null 2> err.txt; got=$?; set -e
+	[ "$got" = 2 ] || fail "'$*' exited $got, expected 2"
+	expect_eq "$(cat err.txt)" "$want" "error of '$*'"
+}
+check "a.yaml: override 'batch=abc': invalid level 'abc' for factor 'batch' (expected a positive integer)" batch=abc
+check "a.yaml: override 'batch=8..1': a range is START..END of integers with 0 <= START <= END (1 <= START with xK)" batch=8..1
+check "a.yaml: override 'batch=1..8:x1': a range's step is +K (K >= 1) or xK (K >= 2), as in 1..64:x2" batch=1..8:x1
+check "a.yaml: override 'batch=1..5000': a range gives at most 1000 levels" batch=1..5000
+check "a.yaml: override 'bach=1': 'bach' is neither a factor of the recipe nor a recipe key (did you mean 'batch'?)" bach=1
+check "a.yaml: override 'threads=1': 'threads' is neither a factor of the recipe nor a recipe key (a new factor is factors.threads=...)" threads=1
+check "a.yaml: override 'seed=x': 'seed' must be an integer >= 0, not 'x'" seed=x
+check "a.yaml: override 'measure.min_tim=1s': unknown key 'min_tim' in 'measure' (did you mean 'min_time'?)" measure.min_tim=1s
+check "a.yaml: override 'batch=': no value after '='" batch=
+check "a.yaml: override 'name.x=1': 'name' is not a mapping: no key under it can be set" name.x=1
+
+# a run saves the recipe as run; --resume DIR alone runs the same points
+cat > r.yaml <<YAML
+name: o
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{speed}"]
+factors:
+  speed: [10, 20]
+  flavour: [vanilla]
+exclude:
+  - {speed: 20}
+YAML
+"$MATRIX" run r.yaml speed=1..4 measure.timeout=60s --out run --only speed=1\|2 > /dev/null 2>&1 || fail "run with overrides"
+expect_eq "$(head -1 run/recipe.yaml)" "# the recipe as run: r.yaml with speed=1..4 measure.timeout=60s" "recipe.yaml names the overrides"
+expect_grep "speed: \[1, 2, 3, 4\]" run/recipe.yaml "recipe.yaml holds the levels"
+expect_grep "timeout: 60s" run/recipe.yaml "recipe.yaml holds the key"
+"$MATRIX" run --resume run > /dev/null 2>&1 || fail "resume"
+expect_eq "$(csv_col run/plan.csv speed | tr '\n' ' ')" "1 2 3 4 " "plan.csv as run"
+expect_eq "$(csv_col run/results.csv speed | sort -n | tr '\n' ' ')" "1 2 3 4 " "the resume ran the points as run"
+"$MATRIX" run r.yaml speed=1..4 measure.timeout=60s --resume run > /dev/null 2>&1 || fail "resume with the same overrides"
+expect_status 2 "$MATRIX" run r.yaml speed=1..5 --resume run 2> err.txt
+expect_grep "differs from the recipe" err.txt "other overrides are another recipe"
+echo ok
