@@ -11,7 +11,7 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/plan/grid.c matrix/plan/grid.h \
 	matrix/plan/argv.c matrix/plan/argv.h \
 	matrix/run/store.c matrix/run/store.h \
-	matrix/run/executor.h matrix/run/exec_local.c \
+	matrix/run/executor.h matrix/run/exec_local.c matrix/run/exec_container.c \
 	matrix/run/exec_slurm.h matrix/run/exec_slurm.c \
 	matrix/run/noise.c matrix/run/noise.h
 matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'

@@ -15,7 +15,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
 	chromium procps time \
-	slurm-wlm munge >/dev/null
+	slurm-wlm munge \
+	docker.io podman runc containerd debootstrap >/dev/null
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
 # int8 (tests/pytorch/engine_runtimes.py skips without them), pinned, into
 # Debian's python beside its torch; numpy stays Debian's (torch is built on it).

@@ -17,8 +17,16 @@ TESTS += \
 	tests/e2e/hostile_terminal.sh \
 	tests/e2e/hostile_dirs.sh \
 	tests/e2e/run_point.sh \
-	tests/e2e/slurm_run.sh
-EXTRA_DIST += tests/setup tests/e2e/engine.sh tests/e2e/slurm_cluster $(filter tests/e2e/%.sh,$(TESTS))
+	tests/e2e/slurm_run.sh \
+	tests/e2e/container_docker.sh \
+	tests/e2e/container_podman.sh
+EXTRA_DIST += tests/setup tests/e2e/engine.sh tests/e2e/slurm_cluster tests/e2e/container_lib.sh $(filter tests/e2e/%.sh,$(TESTS))
+EXTRA_DIST += containers/README.md containers/debootstrap-base.sh
+# the debootstrap base image's tarball, kept across test runs (make clean keeps it)
+distclean-local: distclean-container-cache
+distclean-container-cache:
+	rm -rf tests/container-cache
+.PHONY: distclean-container-cache
 check_PROGRAMS += tests/unit/plan/test_grid tests/unit/run/test_store
 tests_unit_plan_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 tests_unit_run_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

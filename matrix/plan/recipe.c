@@ -625,7 +625,6 @@ static const char *const top_keys[K_COUNT] = {
 static const char *const engine_names[] = {"native", "pytorch", "command"};
 static const char *const device_names[] = {"auto", "cuda", "cpu"};
 static const char *const order_names[] = {"given", "shuffled"};
-static const char *const runtime_names[] = {"podman", "docker"};
 
 static int name_char(char c)
 {
@@ -810,9 +809,44 @@ static void load_executor(struct loader *L, yaml_node_t *v)
 	}
 }
 
+/* A container setting shared by the section and its entries: `network` a
+ * name, `cpus` a positive number, `memory` bytes with an optional k, m or g
+ * suffix (the runtimes' syntax). NULL after reporting when it is wrong. */
+static const char *container_setting(struct loader *L, yaml_node_t *n, const char *path, const char *key)
+{
+	char *at = xasprintf("%s.%s", path, key);
+	const char *s = get_string(L, n, at), *ok = NULL;
+	double d;
+	if (!s) {
+		/* reported */
+	} else if (!strcmp(key, "network")) {
+		if (valid_name(s))
+			ok = s;
+		else
+			wrong_type(L, n, at, "a network name ('none', 'host', 'bridge', ...)");
+	} else if (!strcmp(key, "cpus")) {
+		if (parse_double(s, &d) == 0 && d > 0 && d <= 4096)
+			ok = s;
+		else
+			wrong_type(L, n, at, "a number of CPUs above 0");
+	} else { /* memory */
+		size_t len = strspn(s, "0123456789");
+		if (len > 0 && len < 16 && (!s[len] || (strchr("kmgKMG", s[len]) && !s[len + 1])) && atol(s) > 0)
+			ok = s;
+		else
+			wrong_type(L, n, at, "a size in bytes with an optional k, m or g suffix (512m)");
+	}
+	free(at);
+	return ok;
+}
+
+/* containers: {runtime: auto|podman|docker, network:, cpus:, memory:,
+ * NAME: IMAGE | {image: IMAGE | build: DIR, runtime:, network:, cpus:, memory:}}.
+ * The section's runtime, network, cpus and memory are every entry's defaults. */
 static void load_containers(struct loader *L, yaml_node_t *v)
 {
-	static const char *const keys[] = {"image", "runtime"};
+	static const char *const keys[] = {"image", "build", "runtime", "network", "cpus", "memory"};
+	static const char *const rt_names[] = {"auto", "podman", "docker"};
 	struct recipe *r = L->r;
 	size_t errs = L->nerrs;
 	if (v->type != YAML_MAPPING_NODE) {
@@ -822,13 +856,31 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 	unsigned char *skip = check_mapping_keys(L, v);
 	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
 	r->containers = xcalloc(np ? np : 1, sizeof(*r->containers));
+	/* the section's settings first: they are the entries' defaults */
+	const char *def[6] = {0};
+	for (size_t i = 0; i < np; i++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+		if (skip[i])
+			continue;
+		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
+		if (!strcmp(scalar(k), "runtime")) {
+			int rt = get_enum(L, val, "containers.runtime", rt_names, ARRAY_SIZE(rt_names));
+			def[2] = rt > 0 ? rt_names[rt] : NULL;
+		} else if (!strcmp(scalar(k), "network") || !strcmp(scalar(k), "cpus") || !strcmp(scalar(k), "memory")) {
+			size_t j = !strcmp(scalar(k), "network") ? 3 : !strcmp(scalar(k), "cpus") ? 4 : 5;
+			def[j] = container_setting(L, val, "containers", scalar(k));
+		} else {
+			continue;
+		}
+		skip[i] = 1;
+	}
 	for (size_t i = 0; i < np; i++) {
 		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
 		if (skip[i])
 			continue;
 		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
 		char *path = xasprintf("containers.%s", scalar(k));
-		const char *image = NULL, *runtime = NULL;
+		const char *got[6] = {0};
 		int ok = 1;
 		if (!valid_name(scalar(k))) {
 			errorf(L, node_mark(k),
@@ -837,38 +889,52 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 			ok = 0;
 		}
 		if (is_string(val)) {
-			image = scalar(val);
+			got[0] = scalar(val);
 		} else if (val->type == YAML_MAPPING_NODE) {
-			yaml_node_t *fv[2], *fk[2];
-			get_fields(L, val, path, keys, 2, fv, fk);
-			if (!fv[0]) {
-				errorf(L, node_mark(val), "missing required key 'image' in '%s'", path);
+			yaml_node_t *fv[6], *fk[6];
+			get_fields(L, val, path, keys, 6, fv, fk);
+			if (!fv[0] == !fv[1]) {
+				errorf(L, node_mark(fv[0] && fv[1] ? fk[1] : val), "'%s' needs either 'image' or 'build'%s", path,
+				       fv[0] ? ", not both" : "");
 				ok = 0;
-			} else {
-				char *ipath = xasprintf("%s.image", path);
-				image = get_string(L, fv[0], ipath);
-				free(ipath);
 			}
-			if (fv[1]) {
-				char *rpath = xasprintf("%s.runtime", path);
-				int rt = get_enum(L, fv[1], rpath, runtime_names, ARRAY_SIZE(runtime_names));
-				free(rpath);
-				if (rt >= 0)
-					runtime = runtime_names[rt];
-				else
+			for (size_t j = 0; j < 2; j++)
+				if (fv[j]) {
+					char *at = xasprintf("%s.%s", path, keys[j]);
+					if (!(got[j] = get_string(L, fv[j], at)))
+						ok = 0;
+					free(at);
+				}
+			if (fv[2]) {
+				char *at = xasprintf("%s.runtime", path);
+				int rt = get_enum(L, fv[2], at, rt_names, ARRAY_SIZE(rt_names));
+				free(at);
+				if (rt < 0)
 					ok = 0;
+				got[2] = rt > 0 ? rt_names[rt] : "auto";
 			}
+			for (size_t j = 3; j < 6; j++)
+				if (fv[j] && !(got[j] = container_setting(L, fv[j], path, keys[j])))
+					ok = 0;
 		} else {
-			wrong_type(L, val, path, "an image name or a mapping with 'image' and 'runtime'");
+			wrong_type(L, val, path, "an image name or a mapping with 'image' or 'build'");
 			ok = 0;
 		}
 		free(path);
-		if (!ok || !image)
+		if (!ok || !(got[0] || got[1]))
 			continue;
+		for (size_t j = 2; j < 6; j++)
+			if (!got[j])
+				got[j] = def[j];
 		struct container *c = &r->containers[r->ncontainers++];
 		c->name = xstrdup(scalar(k));
-		c->image = xstrdup(image);
-		c->runtime = runtime ? xstrdup(runtime) : NULL;
+		c->image = got[0] ? xstrdup(got[0]) : NULL;
+		c->build = got[1] ? xstrdup(got[1]) : NULL;
+		c->runtime = got[2] && strcmp(got[2], "auto") ? xstrdup(got[2]) : NULL;
+		c->network = xstrdup(got[3] ? got[3] : "none");
+		c->cpus = got[4] ? xstrdup(got[4]) : NULL;
+		c->memory = got[5] ? xstrdup(got[5]) : NULL;
+		c->mark = node_mark(k);
 	}
 	free(skip);
 	L->containers_ok = L->nerrs == errs;
@@ -2228,7 +2294,11 @@ void recipe_free(struct recipe *r)
 	for (size_t i = 0; i < r->ncontainers; i++) {
 		free(r->containers[i].name);
 		free(r->containers[i].image);
+		free(r->containers[i].build);
 		free(r->containers[i].runtime);
+		free(r->containers[i].network);
+		free(r->containers[i].cpus);
+		free(r->containers[i].memory);
 	}
 	free(r->containers);
 	free(r->slurm.partition);

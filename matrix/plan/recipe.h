@@ -87,10 +87,16 @@ struct report_spec {
 	struct report_improvement *improvements;
 };
 
+/* A level of the `container` factor: an image to run its points in. */
 struct container {
 	char *name;
-	char *image;
-	char *runtime;        /* "podman" | "docker" | NULL (first found) */
+	char *image;          /* an image reference, or NULL when built */
+	char *build;          /* a build context directory (containers/<dir>), or NULL */
+	char *runtime;        /* "podman" | "docker" | NULL (auto: the first that works) */
+	char *network;        /* --network: "none" unless the recipe says otherwise */
+	char *cpus;           /* --cpus, or NULL: no limit */
+	char *memory;         /* --memory (bytes, k/m/g suffix), or NULL: no limit */
+	struct mark mark;     /* where its name was written */
 };
 
 /* executor: {slurm: {...}}: how `matrix run --executor slurm` submits the

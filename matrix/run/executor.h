@@ -22,8 +22,19 @@ struct exec_resources {
 	int gpu;              /* 1: the point uses the GPU (runs alone) */
 };
 
+/* The image a point runs in (the container executor). */
+struct exec_image {
+	const char *runtime;  /* "podman" | "docker" */
+	const char *ref;      /* the image: a reference or an id */
+	const char *network;  /* --network ("none" by default) */
+	const char *cpus;     /* --cpus, or NULL */
+	const char *memory;   /* --memory (and --memory-swap: no swap), or NULL */
+};
+
 /* One point to start: the engine's command, where its output and result go. */
 struct exec_point {
+	const char *id;           /* the point's id (names its container) */
+	const struct exec_image *image; /* container executor: the image, NULL: on the host */
 	char *const *argv;        /* NULL terminated; argv[0] searched in PATH */
 	char *const *env;         /* extra "K=V" strings, NULL terminated, or NULL */
 	const char *log_path;     /* stdout and stderr */
@@ -36,6 +47,7 @@ struct exec_exit {
 	int wstatus;          /* as from waitpid(2) */
 	int timed_out;        /* it was ended for running past timeout_s */
 	double wall_s;        /* seconds from start to exit */
+	int oom_killed;       /* the container's memory limit killed it */
 };
 
 struct executor;
@@ -65,5 +77,29 @@ struct executor {
 /* The local executor: points fork/exec'd on this machine (exec_local.c).
  * Installs its signal handling. Returns NULL after printing why to err. */
 struct executor *exec_local_new(size_t nslots, double grace_s, FILE *err);
+
+/* The container executor (exec_container.c): a point with an image runs
+ * as `RUNTIME run --name ... IMAGE argv` under the local executor, rundir
+ * mounted at its own path; after it ends its container is inspected (exit
+ * code, OOM kill), killed when it timed out or was cancelled, and removed. A
+ * point without an image runs on the host. Returns NULL after printing why. */
+struct executor *exec_container_new(size_t nslots, double grace_s, const char *rundir, FILE *err);
+
+/* The `RUNTIME run ...` argv of pt under the container name `name` (NULL
+ * terminated, free each string and the array), for the executor and for
+ * --dry-run. rundir is mounted at its own (absolute) path. */
+char **exec_container_argv(const struct exec_point *pt, const char *name, const char *rundir);
+
+/* Whether runtime works here (`RUNTIME info` succeeds): 0, or -1 with what it
+ * printed (the caller frees *why). */
+int exec_container_probe(const char *runtime, char **why);
+
+/* The id of image ref under runtime into *id (free it): 0, or -1 with why. */
+int exec_container_image_id(const char *runtime, const char *ref, char **id, char **why);
+
+/* Build the context directory dir as image tag, output to log_path: 0, or
+ * -1 with the log's last lines in *why. */
+int exec_container_build(const char *runtime, const char *dir, const char *tag, const char *log_path,
+			 char **why);
 
 #endif

@@ -1,0 +1,360 @@
+/* exec_container.c - the container executor (executor.h): a thin layer over
+ * the local executor. A point with an image runs as
+ *   RUNTIME run --name matrix-ID-PID-SLOT --network none [--cpus C]
+ *       [--memory M --memory-swap M] [GPU] -v RUNDIR:RUNDIR --workdir CWD
+ *       -e K=V... IMAGE argv...
+ * in a slot of the local executor, which keeps its log, timeout and signals
+ * as for any point: the client's output is the point's log, the engine writes
+ * its result file through the mounted run directory at the path it was given.
+ *
+ * Why not --rm: the container's state (its exit code and whether the memory
+ * limit killed it) is read with `inspect` after the client returns, then the
+ * container is removed here, always (`rm -f`). A point that timed out or was
+ * cancelled has its client killed by the local executor; its container is
+ * then `kill`ed and removed, so no container outlives its point. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "executor.h"
+#include "util.h"
+
+struct container_slot {
+	char *name;                 /* the running container's, NULL when none */
+	const char *runtime;
+	int memory_limit;           /* it ran under --memory */
+};
+
+struct container_exec {
+	struct executor *local;
+	struct container_slot *slots;
+	char *rundir;               /* absolute */
+};
+
+/* Run argv (searched in PATH) with stdin from /dev/null and stdout+stderr
+ * into *out (when out is not NULL, at most 64 KiB kept) or to log_fd (when
+ * >= 0) or discarded. Returns the exit status (-1: could not run it). */
+static int run_capture(char *const argv[], char **out, int log_fd)
+{
+	int pfd[2] = {-1, -1};
+	if (out && pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		int to = out ? pfd[1] : log_fd >= 0 ? log_fd : null;
+		dup2(null, 0);
+		dup2(to, 1);
+		dup2(to, 2);
+		execvp(argv[0], argv);
+		dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	struct strbuf sb = {0};
+	if (out) {
+		close(pfd[1]);
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(pfd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			if (n > 0 && sb.len < 65536)
+				sb_add(&sb, buf, (size_t)n);
+		close(pfd[0]);
+		if (!sb.buf)
+			sb_add(&sb, "", 0);
+		*out = sb.buf;
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The last n non-empty lines of text, cleaned, joined by " | ". */
+static char *last_lines(const char *text, int n)
+{
+	const char *end = text + strlen(text), *p = end;
+	while (p > text && n > 0) {
+		while (p > text && (p[-1] == '\n' || p[-1] == ' '))
+			p--;
+		while (p > text && p[-1] != '\n')
+			p--;
+		n--;
+	}
+	char *s = text_clean(p, (size_t)(end - p), 600);
+	for (char *c = s; *c; c++)
+		if (*c == '\n')
+			*c = '|';
+	size_t len = strlen(s);
+	while (len && (s[len - 1] == '|' || s[len - 1] == ' '))
+		s[--len] = '\0';
+	return s;
+}
+
+int exec_container_probe(const char *runtime, char **why)
+{
+	char *argv[] = {(char *)runtime, "info", NULL};
+	char *out = NULL;
+	int rc = run_capture(argv, &out, -1);
+	if (rc == 0) {
+		free(out);
+		*why = NULL;
+		return 0;
+	}
+	*why = rc < 0 ? xasprintf("cannot run '%s': %s", runtime, strerror(errno))
+		      : out && *out ? last_lines(out, 2)
+				    : xasprintf("'%s info' exited with status %d", runtime, rc);
+	free(out);
+	return -1;
+}
+
+int exec_container_image_id(const char *runtime, const char *ref, char **id, char **why)
+{
+	char *argv[] = {(char *)runtime, "image", "inspect", "--format", "{{.Id}}", (char *)ref, NULL};
+	char *out = NULL;
+	int rc = run_capture(argv, &out, -1);
+	*id = *why = NULL;
+	if (rc == 0 && out && *out) {
+		out[strcspn(out, "\r\n")] = '\0';
+		*id = out;
+		return 0;
+	}
+	*why = out && *out ? last_lines(out, 1) : xasprintf("'%s image inspect' failed", runtime);
+	free(out);
+	return -1;
+}
+
+int exec_container_build(const char *runtime, const char *dir, const char *tag, const char *log_path,
+			 char **why)
+{
+	*why = NULL;
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		*why = xasprintf("cannot write '%s': %s", log_path, strerror(errno));
+		return -1;
+	}
+	/* the build reaches the package mirror through the host's network: the
+	 * test daemons have no bridge */
+	char *file = xasprintf("%s/Containerfile", dir), *docker_file = xasprintf("%s/Dockerfile", dir);
+	int named = access(file, F_OK) == 0 && access(docker_file, F_OK) != 0; /* docker wants -f for it */
+	char *argv[] = {(char *)runtime, "build", "--network", "host", "-t", (char *)tag, (char *)dir, NULL, NULL, NULL};
+	if (named) {
+		argv[6] = "-f";
+		argv[7] = file;
+		argv[8] = (char *)dir;
+	}
+	int rc = run_capture(argv, NULL, fd);
+	free(file);
+	free(docker_file);
+	close(fd);
+	if (rc == 0)
+		return 0;
+	size_t len;
+	char *log = read_file(log_path, &len);
+	char *tail = log ? last_lines(log, 3) : xstrdup("");
+	*why = xasprintf("'%s build %s' failed (exit status %d; %s): %s", runtime, dir, rc, log_path, tail);
+	free(tail);
+	free(log);
+	return -1;
+}
+
+struct vec {
+	char **v;
+	size_t n;
+};
+
+static void push(struct vec *v, char *s)
+{
+	v->v = xrealloc(v->v, (v->n + 2) * sizeof(char *));
+	v->v[v->n++] = s;
+	v->v[v->n] = NULL;
+}
+
+char **exec_container_argv(const struct exec_point *pt, const char *name, const char *rundir)
+{
+	const struct exec_image *im = pt->image;
+	int docker = strcmp(im->runtime, "docker") == 0;
+	struct vec v = {0};
+	push(&v, xstrdup(im->runtime));
+	push(&v, xstrdup("run"));
+	push(&v, xasprintf("--name=%s", name));
+	push(&v, xasprintf("--network=%s", im->network ? im->network : "none"));
+	if (im->cpus)
+		push(&v, xasprintf("--cpus=%s", im->cpus));
+	if (im->memory) {
+		push(&v, xasprintf("--memory=%s", im->memory));
+		push(&v, xasprintf("--memory-swap=%s", im->memory)); /* no swap: over the limit is an OOM kill */
+	}
+	if (pt->res.gpu)
+		push(&v, xstrdup(docker ? "--gpus=all" : "--device=nvidia.com/gpu=all"));
+	push(&v, xasprintf("--volume=%s:%s", rundir, rundir));
+	char cwd[PATH_MAX];
+	if (getcwd(cwd, sizeof(cwd)))
+		push(&v, xasprintf("--workdir=%s", cwd));
+	for (char *const *e = pt->env; e && *e; e++)
+		push(&v, xasprintf("--env=%s", *e));
+	push(&v, xasprintf("--label=matrix.point=%s", pt->id ? pt->id : ""));
+	push(&v, xstrdup(im->ref));
+	for (char *const *a = pt->argv; *a; a++)
+		push(&v, xstrdup(*a));
+	return v.v;
+}
+
+static void free_argv(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* Inspect the ended container of slot s into out (exit code, OOM kill), kill
+ * it when it may still run, remove it. */
+static void container_end(struct container_slot *s, struct exec_exit *out)
+{
+	if (!s->name)
+		return;
+	char *rt = (char *)s->runtime;
+	int still = !out || out->timed_out || !WIFEXITED(out->wstatus);
+	if (still) {
+		char *kill_argv[] = {rt, "kill", s->name, NULL};
+		run_capture(kill_argv, NULL, -1);
+	}
+	if (out) {
+		char *inspect[] = {rt, "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", s->name, NULL};
+		char *state = NULL;
+		if (run_capture(inspect, &state, -1) == 0 && state) {
+			int code = -1;
+			char oom[16] = "";
+			if (sscanf(state, "%15s %d", oom, &code) == 2) {
+				/* podman 4 with runc and cgroupfs never says OOMKilled:
+				 * a SIGKILL nobody here sent, under a memory limit, is
+				 * the kernel's OOM killer in the container's cgroup */
+				out->oom_killed = strcmp(oom, "true") == 0 ||
+						  (s->memory_limit && !out->timed_out && code == 128 + 9);
+				/* the client exits 128+N for a container killed by signal N */
+				if (!out->timed_out && code > 128 && code < 128 + 65 && WIFEXITED(out->wstatus) &&
+				    WEXITSTATUS(out->wstatus) == code)
+					out->wstatus = code - 128;
+			}
+		}
+		free(state);
+	}
+	char *rm_argv[] = {rt, "rm", "-f", s->name, NULL};
+	run_capture(rm_argv, NULL, -1);
+	free(s->name);
+	s->name = NULL;
+}
+
+static int container_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
+{
+	struct container_exec *c = ex->state;
+	struct container_slot *s = &c->slots[slot];
+	if (!pt->image)
+		return c->local->ops->start(c->local, slot, pt, err);
+	s->name = xasprintf("matrix-%s-%ld-%zu", pt->id ? pt->id : "point", (long)getpid(), slot);
+	s->runtime = pt->image->runtime;
+	s->memory_limit = pt->image->memory != NULL;
+	/* a container of that name left by a killed runner of this pid */
+	char *rm_argv[] = {(char *)s->runtime, "rm", "-f", s->name, NULL};
+	run_capture(rm_argv, NULL, -1);
+	char **argv = exec_container_argv(pt, s->name, c->rundir);
+	struct exec_point local = *pt;
+	local.argv = argv;
+	local.env = NULL;
+	int rc = c->local->ops->start(c->local, slot, &local, err);
+	free_argv(argv);
+	if (rc < 0) {
+		free(s->name);
+		s->name = NULL;
+	}
+	return rc;
+}
+
+static long container_wait(struct executor *ex, struct exec_exit *out)
+{
+	struct container_exec *c = ex->state;
+	long i = c->local->ops->wait(c->local, out);
+	if (i >= 0) {
+		out->oom_killed = 0;
+		container_end(&c->slots[i], out);
+	}
+	return i;
+}
+
+static int container_interrupted(struct executor *ex)
+{
+	struct container_exec *c = ex->state;
+	return c->local->ops->interrupted(c->local);
+}
+
+static void container_cancel_all(struct executor *ex)
+{
+	struct container_exec *c = ex->state;
+	c->local->ops->cancel_all(c->local);
+	for (size_t i = 0; i < ex->nslots; i++)
+		container_end(&c->slots[i], NULL);
+}
+
+static void container_describe(struct executor *ex, struct strbuf *sb)
+{
+	struct container_exec *c = ex->state;
+	c->local->ops->describe(c->local, sb);
+}
+
+static void container_free(struct executor *ex)
+{
+	if (!ex)
+		return;
+	struct container_exec *c = ex->state;
+	for (size_t i = 0; i < ex->nslots; i++)
+		container_end(&c->slots[i], NULL);
+	c->local->ops->free(c->local);
+	free(c->slots);
+	free(c->rundir);
+	free(c);
+	free(ex);
+}
+
+static const struct executor_ops container_ops = {
+	.name = "container",
+	.start = container_start,
+	.wait = container_wait,
+	.interrupted = container_interrupted,
+	.cancel_all = container_cancel_all,
+	.describe = container_describe,
+	.free = container_free,
+};
+
+struct executor *exec_container_new(size_t nslots, double grace_s, const char *rundir, FILE *err)
+{
+	char *abs = realpath(rundir, NULL);
+	if (!abs) {
+		error("cannot resolve '%s': %s", rundir, strerror(errno));
+		return NULL;
+	}
+	struct executor *local = exec_local_new(nslots, grace_s, err);
+	if (!local) {
+		free(abs);
+		return NULL;
+	}
+	struct container_exec *c = xcalloc(1, sizeof(*c));
+	c->local = local;
+	c->slots = xcalloc(nslots ? nslots : 1, sizeof(*c->slots));
+	c->rundir = abs;
+	struct executor *ex = xcalloc(1, sizeof(*ex));
+	*ex = (struct executor){.ops = &container_ops, .nslots = nslots, .state = c};
+	return ex;
+}
