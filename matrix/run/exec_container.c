@@ -94,10 +94,12 @@ static char *last_lines(const char *text, int n)
 			p--;
 		n--;
 	}
-	char *s = text_clean(p, (size_t)(end - p), 600);
-	for (char *c = s; *c; c++)
+	char *flat = xstrndup(p, (size_t)(end - p));
+	for (char *c = flat; *c; c++)
 		if (*c == '\n')
 			*c = '|';
+	char *s = text_clean(flat, strlen(flat), 600);
+	free(flat);
 	size_t len = strlen(s);
 	while (len && (s[len - 1] == '|' || s[len - 1] == ' '))
 		s[--len] = '\0';
