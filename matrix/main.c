@@ -34,6 +34,7 @@ static const char *const run_options[] = {
 	"--allow-oversubscribe", "--executor", "--dry-run", "--no-report", "--help", NULL};
 static const char *const run_point_options[] = {"--help", NULL};
 static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
+static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
 
 static const struct cmd_entry commands[] = {
@@ -79,6 +80,13 @@ static const struct cmd_entry commands[] = {
 	 "  -q, --quiet            print nothing but errors\n"
 	 "\n" HELP_METRICS,
 	 report_options},
+	{"export", cmd_export, "export DIR [--format json|csv] [--metric NAME]",
+	 "print every point of a run with its factors, metric, 95% interval and status",
+	 "  --format json|csv      JSON (the default: recipe, metric with unit, points) or\n"
+	 "                         CSV (a row per point); values in the metric's unit\n"
+	 "  --metric NAME          export NAME instead of the recipe's metric (see below)\n"
+	 "\n" HELP_METRICS,
+	 export_options},
 	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT]",
 	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions",
 	 "  --metric NAME              compare NAME instead of the recipe's metric (see below)\n"

@@ -19,7 +19,7 @@ matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
 	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 
-matrix_matrix_SOURCES += matrix/report/cmd_report.c matrix/report/cmd_compare.c
+matrix_matrix_SOURCES += matrix/report/cmd_report.c matrix/report/cmd_compare.c matrix/report/cmd_export.c
 # libreport uses libmatrix: list libmatrix again after it for the static link
 matrix_matrix_LDADD += matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
