@@ -68,9 +68,17 @@ int table_read(const char *path, struct table *t, long *torn_offset, char **why)
 	if (torn_offset)
 		*torn_offset = -1;
 	size_t len;
-	char *text = read_file(path, &len);
-	if (!text)
+	char *bad = NULL;
+	/* a results.csv received from elsewhere may be a FIFO or a device: opened
+	 * without blocking, refused unless a regular file (16 GiB at most) */
+	char *text = read_file_capped(path, (size_t)1 << 34, 0, &len, &bad);
+	if (!text) {
+		if (bad) {
+			*why = xasprintf("'%s' %s", path, bad);
+			free(bad);
+		}
 		return -1;
+	}
 	/* Cells never hold newlines (store_append replaces them), so a row is
 	 * complete exactly when its newline was written: whatever follows the
 	 * last newline is a torn row from a runner killed mid-write. */

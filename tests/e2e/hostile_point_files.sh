@@ -39,4 +39,21 @@ expect_eq "$(why resultfifo)" "failed: garbled result: result file is not a regu
 expect_eq "$(why resultzero)" "failed: garbled result: result file is a symbolic link" "a link to /dev/zero as result"
 expect_eq "$(why resulthuge)" "failed: garbled result: result file is 3221225472 bytes (more than 1048576)" "a 3 GB result"
 expect_eq "$(why logfifo)" "failed: exit status 1" "a FIFO as log"
+
+# a run directory received from elsewhere whose results.csv is a FIFO: report
+# and compare refuse it at once instead of blocking for good
+cp -r run fifo
+rm fifo/results.csv
+mkfifo fifo/results.csv
+set +e
+timeout -s KILL 10 "$MATRIX" report fifo > rep.out 2> rep.err
+rc=$?
+set -e
+expect_eq "$rc" 2 "report on a FIFO results.csv"
+expect_eq "$(cat rep.err)" "matrix: 'fifo/results.csv' is not a regular file" "report's message"
+set +e
+timeout -s KILL 10 "$MATRIX" compare run fifo > cmp.out 2> cmp.err
+rc=$?
+set -e
+expect_eq "$rc" 2 "compare with a FIFO results.csv"
 echo ok
