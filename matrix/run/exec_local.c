@@ -394,7 +394,8 @@ static long exec_wait(struct exec_child *children, size_t n, double grace_s)
 		int ms = -1;
 		if (next) {
 			double wait = next - now_monotonic();
-			ms = wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+			/* poll at most every hour: a timeout of weeks must not overflow the int */
+			ms = wait <= 0 ? 0 : wait > 3600 ? 3600 * 1000 : (int)(wait * 1000) + 1;
 		}
 		struct pollfd pfd = {.fd = sigpipe_fd[0], .events = POLLIN};
 		if (poll(&pfd, 1, ms) > 0)
