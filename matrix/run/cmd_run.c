@@ -1007,9 +1007,16 @@ static int read_done(struct study *S, const char *results_path)
 		return -1;
 	}
 	long idc = table_column(&t, "id"), stc = table_column(&t, "status");
-	for (size_t i = 0; idc >= 0 && stc >= 0 && i < t.nrows; i++)
+	for (size_t i = 0; idc >= 0 && stc >= 0 && i < t.nrows; i++) {
+		if (!status_known(t.rows[i].cell[stc])) { /* a hand-edited row: not taken for done */
+			error("'%s' row %zu has an unknown status '%s' (expected ok, unsupported, failed, "
+			      "oom, timeout or crashed)", results_path, i + 2, t.rows[i].cell[stc]);
+			table_free(&t);
+			return -1;
+		}
 		if (!S->o.retry_failed || status_is_success(t.rows[i].cell[stc]))
 			idset_add(&S->done, t.rows[i].cell[idc]);
+	}
 	table_free(&t);
 	return 0;
 }

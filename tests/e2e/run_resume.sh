@@ -49,4 +49,8 @@ expect_status 1 "$MATRIX" run --resume f > /dev/null
 expect_eq "$(csv_col f/results.csv status | sort -u)" failed "not retried without --retry-failed"
 "$MATRIX" run --resume f --retry-failed > /dev/null || fail "retry failed"
 expect_eq "$(csv_col f/results.csv status | tr '\n' ' ')" "ok ok " "retried, each point once"
+# a hand-edited row with a status matrix never writes is refused, not taken for done
+sed -i '2s/,ok,/,bogus,/' f/results.csv
+expect_status 2 "$MATRIX" run --resume f > /dev/null 2> bogus.err
+expect_eq "$(cat bogus.err)" "matrix: 'f/results.csv' row 2 has an unknown status 'bogus' (expected ok, unsupported, failed, oom, timeout or crashed)" "unknown status"
 echo ok
