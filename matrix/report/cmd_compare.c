@@ -21,6 +21,17 @@
 #include "report.h"
 #include "util.h"
 
+/* A gain (or a percentage) for the terminal: fixed 4 decimals while it is
+ * of a sane size, else %g (a gain of 1e300 is not 300 digits). */
+static const char *gain_str(char *buf, size_t n, const char *fmt_fixed, double v)
+{
+	if (isfinite(v) && fabs(v) < 1e6)
+		snprintf(buf, n, fmt_fixed, v);
+	else
+		snprintf(buf, n, "%.4g", v);
+	return buf;
+}
+
 struct keyed {
 	char *key;            /* "name=level\n" over the joined factors, by name */
 	size_t cell;
@@ -288,17 +299,23 @@ int cmd_compare(int argc, char **argv)
 				regressed++;
 		}
 		within += x->within && isnan(x->p);
-		char ci[48] = "", test[32], procs[24];
+		char ci[64] = "", test[32], procs[24];
 		if (!isnan(x->u))
-			snprintf(ci, sizeof(ci), "%.4f..%.4f", x->gain * exp(-x->u), x->gain * exp(x->u));
+		{
+			char lo[24], hi[24];
+			snprintf(ci, sizeof(ci), "%s..%s", gain_str(lo, sizeof(lo), "%.4f", x->gain * exp(-x->u)),
+				 gain_str(hi, sizeof(hi), "%.4f", x->gain * exp(x->u)));
+		}
 		if (!isnan(x->p))
 			snprintf(test, sizeof(test), "U p=%.3f", x->p);
 		else
 			snprintf(test, sizeof(test), "%s",
 				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
 		snprintf(procs, sizeof(procs), "%zu/%zu", a.cells.nrep[x->a], b.cells.nrep[x->b]);
-		printf("%-44s %12.6g %12.6g %8.4f %17s %+8.2f%% %5s  %-14s %s\n", lab.len ? lab.buf : "(all)",
-		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale, x->gain, ci, change,
+		char gs[24], cs[24];
+		printf("%-44s %12.6g %12.6g %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? lab.buf : "(all)",
+		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale,
+		       gain_str(gs, sizeof(gs), "%.4f", x->gain), ci, gain_str(cs, sizeof(cs), "%+.2f", change),
 		       procs, test, mark);
 		slog += log(x->gain);
 		su2 += x->u * x->u;
@@ -317,11 +334,13 @@ int cmd_compare(int argc, char **argv)
 		if (!isnan(gu) && ge > gu)
 			gu = ge;
 	}
-	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %.4f",
-	       nm, a.cells.ncells - nm, b.cells.ncells - nm, gm);
+	char g1[24], g2[24], g3[24];
+	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
+	       nm, a.cells.ncells - nm, b.cells.ncells - nm, gain_str(g1, sizeof(g1), "%.4f", gm));
 	if (!isnan(gu))
-		printf(" (95%% CI %.4f..%.4f)", gm * exp(-gu), gm * exp(gu));
-	printf(" = %+.2f%%\n", 100.0 * (gm - 1));
+		printf(" (95%% CI %s..%s)", gain_str(g2, sizeof(g2), "%.4f", gm * exp(-gu)),
+		       gain_str(g3, sizeof(g3), "%.4f", gm * exp(gu)));
+	printf(" = %s%%\n", gain_str(g1, sizeof(g1), "%+.2f", 100.0 * (gm - 1)));
 	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", threshold,
 	       faster, slower, noise);
 	if (small)
