@@ -1107,8 +1107,11 @@ static void check_duplicate_levels(struct loader *L, struct factor *f)
 				first--;
 			/* quote the level as written */
 			struct mark m = f->level_marks[refs[j].i];
-			errorf(L, m, "duplicate level '%s' in factor '%s' (first at line %u)", f->levels[refs[j].i], f->name,
-			       f->level_marks[refs[first].i].line);
+			const char *why, *all = f->vocab ? vocab_check_level(f->vocab, "all", &why) : NULL;
+			int cores = all && !strcmp(f->vocab->name, "threads") && !strcmp(all, f->levels[refs[j].i]);
+			errorf(L, m, "duplicate level '%s' in factor '%s' (first at line %u%s%s)", f->levels[refs[j].i],
+			       f->name, f->level_marks[refs[first].i].line, cores ? "; all is this machine's cores: " : "",
+			       cores ? all : "");
 		}
 	free(refs);
 }
@@ -2323,8 +2326,8 @@ long recipe_level_index(const struct recipe *r, size_t fi, const char *level)
 {
 	const struct factor *f = &r->factors[fi];
 	const char *canon = level;
-	if (f->vocab && f->vocab->type == VOCAB_SWITCH) {
-		const char *why;
+	if (f->vocab && (f->vocab->type == VOCAB_SWITCH || !strcmp(f->vocab->name, "threads"))) {
+		const char *why; /* on = true = yes; threads: all = the cores */
 		const char *c = vocab_check_level(f->vocab, level, &why);
 		if (c)
 			canon = c;

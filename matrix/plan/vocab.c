@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "vocab.h"
@@ -42,7 +44,7 @@ const struct vocab_factor vocab_factors[] = {
 	{"syncbn", "--syncbn", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
 	{"ema", "--ema", VOCAB_SWITCH, switches, SWITCH_EXPECTED},
 	{"gpus", "--gpus", VOCAB_INT, NULL, INT_EXPECTED},
-	{"threads", "--threads", VOCAB_INT, NULL, INT_EXPECTED},
+	{"threads", "--threads", VOCAB_INT, NULL, "a positive integer, or all (this machine's cores)"},
 	{"device", "--device", VOCAB_ENUM, devices, "one of: auto, cpu, cuda"},
 	{"container", NULL, VOCAB_NAME, NULL, "a name from 'containers'"},
 	{"engine", NULL, VOCAB_NAME, engines, "one of: native, pytorch, command"},
@@ -121,6 +123,13 @@ const char *vocab_check_level(const struct vocab_factor *f, const char *level, c
 		}
 		return NULL;
 	case VOCAB_INT:
+		if (!strcmp(f->name, "threads") && !strcasecmp(level, "all")) {
+			/* the cores of the machine that expands the recipe, as a number */
+			static char cores[24];
+			long n = sysconf(_SC_NPROCESSORS_ONLN);
+			snprintf(cores, sizeof(cores), "%ld", n > 0 ? n : 1L);
+			return cores;
+		}
 		return is_positive_int(level) ? level : NULL;
 	case VOCAB_ENUM:
 	case VOCAB_NAME:

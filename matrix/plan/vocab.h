@@ -29,7 +29,8 @@ const struct vocab_factor *vocab_find(const char *name);
 const char *vocab_suggest(const char *name);
 /* Check a level of a known factor. On success returns the canonical spelling
  * (a static string, or level itself); on failure returns NULL and sets *why to
- * a static description of what is expected ("one of: fp32, tf32, fp16, bf16"). */
+ * a static description of what is expected ("one of: fp32, tf32, fp16, bf16").
+ * threads: all is the online cores of this machine, as a number. */
 const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why);
 /* The candidate closest to word, for "did you mean" hints: the one at the
  * smallest edit distance (a swap of two adjacent characters counts 1) when

@@ -78,5 +78,13 @@ improved cube compile none default 2
 # 004: the CPU half (device is a factor here: --only picks it), repeat 1
 slice cpu "$R/cpu_vs_gpu.yaml" 2 bars_device_threads -- \
 	model=mnist_cnn batch=8 repeat=1 --only device=cpu
-improved cpu threads 1 2 1
+# threads: [1, all]: all is this machine's cores, recorded as the number
+cores=$(getconf _NPROCESSORS_ONLN)
+improved cpu threads 1 "$cores" 1
+expect_eq "$(csv_col cpu/results.csv threads | sort -n | tr '\n' ' ')" "1 $cores " "cpu: threads recorded"
+expect_eq "$(csv_col cpu/plan.csv threads | sort -n | tr '\n' ' ')" "1 $cores " "cpu: threads planned"
+sed "s/threads: \\[1, all\\]/threads: [$cores, ALL]/" "$R/cpu_vs_gpu.yaml" > dup.yaml
+expect_status 2 "$MATRIX" expand dup.yaml 2> dup.err
+expect_grep "duplicate level '$cores' in factor 'threads' (first at line [0-9]*; all is this machine's cores: $cores)" \
+	dup.err "threads: all that repeats a level"
 echo ok
