@@ -119,7 +119,7 @@ struct {
     float *coef;         /* BatchNorm per-channel coefficients, 4 C */
     size_t coef_bytes;
     int fp16;            /* loss scaling on (fp16 training) */
-    int first_sgd, last_sgd, first_ema; /* op indices, -1: none */
+    int first_opt, last_opt, first_ema; /* op indices, -1: none */
     gslot *grads;
     int ngrads;
     eslot *emas;
@@ -1237,7 +1237,7 @@ constexpr int MT_BLOCKS_X = 64; /* blocks per tensor of the multi-tensor kernels
  * parameter gradient, the last updates the scale. */
 void opt_begin(graph *g, op *o)
 {
-    if (S.fp16 && (int)(o - g->ops) == S.first_sgd && S.ngrads > 0) {
+    if (S.fp16 && (int)(o - g->ops) == S.first_opt && S.ngrads > 0) {
         k_found_reset<<<1, 1, 0, cu.s>>>(cu.scaler);
         cu_launched();
         dim3 grid(MT_BLOCKS_X, (unsigned)(S.ngrads < 65535 ? S.ngrads : 65535));
@@ -1248,7 +1248,7 @@ void opt_begin(graph *g, op *o)
 
 void opt_end(graph *g, op *o)
 {
-    if (S.fp16 && (int)(o - g->ops) == S.last_sgd) {
+    if (S.fp16 && (int)(o - g->ops) == S.last_opt) {
         k_scale_update<<<1, 1, 0, cu.s>>>(cu.scaler);
         cu_launched();
     }
@@ -1947,7 +1947,7 @@ void cu_ops_register(backend_op_fn *t)
 int cu_ops_prepare(graph *g, int nrun)
 {
     size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0;
-    int nsgd = 0, nema = 0, bad = 0;
+    int nopt = 0, nema = 0, bad = 0;
     cu_ops_release(g);
     for (int i = 0; i < nrun; i++) {
         const op *o = &g->ops[i];
@@ -1984,12 +1984,13 @@ int cu_ops_prepare(graph *g, int nrun)
             bad |= want(g, o, 0, DT_I32, 1);
             break;
         case OP_SGD:
-            for (int k = 0; k < 3; k++)
+        case OP_ADAMW: /* w, g, state (one buffer for SGD, two for AdamW) */
+            for (int k = 0; k < (o->type == OP_SGD ? 3 : 4); k++)
                 bad |= want(g, o, k, DT_F32, 1);
-            if (S.first_sgd < 0)
-                S.first_sgd = i;
-            S.last_sgd = i;
-            nsgd++;
+            if (S.first_opt < 0)
+                S.first_opt = i;
+            S.last_opt = i;
+            nopt++;
             break;
         case OP_EMA:
             for (int k = 0; k < 2; k++)
@@ -1997,14 +1998,6 @@ int cu_ops_prepare(graph *g, int nrun)
             if (S.first_ema < 0)
                 S.first_ema = i;
             nema++;
-            break;
-        case OP_ADAMW:
-            for (int k = 0; k < 4; k++)
-                bad |= want(g, o, k, DT_F32, 1);
-            if (S.first_sgd < 0)
-                S.first_sgd = i;
-            S.last_sgd = i;
-            nsgd++;
             break;
         case OP_EMBED:
             bad |= want(g, o, 0, DT_I32, 1) | want(g, o, 1, DT_I32, 1);
@@ -2075,7 +2068,7 @@ int cu_ops_prepare(graph *g, int nrun)
         (dsb && !(S.ds = (float *)cu_alloc(S.ds_bytes = dsb))))
         return -1;
     S.sort_tmp = sortt;
-    S.fp16 = cu.pt.precision == PREC_FP16 && nsgd > 0;
+    S.fp16 = cu.pt.precision == PREC_FP16 && nopt > 0;
     if (!cu.scaler) {
         fprintf(stderr, "matrix-engine: cuda: no loss-scaler buffer\n");
         return -2;
@@ -2083,7 +2076,7 @@ int cu_ops_prepare(graph *g, int nrun)
     float sc[4] = {S.fp16 ? 65536.0f : 1.0f, 0.0f, 0.0f, 0.0f};
     upload_to(cu.scaler, sc, sizeof sc);
     if (S.fp16) {
-        gslot *h = (gslot *)calloc(nsgd, sizeof *h);
+        gslot *h = (gslot *)calloc(nopt, sizeof *h);
         if (!h)
             cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
         for (int i = 0; i < nrun; i++)
@@ -2093,7 +2086,7 @@ int cu_ops_prepare(graph *g, int nrun)
                 h[S.ngrads].n = cu_numel(g, t);
                 S.ngrads++;
             }
-        S.grads = (gslot *)upload_table(h, nsgd * sizeof *h);
+        S.grads = (gslot *)upload_table(h, nopt * sizeof *h);
         free(h);
         if (!S.grads)
             return -1;
@@ -2140,5 +2133,5 @@ void cu_ops_release(graph *g)
     S.part_bytes = S.coef_bytes = 0;
     S.ngrads = S.nemas = 0;
     S.fp16 = 0;
-    S.first_sgd = S.last_sgd = S.first_ema = -1;
+    S.first_opt = S.last_opt = S.first_ema = -1;
 }
