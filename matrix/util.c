@@ -72,14 +72,34 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+static void verror_to(FILE *f, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	char *msg = xmalloc((size_t)(n < 0 ? 0 : n) + 1);
+	vsnprintf(msg, (size_t)(n < 0 ? 0 : n) + 1, fmt, ap2);
+	va_end(ap2);
+	char *clean = text_term(msg, TEXT_TERM_MAX);
+	fprintf(f, "matrix: %s\n", clean);
+	free(clean);
+	free(msg);
+}
+
 void error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("matrix: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	verror_to(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void error_to(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror_to(f, fmt, ap);
+	va_end(ap);
 }
 
 void bug_at(const char *file, int line, const char *fmt, ...)
@@ -389,6 +409,29 @@ char *text_clean(const char *s, size_t n, size_t max)
 	}
 	sb_add(&sb, "", 0);
 	return sb.buf;
+}
+
+/* The last byte of s[0..n) that starts a character (n when none). */
+static size_t char_start_before(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+char *text_term(const char *s, size_t max)
+{
+	char *clean = text_clean(s, strlen(s), 0);
+	size_t len = strlen(clean);
+	if (len <= max)
+		return clean;
+	/* three quarters from the start, a quarter from the end, each cut
+	 * before a character */
+	size_t head = char_start_before(clean, max * 3 / 4);
+	size_t tail = char_start_before(clean, len - max / 4);
+	char *out = xasprintf("%.*s[... %zu bytes left out ...]%s", (int)head, clean, tail - head, clean + tail);
+	free(clean);
+	return out;
 }
 
 int write_all(int fd, const void *data, size_t len)

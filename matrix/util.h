@@ -17,8 +17,11 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print "matrix: <message>" to stderr. */
+/* Print "matrix: <message>" to stderr, the message made fit for a terminal
+ * (text_term: control characters escaped, at most TEXT_TERM_MAX bytes). */
 void error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same to f. */
+void error_to(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For what cannot happen: print file, line and message, abort. */
 #define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
 void bug_at(const char *file, int line, const char *fmt, ...)
@@ -71,6 +74,11 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
  * control characters but tab (C0, DEL, C1) written as \xHH or \u00HH; cut at a
  * character boundary to at most max bytes (0: no limit). */
 char *text_clean(const char *s, size_t n, size_t max);
+/* A message for a terminal or a log line: text_clean's escapes (a newline
+ * too: one message stays one line), and when longer than max bytes its start
+ * and its end around "[... N bytes left out ...]". */
+char *text_term(const char *s, size_t max);
+#define TEXT_TERM_MAX 4096
 /* write(2) all of data, retrying on EINTR and short writes; 0 on success. */
 int write_all(int fd, const void *data, size_t len);
 /* Write a whole file atomically (temporary file, fsync, rename); 0 on success. */

@@ -17,6 +17,7 @@ TESTS += \
 	tests/e2e/hostile_text.sh \
 	tests/e2e/hostile_terminal.sh \
 	tests/e2e/hostile_dirs.sh \
+	tests/e2e/hostile_echo.sh \
 	tests/e2e/run_point.sh \
 	tests/e2e/slurm_run.sh \
 	tests/e2e/container_docker.sh \

@@ -205,6 +205,25 @@ void argv_shell_quote(struct strbuf *sb, const char *s)
 		sb_puts(sb, s);
 		return;
 	}
+	char *clean = text_clean(s, strlen(s), 0);
+	int ansi = strcmp(clean, s) != 0;
+	free(clean);
+	if (ansi) {
+		/* control characters or bytes that are not UTF-8: bash's $'...'
+		 * with every byte outside printable ASCII as \xHH, so that the
+		 * line is the command and shows nothing raw on a terminal */
+		sb_puts(sb, "$'");
+		for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+			if (*c == '\'' || *c == '\\')
+				sb_printf(sb, "\\%c", *c);
+			else if (*c < 0x20 || *c >= 0x7f)
+				sb_printf(sb, "\\x%02x", *c);
+			else
+				sb_putc(sb, (char)*c);
+		}
+		sb_putc(sb, '\'');
+		return;
+	}
 	sb_putc(sb, '\'');
 	for (const char *c = s; *c; c++) {
 		if (*c == '\'')

@@ -21,7 +21,9 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 	       struct point_cmd *cmd, FILE *err);
 void argv_free(struct point_cmd *cmd);
 
-/* Quote s for a POSIX shell when it needs it; appends to sb. */
+/* Quote s for a POSIX shell when it needs it; appends to sb. A string with
+ * control characters or bytes that are not UTF-8 is quoted as bash's $'...'
+ * with \xHH escapes (nothing raw reaches a terminal). */
 struct strbuf;
 void argv_shell_quote(struct strbuf *sb, const char *s);
 

@@ -66,11 +66,15 @@ int cmd_expand(int argc, char **argv)
 
 	/* column widths from the level names: the table streams, nothing is kept */
 	size_t *width = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
+	char ***shown = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(char **)); /* levels for a terminal */
 	for (size_t f = 0; f < r.nfactors; f++) {
 		width[f] = strlen(r.factors[f].name);
-		for (size_t l = 0; l < r.factors[f].nlevels; l++)
-			if (strlen(r.factors[f].levels[l]) > width[f])
-				width[f] = strlen(r.factors[f].levels[l]);
+		shown[f] = xcalloc(r.factors[f].nlevels, sizeof(char *));
+		for (size_t l = 0; l < r.factors[f].nlevels; l++) {
+			shown[f][l] = text_clean(r.factors[f].levels[l], strlen(r.factors[f].levels[l]), 0);
+			if (strlen(shown[f][l]) > width[f])
+				width[f] = strlen(shown[f][l]);
+		}
 	}
 	int csv = strcmp(format, "csv") == 0;
 	int show_repeat = r.repeat > 1;
@@ -122,7 +126,7 @@ int cmd_expand(int argc, char **argv)
 			if (show_repeat)
 				printf("  %6u", p->repeat);
 			for (size_t f = 0; f < r.nfactors; f++)
-				printf("  %-*s", (int)width[f], r.factors[f].levels[p->level[f]]);
+				printf("  %-*s", (int)width[f], shown[f][p->level[f]]);
 			putchar('\n');
 		}
 	}
@@ -131,6 +135,12 @@ int cmd_expand(int argc, char **argv)
 	grid_free(&g);
 	free(cells);
 	free(width);
+	for (size_t f = 0; f < r.nfactors; f++) {
+		for (size_t l = 0; l < r.factors[f].nlevels; l++)
+			free(shown[f][l]);
+		free(shown[f]);
+	}
+	free(shown);
 	sb_free(&sb);
 	grid_filter_free(filter);
 	recipe_free(&r);

@@ -323,7 +323,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 	for (char *term = strtok_r(copy, ",", &save); term; term = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(term, '=');
 		if (!eq || eq == term || !eq[1]) {
-			fprintf(err, "matrix: --only: '%s' is not name=value (e.g. 'model=resnet50,batch=64')\n", term);
+			error_to(err, "--only: '%s' is not name=value (e.g. 'model=resnet50,batch=64')", term);
 			goto fail;
 		}
 		*eq = '\0';
@@ -340,15 +340,17 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 				cands[i] = r->factors[i].name;
 			cands[r->nfactors] = "id";
 			const char *near = vocab_closest(name, cands, r->nfactors + 1);
-			fprintf(err, "matrix: --only: the recipe has no factor '%s'", name);
+			struct strbuf sb = {0};
 			if (near) {
-				fprintf(err, " (did you mean '%s'?)\n", near);
+				sb_printf(&sb, " (did you mean '%s'?)", near);
 			} else {
-				fputs(" (factors:", err);
+				sb_puts(&sb, " (factors:");
 				for (size_t i = 0; i < r->nfactors; i++)
-					fprintf(err, "%s %s", i ? "," : "", cands[i]);
-				fputs(")\n", err);
+					sb_printf(&sb, "%s %s", i ? "," : "", cands[i]);
+				sb_puts(&sb, ")");
 			}
+			error_to(err, "--only: the recipe has no factor '%s'%s", name, sb.buf);
+			sb_free(&sb);
 			free(cands);
 			goto fail;
 		}
@@ -360,15 +362,17 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			if (li < 0) {
 				const struct factor *fa = &r->factors[fi];
 				const char *near = vocab_closest(v, (const char *const *)fa->levels, fa->nlevels);
-				fprintf(err, "matrix: --only: factor '%s' has no level '%s'", name, v);
+				struct strbuf sb = {0};
 				if (near) {
-					fprintf(err, " (did you mean '%s'?)\n", near);
+					sb_printf(&sb, " (did you mean '%s'?)", near);
 				} else {
-					fputs(" (levels:", err);
+					sb_puts(&sb, " (levels:");
 					for (size_t l = 0; l < fa->nlevels; l++)
-						fprintf(err, "%s %s", l ? "," : "", fa->levels[l]);
-					fputs(")\n", err);
+						sb_printf(&sb, "%s %s", l ? "," : "", fa->levels[l]);
+					sb_puts(&sb, ")");
 				}
+				error_to(err, "--only: factor '%s' has no level '%s'%s", name, v, sb.buf);
+				sb_free(&sb);
 				free(vcopy);
 				goto fail;
 			}
@@ -436,13 +440,13 @@ int grid_filter_check(const struct recipe *r, const char *spec, const struct gri
 		if (!one)
 			BUG("--only term '%s' parsed with the filter but not alone", term);
 		if (!filter_matches_some(r, one)) {
-			fprintf(err, "matrix: --only: no point of the plan matches '%s'\n", term);
+			error_to(err, "--only: no point of the plan matches '%s'", term);
 			found = 1;
 		}
 		grid_filter_free(one);
 	}
 	if (!found)
-		fprintf(err, "matrix: --only: no point of the plan matches every term of '%s'\n", spec);
+		error_to(err, "--only: no point of the plan matches every term of '%s'", spec);
 	free(copy);
 	return -1;
 }

@@ -104,37 +104,60 @@ static struct mark offset_mark(const char *text, size_t len, size_t off)
 	return m;
 }
 
-/* Print one located error: the message line, then the source line and a
- * caret under the column. The source line stops at the first byte that is
- * not text (so a binary file prints only its readable start); tabs before
- * the column are kept so that the caret lines up. */
+#define SHOWN_COLUMNS 160 /* of a long source line: the part around the column */
+
+/* Print one located error: the message line (control characters escaped,
+ * cut to TEXT_TERM_MAX bytes), then the source line and a caret under the
+ * column. The source line stops at the first character that is not text (so
+ * a binary file prints only its readable start; a C1 control is not text
+ * here either); tabs before the column are kept so that the caret lines up.
+ * A line longer than SHOWN_COLUMNS characters is shown around the column,
+ * "..." marking the parts left out. */
 static void print_located(FILE *err, const char *path, const char *text, size_t len, struct mark m,
 			  const char *msg)
 {
-	fprintf(err, "%s:%u:%u: %s\n", path, m.line, m.col, msg);
+	char *clean = text_term(msg, TEXT_TERM_MAX);
+	fprintf(err, "%s:%u:%u: %s\n", path, m.line, m.col, clean);
+	free(clean);
 	if (!text)
 		return;
 	size_t off = line_offset(text, len, m.line);
 	if (off == (size_t)-1 || off >= len)
 		return;
-	size_t end = off;
+	/* the characters of the line up to the first that is not text */
+	size_t end = off, nchars = 0;
 	while (end < len && text[end] != '\n') {
 		size_t n = text_char_len((const unsigned char *)text + end, len - end);
-		if (!n)
+		if (!n || ((unsigned char)text[end] == 0xc2 && (unsigned char)text[end + 1] < 0xa0))
 			break;
 		end += n;
+		nchars++;
 	}
-	size_t shown = end;
-	if (shown > off && text[shown - 1] == '\r')
-		shown--;
-	fprintf(err, "  %.*s\n  ", (int)(shown - off), text + off);
-	size_t p = off;
-	for (unsigned c = 1; c < m.col; c++) {
-		if (p < shown) {
+	if (end > off && text[end - 1] == '\r') {
+		end--;
+		nchars--;
+	}
+	/* the window of characters [first, last) shown */
+	size_t col = m.col ? m.col - 1 : 0, first = 0, last = nchars;
+	if (nchars > SHOWN_COLUMNS) {
+		first = col > SHOWN_COLUMNS / 2 ? col - SHOWN_COLUMNS / 2 : 0;
+		if (first + SHOWN_COLUMNS > nchars)
+			first = nchars > SHOWN_COLUMNS ? nchars - SHOWN_COLUMNS : 0;
+		last = first + SHOWN_COLUMNS;
+	}
+	size_t p = off, c = 0;
+	for (; c < first; c++)
+		p += text_char_len((const unsigned char *)text + p, len - p);
+	size_t from = p;
+	for (; c < last; c++)
+		p += text_char_len((const unsigned char *)text + p, len - p);
+	fprintf(err, "  %s%.*s%s\n  %s", first ? "..." : "", (int)(p - from), text + from, last < nchars ? "..." : "",
+		first ? "   " : "");
+	p = from;
+	for (c = first; c < col; c++) {
+		if (c < last) {
 			fputc(text[p] == '\t' ? '\t' : ' ', err);
-			p++;
-			while (p < shown && ((unsigned char)text[p] & 0xc0) == 0x80)
-				p++;
+			p += text_char_len((const unsigned char *)text + p, len - p);
 		} else {
 			fputc(' ', err);
 		}
@@ -227,10 +250,15 @@ static void print_errors(struct loader *L, FILE *err)
 	size_t shown = L->nerrs < MAX_ERRORS_SHOWN ? L->nerrs : MAX_ERRORS_SHOWN;
 	for (size_t i = 0; i < shown; i++) {
 		struct mark m = L->errs[i].m;
-		if (m.line == 0 && m.col >= 1 && m.col <= L->novr)
-			fprintf(err, "%s: override '%s': %s\n", L->r->path, L->ovr[m.col - 1], L->errs[i].msg);
-		else
+		if (m.line == 0 && m.col >= 1 && m.col <= L->novr) {
+			char *o = text_term(L->ovr[m.col - 1], TEXT_TERM_MAX / 2);
+			char *msg = text_term(L->errs[i].msg, TEXT_TERM_MAX);
+			fprintf(err, "%s: override '%s': %s\n", L->r->path, o, msg);
+			free(o);
+			free(msg);
+		} else {
 			print_located(err, L->r->path, L->r->text, L->r->text_len, m, L->errs[i].msg);
+		}
 	}
 	size_t more = L->nerrs - shown + L->dropped;
 	if (more)
@@ -546,6 +574,16 @@ static void yaml_error(struct loader *L, const yaml_parser_t *p)
 		       (unsigned)p->context_mark.line + 1, (unsigned)p->context_mark.column + 1);
 	else
 		errorf(L, m, "invalid YAML: %s", problem);
+}
+
+/* A "\0" escape in a double-quoted scalar puts a NUL inside its value, which
+ * every later use (a C string) would cut there: refuse it where it is. */
+static int check_nul(struct loader *L)
+{
+	for (yaml_node_t *n = L->doc.nodes.start; n < L->doc.nodes.top; n++)
+		if (n->type == YAML_SCALAR_NODE && strlen(scalar(n)) != n->data.scalar.length)
+			errorf(L, node_mark(n), "a string cannot hold a NUL character ('\\0')");
+	return L->nerrs ? -1 : 0;
 }
 
 /* Aliases make the document a graph that can expand to billions of nodes
@@ -2210,6 +2248,8 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		goto fail;
 	}
 	yaml_document_delete(&next);
+	if (check_nul(&L))
+		goto fail;
 	if (L.root->type != YAML_MAPPING_NODE) {
 		char buf[64];
 		errorf(&L, node_mark(L.root), "the recipe must be a mapping with name, engine and factors, not %s",
@@ -2235,7 +2275,11 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		sb_printf(&h, "# the recipe as run: %s with", path);
 		for (size_t i = 0; i < novr; i++)
 			sb_printf(&h, " %s", ovr[i]);
-		sb_puts(&h, "\n");
+		/* one comment line, whatever the overrides hold */
+		char *line = text_clean(h.buf, h.len, 0);
+		sb_reset(&h);
+		sb_printf(&h, "%s\n", line);
+		free(line);
 		*as_run = emit_document(&L.doc, h.buf);
 		sb_free(&h);
 	} else {

@@ -259,8 +259,12 @@ int cmd_compare(int argc, char **argv)
 				m[i].significant = 0;
 	}
 
-	printf("%s: %s, %s; gain = B over A (> 1: B better), worst first\n", mt->name,
-	       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
+	char *head = xasprintf("%s: %s, %s; gain = B over A (> 1: B better), worst first", mt->name,
+			       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
+	char *head_shown = text_clean(head, strlen(head), 0); /* a unit from any results.csv */
+	printf("%s\n", head_shown);
+	free(head_shown);
+	free(head);
 	printf("A: %s\nB: %s\n\n", dirs[0], dirs[1]);
 	printf("%-44s %12s %12s %8s %17s %9s %5s  %-14s %s\n", "point", "A", "B", "gain", "95% CI", "change",
 	       "procs", "test", "verdict");
@@ -313,10 +317,12 @@ int cmd_compare(int argc, char **argv)
 				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
 		snprintf(procs, sizeof(procs), "%zu/%zu", a.cells.nrep[x->a], b.cells.nrep[x->b]);
 		char gs[24], cs[24];
-		printf("%-44s %12.6g %12.6g %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? lab.buf : "(all)",
+		char *shown = text_clean(lab.buf ? lab.buf : "", lab.len, 0); /* levels from any results.csv */
+		printf("%-44s %12.6g %12.6g %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? shown : "(all)",
 		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale,
 		       gain_str(gs, sizeof(gs), "%.4f", x->gain), ci, gain_str(cs, sizeof(cs), "%+.2f", change),
 		       procs, test, mark);
+		free(shown);
 		slog += log(x->gain);
 		su2 += x->u * x->u;
 	}

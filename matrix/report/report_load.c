@@ -190,13 +190,13 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 	}
 	if (!near)
 		near = sounds;
-	fprintf(err, "matrix: no result in '%s' has a metric '%s'", dir, metric);
-	if (near)
-		fprintf(err, " (did you mean '%s'?)", near);
-	fputs("\nmatrix: its metrics:", err);
+	error_to(err, "no result in '%s' has a metric '%s'%s%s%s", dir, metric, near ? " (did you mean '" : "",
+		 near ? near : "", near ? "'?)" : "");
+	struct strbuf sb = {0};
 	for (size_t i = 0; i < n; i++)
-		fprintf(err, "%s %s", i ? "," : "", names[i]);
-	fputs(n ? "\n" : " none\n", err);
+		sb_printf(&sb, "%s %s", i ? "," : "", names[i]);
+	error_to(err, "its metrics:%s", n ? sb.buf : " none");
+	sb_free(&sb);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -270,7 +270,7 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	for (size_t f = 0; f < r->nfactors; f++) {
 		fcol[f] = table_column(&t, r->factors[f].name);
 		if (fcol[f] < 0) {
-			fprintf(err, "matrix: '%s' has no column for factor '%s'\n", cpath,
+			error_to(err, "'%s' has no column for factor '%s'", cpath,
 				r->factors[f].name);
 			free(fcol);
 			goto out;

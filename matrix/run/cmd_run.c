@@ -673,14 +673,19 @@ static void point_report(const struct recipe *r, const struct slot *s, const str
 	if (!pg->tty || !status_is_success(o->status)) {
 		FILE *out = pg->tty ? stderr : stdout;
 		const char *tp = result_get(&o->res, "throughput");
-		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o->status,
-			s->exit.wall_s, s->pt.id, label.buf);
+		struct strbuf line = {0};
+		sb_printf(&line, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o->status,
+			  s->exit.wall_s, s->pt.id, label.buf);
 		if (tp && strcmp(o->status, "ok") == 0)
-			fprintf(out, "  throughput=%s %s", tp, result_get(&o->res, "unit") ? result_get(&o->res, "unit") : "");
+			sb_printf(&line, "  throughput=%s %s", tp,
+				  result_get(&o->res, "unit") ? result_get(&o->res, "unit") : "");
 		if (o->reason)
-			fprintf(out, "  (%s)", o->reason);
-		fputc('\n', out);
+			sb_printf(&line, "  (%s)", o->reason);
+		char *clean = text_clean(line.buf, line.len, 0); /* levels may hold anything */
+		fprintf(out, "%s\n", clean);
 		fflush(out);
+		free(clean);
+		sb_free(&line);
 	}
 	sb_free(&label);
 }
@@ -1098,9 +1103,14 @@ static void row_merged(const struct row *row, void *ctx)
 		FILE *out = S->pg.tty ? stderr : stdout;
 		double wall = 0;
 		parse_double(row->cell[wallc], &wall);
-		fprintf(out, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s%s%s%s\n", S->pg.done, S->pg.total, st,
-			wall, row->cell[0], label.buf, *reason ? "  (" : "", reason, *reason ? ")" : "");
+		char *line = xasprintf("[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s%s%s%s", S->pg.done,
+				       S->pg.total, st, wall, row->cell[0], label.buf, *reason ? "  (" : "", reason,
+				       *reason ? ")" : "");
+		char *clean = text_clean(line, strlen(line), 0); /* levels may hold anything */
+		fprintf(out, "%s\n", clean);
 		fflush(out);
+		free(clean);
+		free(line);
 	}
 	sb_free(&label);
 }
@@ -1531,7 +1541,7 @@ static int study_prepare(struct study *S)
 		return -1;
 	}
 	if (merged > 0)
-		fprintf(stderr, "matrix: merged %ld rows that slurm tasks left in '%s/rows'\n", merged, S->dir);
+		error("merged %ld rows that slurm tasks left in '%s/rows'", merged, S->dir);
 	return 0;
 }
 

@@ -299,21 +299,21 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 	memset(c, 0, sizeof(*c));
 	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log < 0) {
-		fprintf(err, "matrix: cannot open '%s': %s\n", log_path, strerror(errno));
+		error_to(err, "cannot open '%s': %s", log_path, strerror(errno));
 		return -1;
 	}
 	/* a pipe closed by exec tells the parent whether exec worked */
 	int ep[2];
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		close(log);
-		fprintf(err, "matrix: pipe: %s\n", strerror(errno));
+		error_to(err, "pipe: %s", strerror(errno));
 		return -1;
 	}
 	c->start = now_monotonic();
 	pid_t runner = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(err, "matrix: fork: %s\n", strerror(errno));
+		error_to(err, "fork: %s", strerror(errno));
 		close(log);
 		close(ep[0]);
 		close(ep[1]);

@@ -123,7 +123,7 @@ int slurm_check(const struct slurm_spec *sp, FILE *err)
 			found = strcmp(l, sp->partition) == 0;
 		sb_free(&out);
 		if (rc == 0 && !found) {
-			fprintf(err, "matrix: run: slurm has no partition '%s' (see 'sinfo')\n", sp->partition);
+			error_to(err, "run: slurm has no partition '%s' (see 'sinfo')", sp->partition);
 			return -1;
 		}
 	}
@@ -190,7 +190,7 @@ int slurm_submit(char *const *argv, char **job, FILE *err)
 	size_t digits = line ? strspn(line, "0123456789") : 0;
 	if (rc != 0 || !digits || (line[digits] && line[digits] != ';')) {
 		char *msg = text_clean(out.buf, out.len, 2000);
-		fprintf(err, "matrix: run: sbatch refused the study (exit status %d): %s\n", rc, msg);
+		error_to(err, "run: sbatch refused the study (exit status %d): %s", rc, msg);
 		free(msg);
 		sb_free(&out);
 		return -1;

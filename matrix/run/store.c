@@ -52,7 +52,7 @@ int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *e
 		long torn;
 		char *why;
 		if (table_read(s->path, &t, &torn, &why) < 0) {
-			fprintf(err, "matrix: %s\n", why ? why : strerror(errno));
+			error_to(err, "%s", why ? why : strerror(errno));
 			free(why);
 			goto fail;
 		}
@@ -61,23 +61,23 @@ int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *e
 			same = strcmp(t.header[i], s->header[i]) == 0;
 		table_free(&t);
 		if (!same) {
-			fprintf(err, "matrix: '%s' has other columns than this recipe's results\n", s->path);
+			error_to(err, "'%s' has other columns than this recipe's results", s->path);
 			goto fail;
 		}
 		if (torn >= 0) {
 			if (truncate(s->path, torn) < 0) {
-				fprintf(err, "matrix: cannot cut the torn last row of '%s': %s\n", s->path,
+				error_to(err, "cannot cut the torn last row of '%s': %s", s->path,
 					strerror(errno));
 				goto fail;
 			}
-			fprintf(err, "matrix: discarded a torn last row of '%s'\n", s->path);
+			error_to(err, "discarded a torn last row of '%s'", s->path);
 		}
 		s->fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	} else {
 		struct strbuf sb = {0};
 		csv_record(&sb, s->header, s->ncols);
 		if (write_file_atomic(s->path, sb.buf, sb.len) < 0) {
-			fprintf(err, "matrix: cannot write '%s': %s\n", s->path, strerror(errno));
+			error_to(err, "cannot write '%s': %s", s->path, strerror(errno));
 			sb_free(&sb);
 			goto fail;
 		}
@@ -85,7 +85,7 @@ int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *e
 		s->fd = open(s->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	}
 	if (s->fd < 0) {
-		fprintf(err, "matrix: cannot open '%s': %s\n", s->path, strerror(errno));
+		error_to(err, "cannot open '%s': %s", s->path, strerror(errno));
 		goto fail;
 	}
 	return 0;
@@ -221,7 +221,7 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 		char *why = NULL;
 		int same = table_read(path, &t, &torn, &why) == 0;
 		if (!same) {
-			fprintf(err, "matrix: cannot read '%s': %s\n", path, why ? why : strerror(errno));
+			error_to(err, "cannot read '%s': %s", path, why ? why : strerror(errno));
 			free(why);
 			free(path);
 			continue;
@@ -231,7 +231,7 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 			same = strcmp(t.header[i], s->header[i]) == 0;
 		same = same && strcmp(t.rows[0].cell[0], id) == 0;
 		if (!same) {
-			fprintf(err, "matrix: '%s' is not one row of this run's results: left as it is\n", path);
+			error_to(err, "'%s' is not one row of this run's results: left as it is", path);
 		} else if (store_append(s, t.rows[0].cell) < 0) {
 			n = -1;
 		} else {
