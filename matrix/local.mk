@@ -8,6 +8,7 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/result.c matrix/result.h \
 	matrix/plan/vocab.c matrix/plan/vocab.h \
 	matrix/plan/recipe.c matrix/plan/recipe.h \
+	matrix/plan/design.c matrix/plan/design.h \
 	matrix/plan/grid.c matrix/plan/grid.h \
 	matrix/plan/argv.c matrix/plan/argv.h \
 	matrix/run/store.c matrix/run/store.h \

@@ -41,7 +41,9 @@ static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [KEY=VALUE...] [--count] [--format table|csv] [--only FILTER]",
 	 "print the points of a recipe's grid without running anything",
 	 "  --count                print the number of points only\n"
-	 "  --format table|csv     how to print the points (default table)\n"
+	 "  --format table|csv     how to print the points (default table; a recipe with a\n"
+	 "                         fractional design prints the design above the table:\n"
+	 "                         generators, defining relation, aliases)\n"
 	 "  --only FILTER          the points that match FILTER only\n"
 	 "\n" HELP_ONLY "\n" HELP_OVERRIDES,
 	 expand_options},

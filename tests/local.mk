@@ -30,10 +30,11 @@ distclean-local: distclean-container-cache
 distclean-container-cache:
 	rm -rf tests/container-cache
 .PHONY: distclean-container-cache
-check_PROGRAMS += tests/unit/plan/test_grid tests/unit/run/test_store
+check_PROGRAMS += tests/unit/plan/test_grid tests/unit/plan/test_design tests/unit/run/test_store
 tests_unit_plan_test_grid_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+tests_unit_plan_test_design_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 tests_unit_run_test_store_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/unit/plan/test_grid tests/unit/run/test_store
+TESTS += tests/unit/plan/test_grid tests/unit/plan/test_design tests/unit/run/test_store
 BENCHES += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/bench/runner_overhead.sh tests/bench/expand_count.sh
 EXTRA_DIST += tests/unit/t.h tests/unit/model_build.h

@@ -37,6 +37,24 @@ EXTRA_DIST += \
 	tests/recipes/bad/container_without_containers.yaml \
 	tests/recipes/bad/containers_errors.err \
 	tests/recipes/bad/containers_errors.yaml \
+	tests/recipes/bad/design_exclude.err \
+	tests/recipes/bad/design_exclude.yaml \
+	tests/recipes/bad/design_fraction.err \
+	tests/recipes/bad/design_fraction.yaml \
+	tests/recipes/bad/design_fraction_resolution.err \
+	tests/recipes/bad/design_fraction_resolution.yaml \
+	tests/recipes/bad/design_full_keys.err \
+	tests/recipes/bad/design_full_keys.yaml \
+	tests/recipes/bad/design_keys.err \
+	tests/recipes/bad/design_keys.yaml \
+	tests/recipes/bad/design_keys2.err \
+	tests/recipes/bad/design_keys2.yaml \
+	tests/recipes/bad/design_levels.err \
+	tests/recipes/bad/design_levels.yaml \
+	tests/recipes/bad/design_size.err \
+	tests/recipes/bad/design_size.yaml \
+	tests/recipes/bad/design_type.err \
+	tests/recipes/bad/design_type.yaml \
 	tests/recipes/bad/duplicate_key.err \
 	tests/recipes/bad/duplicate_key.yaml \
 	tests/recipes/bad/duplicate_level.err \

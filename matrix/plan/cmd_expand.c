@@ -7,6 +7,7 @@
 
 #include "cmd.h"
 #include "table.h"
+#include "design.h"
 #include "grid.h"
 #include "recipe.h"
 #include "util.h"
@@ -91,6 +92,11 @@ int cmd_expand(int argc, char **argv)
 			csv_record(&sb, cells, ncells);
 			fputs(sb.buf, stdout);
 		} else {
+			if (r.design.fractional) { /* the design above its runs */
+				sb_reset(&sb);
+				design_describe(&r, "", &sb);
+				printf("%s\n", sb.buf);
+			}
 			printf("%6s  %-16s", "index", "id");
 			if (show_repeat)
 				printf("  %6s", "repeat");

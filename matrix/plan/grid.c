@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "design.h"
 #include "grid.h"
 #include "util.h"
 
@@ -222,7 +223,7 @@ const struct point *grid_next(struct grid *g)
 {
 	while (g->cursor < g->space) {
 		position(g, g->cursor++);
-		if (xindex_excluded(g, g->pt.level))
+		if (!design_member(&g->r->design, g->pt.level) || xindex_excluded(g, g->pt.level))
 			continue;
 		g->pt.index = ++g->emitted;
 		grid_point_id(g->r, g->pt.level, g->pt.repeat, g->pt.id);
@@ -242,19 +243,20 @@ uint64_t grid_count(const struct recipe *r)
 {
 	/* Exclusions do not depend on order or repeat: count the cube once,
 	 * without walking it where recipe_surviving can, else with an odometer,
-	 * and multiply. */
+	 * and multiply. A fraction keeps 1 in 2^p of every combination of the
+	 * other factors, which exclusions never name (recipe.c refuses that). */
 	uint64_t cube;
 	if (grid_cube_size(r, &cube) < 0)
 		BUG("grid overflows 64 bits");
 	if (r->nexcludes == 0)
-		return cube * r->repeat;
+		return (cube >> (r->design.fractional ? r->design.p : 0)) * r->repeat;
 	uint64_t alive;
 	if (recipe_surviving(r, (uint64_t)1 << 28, &alive) == 0)
 		return alive * r->repeat;
 	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 	uint64_t n = 0;
 	for (uint64_t i = 0; i < cube; i++) {
-		n += !grid_excluded(r, level);
+		n += design_member(&r->design, level) && !grid_excluded(r, level);
 		for (size_t f = r->nfactors; f-- > 0;) {
 			if (++level[f] < r->factors[f].nlevels)
 				break;

@@ -1,5 +1,6 @@
 /* grid.h - expansion of a recipe's factorial cube into points, streamed in
- * plan order (given or seeded shuffle), exclusions applied, repeats counted.
+ * plan order (given or seeded shuffle), exclusions applied, only the runs of
+ * a fractional design kept (design.h), repeats counted.
  * Memory does not grow with the grid: a point is a cursor, not a list. */
 #ifndef MATRIX_GRID_H
 #define MATRIX_GRID_H
@@ -42,7 +43,8 @@ void grid_init(struct grid *g, const struct recipe *r);
  * owned by the grid and valid until the next call. */
 const struct point *grid_next(struct grid *g);
 void grid_free(struct grid *g);
-/* Number of points after exclusions, repeats included (walks the grid). */
+/* Number of points of the design (the full cube or its fraction) after
+ * exclusions, repeats included. */
 uint64_t grid_count(const struct recipe *r);
 
 /* 1 when the assignment is excluded by some rule. */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "design.h"
 #include "recipe.h"
 #include "util.h"
 #include "vocab.h"
@@ -652,12 +653,13 @@ enum {
 	K_REPORT,
 	K_CONTAINERS,
 	K_EXECUTOR,
+	K_DESIGN,
 	K_COUNT,
 };
 static const char *const top_keys[K_COUNT] = {
 	"name", "description", "engine", "command", "python", "device", "measure", "factors",
 	"exclude", "order", "seed", "repeat", "baseline", "report", "containers",
-	"executor",
+	"executor", "design",
 };
 
 static const char *const engine_names[] = {"native", "pytorch", "command"};
@@ -1558,13 +1560,19 @@ int recipe_surviving(const struct recipe *r, uint64_t budget, uint64_t *out)
 			return -1;
 		cube *= r->factors[i].nlevels;
 	}
+	/* a fraction keeps 1 in 2^p of the combinations of its factors, which
+	 * no exclusion names (load_design refuses that) */
+	unsigned p = r->design.fractional ? r->design.p : 0;
 	if (!r->nexcludes) {
-		*out = cube;
+		*out = cube >> p;
 		return 0;
 	}
-	if (surviving_subcube(r, cube, budget, out) == 0)
+	if (surviving_subcube(r, cube, budget, out) == 0 ||
+	    surviving_inclusion_exclusion(r, cube, out) == 0) {
+		*out >>= p;
 		return 0;
-	return surviving_inclusion_exclusion(r, cube, out);
+	}
+	return -1;
 }
 
 /* "every point is excluded": exact (recipe_surviving) where that is cheap;
@@ -1637,6 +1645,226 @@ done:
 all:
 	errorf(L, node_mark(key), "every point is excluded (%llu combinations, all matched by exclude rules)",
 		       (unsigned long long)cube);
+}
+
+/* ---- design: {type: full | fractional, resolution: N, fraction: 1/2^p, factors: [...]} ---- */
+
+/* A resolution: 3..11 or III..XI; 0 after reporting. */
+static unsigned design_resolution(struct loader *L, yaml_node_t *v)
+{
+	if (is_string(v)) {
+		uint64_t n;
+		if (parse_u64(scalar(v), &n) == 0 && n >= 3 && n <= DESIGN_MAX_K)
+			return (unsigned)n;
+		for (unsigned i = 3; i <= DESIGN_MAX_K; i++)
+			if (!strcmp(scalar(v), design_roman(i)))
+				return i;
+		if (parse_u64(scalar(v), &n) == 0 && n < 3) {
+			errorf(L, node_mark(v), "'design.resolution' must be at least 3 (III), not %s: below III "
+			       "main effects are aliased with each other", scalar(v));
+			return 0;
+		}
+	}
+	wrong_type(L, v, "design.resolution", "a resolution from 3 to 11 (or III to XI)");
+	return 0;
+}
+
+/* A fraction 1/2, 1/4, ..., 1/1024: its p (log2 of the denominator); 0 after reporting. */
+static unsigned design_fraction(struct loader *L, yaml_node_t *v)
+{
+	if (is_string(v) && !strncmp(scalar(v), "1/", 2)) {
+		uint64_t den;
+		if (parse_u64(scalar(v) + 2, &den) == 0 && den >= 2 && den <= 1u << 10 && !(den & (den - 1)))
+			return (unsigned)__builtin_ctzll(den);
+	}
+	wrong_type(L, v, "design.fraction", "a fraction 1/2, 1/4, 1/8, ... (one over a power of two)");
+	return 0;
+}
+
+/* The factors of the design: those listed in `factors`, else every factor
+ * with more than one level. Each must have two levels. -1 after reporting. */
+static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
+{
+	struct recipe *r = L->r;
+	struct design *d = &r->design;
+	int ok = 0;
+	d->k = 0;
+	if (list) {
+		if (list->type != YAML_SEQUENCE_NODE) {
+			wrong_type(L, list, "design.factors", "a sequence of factor names");
+			return -1;
+		}
+		yaml_node_item_t *it = list->data.sequence.items.start;
+		size_t n = (size_t)(list->data.sequence.items.top - it);
+		unsigned char *seen = xcalloc(r->nfactors ? r->nfactors : 1, 1);
+		for (size_t i = 0; i < n; i++) {
+			yaml_node_t *fn = node_at(L, it[i]);
+			long fi = resolve_factor(L, fn, "design.factors");
+			if (fi < 0) {
+				ok = -1;
+				continue;
+			}
+			const struct factor *f = &r->factors[fi];
+			if (seen[fi]) {
+				errorf(L, node_mark(fn), "factor '%s' is listed twice in 'design.factors'", f->name);
+				ok = -1;
+			} else if (f->nlevels != 2) {
+				errorf(L, node_mark(fn), "factor '%s' has %zu level%s, a %s design takes two-level factors "
+				       "only", f->name, f->nlevels, f->nlevels == 1 ? "" : "s",
+				       fractional ? "fractional" : "two-level");
+				ok = -1;
+			} else if (d->k == DESIGN_MAX_K) {
+				errorf(L, node_mark(fn), "'design.factors' lists more than %d factors: fractional designs "
+				       "are catalogued for up to %d two-level factors", DESIGN_MAX_K, DESIGN_MAX_K);
+				ok = -1;
+			} else {
+				d->factor[d->k++] = (size_t)fi;
+			}
+			seen[fi] = 1;
+		}
+		free(seen);
+		if (n == 0) {
+			errorf(L, node_mark(list), "'design.factors' is empty");
+			ok = -1;
+		}
+		/* declared order: letters follow the factors section, not the list */
+		for (size_t i = 1; i < d->k; i++)
+			for (size_t j = i; j > 0 && d->factor[j] < d->factor[j - 1]; j--) {
+				size_t t = d->factor[j];
+				d->factor[j] = d->factor[j - 1];
+				d->factor[j - 1] = t;
+			}
+		return ok;
+	}
+	for (size_t fi = 0; fi < r->nfactors; fi++) {
+		const struct factor *f = &r->factors[fi];
+		if (f->nlevels == 2) {
+			if (d->k < DESIGN_MAX_K)
+				d->factor[d->k] = fi;
+			d->k++;
+		} else if (f->nlevels > 2 && fractional) {
+			errorf(L, f->mark, "factor '%s' has %zu levels, a fractional design takes two-level factors "
+			       "only (list the two-level ones in 'design.factors' to run every level of the others "
+			       "with each run of the fraction)", f->name, f->nlevels);
+			ok = -1;
+		}
+	}
+	if (d->k > DESIGN_MAX_K) {
+		errorf(L, d->mark, "the design has %zu two-level factors, fractional designs are catalogued for up "
+		       "to %d (list at most %d in 'design.factors')", d->k, DESIGN_MAX_K, DESIGN_MAX_K);
+		d->k = 0;
+		return -1;
+	}
+	return ok;
+}
+
+/* The fraction's size: p from `fraction`, else the smallest fraction
+ * (largest p) whose minimum-aberration design has at least resolution res
+ * (0: not asked). resv, fracv and typev locate the messages. */
+static void design_size(struct loader *L, unsigned res, unsigned p, yaml_node_t *resv, yaml_node_t *fracv,
+			yaml_node_t *typev)
+{
+	struct design *d = &L->r->design;
+	unsigned k = (unsigned)d->k;
+	if (!resv && !fracv) {
+		errorf(L, node_mark(typev), "a fractional design needs 'resolution' (e.g. resolution: 4) or "
+		       "'fraction' (e.g. fraction: 1/2)");
+		return;
+	}
+	if (k < 3) {
+		errorf(L, node_mark(typev), "a fractional design needs at least 3 two-level factors, the design "
+		       "has %u", k);
+		return;
+	}
+	unsigned maxp = design_max_p(k);
+	if (fracv && p > maxp) {
+		struct design t = *d;
+		if (design_choose(&t, maxp) < 0)
+			BUG("no catalogued 2^(%u-%u) design", k, maxp);
+		errorf(L, node_mark(fracv), "no 1/%u fraction of %u two-level factors exists: %u runs cannot "
+		       "separate %u main effects; the smallest fraction is 1/%u (%u runs, resolution %s)",
+		       1u << p, k, 1u << (k - p), k, 1u << maxp, 1u << (k - maxp), design_roman(t.resolution));
+		return;
+	}
+	if (resv && res > k) {
+		errorf(L, node_mark(resv), "no fraction of %u two-level factors has resolution %s: the 1/2 "
+		       "fraction, the largest, has resolution %s (remove 'design' to run all %u combinations)",
+		       k, design_roman(res), design_roman(k), 1u << k);
+		return;
+	}
+	if (!fracv) {
+		for (p = maxp; p > 1; p--) {
+			struct design t = *d;
+			if (design_choose(&t, p) == 0 && t.resolution >= res)
+				break;
+		}
+	}
+	if (design_choose(d, p) < 0)
+		BUG("no catalogued 2^(%u-%u) design", k, p);
+	if (resv && d->resolution < res) {
+		unsigned q = p;
+		struct design t = *d;
+		while (q > 1 && (design_choose(&t, q) < 0 || t.resolution < res))
+			q--;
+		errorf(L, node_mark(fracv), "the 1/%u fraction of %u two-level factors has resolution %s at best, "
+		       "not %s; the smallest fraction with resolution %s is 1/%u (%u runs)", 1u << p, k,
+		       design_roman(d->resolution), design_roman(res), design_roman(res), 1u << q, 1u << (k - q));
+		return;
+	}
+	d->fractional = 1;
+}
+
+/* An exclusion that names a factor of a fraction would cut runs out of it
+ * and leave its effects confounded: refused. Exclusions over the other
+ * (crossed) factors drop whole copies of the fraction and are kept. */
+static void design_check_excludes(struct loader *L)
+{
+	struct recipe *r = L->r;
+	const struct design *d = &r->design;
+	for (size_t e = 0; e < r->nexcludes; e++)
+		for (size_t t = 0; t < r->excludes[e].nterms; t++)
+			for (size_t i = 0; i < d->k; i++)
+				if (r->excludes[e].terms[t].factor == d->factor[i]) {
+					errorf(L, r->excludes[e].mark, "this exclusion names '%s', a factor of the "
+					       "fractional design: it would remove runs of the fraction and confound its "
+					       "effects (exclude by the other factors only, or run the full factorial)",
+					       r->factors[d->factor[i]].name);
+					t = r->excludes[e].nterms - 1;
+					break;
+				}
+}
+
+static void load_design(struct loader *L, yaml_node_t *v)
+{
+	static const char *const keys[] = {"type", "resolution", "fraction", "factors"};
+	static const char *const types[] = {"full", "fractional"};
+	struct recipe *r = L->r;
+	struct design *d = &r->design;
+	yaml_node_t *val[4], *key[4];
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "design", "a mapping (e.g. {type: fractional, resolution: 4})");
+		return;
+	}
+	d->given = 1;
+	d->mark = node_mark(v);
+	get_fields(L, v, "design", keys, 4, val, key);
+	int type = -1;
+	if (!val[0])
+		errorf(L, d->mark, "'design' needs a 'type': 'full' or 'fractional'");
+	else
+		type = get_enum(L, val[0], "design.type", types, 2);
+	unsigned res = val[1] ? design_resolution(L, val[1]) : 0;
+	unsigned p = val[2] ? design_fraction(L, val[2]) : 0;
+	int ok = (!val[1] || res) && (!val[2] || p);
+	if (type == 0)
+		for (size_t i = 1; i < 3; i++)
+			if (val[i])
+				errorf(L, node_mark(key[i]), "'design.%s' applies to 'type: fractional' only", keys[i]);
+	if (design_factors(L, val[3], type == 1) < 0 || type != 1 || !ok)
+		return;
+	design_size(L, res, p, val[1], val[2], val[0]);
+	if (d->fractional)
+		design_check_excludes(L);
 }
 
 static void load_baseline(struct loader *L, yaml_node_t *v)
@@ -1865,6 +2093,8 @@ static void load_schema(struct loader *L)
 	load_command(L, v[K_COMMAND], k[K_COMMAND]);
 	if (v[K_EXCLUDE])
 		load_exclude(L, v[K_EXCLUDE]);
+	if (v[K_DESIGN])
+		load_design(L, v[K_DESIGN]);
 	if (v[K_BASELINE])
 		load_baseline(L, v[K_BASELINE]);
 	if (v[K_REPORT])

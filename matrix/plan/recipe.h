@@ -87,6 +87,24 @@ struct report_spec {
 	struct report_improvement *improvements;
 };
 
+/* design: the points to run. The full factorial by default; a two-level
+ * fractional factorial 2^(k-p) over k factors (design.h): the factors are
+ * letters A, B, ... in declared order, the first k-p form a full 2^(k-p)
+ * (the base) and generated factor k-p+j takes the level of the product of
+ * the base factors in gen[j] (level 0 = -1, level 1 = +1). Only the
+ * principal fraction (every generator word = +I) is run. */
+#define DESIGN_MAX_K 11
+struct design {
+	int fractional;          /* 0: every combination (type: full, or no design:) */
+	int given;               /* the recipe has a design: key */
+	size_t k;                /* factors in the design (two levels each) */
+	size_t factor[DESIGN_MAX_K]; /* their indexes into recipe.factors, declared order */
+	unsigned p;              /* 2^(k-p) of the 2^k combinations are run */
+	uint32_t gen[DESIGN_MAX_K]; /* p generators: bit i = base factor i (letter 'A' + i) */
+	unsigned resolution;     /* length of the shortest defining word; 0 when p == 0 */
+	struct mark mark;        /* where design: was written */
+};
+
 /* A level of the `container` factor: an image to run its points in. */
 struct container {
 	char *name;
@@ -142,6 +160,7 @@ struct recipe {
 	size_t ncontainers;
 	struct container *containers;
 	struct slurm_spec slurm;
+	struct design design;
 };
 
 /* Load and validate the recipe at path. On success returns 0. On failure
@@ -164,7 +183,8 @@ int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struc
 
 /* Index of the factor called name, or -1. */
 long recipe_factor_index(const struct recipe *r, const char *name);
-/* Level combinations no exclude rule matches (repeat not counted), without
+/* Level combinations of the design (every one, or the fraction's) that no
+ * exclude rule matches (repeat not counted), without
  * walking the cube: the sub-cube of the factors the rules name times the
  * rest, when that costs at most budget rule checks, else inclusion-exclusion
  * over at most 16 rules. 0, or -1 when neither applies (or 2^64 overflows). */

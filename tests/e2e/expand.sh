@@ -95,4 +95,54 @@ expect_eq "$(timeout 10 "$MATRIX" expand --count big.yaml)" 824633720832 "2^40 c
 	done; done; done; done; done; done
 } > many.yaml
 expect_eq "$(timeout 20 "$MATRIX" expand --count many.yaml)" 8581120 "2,001 rules"
+# a fractional design: 2^(5-2) x a three-level factor crossed, one level
+# of it excluded; its runs are points of the full factorial (same ids), the
+# design printed above the table
+cat > frac.yaml <<'YAML'
+name: frac
+engine: command
+command: [true, "{model}", "{a}", "{b}", "{c}", "{d}", "{e}", "{result}"]
+order: shuffled
+factors:
+  model: [small, medium, large]
+  a: [off, on]
+  b: [off, on]
+  c: [off, on]
+  d: [off, on]
+  e: [off, on]
+exclude:
+  - {model: large}
+design: {type: fractional, resolution: 3, factors: [a, b, c, d, e]}
+YAML
+expect_eq "$("$MATRIX" expand frac.yaml --count)" 16 "2^(5-2) x 2 models"
+expect_eq "$("$MATRIX" expand frac.yaml --count --only model=small)" 8 "--only on a fraction"
+expect_eq "$("$MATRIX" expand frac.yaml --count design.fraction=1/2)" 32 "override of the fraction"
+"$MATRIX" expand frac.yaml --format csv > frac.csv
+grep -v '^design:' frac.yaml > full.yaml
+"$MATRIX" expand full.yaml --format csv > full.csv
+expect_eq "$(wc -l < frac.csv)" 17 "csv rows of the fraction"
+expect_eq "$(wc -l < full.csv)" 65 "csv rows of the full factorial"
+cut -d, -f1 full.csv | sort > full.ids
+cut -d, -f1 frac.csv | sort | comm -23 - full.ids > strays
+[ ! -s strays ] || fail "fraction ids not in the full factorial: $(cat strays)"
+"$MATRIX" expand frac.yaml > frac.txt
+head -13 frac.txt > frac.head
+cat > frac.expected <<'EOF'
+design: 2^(5-2) fractional factorial, resolution III: 8 of the 32 combinations (1/4 fraction), crossed with every combination of the other factors
+factors: A = a (off -, on +), B = b (off -, on +), C = c (off -, on +), D = d (off -, on +), E = e (off -, on +)
+generators (minimum aberration): D = AB, E = AC
+defining relation: I = ABD = ACE = BCDE
+word-length pattern: A3 = 2, A4 = 1
+aliases of main effects and two-factor interactions (longer interactions left out):
+  A = BD = CE
+  B = AD
+  C = AE
+  D = AB
+  E = AC
+  BC = DE
+  BE = CD
+EOF
+cmp frac.head frac.expected || { diff -u frac.expected frac.head >&2; fail "design text"; }
+expect_eq "$(sed -n 15p frac.txt | tr -s ' ' | sed 's/ *$//')" " index id model a b c d e" "table after the design"
+expect_eq "$(wc -l < frac.txt)" 31 "design, blank line, header, 16 runs"
 echo ok
