@@ -1,20 +1,32 @@
 # ---- reports: matrix report / matrix compare (sources added to matrix/matrix) ----
-# The report code is a library of its own so that it can carry the location
+# The report code, in its levels from the bottom (matrix/README.md,
+# "Dependencies"), is a library of its own so that it can carry the location
 # of the gnuplot templates (-D below) and be linked into its unit tests.
 noinst_LIBRARIES += matrix/libreport.a
 matrix_libreport_a_SOURCES = \
-	matrix/report/report.h \
-	matrix/report/report.c \
-	matrix/report/report_load.c \
-	matrix/report/report_table.c \
-	matrix/report/report_tables.c \
-	matrix/report/report_figures.c \
-	matrix/report/report_html.c \
-	matrix/report/report_quality.c \
-	matrix/report/effects.c \
+	matrix/report/stats.h \
 	matrix/report/stats.c \
+	matrix/report/quality.h \
 	matrix/report/quality.c \
-	matrix/report/plot.c
+	matrix/report/cellset.h \
+	matrix/report/cellset.c \
+	matrix/report/model.h \
+	matrix/report/report_load.c \
+	matrix/report/effects.h \
+	matrix/report/effects.c \
+	matrix/report/rtable.h \
+	matrix/report/report_table.c \
+	matrix/report/tables.h \
+	matrix/report/report_tables.c \
+	matrix/report/plot.h \
+	matrix/report/plot.c \
+	matrix/report/figures.h \
+	matrix/report/report_figures.c \
+	matrix/report/pages.h \
+	matrix/report/report_quality.c \
+	matrix/report/report_html.c \
+	matrix/report/report.h \
+	matrix/report/report.c
 matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
 	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'

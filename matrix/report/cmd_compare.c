@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "report.h"
+#include "effects.h"
+#include "model.h"
+#include "stats.h"
 #include "util.h"
 
 /* A gain (or a percentage) for the terminal: fixed 4 decimals while it is

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "report.h"
+#include "model.h"
+#include "stats.h"
 #include "table.h"
 #include "util.h"
 

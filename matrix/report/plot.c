@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "plot.h"
 #include "util.h"
 
 #ifndef MATRIX_SRC_PLOTS

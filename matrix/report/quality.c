@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quality.h"
 #include "table.h"
-#include "report.h"
 #include "util.h"
 
 /* The value of key in an `extra` cell ("key=value; key=value"), copied. */

@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "report.h"
+#include "figures.h"
+#include "model.h"
+#include "pages.h"
+#include "tables.h"
 #include "util.h"
 
 /* Write the report for an already loaded run. */

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "figures.h"
+#include "stats.h"
 #include "util.h"
 
 #define FIG_W 960

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report.h"
+#include "pages.h"
 #include "util.h"
 
 /* Rows of each table shown in the pages; the CSV files hold all of them. */

@@ -9,10 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model.h"
 #include "plan/vocab.h"
-#include "table.h"
-#include "report.h"
 #include "result.h"
+#include "stats.h"
+#include "table.h"
 #include "util.h"
 
 /* ---- metrics ------------------------------------------------------------------- */

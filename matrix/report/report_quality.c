@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "pages.h"
+#include "stats.h"
 #include "util.h"
 
 /* Notes listed per kind at most. */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rtable.h"
 #include "table.h"
-#include "report.h"
 #include "util.h"
 
 struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols)

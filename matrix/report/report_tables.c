@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "tables.h"
+#include "stats.h"
 #include "util.h"
 
 char *fmt_num(double v)

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "stats.h"
 #include "util.h"
 
 /* Two-sided 95% quantiles of Student's t, df = 1..30. */
@@ -190,4 +190,44 @@ double stat_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 double improvement_pct(double base, double new, int higher_better)
 {
 	return higher_better ? 100.0 * (new - base) / base : 100.0 * (base - new) / base;
+}
+
+/* ---- medians, means, widths ---------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double stat_median(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double stat_geomean(const double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += log(v[i]);
+	return exp(s / (double)n);
+}
+
+double stat_log_halfwidth(double lo, double hi)
+{
+	if (!(lo > 0) || !(hi >= lo) || !isfinite(hi))
+		return NAN;
+	return 0.5 * (log(hi) - log(lo));
+}
+
+double stat_jitter(const char *id, double width)
+{
+	uint64_t h = hash64(id, strlen(id), HASH64_INIT);
+	double x = (double)(h >> 11) / (double)(1ULL << 53); /* [0, 1) */
+	return (x - 0.5) * width;
 }

@@ -26,6 +26,7 @@
 #include "plan/argv.h"
 #include "plan/grid.h"
 #include "plan/recipe.h"
+#include "report/quality.h"
 #include "report/report.h"
 #include "result.h"
 #include "store.h"

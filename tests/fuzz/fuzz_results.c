@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/report.h"
+#include "report/model.h"
+#include "report/tables.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "report/effects.h"
+#include "report/stats.h"
 #include "util.h"
 
 static int failures;

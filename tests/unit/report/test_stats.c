@@ -11,7 +11,8 @@
 #include <stdio.h>
 
 #include "../t.h"
-#include "report/report.h"
+#include "report/effects.h"
+#include "report/stats.h"
 
 #define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol))
 

@@ -1,0 +1,71 @@
+/* model.h - a loaded run (report_load.c): the recipe, the metric, the cells
+ * and the rows that produced no value, read from a run directory's
+ * recipe.yaml and results.csv. Above cellset.h and quality.h; the tables,
+ * figures and pages read a run only through this header. */
+#ifndef MATRIX_REPORT_MODEL_H
+#define MATRIX_REPORT_MODEL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cellset.h"
+#include "plan/recipe.h"
+#include "quality.h"
+
+/* ---- metrics ------------------------------------------------------------- */
+
+struct metric {
+	char *name;           /* results.csv column or `extra` key */
+	int higher_better;    /* 1: throughput-like, 0: time- or memory-like */
+	char *unit;           /* "samples/s", "ms", "MiB", ... ("" when unknown) */
+	double scale;         /* multiply stored values by this for display */
+	int has_ci;           /* 1 when step_ms_lo/hi give its confidence interval */
+};
+
+/* Describe the metric called name; unit_hint is the `unit` column of a row
+ * (used for throughput), may be NULL. Free with metric_free. */
+void metric_describe(struct metric *m, const char *name, const char *unit_hint);
+void metric_free(struct metric *m);
+/* "throughput (samples/s)" into a static buffer. */
+const char *metric_label(const struct metric *m);
+
+/* ---- a loaded run ---------------------------------------------------------- */
+
+struct failure {
+	char *id;
+	char **levels;        /* nfactors level names as written */
+	char *status;         /* ok (but no metric) | unsupported | failed | ... */
+	char *reason;
+};
+
+struct run {
+	char *dir;
+	struct recipe recipe;
+	struct metric metric;
+	struct cellset cells;
+	size_t rows;          /* rows read from results.csv */
+	size_t ok_rows;       /* rows with status ok and a metric */
+	size_t nfailures;
+	struct failure *failures;
+	long torn_offset;     /* >= 0 when the last line was torn (run going) */
+	char *command_example;/* the command of the first ok row, or NULL */
+	size_t *ref;          /* reference level per factor (baseline, else 0) */
+	long *base_level;     /* baseline level per factor, -1 where free */
+	size_t *group;        /* factors that define best-per-group groups */
+	size_t ngroup;
+	struct quality quality;
+	size_t max_rep;       /* the most processes any point was measured in */
+};
+
+/* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.
+ * Returns 0; 2 after printing why to err. */
+int run_load(struct run *run, const char *dir, const char *metric, FILE *err);
+void run_free(struct run *run);
+/* "model=resnet50 batch=64" for the factors of cell c whose index is listed in
+ * fs (all factors when fs is NULL), into sb. */
+struct strbuf;
+void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf,
+		    const char *sep, struct strbuf *sb);
+const char *run_level(const struct run *run, size_t f, size_t l);
+
+#endif

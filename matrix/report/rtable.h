@@ -1,0 +1,33 @@
+/* rtable.h - one table of a report (report_table.c), written as CSV,
+ * Markdown or HTML. Knows nothing of runs or statistics: it holds text
+ * cells. */
+#ifndef MATRIX_REPORT_RTABLE_H
+#define MATRIX_REPORT_RTABLE_H
+
+#include <stddef.h>
+
+struct strbuf;
+
+struct rtable {
+	char *name;           /* file name stem: tables/<name>.csv */
+	char *title;
+	char *caption;        /* may be NULL */
+	size_t ncols;
+	char **cols;
+	size_t nrows, cap;
+	char **cell;          /* nrows * ncols, NULL for empty */
+	size_t *align_right;  /* ncols flags: numeric columns */
+};
+
+struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols);
+/* Append a row of ncols cells (copied; NULL for empty). */
+void rtable_add(struct rtable *t, char *const *cells);
+int rtable_write_csv(const struct rtable *t, const char *path);
+/* Markdown / HTML: at most max_rows rows (0: all), with a note of the rest. */
+void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb);
+void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb);
+void rtable_free(struct rtable *t);
+/* Escape text for HTML content and attribute values. */
+void html_escape(struct strbuf *sb, const char *s);
+
+#endif
