@@ -133,7 +133,7 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: matrix <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\noptions:\n"
 		     "  -h, --help     print this help ('matrix help <command>': a command's)\n"
 		     "  -V, --version  print the version\n"

@@ -14,7 +14,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	libyaml-dev libcsv-dev libopenblas-dev gnuplot-nox \
 	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
-	chromium procps time \
+	chromium procps time groff-base \
 	slurm-wlm munge \
 	docker.io podman runc containerd debootstrap >/dev/null
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
