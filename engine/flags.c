@@ -60,7 +60,7 @@ static const struct flag flags[] = {
     {"dump", F_STR, O(dump), NULL, "FILE", "reference checks: run --steps steps (default 1), dump input, output, gradients, losses, masks"},
     {"list-models", F_BOOL, O(list_models), NULL, NULL, "print the models and exit"},
     {"help", F_BOOL, O(help), NULL, NULL, "print this help and exit"},
-    {"version", F_BOOL, O(version), NULL, NULL, "print the version and the build (CUDA, BLAS) and exit"},
+    {"version", F_BOOL, O(version), NULL, NULL, "print the version and the build configuration (CUDA, cuDNN, NCCL, BLAS, MPI) and exit"},
 };
 #define NFLAGS ((int)(sizeof flags / sizeof flags[0]))
 

@@ -250,34 +250,45 @@ static float session_loss(struct run *r)
 #define MATRIX_PKGLIBDIR "/usr/local/lib/matrix"
 #endif
 
+/* The path of module name as the engine loads it: $env when set, else next
+ * to this executable when there, else in MATRIX_PKGLIBDIR. 1 when set from
+ * $env. */
+static int module_path(const char *env_name, const char *name, char *path, size_t n)
+{
+    char self[4096];
+    const char *env = getenv(env_name);
+    if (env && *env) {
+        snprintf(path, n, "%s", env);
+        return 1;
+    }
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *slash;
+    path[0] = 0;
+    if (k > 0) {
+        self[k] = 0;
+        if ((slash = strrchr(self, '/'))) {
+            *slash = 0;
+            snprintf(path, n, "%s/%s", self, name);
+        }
+    }
+    if (!path[0] || access(path, F_OK) != 0)
+        snprintf(path, n, "%s/%s", MATRIX_PKGLIBDIR, name);
+    return 0;
+}
+
 /* Load matrix-engine-cuda.so ($MATRIX_ENGINE_CUDA, else next to this
  * executable, else the installed one) and let it fill b. 0 on success; else
  * -1 with the reason in err. Only --device cuda gets here, so a CPU point
  * never maps the CUDA libraries. */
 static int load_cuda(backend *b, const point *p, char *err, size_t n)
 {
-    char self[4096], path[4200], why[1024] = "";
-    const char *env = getenv("MATRIX_ENGINE_CUDA");
+    char path[4200], why[1024] = "";
     void *h = NULL;
-    if (env && *env) {
-        snprintf(path, sizeof path, "%s", env);
+    if (module_path("MATRIX_ENGINE_CUDA", "matrix-engine-cuda.so", path, sizeof path)) {
         if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
             snprintf(why, sizeof why, "%s", dlerror());
-    } else {
-        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-        char *slash;
-        path[0] = 0;
-        if (k > 0) {
-            self[k] = 0;
-            if ((slash = strrchr(self, '/'))) {
-                *slash = 0;
-                snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", self);
-            }
-        }
-        if (!path[0] || access(path, F_OK) != 0)
-            snprintf(path, sizeof path, "%s/matrix-engine-cuda.so", MATRIX_PKGLIBDIR);
-        if (access(path, F_OK) == 0 && !(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-            snprintf(why, sizeof why, "%s", dlerror());
+    } else if (access(path, F_OK) == 0 && !(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+        snprintf(why, sizeof why, "%s", dlerror());
     }
     if (!h) {
         if (*why)
@@ -417,6 +428,26 @@ static int dump_run(struct run *r, const struct opts *o)
 
 /* ---- the steps ------------------------------------------------------------------ */
 
+/* --version: the version, then the build configuration (configure's
+ * summary) and where the modules would be loaded from. */
+static void print_version(FILE *f)
+{
+    char path[4200];
+    fprintf(f, "matrix-engine %s\nbuild configuration:\n", PACKAGE_VERSION);
+    fprintf(f, "  CUDA backend  %s", MATRIX_BUILD_CUDA);
+#ifdef HAVE_CUDA
+    module_path("MATRIX_ENGINE_CUDA", "matrix-engine-cuda.so", path, sizeof path);
+    fprintf(f, ", loaded for --device cuda from %s%s", path, access(path, F_OK) ? " (missing)" : "");
+#endif
+    fprintf(f, "\n  cuDNN         %s\n  NCCL          %s\n", MATRIX_BUILD_CUDNN, MATRIX_BUILD_NCCL);
+    fprintf(f, "  BLAS          %s\n  MPI           %s", MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI);
+#ifdef HAVE_MPI
+    module_path("MATRIX_ENGINE_MPI", "matrix-engine-mpi.so", path, sizeof path);
+    fprintf(f, ", loaded for --gpus N > 1 from %s%s", path, access(path, F_OK) ? " (missing)" : "");
+#endif
+    fprintf(f, "\n  CPU kernels   %s\n", MATRIX_BUILD_ARCH);
+}
+
 int session_flags(struct session *s, int argc, char **argv)
 {
     struct opts *o = &s->o;
@@ -431,18 +462,7 @@ int session_flags(struct session *s, int argc, char **argv)
         return 0;
     }
     if (o->version) {
-        printf("matrix-engine %s (cpu: %s; cuda: %s)\n", PACKAGE_VERSION,
-#ifdef HAVE_CBLAS
-               "cblas",
-#else
-               "plain c",
-#endif
-#ifdef HAVE_CUDA
-               "built, loaded for --device cuda"
-#else
-               "not built"
-#endif
-        );
+        print_version(stdout);
         return 0;
     }
     if (o->list_models) {

@@ -1,10 +1,14 @@
 /* main.c - `matrix`: run deep-learning performance studies from YAML recipes. */
 #include "config.h"
 
+#include <csv.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 #include "cmd.h"
+#include "plan/argv.h"
 #include "plan/vocab.h"
 #include "util.h"
 
@@ -136,7 +140,7 @@ static void usage(FILE *out)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\noptions:\n"
 		     "  -h, --help     print this help ('matrix help <command>': a command's)\n"
-		     "  -V, --version  print the version\n"
+		     "  -V, --version  print the version and the build configuration\n"
 		     "\n'matrix <command> --help' shows a command's options.\n");
 }
 
@@ -156,6 +160,29 @@ static void unknown_command(const char *name)
 		error("'%s' is not a matrix command (did you mean '%s'?)", name, near);
 	else
 		error("'%s' is not a matrix command (see 'matrix --help')", name);
+}
+
+/* -V: the version, the libraries, the engine a native point runs, and the
+ * build configuration of this tree (the engine's is 'matrix-engine --version'). */
+static void print_version(void)
+{
+	char *engine = argv_native_engine();
+	printf("matrix %s\n"
+	       "  libyaml       %s\n"
+	       "  libcsv        %d.%d.%d\n"
+	       "  gnuplot       %s (at configure time)\n"
+	       "  native engine %s%s\n"
+	       "build configuration (of this tree's engine):\n"
+	       "  CUDA backend  %s\n"
+	       "  cuDNN         %s\n"
+	       "  NCCL          %s\n"
+	       "  BLAS          %s\n"
+	       "  MPI           %s\n"
+	       "  CPU kernels   %s\n",
+	       PACKAGE_VERSION, yaml_get_version_string(), CSV_MAJOR, CSV_MINOR, CSV_RELEASE, GNUPLOT_PATH, engine,
+	       getenv("MATRIX_ENGINE") && *getenv("MATRIX_ENGINE") ? " ($MATRIX_ENGINE)" : "", MATRIX_BUILD_CUDA,
+	       MATRIX_BUILD_CUDNN, MATRIX_BUILD_NCCL, MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI, MATRIX_BUILD_ARCH);
+	free(engine);
 }
 
 int main(int argc, char **argv)
@@ -179,7 +206,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(a1, "--version") == 0 || strcmp(a1, "-V") == 0 || strcmp(a1, "version") == 0) {
-		printf("matrix %s\n", PACKAGE_VERSION);
+		print_version();
 		return 0;
 	}
 	const struct cmd_entry *c = find_command(a1);

@@ -41,7 +41,7 @@ static int is_file(const char *p)
 
 /* The native engine: $MATRIX_ENGINE, the build tree beside matrix/matrix, the
  * installed bindir beside matrix, else PATH. */
-static char *native_engine(void)
+char *argv_native_engine(void)
 {
 	const char *env = getenv("MATRIX_ENGINE");
 	if (env && *env)
@@ -243,7 +243,7 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_path));
 	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
 	if (strcmp(engine, "native") == 0) {
-		vec_push(&v, native_engine());
+		vec_push(&v, argv_native_engine());
 		engine_flags(r, p, result_path, &v);
 	} else if (strcmp(engine, "pytorch") == 0) {
 		const char *py = torch_python(r, err);

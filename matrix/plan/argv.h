@@ -27,6 +27,11 @@ void argv_free(struct point_cmd *cmd);
 struct strbuf;
 void argv_shell_quote(struct strbuf *sb, const char *s);
 
+/* The native engine a point runs (malloc'd): $MATRIX_ENGINE, the build
+ * tree's beside matrix/matrix, the installed one beside matrix, else
+ * "matrix-engine" (from PATH). */
+char *argv_native_engine(void);
+
 /* The engine of point p: "native", "pytorch" or "command". */
 const char *argv_engine(const struct recipe *r, const struct point *p);
 
