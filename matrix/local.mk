@@ -21,7 +21,8 @@ bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
 	matrix/plan/cmd_expand.c \
-	matrix/run/cmd_run.c
+	matrix/run/cmd_run.c \
+	matrix/run/cmd_status.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
 # ---- the layering of matrix/: which stage may include which (make check)

@@ -35,8 +35,9 @@
 static const char *const expand_options[] = {"--count", "--format", "--only", "--help", NULL};
 static const char *const run_options[] = {
 	"--out", "--resume", "--retry-failed", "--allow-changed", "--only", "--jobs",
-	"--allow-oversubscribe", "--executor", "--dry-run", "--no-report", "--help", NULL};
+	"--allow-oversubscribe", "--executor", "--detach", "--dry-run", "--no-report", "--help", NULL};
 static const char *const run_point_options[] = {"--help", NULL};
+static const char *const status_options[] = {"--help", NULL};
 static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
@@ -52,7 +53,7 @@ static const struct cmd_entry commands[] = {
 	 "\n" HELP_ONLY "\n" HELP_OVERRIDES,
 	 expand_options},
 	{"run", cmd_run,
-	 "run RECIPE [KEY=VALUE...] [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--dry-run] [--no-report]",
+	 "run RECIPE [KEY=VALUE...] [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--detach] [--dry-run] [--no-report]",
 	 "run every point of a recipe, each in a fresh process",
 	 "  --out DIR              the run directory (default experiments/NAME/YYYYmmdd-HHMMSS);\n"
 	 "                         it must be missing or empty\n"
@@ -64,7 +65,13 @@ static const struct cmd_entry commands[] = {
 	 "  -j, --jobs N           run N points at once (1 to 1024, default 1)\n"
 	 "  --allow-oversubscribe  accept --jobs whose points' threads exceed the cores\n"
 	 "  --executor local|slurm where the points run (default the recipe's executor,\n"
-	 "                         else local); slurm: one sbatch --array of the points\n"
+	 "                         else local; a directory submitted to slurm resumes\n"
+	 "                         there); slurm: one sbatch --array of the points\n"
+	 "  --detach               slurm: submit and return (exit 0) without following the\n"
+	 "                         jobs; 'matrix status DIR' shows how far they are, and\n"
+	 "                         'matrix run --resume DIR' collects their rows, follows\n"
+	 "                         the tasks still queued (never submitted twice), submits\n"
+	 "                         what is missing and writes the report\n"
 	 "  -n, --dry-run          print the command of every point that would run\n"
 	 "  --no-report            do not write the report at the end\n"
 	 "\n" HELP_ONLY "\n" HELP_OVERRIDES "\n"
@@ -79,6 +86,18 @@ static const struct cmd_entry commands[] = {
 	 "\nA point that already has a row is not run again. Exit status: 0 ok or\n"
 	 "unsupported, 1 failed, 2 usage, 130 interrupted (no row written).\n",
 	 run_point_options},
+	{"status", cmd_status, "status DIR",
+	 "show how far a run directory is: points done, running, pending, missing",
+	 "  DIR                    a run directory (its plan.csv)\n"
+	 "\nCounts the points of plan.csv with a row (results.csv, and rows in DIR/rows\n"
+	 "that slurm tasks wrote and no runner merged yet) by status, those whose slurm\n"
+	 "task is running or pending (the jobs in DIR/slurm/jobs: squeue, sacct or\n"
+	 "scontrol), and the missing ones (no row, not queued). Changes nothing.\n"
+	 "\nExit status: 0 complete (every point has a row, none failed), 1 complete\n"
+	 "with failed points, 2 usage or not a run directory, 3 in progress (slurm tasks\n"
+	 "queued or running, a runner holds the directory, or squeue failed), 4 stopped\n"
+	 "(points without a row that nothing runs: 'matrix run --resume DIR' runs them).\n",
+	 status_options},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories",
 	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"

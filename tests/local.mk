@@ -19,6 +19,7 @@ TESTS += \
 	tests/e2e/hostile_dirs.sh \
 	tests/e2e/hostile_echo.sh \
 	tests/e2e/run_point.sh \
+	tests/e2e/status.sh \
 	tests/e2e/slurm_run.sh \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \

@@ -44,6 +44,7 @@ struct run_opts {
 	int dry_run;
 	int no_report;
 	int allow_oversubscribe;
+	int detach;               /* slurm: submit and return */
 	long jobs;
 	const char *executor;     /* "local" | "slurm" | NULL: the recipe's, else local */
 };
@@ -691,6 +692,15 @@ static void point_report(const struct recipe *r, const struct slot *s, const str
 	sb_free(&label);
 }
 
+/* The node a point ran on: Slurm's name for it in a task, else the host's. */
+static void set_node(struct result *res)
+{
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	const char *node = getenv("SLURMD_NODENAME");
+	result_set(res, "node", node && *node ? node : host);
+}
+
 /* Classify the finished point of slot s, append its row, report it.
  * Returns -1 when the row could not be stored (the run must stop). */
 static int finish_point(const struct recipe *r, struct store *st, struct slot *s, struct progress *pg,
@@ -701,6 +711,7 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
 	if (s->image_id)
 		result_set(&o.res, "image_id", s->image_id);
+	set_node(&o.res);
 	struct strbuf extra = {0};
 	char bufs[3][32];
 	char **cells = point_row(r, st, s, &o, &extra, bufs);
@@ -767,6 +778,8 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			o->allow_oversubscribe = 1;
 		} else if (strcmp(a, "--no-report") == 0) {
 			o->no_report = 1;
+		} else if (strcmp(a, "--detach") == 0) {
+			o->detach = 1;
 		} else if (strcmp(a, "--dry-run") == 0 || strcmp(a, "-n") == 0) {
 			o->dry_run = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -865,6 +878,8 @@ struct study {
 	int slurm;                /* the slurm executor: points run as job arrays */
 	int merging_quiet;        /* merged rows are counted, not printed */
 	struct slurm_plan splan;  /* the arrays submitted */
+	struct idset inflight;    /* points whose task of an earlier job is queued or running */
+	int detached;             /* --detach: submitted, not followed */
 };
 
 /* The recipe: the one given, or the one a resumed directory was run with; a
@@ -955,12 +970,46 @@ static int study_runtimes(struct study *S)
 	return rc;
 }
 
+/* Whether the tasks of jobs (a resumed directory's slurm jobs) are still
+ * queued or running: then a local resume would run their points twice.
+ * Returns -1 after saying so, else 0. */
+static int slurm_in_queue(const struct study *S, char **jobs, size_t njobs)
+{
+	struct slurm_tasks T;
+	slurm_tasks_load(&T, jobs, njobs);
+	size_t active = 0;
+	for (size_t i = 0; i < T.n; i++)
+		active += slurm_state_active(T.t[i].state);
+	slurm_tasks_free(&T);
+	if (!active)
+		return 0;
+	struct strbuf list = {0};
+	for (size_t i = 0; i < njobs; i++)
+		sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
+	error("'%s' has %zu slurm tasks still queued or running (jobs %s): resume it through slurm "
+	      "(drop --executor local), or wait for them ('matrix status %s') or scancel them first",
+	      S->dir, active, list.buf, S->dir);
+	sb_free(&list);
+	return -1;
+}
+
 /* What this machine and executor can run: container runtimes, --only, and
  * --jobs within the cores. Chooses the run directory. */
 static int study_check(struct study *S)
 {
 	struct recipe *r = &S->r;
-	S->slurm = S->o.executor ? strcmp(S->o.executor, "slurm") == 0 : r->slurm.given;
+	size_t nold = 0;
+	char **old = S->o.resume ? slurm_jobs_read(S->dir, &nold) : NULL;
+	/* a directory submitted to Slurm resumes there unless told otherwise */
+	S->slurm = S->o.executor ? strcmp(S->o.executor, "slurm") == 0 : r->slurm.given || nold;
+	int busy = !S->slurm && nold ? slurm_in_queue(S, old, nold) : 0;
+	slurm_jobs_free(old, nold);
+	if (busy < 0)
+		return -1;
+	if (S->o.detach && !S->slurm) {
+		error("run: --detach submits to Slurm: use it with --executor slurm (or a recipe's executor: slurm)");
+		return -1;
+	}
 	if ((S->cf = recipe_factor_index(r, "container")) >= 0 && S->slurm) {
 		/* its tasks would run the points on the nodes, not in the images */
 		recipe_error_at(r, r->factors[S->cf].mark, stderr,
@@ -1153,7 +1202,7 @@ static void slurm_plan(struct study *S, int print)
 	struct grid g;
 	grid_init(&g, &S->r);
 	for (const struct point *p; (p = grid_next(&g));) {
-		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
+		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id) || idset_has(&S->inflight, p->id))
 			continue;
 		long gpus = slurm_point_gpus(&S->r, p);
 		size_t k = 0;
@@ -1222,11 +1271,11 @@ static int slurm_write_script(struct study *S)
 	return rc;
 }
 
-/* A row for a task that ended without writing one: what Slurm says of it. */
-static int slurm_lost_row(struct study *S, const struct point *p, const char *job)
+/* A row for a task that ended without writing one: what Slurm says of it
+ * (t: its task, NULL when Slurm has forgotten it). */
+static int slurm_lost_row(struct study *S, const struct point *p, const struct slurm_task *t)
 {
-	char *state = slurm_task_state(job, p->index);
-	const char *st = "crashed";
+	const char *state = t ? t->state : NULL, *st = "crashed";
 	char *reason;
 	if (state && strcmp(state, "TIMEOUT") == 0) {
 		st = "timeout";
@@ -1234,16 +1283,18 @@ static int slurm_lost_row(struct study *S, const struct point *p, const char *jo
 	} else if (state && strcmp(state, "OUT_OF_MEMORY") == 0) {
 		st = "oom";
 		reason = xstrdup("slurm: OUT_OF_MEMORY: killed at the task's memory limit");
-	} else {
+	} else if (t) {
 		reason = xasprintf("slurm: %s: the task ended without writing a row (see %s/slurm/%s_%" PRIu64 ".out)",
-				   state ? state : "state unknown", S->dir, job, p->index);
+				   state, S->dir, t->job, p->index);
+	} else {
+		reason = xasprintf("slurm: state unknown: the task ended without writing a row (see %s/slurm/*_%" PRIu64
+				   ".out)", S->dir, p->index);
 	}
 	char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
 	struct point_cmd cmd;
 	int rc = argv_build(&S->r, p, result, &cmd, stderr);
 	free(result);
 	if (rc < 0) {
-		free(state);
 		free(reason);
 		return -1;
 	}
@@ -1259,9 +1310,12 @@ static int slurm_lost_row(struct study *S, const struct point *p, const char *jo
 		cells[k++] = S->r.factors[i].levels[p->level[i]];
 	cells[k++] = (char *)st;
 	cells[k++] = reason;
-	char *extra = xasprintf("slurm_job=%s; slurm_task=%" PRIu64 "; slurm_state=%s", job, p->index,
-				state ? state : "");
-	cells[S->st.ncols - 2] = extra;
+	struct strbuf extra = {0};
+	if (t && t->node)
+		sb_printf(&extra, "node=%s; ", t->node);
+	sb_printf(&extra, "slurm_job=%s; slurm_task=%" PRIu64 "; slurm_state=%s", t ? t->job : "", p->index,
+		  state ? state : "");
+	cells[S->st.ncols - 2] = extra.buf;
 	cells[S->st.ncols - 1] = cmd.line;
 	rc = store_append(&S->st, cells);
 	if (rc < 0) {
@@ -1275,55 +1329,128 @@ static int slurm_lost_row(struct study *S, const struct point *p, const char *jo
 		row_merged(&row, S);
 	}
 	free(cells);
-	free(extra);
+	sb_free(&extra);
 	free(reason);
-	free(state);
 	argv_free(&cmd);
 	return rc;
 }
 
-/* Batch mode: submit the points still to run as arrays, follow them with
- * squeue (polling with back-off: 0.5 s up to 5 s), merge each finished
- * point's row as it appears, give the tasks that left no row Slurm's
- * verdict; on SIGINT/SIGTERM/SIGHUP scancel the arrays and wait for them to
- * leave the queue (the directory stays resumable). */
+/* Add job to the list of jobs followed, unless it is there already. */
+static void jobs_add(char ***jobs, size_t *njobs, const char *job)
+{
+	for (size_t i = 0; i < *njobs; i++)
+		if (strcmp((*jobs)[i], job) == 0)
+			return;
+	*jobs = xrealloc(*jobs, (*njobs + 1) * sizeof(char *));
+	(*jobs)[(*njobs)++] = xstrdup(job);
+}
+
+/* Resuming: what became of the tasks of the jobs the directory submitted
+ * before (old, oldest first) whose points have no row. A task still queued
+ * or running is followed, not submitted again (its job goes to jobs); one
+ * that ended at its time limit, out of memory or failing gets its row now
+ * (unless --retry-failed); one cancelled, preempted, lost with its node or
+ * forgotten by Slurm is submitted again. Returns -1 when a row could not be
+ * stored. */
+static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs, size_t *njobs)
+{
+	struct slurm_tasks T;
+	slurm_tasks_load(&T, old, nold);
+	size_t inflight = 0, collected = 0;
+	int rc = 0;
+	struct grid g;
+	grid_init(&g, &S->r);
+	for (const struct point *p; rc == 0 && (p = grid_next(&g));) {
+		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
+			continue;
+		const struct slurm_task *t = slurm_tasks_find(&T, p->index);
+		if (!t)
+			continue;
+		if (slurm_state_active(t->state)) {
+			idset_add(&S->inflight, p->id);
+			jobs_add(jobs, njobs, t->job);
+			inflight++;
+		} else if (!S->o.retry_failed && (strcmp(t->state, "TIMEOUT") == 0 || strcmp(t->state, "OUT_OF_MEMORY") == 0 ||
+						  strcmp(t->state, "FAILED") == 0)) {
+			rc = slurm_lost_row(S, p, t);
+			collected++;
+		}
+	}
+	grid_free(&g);
+	slurm_tasks_free(&T);
+	if (inflight) {
+		struct strbuf list = {0};
+		for (size_t i = 0; i < *njobs; i++)
+			sb_printf(&list, "%s%s", i ? ", " : "", (*jobs)[i]);
+		printf("matrix: %zu points of '%s' are still queued or running in slurm job %s: followed, not "
+		       "submitted again\n", inflight, S->dir, list.buf);
+		sb_free(&list);
+	}
+	if (collected)
+		printf("matrix: %zu tasks of earlier slurm jobs ended without a row: their rows say what Slurm "
+		       "saw\n", collected);
+	fflush(stdout);
+	return rc;
+}
+
+/* Batch mode: collect what earlier jobs of the directory left (resume),
+ * submit the points still to run as arrays, follow them and the earlier
+ * jobs still queued with squeue (polling with back-off: 0.5 s up to 5 s),
+ * merge each finished point's row as it appears, give the tasks that left
+ * no row Slurm's verdict; on SIGINT/SIGTERM/SIGHUP scancel the arrays and
+ * wait for them to leave the queue (the directory stays resumable). With
+ * --detach, return once submitted. */
 static void study_slurm(struct study *S)
 {
 	slurm_signals_install();
 	S->pg.start = now_monotonic();
+	char **jobs = NULL;
+	size_t njobs = 0, nold = 0;
+	char **old = slurm_jobs_read(S->dir, &nold);
+	int rc = nold ? slurm_collect(S, old, nold, &jobs, &njobs) : 0;
+	slurm_jobs_free(old, nold);
+	if (rc < 0) {
+		S->interrupted = -1;
+		goto out;
+	}
 	slurm_plan(S, 0);
 	struct slurm_plan *P = &S->splan;
-	if (!P->na)
-		return;
-	if (slurm_write_script(S) < 0) {
+	if (P->na && slurm_write_script(S) < 0) {
 		S->interrupted = -1;
-		return;
+		goto out;
 	}
-	char **jobs = xcalloc(P->na, sizeof(char *));
-	size_t njobs = 0;
-	char *jobs_path = xasprintf("%s/slurm/jobs", S->dir);
+	size_t nfollowed = njobs; /* earlier jobs: not ours to cancel on an error */
 	for (size_t k = 0; k < P->na; k++) {
 		char **argv = slurm_sbatch_argv(&S->r.slurm, &S->r, P->dir_abs, P->script, &P->a[k]);
-		int rc = slurm_submit(argv, &P->a[k].job, stderr);
+		rc = slurm_submit(argv, &P->a[k].job, stderr);
 		slurm_argv_free(argv);
 		if (rc < 0) {
-			slurm_cancel(jobs, njobs);
+			slurm_cancel(jobs + nfollowed, njobs - nfollowed);
 			S->interrupted = -1;
 			goto out;
 		}
-		jobs[njobs++] = P->a[k].job;
-		FILE *f = fopen(jobs_path, "a");
-		if (f) {
-			fprintf(f, "%s\n", P->a[k].job);
-			fclose(f);
-		}
+		jobs_add(&jobs, &njobs, P->a[k].job);
+		if (slurm_jobs_add(S->dir, P->a[k].job) < 0)
+			error("cannot append to '%s/slurm/jobs': %s", S->dir, strerror(errno));
 		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s, %ld GPUs per task)\n",
 		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, P->a[k].gpus);
 		fflush(stdout);
 	}
+	if (S->o.detach && njobs) {
+		struct strbuf list = {0};
+		for (size_t i = 0; i < njobs; i++)
+			sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
+		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
+		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
+		       "--resume %s' (cancel: scancel %s)\n",
+		       S->pg.total - S->pg.done, S->pg.total, list.buf, S->dir, S->dir, list.buf);
+		sb_free(&list);
+		S->detached = 1;
+		goto out;
+	}
 	double delay = 0.5;
 	int squeue_failures = 0;
-	for (;;) {
+	for (; njobs;) {
 		long merged = store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
 		if (merged < 0) {
 			error("cannot append to '%s': %s", S->st.path, strerror(errno));
@@ -1364,33 +1491,31 @@ static void study_slurm(struct study *S)
 	}
 	/* every task has left the queue: a row missing now may still be on its
 	 * way through a shared filesystem's caches; wait a little, then ask Slurm */
-	for (int tries = 0; tries < 10; tries++) {
+	for (int tries = 0; njobs && tries < 10; tries++) {
 		if (store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr) < 0)
 			break;
 		if (S->pg.done >= S->pg.total)
 			break;
 		slurm_sleep(0.5);
 	}
+	struct slurm_tasks T;
+	slurm_tasks_load(&T, jobs, njobs);
 	struct grid g;
 	grid_init(&g, &S->r);
-	for (const struct point *p; (p = grid_next(&g));) {
+	for (const struct point *p; njobs && (p = grid_next(&g));) {
 		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
 			continue;
-		long gpus = slurm_point_gpus(&S->r, p);
-		size_t k = 0;
-		while (k < P->na && P->a[k].gpus != gpus)
-			k++;
-		if (k < P->na && slurm_lost_row(S, p, P->a[k].job) < 0) {
+		if (slurm_lost_row(S, p, slurm_tasks_find(&T, p->index)) < 0) {
 			S->interrupted = -1;
 			break;
 		}
 	}
 	grid_free(&g);
+	slurm_tasks_free(&T);
 out:
 	if (S->pg.tty)
 		fprintf(stderr, "\r\033[K");
-	free(jobs_path);
-	free(jobs);
+	slurm_jobs_free(jobs, njobs);
 }
 
 /* --dry-run: print the command of every point that would run. */
@@ -1774,6 +1899,7 @@ static void study_free(struct study *S)
 	free(S->images);
 	free(S->image_ids);
 	free(S->done.key);
+	free(S->inflight.key);
 	grid_filter_free(S->filter);
 	sb_free(&S->quality);
 	if (S->have_store)
@@ -1807,7 +1933,7 @@ int cmd_run(int argc, char **argv)
 		study_slurm(&S);
 	else
 		study_loop(&S);
-	rc = study_verdict(&S);
+	rc = S.detached ? 0 : study_verdict(&S);
 out:
 	study_free(&S);
 	return rc;
@@ -1940,10 +2066,7 @@ int cmd_run_point(int argc, char **argv)
 	classify(&s.exit, s.result_path, s.log_path, r.measure.timeout_s, &o);
 	noise_record(&o.res, &s.noise, noise_cores(), r.measure.rel_ci);
 	/* where it ran: the node, and the slurm job and task when it is one */
-	char host[256] = "";
-	gethostname(host, sizeof(host) - 1);
-	const char *node = getenv("SLURMD_NODENAME");
-	result_set(&o.res, "node", node && *node ? node : host);
+	set_node(&o.res);
 	const char *job = getenv("SLURM_ARRAY_JOB_ID") ? getenv("SLURM_ARRAY_JOB_ID") : getenv("SLURM_JOB_ID");
 	if (job && *job)
 		result_set(&o.res, "slurm_job", job);

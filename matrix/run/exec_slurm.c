@@ -231,29 +231,210 @@ long slurm_active(char *const *jobs, size_t njobs, long *running)
 	return n;
 }
 
-char *slurm_task_state(const char *job, uint64_t index)
+int slurm_state_active(const char *state)
 {
-	char *task = xasprintf("%s_%" PRIu64, job, index);
-	char *state = NULL;
-	struct strbuf out = {0};
-	char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "State", "-j", task, NULL};
-	if (on_path("sacct") && run_capture(sacct, &out) == 0 && out.len) {
-		size_t n = strcspn(out.buf, " \n");
-		if (n && strspn(out.buf, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == n)
-			state = xstrndup(out.buf, n);
+	static const char *const ended[] = {"COMPLETED", "FAILED", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED",
+					    "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED"};
+	for (size_t i = 0; i < ARRAY_SIZE(ended); i++)
+		if (strcmp(state, ended[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* Add one task (or, for a record of tasks not started yet, every index of
+ * its ranges: "5-8%2", "[5-8,10:2]") of job to T. */
+static void tasks_add(struct slurm_tasks *T, const char *job, size_t seq, const char *indexes,
+		      const char *state, const char *node)
+{
+	char *spec = xstrdup(indexes);
+	spec[strcspn(spec, "%]")] = '\0';
+	char *list = spec + (spec[0] == '[');
+	size_t state_len = strcspn(state, " \t\n"); /* sacct: "CANCELLED by 0" */
+	for (char *save = NULL, *r = strtok_r(list, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+		char *end;
+		errno = 0;
+		uint64_t a = strtoull(r, &end, 10), b = a, step = 1;
+		if (errno || end == r)
+			continue;
+		if (*end == '-') {
+			char *e2;
+			b = strtoull(end + 1, &e2, 10);
+			end = e2;
+		}
+		if (*end == ':')
+			step = strtoull(end + 1, NULL, 10);
+		if (!step || b < a || b - a > 1000000)
+			continue;
+		for (uint64_t i = a; i <= b; i += step) {
+			T->t = xrealloc(T->t, (T->n + 1) * sizeof(*T->t));
+			T->t[T->n++] = (struct slurm_task){
+				.index = i, .job = xstrdup(job), .state = xstrndup(state, state_len),
+				.node = node && *node && strcmp(node, "None assigned") && strcmp(node, "(null)")
+						? xstrdup(node) : NULL,
+				.seq = seq};
+			if (b - i < step)
+				break;
+		}
 	}
-	sb_free(&out);
-	char *scontrol[] = {"scontrol", "-o", "show", "job", task, NULL};
-	if (!state && run_capture(scontrol, &out) == 0 && out.len) {
-		char *s = strstr(out.buf, "JobState=");
-		if (s) {
-			s += strlen("JobState=");
-			state = xstrndup(s, strcspn(s, " \n"));
+	free(spec);
+}
+
+/* The value of " KEY=" in a line of `scontrol -o show job` (up to the next
+ * space), copied; NULL when absent. */
+static char *field(const char *line, const char *key)
+{
+	size_t k = strlen(key);
+	for (const char *p = line; (p = strstr(p, key)); p += k)
+		if ((p == line || p[-1] == ' ') && p[k] == '=')
+			return xstrndup(p + k + 1, strcspn(p + k + 1, " \n"));
+	return NULL;
+}
+
+/* The tasks of one job that ended (and those in the queue, as Slurm's
+ * accounting saw them), from sacct, else from scontrol. */
+static void tasks_ended(struct slurm_tasks *T, const char *job, size_t seq)
+{
+	struct strbuf out = {0};
+	char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "JobID,State,NodeList", "-j", (char *)job, NULL};
+	int any = 0;
+	if (on_path("sacct") && run_capture(sacct, &out) == 0) {
+		size_t jl = strlen(job);
+		for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *st = strchr(l, '|'), *node = st ? strchr(st + 1, '|') : NULL;
+			if (!node || strncmp(l, job, jl) != 0 || l[jl] != '_')
+				continue;
+			*st++ = '\0';
+			*node++ = '\0';
+			tasks_add(T, job, seq, l + jl + 1, st, node);
+			any = 1;
 		}
 	}
 	sb_free(&out);
-	free(task);
-	return state;
+	if (any)
+		return;
+	char *scontrol[] = {"scontrol", "-o", "show", "job", (char *)job, NULL};
+	if (run_capture(scontrol, &out) == 0)
+		for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *aj = field(l, "ArrayJobId"), *at = field(l, "ArrayTaskId"), *st = field(l, "JobState");
+			char *node = field(l, "BatchHost");
+			if (!node)
+				node = field(l, "NodeList");
+			if (aj && at && st && strcmp(aj, job) == 0)
+				tasks_add(T, job, seq, at, st, node);
+			free(aj);
+			free(at);
+			free(st);
+			free(node);
+		}
+	sb_free(&out);
+}
+
+static int task_cmp(const void *a, const void *b)
+{
+	const struct slurm_task *x = a, *y = b;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void task_free(struct slurm_task *t)
+{
+	free(t->job);
+	free(t->state);
+	free(t->node);
+}
+
+void slurm_tasks_load(struct slurm_tasks *T, char *const *jobs, size_t njobs)
+{
+	memset(T, 0, sizeof(*T));
+	for (size_t j = 0; j < njobs; j++) {
+		tasks_ended(T, jobs[j], 2 * j);
+		/* squeue's word on what is in the queue comes after (seq 2j+1):
+		 * accounting may lag behind */
+		struct strbuf out = {0};
+		char *argv[] = {"squeue", "-h", "-r", "-o", "%K|%T|%N", "-j", jobs[j], NULL};
+		if (run_capture(argv, &out) == 0)
+			for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l;
+			     l = strtok_r(NULL, "\n", &save)) {
+				char *st = strchr(l, '|'), *node = st ? strchr(st + 1, '|') : NULL;
+				if (!node)
+					continue;
+				*st++ = '\0';
+				*node++ = '\0';
+				tasks_add(T, jobs[j], 2 * j + 1, l, st, node);
+			}
+		sb_free(&out);
+	}
+	if (T->n)
+		qsort(T->t, T->n, sizeof(*T->t), task_cmp);
+	/* keep the last word on each index */
+	size_t k = 0;
+	for (size_t i = 0; i < T->n; i++) {
+		if (i + 1 < T->n && T->t[i + 1].index == T->t[i].index) {
+			task_free(&T->t[i]);
+			continue;
+		}
+		T->t[k++] = T->t[i];
+	}
+	T->n = k;
+}
+
+const struct slurm_task *slurm_tasks_find(const struct slurm_tasks *T, uint64_t i)
+{
+	size_t lo = 0, hi = T->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (T->t[mid].index < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < T->n && T->t[lo].index == i ? &T->t[lo] : NULL;
+}
+
+void slurm_tasks_free(struct slurm_tasks *T)
+{
+	for (size_t i = 0; i < T->n; i++)
+		task_free(&T->t[i]);
+	free(T->t);
+	memset(T, 0, sizeof(*T));
+}
+
+char **slurm_jobs_read(const char *dir, size_t *njobs)
+{
+	char *path = xasprintf("%s/slurm/jobs", dir);
+	size_t len;
+	char *text = read_file(path, &len);
+	free(path);
+	char **jobs = NULL;
+	*njobs = 0;
+	for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+		size_t d = strspn(l, "0123456789");
+		if (!d || (l[d] && l[d] != ' '))
+			continue; /* not written by matrix */
+		jobs = xrealloc(jobs, (*njobs + 1) * sizeof(char *));
+		jobs[(*njobs)++] = xstrndup(l, d);
+	}
+	free(text);
+	return jobs;
+}
+
+int slurm_jobs_add(const char *dir, const char *job)
+{
+	char *path = xasprintf("%s/slurm/jobs", dir);
+	FILE *f = fopen(path, "a");
+	free(path);
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", job);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+void slurm_jobs_free(char **jobs, size_t njobs)
+{
+	for (size_t i = 0; i < njobs; i++)
+		free(jobs[i]);
+	free(jobs);
 }
 
 int slurm_cancel(char *const *jobs, size_t njobs)

@@ -49,10 +49,36 @@ int slurm_submit(char *const *argv, char **job, FILE *err);
 /* Tasks of these jobs still in squeue (pending or running), or -1 when
  * squeue failed. */
 long slurm_active(char *const *jobs, size_t njobs, long *running);
-/* What Slurm says became of task index of job (COMPLETED, TIMEOUT,
- * OUT_OF_MEMORY, CANCELLED, ...), from sacct or else scontrol; NULL when
- * neither knows. */
-char *slurm_task_state(const char *job, uint64_t index);
+/* One array task as Slurm reports it. Its index is the point's plan index. */
+struct slurm_task {
+	uint64_t index;
+	char *job;                /* the array's job id */
+	char *state;              /* PENDING, RUNNING, COMPLETED, TIMEOUT, OUT_OF_MEMORY, ... */
+	char *node;               /* where it ran or runs; NULL when none yet */
+	size_t seq;               /* the job's place in the list it was loaded from */
+};
+/* The tasks of several jobs, sorted by index: for an index in more than one
+ * job, the task of the job that comes last (the latest submission). */
+struct slurm_tasks {
+	struct slurm_task *t;
+	size_t n;
+};
+/* Ask Slurm about every task of jobs (arrays, oldest first): sacct (or, when
+ * accounting is off, scontrol) for what ended, squeue for what is in the
+ * queue. A job Slurm has forgotten adds nothing. */
+void slurm_tasks_load(struct slurm_tasks *T, char *const *jobs, size_t njobs);
+/* The task of plan index i, or NULL when no job knows it. */
+const struct slurm_task *slurm_tasks_find(const struct slurm_tasks *T, uint64_t i);
+void slurm_tasks_free(struct slurm_tasks *T);
+/* Whether a task in state still runs or waits to (not one that ended):
+ * PENDING, RUNNING, CONFIGURING, COMPLETING, SUSPENDED, REQUEUED, ... */
+int slurm_state_active(const char *state);
+
+/* The jobs a run directory submitted (DIR/slurm/jobs, one id a line, oldest
+ * first; NULL when none); slurm_jobs_add appends one. */
+char **slurm_jobs_read(const char *dir, size_t *njobs);
+int slurm_jobs_add(const char *dir, const char *job);
+void slurm_jobs_free(char **jobs, size_t njobs);
 /* scancel every job; 0 when scancel succeeded. */
 int slurm_cancel(char *const *jobs, size_t njobs);
 

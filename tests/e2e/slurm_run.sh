@@ -1,11 +1,38 @@
 # The slurm executor on a real Slurm: a single-node cluster on localhost
 # (tests/e2e/slurm_cluster). A 6-point study through --executor slurm has
-# every point's row exactly once, with its node and job; a task run again
-# (a requeue) doubles no row; SIGINT on the front end scancels its array
-# (nothing left in squeue) and the directory resumes through slurm.
+# every point's row exactly once, with its node, job and task; a task run
+# again (a requeue) doubles no row; SIGINT on the front end scancels its
+# array (nothing left in squeue) and the directory resumes through slurm.
+# Detached runs: --detach submits and returns; `matrix status` counts done,
+# running, pending and missing points and says which of complete, in
+# progress or stopped the run is in its exit status; a resume while tasks
+# are queued or running follows them and submits none twice, and submits
+# again only a task that was cancelled; a local resume then is refused. A
+# task killed at its Slurm time limit is a timeout row with the Slurm state
+# in its reason: the limit (1 minute, Slurm's least; slurmctld checks limits
+# every 30 s) runs out while the rest of the test runs, on a node of 4 CPUs
+# (more than the machine may have: the tasks mostly sleep).
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
+slurm_cpus=4
 slurm_start
+
+# the time limit: a point that sleeps past its task's 1-minute limit
+cat > t.yaml <<YAML
+name: slurmlimit
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, sleep, "{k}"]
+executor: {slurm: {time: 1s}}
+measure: {timeout: 10m}
+factors:
+  k: [300]
+YAML
+"$MATRIX" run t.yaml --out tl --detach > tl.txt
+expect_grep "submitted 1 points of 'slurmlimit' in 'tl' as slurm job [0-9]* (array 1" tl.txt "submission"
+expect_grep "detached: 1 of 1 points are queued in slurm job [0-9]*; follow them with 'matrix status tl'" tl.txt "detach line"
+tjob=$(cat tl/slurm/jobs)
+expect_eq "$(squeue -h -j "$tjob" -o %l)" 1:00 "the task's time limit"
+
 cat > r.yaml <<YAML
 name: slurmcube
 engine: command
@@ -37,7 +64,7 @@ tail -n +2 run/results.csv | head -n 1 > row.txt
 { head -n 1 run/results.csv; cat row.txt; } > "run/rows/$id.csv"
 set +e; "$MATRIX" run --resume run --executor slurm --no-report > res.txt 2>&1; set -e
 expect_eq "$(tail -n +2 run/results.csv | wc -l)" 6 "rows after a duplicate"
-[ -z "$(squeue -h)" ] || fail "a resume of a finished run submitted something"
+[ -z "$(squeue -h -n matrix-slurmcube)" ] || fail "a resume of a finished run submitted something"
 
 # SIGINT on the front end cancels its array; the directory resumes
 cat > s.yaml <<YAML
@@ -50,16 +77,65 @@ factors:
 YAML
 "$MATRIX" run s.yaml --out run2 --no-report > int.txt 2> int.err &
 pid=$!
-i=0; until squeue -h -t R | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran"; sleep 0.1; done
+i=0; until squeue -h -t R -n matrix-slurmint | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran"; sleep 0.1; done
 kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 expect_eq "$rc" 130 "exit status after SIGINT"
 expect_grep "interrupted by SIGINT" int.err "interrupt message"
-expect_eq "$(squeue -h)" "" "squeue after the interrupt"
+expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after the interrupt"
 "$MATRIX" run --resume run2 --no-report > res2.txt 2> res2.err || { cat res2.txt res2.err int.txt int.err run2/results.csv run2/slurm/*.out >&2; fail "resume through slurm"; }
 expect_eq "$(tail -n +2 run2/results.csv | cut -d, -f1 | sort | uniq | wc -l)" 4 "every point after resume"
 expect_eq "$(tail -n +2 run2/results.csv | wc -l)" 4 "no doubled row after resume"
 expect_eq "$(csv_col run2/results.csv status | sort -u)" ok "resumed statuses"
+
+# four points, one at a time: detached, resumed while queued (nothing
+# submitted again), one task cancelled, resumed again (that one only)
+cat > d.yaml <<YAML
+name: slurmdetach
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, sleep, "{k}"]
+executor: {slurm: {throttle: 1}}
+factors:
+  k: [1, 1.1, 1.2, 1.3]
+YAML
+"$MATRIX" run d.yaml --out dd --detach > d1.txt
+expect_grep "detached: 4 of 4 points are queued in slurm job" d1.txt "detach line"
+job=$(cat dd/slurm/jobs)
+expect_status 3 "$MATRIX" status dd > st1.txt
+expect_grep "^  missing *0 " st1.txt "status while queued: nothing missing"
+expect_grep "^in progress: " st1.txt "status verdict while queued"
+queued=$(awk '$1 == "running" || $1 == "pending" || $1 == "done" { n += $2 } END { print n }' st1.txt)
+expect_eq "$queued" 4 "done + running + pending while queued"
+"$MATRIX" run --resume dd --detach > d2.txt
+expect_grep "points of 'dd' are still queued or running in slurm job $job: followed, not submitted again" d2.txt "resume while queued"
+if grep -q "^matrix: submitted" d2.txt; then fail "a resume while queued submitted again: $(cat d2.txt)"; fi
+expect_eq "$(wc -l < dd/slurm/jobs)" 1 "jobs after a resume while queued"
+# the last task cancelled: the run stops with one point missing
+scancel "${job}_4"
+i=0; while [ -n "$(squeue -h -j "$job")" ]; do i=$((i + 1)); [ $i -lt 300 ] || fail "job $job never ended"; sleep 0.1; done
+expect_status 4 "$MATRIX" status dd > st2.txt
+expect_grep "^  done *3  (3 ok)" st2.txt "status: done"
+expect_grep "^  missing *1 " st2.txt "status: missing"
+expect_grep "^stopped: 1 points have no row and nothing runs them ('matrix run --resume dd' runs them)" st2.txt "status verdict when stopped"
+expect_grep "^  rows *3  in dd/rows" st2.txt "rows not merged yet"
+"$MATRIX" run --resume dd --no-report > d3.txt 2> d3.err || { cat d3.txt d3.err >&2; fail "resume after a cancel"; }
+expect_grep "submitted 1 points of 'slurmdetach' in 'dd' as slurm job [0-9]* (array 4," d3.txt "only the cancelled point submitted again"
+expect_eq "$(tail -n +2 dd/results.csv | cut -d, -f1 | sort -u | wc -l) $(tail -n +2 dd/results.csv | wc -l)" "4 4" "every point once"
+expect_eq "$(csv_col dd/results.csv status | sort -u)" ok "statuses"
+expect_status 0 "$MATRIX" status dd > st3.txt
+expect_grep "^complete: every planned point has a row" st3.txt "status when complete"
+# a local resume of a directory with slurm tasks in the queue is refused
+expect_status 2 "$MATRIX" run --resume tl --executor local --no-report 2> local.err
+expect_grep "'tl' has 1 slurm tasks still queued or running (jobs $tjob)" local.err "local resume while queued"
+
+# the time-limited task: the resume follows it until Slurm kills it
+"$MATRIX" run --resume tl --no-report > t2.txt 2> t2.err && rc=0 || rc=$?
+expect_eq "$rc" 1 "exit status of a run with a timeout"
+expect_grep "1 points of 'tl' are still queued or running in slurm job $tjob: followed" t2.txt "resume follows the limited task"
+expect_eq "$(csv_col tl/results.csv status)" timeout "status at the time limit"
+expect_grep "slurm: TIMEOUT: killed at the task's time limit" tl/results.csv "reason"
+expect_grep "slurm_job=$tjob; slurm_task=1; slurm_state=TIMEOUT" tl/results.csv "job, task and state"
+expect_grep "node=$(hostname -s)" tl/results.csv "node"
 slurm_stop
 for f in slurmctld slurmd munged; do [ ! -e "$S/$f.pid" ] || fail "$f still running"; done
 echo ok

@@ -1,0 +1,298 @@
+/* cmd_status.c - `matrix status DIR`: how far a run directory is, without
+ * changing it: the points of its plan.csv with a row (results.csv, and the
+ * rows slurm tasks left in rows/ that no front end merged yet), those whose
+ * slurm task is running or pending (squeue, sacct or scontrol on the jobs in
+ * slurm/jobs), and those that nothing runs; whether a runner holds the
+ * directory's lock. The exit status says which of complete, in progress or
+ * stopped it is (see main.c's help). */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "exec_slurm.h"
+#include "store.h"
+#include "table.h"
+#include "util.h"
+
+/* One point of the plan and what is known of it. */
+struct planned {
+	const char *id;         /* borrowed from the plan table */
+	uint64_t index;
+	char *status;           /* its row's status, NULL: no row */
+	int queued;             /* 0, or 1 pending / 2 running in slurm */
+};
+
+static int planned_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct planned *)a)->id, ((const struct planned *)b)->id);
+}
+
+static struct planned *planned_find(struct planned *P, size_t n, const char *id)
+{
+	struct planned key = {.id = id};
+	return bsearch(&key, P, n, sizeof(*P), planned_cmp);
+}
+
+/* Give the planned points of t (results.csv or a row file) their status;
+ * returns the number of rows of planned points. */
+static size_t take_rows(struct planned *P, size_t n, const struct table *t)
+{
+	long idc = table_column(t, "id"), stc = table_column(t, "status");
+	size_t k = 0;
+	for (size_t i = 0; idc >= 0 && stc >= 0 && i < t->nrows; i++) {
+		struct planned *p = planned_find(P, n, t->rows[i].cell[idc]);
+		if (!p)
+			continue;
+		free(p->status);
+		p->status = xstrdup(t->rows[i].cell[stc]);
+		k++;
+	}
+	return k;
+}
+
+/* The rows of DIR/rows/ID.csv files of points without a row in results.csv
+ * (written by slurm tasks, not merged yet); returns how many. */
+static size_t take_row_files(struct planned *P, size_t n, const char *dir)
+{
+	char *rows = xasprintf("%s/rows", dir);
+	DIR *d = opendir(rows);
+	free(rows);
+	size_t k = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len != 16 + 4 || strcmp(e->d_name + 16, ".csv") != 0)
+			continue;
+		char id[17];
+		memcpy(id, e->d_name, 16);
+		id[16] = '\0';
+		struct planned *p = planned_find(P, n, id);
+		if (!p || p->status)
+			continue;
+		char *path = store_row_path(dir, id), *why = NULL;
+		struct table t;
+		if (table_read(path, &t, NULL, &why) == 0) {
+			k += take_rows(P, n, &t);
+			table_free(&t);
+		}
+		free(why);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	return k;
+}
+
+/* The pid of a runner holding dir's lock, 0 when none does. */
+static long lock_holder(const char *dir)
+{
+	char *path = xasprintf("%s/.lock", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return 0;
+	long pid = 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		char buf[32] = "";
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		pid = strtol(buf, NULL, 10);
+		if (pid <= 0)
+			pid = -1; /* held, pid unknown */
+	}
+	close(fd);
+	return pid;
+}
+
+/* Exit statuses: see the command's help in main.c. */
+enum { STATUS_DONE = 0, STATUS_FAILED = 1, STATUS_RUNNING = 3, STATUS_STOPPED = 4 };
+
+static const char *const statuses[] = {"ok", "unsupported", "failed", "oom", "timeout", "crashed"};
+
+/* What is known of a run directory. */
+struct tally {
+	size_t n;                 /* points planned */
+	size_t count[ARRAY_SIZE(statuses) + 1]; /* rows per status (the last: any other) */
+	size_t done, failed, running, pending, missing;
+	size_t unmerged;          /* rows in DIR/rows/ */
+	char **jobs;              /* DIR/slurm/jobs */
+	size_t njobs;
+	long in_queue, running_all; /* their tasks in squeue (in_queue -1: squeue failed) */
+};
+
+/* The points of DIR/plan.csv, sorted by id (ids borrowed from plan).
+ * Returns -1 after saying why. */
+static int plan_load(const char *dir, struct table *plan, struct planned **P, size_t *n)
+{
+	char *path = xasprintf("%s/plan.csv", dir), *why = NULL;
+	int rc = table_read(path, plan, NULL, &why);
+	if (rc < 0 && errno == ENOENT && !why)
+		error("'%s' is not a run directory: it has no plan.csv", dir);
+	else if (rc < 0)
+		error("cannot read '%s': %s", path, why ? why : strerror(errno));
+	free(why);
+	free(path);
+	if (rc < 0)
+		return -1;
+	long idc = table_column(plan, "id"), ixc = table_column(plan, "index");
+	if (idc < 0 || ixc < 0) {
+		error("'%s/plan.csv' has no id or index column: not a plan matrix wrote", dir);
+		table_free(plan);
+		return -1;
+	}
+	*n = plan->nrows;
+	*P = xcalloc(*n ? *n : 1, sizeof(**P));
+	for (size_t i = 0; i < *n; i++) {
+		(*P)[i].id = plan->rows[i].cell[idc];
+		(*P)[i].index = strtoull(plan->rows[i].cell[ixc], NULL, 10);
+	}
+	qsort(*P, *n, sizeof(**P), planned_cmp);
+	return 0;
+}
+
+/* Which points without a row have a slurm task queued (1) or running (2). */
+static void slurm_queued(const char *dir, struct planned *P, size_t n, struct tally *c)
+{
+	c->jobs = slurm_jobs_read(dir, &c->njobs);
+	c->in_queue = c->njobs ? slurm_active(c->jobs, c->njobs, &c->running_all) : 0;
+	if (c->in_queue <= 0)
+		return;
+	struct slurm_tasks T;
+	slurm_tasks_load(&T, c->jobs, c->njobs);
+	for (size_t i = 0; i < n; i++) {
+		const struct slurm_task *t = P[i].status ? NULL : slurm_tasks_find(&T, P[i].index);
+		if (t && slurm_state_active(t->state))
+			P[i].queued = strcmp(t->state, "RUNNING") == 0 || strcmp(t->state, "COMPLETING") == 0 ? 2 : 1;
+	}
+	slurm_tasks_free(&T);
+}
+
+static void tally_count(const struct planned *P, size_t n, struct tally *c)
+{
+	c->n = n;
+	for (size_t i = 0; i < n; i++) {
+		if (P[i].status) {
+			size_t s = 0;
+			while (s < ARRAY_SIZE(statuses) && strcmp(P[i].status, statuses[s]) != 0)
+				s++;
+			c->count[s]++;
+			c->done++;
+			c->failed += s >= 2;
+		} else {
+			c->running += P[i].queued == 2;
+			c->pending += P[i].queued == 1;
+		}
+	}
+	c->missing = n - c->done - c->running - c->pending;
+}
+
+static void tally_print(const char *dir, const struct tally *c)
+{
+	struct strbuf by = {0};
+	for (size_t s = 0; s <= ARRAY_SIZE(statuses); s++)
+		if (c->count[s])
+			sb_printf(&by, "%s%zu %s", by.len ? ", " : "", c->count[s],
+				  s < ARRAY_SIZE(statuses) ? statuses[s] : "other");
+	printf("%s: %zu points planned (plan.csv)\n", dir, c->n);
+	printf("  done     %6zu%s%s%s\n", c->done, by.len ? "  (" : "", by.len ? by.buf : "", by.len ? ")" : "");
+	printf("  running  %6zu\n  pending  %6zu\n  missing  %6zu  (no row, not queued)\n", c->running, c->pending,
+	       c->missing);
+	sb_free(&by);
+	if (c->njobs) {
+		printf("  slurm    job%s", c->njobs > 1 ? "s" : "");
+		for (size_t i = 0; i < c->njobs; i++)
+			printf(" %s", c->jobs[i]);
+		if (c->in_queue < 0)
+			printf(": squeue failed, what is queued is unknown\n");
+		else
+			printf(": %ld tasks in the queue, %ld of them running\n", c->in_queue, c->running_all);
+	}
+	if (c->unmerged)
+		printf("  rows     %6zu  in %s/rows, not in results.csv yet ('matrix run --resume %s' merges them)\n",
+		       c->unmerged, dir, dir);
+}
+
+/* The last line, and the exit status. */
+static int tally_verdict(const char *dir, const struct tally *c)
+{
+	long holder = lock_holder(dir);
+	if (c->done == c->n && c->failed == 0) {
+		printf("complete: every planned point has a row\n");
+		return STATUS_DONE;
+	}
+	if (c->done == c->n) {
+		printf("complete: %zu points failed (run them again with 'matrix run --resume %s --retry-failed')\n",
+		       c->failed, dir);
+		return STATUS_FAILED;
+	}
+	if (holder) {
+		printf("in progress: a runner (pid %ld) holds '%s'\n", holder, dir);
+		return STATUS_RUNNING;
+	}
+	if (c->running || c->pending || c->in_queue > 0) {
+		printf("in progress: %zu points queued or running in slurm; 'matrix run --resume %s' follows them "
+		       "and collects their rows\n", c->running + c->pending, dir);
+		return STATUS_RUNNING;
+	}
+	if (c->in_queue < 0) {
+		printf("unknown: squeue failed, and %zu points have no row\n", c->n - c->done);
+		return STATUS_RUNNING;
+	}
+	printf("stopped: %zu points have no row and nothing runs them ('matrix run --resume %s' runs them)\n",
+	       c->missing, dir);
+	return STATUS_STOPPED;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	const char *dir = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' && argv[i][1]) {
+			cmd_unknown_option("status", argv[i]);
+			return cmd_usage("status");
+		}
+		if (dir) {
+			error("status: more than one run directory given ('%s' and '%s')", dir, argv[i]);
+			return cmd_usage("status");
+		}
+		dir = argv[i];
+	}
+	if (!dir) {
+		error("status: no run directory given");
+		return cmd_usage("status");
+	}
+	struct table plan;
+	struct planned *P;
+	size_t n;
+	if (plan_load(dir, &plan, &P, &n) < 0)
+		return 2;
+	struct tally c = {0};
+	char *results_path = xasprintf("%s/results.csv", dir), *why = NULL;
+	struct table res;
+	if (table_read(results_path, &res, NULL, &why) == 0) {
+		take_rows(P, n, &res);
+		table_free(&res);
+	} else if (errno != ENOENT || why) {
+		error("cannot read '%s': %s", results_path, why ? why : strerror(errno));
+	}
+	free(why);
+	free(results_path);
+	c.unmerged = take_row_files(P, n, dir);
+	slurm_queued(dir, P, n, &c);
+	tally_count(P, n, &c);
+	tally_print(dir, &c);
+	int rc = tally_verdict(dir, &c);
+	for (size_t i = 0; i < n; i++)
+		free(P[i].status);
+	free(P);
+	slurm_jobs_free(c.jobs, c.njobs);
+	table_free(&plan);
+	return rc;
+}
