@@ -151,12 +151,19 @@ static void decide(const struct cellset *ca, const struct cellset *cb, struct ma
 	}
 }
 
-int cmd_compare(int argc, char **argv)
+struct compare_opts {
+	const char *dirs[2];
+	const char *metric;   /* NULL: the recipe's */
+	double fail_pct;      /* --fail-on-regression, NaN when not given */
+	double threshold;     /* --threshold, percent */
+};
+
+/* Read the command line into o. Returns -1 when it is good, else the exit
+ * status to return (after the usage). */
+static int compare_args(int argc, char **argv, struct compare_opts *o)
 {
-	const char *dirs[2] = {NULL, NULL};
-	const char *metric = NULL;
-	double fail_pct = NAN, threshold = 2;
 	int ndirs = 0;
+	*o = (struct compare_opts){{NULL, NULL}, NULL, NAN, 2};
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
@@ -187,64 +194,60 @@ int cmd_compare(int argc, char **argv)
 				error("compare takes two run directories");
 				return cmd_usage("compare");
 			}
-			dirs[ndirs++] = arg;
+			o->dirs[ndirs++] = arg;
 			continue;
 		}
 		if (strcmp(arg, "--metric") == 0) {
-			metric = val;
-		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0 ? &threshold : &fail_pct) != 0) {
+			o->metric = val;
+		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0 ? &o->threshold : &o->fail_pct) != 0) {
 			error("%s wants a percentage >= 0 (like 5%%), not '%s'", arg, val);
 			return cmd_usage("compare");
 		}
 	}
 	if (ndirs != 2)
 		return cmd_usage("compare");
+	return -1;
+}
 
-	struct run a, b;
-	if (run_load(&a, dirs[0], metric, stderr) != 0)
-		return 2;
-	if (run_load(&b, dirs[1], metric ? metric : a.metric.name, stderr) != 0) {
-		run_free(&a);
-		return 2;
-	}
-	int rc = 2;
-	size_t nf;
-	size_t *fa = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
-	size_t *fb = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
-	struct keyed *ka = xmalloc((a.cells.ncells + 1) * sizeof(*ka));
-	struct match *m = xmalloc((b.cells.ncells + 1) * sizeof(*m));
-	size_t nm = 0, nka = 0;
-	if (join_factors(&a, &b, fa, fb, &nf) != 0)
-		goto out;
-	for (size_t c = 0; c < a.cells.ncells; c++) {
-		ka[c].key = cell_key(&a, c, fa, nf);
+/* Join the cells of b to those of a over the nf factors fa (of a) and fb
+ * (of b): a match per cell of b that a has, with its gain and decision, into
+ * m (room for every cell of b). Returns the number of matches. */
+static size_t match_points(const struct run *a, const struct run *b, const size_t *fa,
+			   const size_t *fb, size_t nf, struct match *m)
+{
+	size_t nm = 0;
+	struct keyed *ka = xmalloc((a->cells.ncells + 1) * sizeof(*ka));
+	for (size_t c = 0; c < a->cells.ncells; c++) {
+		ka[c].key = cell_key(a, c, fa, nf);
 		ka[c].cell = c;
-		nka++;
 	}
-	qsort(ka, a.cells.ncells, sizeof(*ka), cmp_keyed);
-	const struct metric *mt = &a.metric;
-	for (size_t c = 0; c < b.cells.ncells; c++) {
-		struct keyed probe = {cell_key(&b, c, fb, nf), c};
-		struct keyed *hit = bsearch(&probe, ka, a.cells.ncells, sizeof(*ka), cmp_keyed);
+	qsort(ka, a->cells.ncells, sizeof(*ka), cmp_keyed);
+	for (size_t c = 0; c < b->cells.ncells; c++) {
+		struct keyed probe = {cell_key(b, c, fb, nf), c};
+		struct keyed *hit = bsearch(&probe, ka, a->cells.ncells, sizeof(*ka), cmp_keyed);
 		free(probe.key);
 		if (!hit)
 			continue;
 		struct match *x = &m[nm++];
 		x->a = hit->cell;
 		x->b = c;
-		x->gain = effects_gain(a.cells.value[x->a], b.cells.value[x->b], mt->higher_better);
-		x->u = sqrt(a.cells.u[x->a] * a.cells.u[x->a] + b.cells.u[x->b] * b.cells.u[x->b]);
-		decide(&a.cells, &b.cells, x);
+		x->gain = effects_gain(a->cells.value[x->a], b->cells.value[x->b], a->metric.higher_better);
+		x->u = sqrt(a->cells.u[x->a] * a->cells.u[x->a] + b->cells.u[x->b] * b->cells.u[x->b]);
+		decide(&a->cells, &b->cells, x);
 	}
-	if (nm == 0) {
-		error("no point of '%s' has the settings of a point of '%s'", dirs[1], dirs[0]);
-		goto out;
-	}
-	qsort(m, nm, sizeof(*m), cmp_match);
-	/* One process per side: the intervals miss the variation between
-	 * processes, so such a point must also stand out from the spread of all
-	 * matched points' log gains (1.4826 MAD, robust to the points that did
-	 * change; conservative when many did). */
+	for (size_t c = 0; c < a->cells.ncells; c++)
+		free(ka[c].key);
+	free(ka);
+	return nm;
+}
+
+/* One process per side: the intervals miss the variation between processes,
+ * so such a point must also stand out from the spread of all matched
+ * points' log gains (1.4826 MAD, robust to the points that did change;
+ * conservative when many did). Returns the spread (NaN with fewer than
+ * COMPARE_SPREAD_MIN matches) after clearing the points that do not. */
+static double spread_check(struct match *m, size_t nm)
+{
 	double spread = NAN;
 	if (nm >= COMPARE_SPREAD_MIN) {
 		double *lg = xmalloc(nm * sizeof(double));
@@ -260,51 +263,68 @@ int cmd_compare(int argc, char **argv)
 			    fabs(log(m[i].gain)) <= 1.959964 * spread)
 				m[i].significant = 0;
 	}
+	return spread;
+}
 
+/* The verdicts counted over the matched points, and the sums of the
+ * geometric mean. */
+struct tally {
+	size_t faster, slower, noise, small, unknown, regressed, within;
+	double slog, su2;
+};
+
+/* The verdict of match x ("faster", "~", ...), counted into ty. */
+static const char *verdict(const struct match *x, const struct compare_opts *o, struct tally *ty)
+{
+	double change = 100.0 * (x->gain - 1);
+	if (x->significant < 0) {
+		ty->unknown++;
+		return "(no CI)";
+	} else if (!x->significant) {
+		ty->noise++;
+		return "~";
+	} else if (fabs(change) < o->threshold) {
+		ty->small++;
+		return "~ (small)";
+	} else if (change > 0) {
+		ty->faster++;
+		return "faster";
+	}
+	ty->slower++;
+	if (!isnan(o->fail_pct) && -change > o->fail_pct)
+		ty->regressed++;
+	return "SLOWER";
+}
+
+/* The table: a heading, then a line per matched point, worst first. */
+static void print_matches(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			  double spread, const struct compare_opts *o, struct tally *ty)
+{
+	const struct metric *mt = &a->metric;
 	char *head = xasprintf("%s: %s, %s; gain = B over A (> 1: B better), worst first", mt->name,
 			       metric_label(mt), mt->higher_better ? "higher is better" : "lower is better");
 	char *head_shown = text_clean(head, strlen(head), 0); /* a unit from any results.csv */
 	printf("%s\n", head_shown);
 	free(head_shown);
 	free(head);
-	printf("A: %s\nB: %s\n\n", dirs[0], dirs[1]);
+	printf("A: %s\nB: %s\n\n", o->dirs[0], o->dirs[1]);
 	printf("%-44s %12s %12s %8s %17s %9s %5s  %-14s %s\n", "point", "A", "B", "gain", "95% CI", "change",
 	       "procs", "test", "verdict");
-	size_t faster = 0, slower = 0, noise = 0, small = 0, unknown = 0, regressed = 0, within = 0;
-	double slog = 0, su2 = 0;
 	struct strbuf lab = {0};
 	for (size_t i = 0; i < nm; i++) {
 		const struct match *x = &m[i];
 		sb_reset(&lab);
-		for (size_t f = 0; f < a.recipe.nfactors; f++) {
-			if (a.recipe.factors[f].nlevels < 2)
+		for (size_t f = 0; f < a->recipe.nfactors; f++) {
+			if (a->recipe.factors[f].nlevels < 2)
 				continue;
 			if (lab.len)
 				sb_putc(&lab, ' ');
-			sb_printf(&lab, "%s=%s", a.recipe.factors[f].name,
-				  run_level(&a, f, CELL_LEVEL(&a.cells, x->a, f)));
+			sb_printf(&lab, "%s=%s", a->recipe.factors[f].name,
+				  run_level(a, f, CELL_LEVEL(&a->cells, x->a, f)));
 		}
 		double change = 100.0 * (x->gain - 1);
-		const char *mark;
-		if (x->significant < 0) {
-			mark = "(no CI)";
-			unknown++;
-		} else if (!x->significant) {
-			mark = "~";
-			noise++;
-		} else if (fabs(change) < threshold) {
-			mark = "~ (small)";
-			small++;
-		} else if (change > 0) {
-			mark = "faster";
-			faster++;
-		} else {
-			mark = "SLOWER";
-			slower++;
-			if (!isnan(fail_pct) && -change > fail_pct)
-				regressed++;
-		}
-		within += x->within && isnan(x->p);
+		const char *mark = verdict(x, o, ty);
+		ty->within += x->within && isnan(x->p);
 		char ci[64] = "", test[32], procs[24];
 		if (!isnan(x->u))
 		{
@@ -317,25 +337,33 @@ int cmd_compare(int argc, char **argv)
 		else
 			snprintf(test, sizeof(test), "%s",
 				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
-		snprintf(procs, sizeof(procs), "%zu/%zu", a.cells.nrep[x->a], b.cells.nrep[x->b]);
+		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
 		char gs[24], cs[24];
 		char *shown = text_clean(lab.buf ? lab.buf : "", lab.len, 0); /* levels from any results.csv */
 		printf("%-44s %12.6g %12.6g %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? shown : "(all)",
-		       a.cells.value[x->a] * mt->scale, b.cells.value[x->b] * mt->scale,
+		       a->cells.value[x->a] * mt->scale, b->cells.value[x->b] * mt->scale,
 		       gain_str(gs, sizeof(gs), "%.4f", x->gain), ci, gain_str(cs, sizeof(cs), "%+.2f", change),
 		       procs, test, mark);
 		free(shown);
-		slog += log(x->gain);
-		su2 += x->u * x->u;
+		ty->slog += log(x->gain);
+		ty->su2 += x->u * x->u;
 	}
 	sb_free(&lab);
+}
+
+/* The summary under the table: the geometric mean gain with its interval,
+ * the verdicts counted, a note on single-process points, the regression
+ * line. Returns the exit status: 1 when --fail-on-regression found one. */
+static int print_summary(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			 double spread, const struct compare_opts *o, const struct tally *ty)
+{
 	/* the geometric mean's interval: from the points' intervals, or from the
 	 * scatter of the matched log gains (t over nm - 1 degrees of freedom)
 	 * when that is wider, as it is when the intervals miss between-process
 	 * noise (one process per point) */
-	double gm = exp(slog / (double)nm), gu = sqrt(su2) / (double)nm;
+	double gm = exp(ty->slog / (double)nm), gu = sqrt(ty->su2) / (double)nm;
 	if (nm >= 2) {
-		double ss = 0, mean = slog / (double)nm;
+		double ss = 0, mean = ty->slog / (double)nm;
 		for (size_t i = 0; i < nm; i++)
 			ss += (log(m[i].gain) - mean) * (log(m[i].gain) - mean);
 		double ge = stat_t975(nm - 1) * sqrt(ss / (double)(nm - 1) / (double)nm);
@@ -344,39 +372,68 @@ int cmd_compare(int argc, char **argv)
 	}
 	char g1[24], g2[24], g3[24];
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
-	       nm, a.cells.ncells - nm, b.cells.ncells - nm, gain_str(g1, sizeof(g1), "%.4f", gm));
+	       nm, a->cells.ncells - nm, b->cells.ncells - nm, gain_str(g1, sizeof(g1), "%.4f", gm));
 	if (!isnan(gu))
 		printf(" (95%% CI %s..%s)", gain_str(g2, sizeof(g2), "%.4f", gm * exp(-gu)),
 		       gain_str(g3, sizeof(g3), "%.4f", gm * exp(gu)));
 	printf(" = %s%%\n", gain_str(g1, sizeof(g1), "%+.2f", 100.0 * (gm - 1)));
-	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", threshold,
-	       faster, slower, noise);
-	if (small)
-		printf(", %zu significant but smaller than %g%%", small, threshold);
-	if (unknown)
-		printf(", %zu without a CI", unknown);
+	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", o->threshold,
+	       ty->faster, ty->slower, ty->noise);
+	if (ty->small)
+		printf(", %zu significant but smaller than %g%%", ty->small, o->threshold);
+	if (ty->unknown)
+		printf(", %zu without a CI", ty->unknown);
 	printf("\n");
-	if (within && !isnan(spread))
+	if (ty->within && !isnan(spread))
 		printf("note: %zu points were measured in a single process on one side: their interval holds "
 		       "only the noise within that process, so they are called changed only beyond 1.96 x "
 		       "the spread of all matched points' log gains as well (%.2f %%, 1.4826 MAD); measure "
 		       "with repeat: 3 or more\n",
-		       within, 100 * spread);
-	else if (within)
+		       ty->within, 100 * spread);
+	else if (ty->within)
 		printf("note: %zu points were measured in a single process on one side: their interval holds "
 		       "only the noise within that process, not the larger variation between fresh processes, "
 		       "so their verdicts are less certain than they look; measure with repeat: 3 or more\n",
-		       within);
-	rc = 0;
-	if (!isnan(fail_pct) && regressed) {
-		printf("regression: %zu matched points significantly slower by more than %g%%\n", regressed,
-		       fail_pct);
-		rc = 1;
+		       ty->within);
+	if (!isnan(o->fail_pct) && ty->regressed) {
+		printf("regression: %zu matched points significantly slower by more than %g%%\n", ty->regressed,
+		       o->fail_pct);
+		return 1;
 	}
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_opts o;
+	int rc = compare_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	struct run a, b;
+	if (run_load(&a, o.dirs[0], o.metric, stderr) != 0)
+		return 2;
+	if (run_load(&b, o.dirs[1], o.metric ? o.metric : a.metric.name, stderr) != 0) {
+		run_free(&a);
+		return 2;
+	}
+	rc = 2;
+	size_t nf, nm = 0;
+	size_t *fa = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
+	size_t *fb = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
+	struct match *m = xmalloc((b.cells.ncells + 1) * sizeof(*m));
+	if (join_factors(&a, &b, fa, fb, &nf) != 0)
+		goto out;
+	nm = match_points(&a, &b, fa, fb, nf, m);
+	if (nm == 0) {
+		error("no point of '%s' has the settings of a point of '%s'", o.dirs[1], o.dirs[0]);
+		goto out;
+	}
+	qsort(m, nm, sizeof(*m), cmp_match);
+	double spread = spread_check(m, nm);
+	struct tally ty = {0};
+	print_matches(&a, &b, m, nm, spread, &o, &ty);
+	rc = print_summary(&a, &b, m, nm, spread, &o, &ty);
 out:
-	for (size_t c = 0; c < nka; c++)
-		free(ka[c].key);
-	free(ka);
 	free(m);
 	free(fa);
 	free(fb);

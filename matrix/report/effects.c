@@ -265,25 +265,29 @@ static int better(double a, double b, int higher_better)
 	return higher_better ? a > b : a < b;
 }
 
-struct best *best_compute(const struct cellset *cs, const size_t *group, size_t ngroup,
-			  const long *base_level, int higher_better, size_t *nrows,
-			  long **cell_group)
+/* Cell c is in the group of row b: its levels of the ngroup group factors
+ * are b's. */
+static int in_group(const struct cellset *cs, size_t c, const size_t *group, size_t ngroup,
+		    const struct best *b)
+{
+	for (size_t k = 0; k < ngroup; k++)
+		if (b->group[k] != CELL_LEVEL(cs, c, group[k]))
+			return 0;
+	return 1;
+}
+
+/* The groups, each with its best cell and number of cells, in order of their
+ * level vectors: walk the cells, then sort. */
+static struct best *best_groups(const struct cellset *cs, const size_t *group, size_t ngroup,
+				int higher_better, size_t *nrows)
 {
 	struct best *rows = NULL;
 	size_t n = 0;
-	long *cg = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(long));
-	size_t *key = xmalloc((cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
-	/* groups in order of their level vectors: walk cells, then sort */
 	for (size_t c = 0; c < cs->ncells; c++) {
 		size_t r;
-		for (r = 0; r < n; r++) {
-			size_t k;
-			for (k = 0; k < ngroup; k++)
-				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
-					break;
-			if (k == ngroup)
+		for (r = 0; r < n; r++)
+			if (in_group(cs, c, group, ngroup, &rows[r]))
 				break;
-		}
 		if (r == n) {
 			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
 			memset(&rows[n], 0, sizeof(rows[n]));
@@ -301,53 +305,65 @@ struct best *best_compute(const struct cellset *cs, const size_t *group, size_t 
 	cmp_nby = ngroup;
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_best);
-	for (size_t r = 0; r < n; r++) {
-		for (size_t f = 0; f < cs->nfactors; f++)
-			key[f] = base_level[f] >= 0 ? (size_t)base_level[f] : 0;
-		for (size_t k = 0; k < ngroup; k++)
-			key[group[k]] = rows[r].group[k];
-		rows[r].baseline = cellset_find(cs, key);
-		rows[r].gain = rows[r].baseline >= 0
-				   ? effects_gain(cs->value[rows[r].baseline], cs->value[rows[r].best], higher_better)
+	*nrows = n;
+	return rows;
+}
+
+/* Row b's baseline cell (the group's levels, base_level elsewhere) and the
+ * best's gain over it. key is room for a level per factor. */
+static void best_baseline(const struct cellset *cs, const size_t *group, size_t ngroup,
+			  const long *base_level, int higher_better, size_t *key, struct best *b)
+{
+	for (size_t f = 0; f < cs->nfactors; f++)
+		key[f] = base_level[f] >= 0 ? (size_t)base_level[f] : 0;
+	for (size_t k = 0; k < ngroup; k++)
+		key[group[k]] = b->group[k];
+	b->baseline = cellset_find(cs, key);
+	b->gain = b->baseline >= 0 ? effects_gain(cs->value[b->baseline], cs->value[b->best], higher_better)
 				   : NAN;
-		rows[r].gain_u = rows[r].baseline >= 0 && rows[r].baseline != rows[r].best
-				     ? pair_u(cs, (size_t)rows[r].baseline, (size_t)rows[r].best)
-				     : NAN;
-		if (rows[r].baseline == rows[r].best)
-			rows[r].gain_u = 0;
+	b->gain_u = b->baseline >= 0 && b->baseline != b->best
+			    ? pair_u(cs, (size_t)b->baseline, (size_t)b->best)
+			    : NAN;
+	if (b->baseline == b->best)
+		b->gain_u = 0;
+}
+
+/* The runner-up of row b's group, and whether the best is clearly ahead. */
+static void best_runner_up(const struct cellset *cs, const size_t *group, size_t ngroup,
+			   int higher_better, struct best *b)
+{
+	b->runner_up = -1;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		if ((long)c == b->best || !in_group(cs, c, group, ngroup, b))
+			continue;
+		if (b->runner_up < 0 || better(cs->value[c], cs->value[b->runner_up], higher_better))
+			b->runner_up = (long)c;
 	}
-	/* the runner-up of each group, and whether the best is clearly ahead */
-	for (size_t r = 0; r < n; r++) {
-		rows[r].runner_up = -1;
-		for (size_t c = 0; c < cs->ncells; c++) {
-			if ((long)c == rows[r].best)
-				continue;
-			size_t k;
-			for (k = 0; k < ngroup; k++)
-				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
-					break;
-			if (k < ngroup)
-				continue;
-			if (rows[r].runner_up < 0 || better(cs->value[c], cs->value[rows[r].runner_up], higher_better))
-				rows[r].runner_up = (long)c;
-		}
-		long b = rows[r].best, s = rows[r].runner_up;
-		rows[r].clear = s < 0 || fabs(log(cs->value[b]) - log(cs->value[s])) > cs->u[b] + cs->u[s];
-	}
+	long x = b->best, s = b->runner_up;
+	b->clear = s < 0 || fabs(log(cs->value[x]) - log(cs->value[s])) > cs->u[x] + cs->u[s];
+}
+
+struct best *best_compute(const struct cellset *cs, const size_t *group, size_t ngroup,
+			  const long *base_level, int higher_better, size_t *nrows,
+			  long **cell_group)
+{
+	size_t n;
+	struct best *rows = best_groups(cs, group, ngroup, higher_better, &n);
+	size_t *key = xmalloc((cs->nfactors ? cs->nfactors : 1) * sizeof(size_t));
+	for (size_t r = 0; r < n; r++)
+		best_baseline(cs, group, ngroup, base_level, higher_better, key, &rows[r]);
+	free(key);
+	for (size_t r = 0; r < n; r++)
+		best_runner_up(cs, group, ngroup, higher_better, &rows[r]);
+	long *cg = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(long));
 	for (size_t c = 0; c < cs->ncells; c++) {
 		cg[c] = -1;
-		for (size_t r = 0; r < n; r++) {
-			size_t k;
-			for (k = 0; k < ngroup; k++)
-				if (rows[r].group[k] != CELL_LEVEL(cs, c, group[k]))
-					break;
-			if (k == ngroup) {
+		for (size_t r = 0; r < n; r++)
+			if (in_group(cs, c, group, ngroup, &rows[r])) {
 				cg[c] = (long)r;
 				break;
 			}
-		}
 	}
-	free(key);
 	if (cell_group)
 		*cell_group = cg;
 	else

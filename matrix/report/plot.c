@@ -307,24 +307,58 @@ static char *last_error_line(const char *plotdir, const char *name)
 	return r;
 }
 
+/* Gnuplot is missing: every figure not yet failed fails with why. Returns
+ * the number of figures (none is drawn). */
+static size_t plot_fail_all(struct plot_set *ps, const char *gnuplot, FILE *err)
+{
+	size_t failed = 0;
+	char *why = xasprintf("gnuplot not found ('%s'): install the Debian package gnuplot-nox "
+			      "(or set GNUPLOT) to draw the figures", gnuplot);
+	fprintf(err, "matrix: %s; tables and pages written without figures\n", why);
+	for (size_t i = 0; i < ps->n; i++)
+		if (!ps->p[i].why) {
+			plot_fail(ps, &ps->p[i], xstrdup(why));
+			failed++;
+		} else {
+			failed++;
+		}
+	free(why);
+	return failed;
+}
+
+/* Figure p's gnuplot ended (waitpid gave pid and status): drawn when it
+ * exited 0 and wrote a non-empty svg, else failed with why; its .err file
+ * is removed once drawn. */
+static void plot_finish(struct plot_set *ps, struct plot *p, const char *plotdir, const char *gnuplot,
+			pid_t pid, int status)
+{
+	if (pid < 0) {
+		plot_fail(ps, p, xasprintf("cannot wait for gnuplot: %s", strerror(errno)));
+		return;
+	}
+	char *svg = xasprintf("%s/%s.svg", plotdir, p->name);
+	struct stat st;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		plot_fail(ps, p, xasprintf("cannot run '%s': install the Debian package gnuplot-nox", gnuplot));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		plot_fail(ps, p, last_error_line(plotdir, p->name));
+	else if (stat(svg, &st) != 0 || st.st_size == 0)
+		plot_fail(ps, p, xasprintf("gnuplot wrote no %s.svg", p->name));
+	else
+		p->drawn = 1;
+	free(svg);
+	char *errpath = xasprintf("%s/%s.err", plotdir, p->name);
+	if (p->drawn)
+		unlink(errpath);
+	free(errpath);
+}
+
 size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err)
 {
 	const char *gnuplot = plot_gnuplot();
 	size_t failed = 0;
-	if (!gnuplot_found(gnuplot)) {
-		char *why = xasprintf("gnuplot not found ('%s'): install the Debian package gnuplot-nox "
-				      "(or set GNUPLOT) to draw the figures", gnuplot);
-		fprintf(err, "matrix: %s; tables and pages written without figures\n", why);
-		for (size_t i = 0; i < ps->n; i++)
-			if (!ps->p[i].why) {
-				plot_fail(ps, &ps->p[i], xstrdup(why));
-				failed++;
-			} else {
-				failed++;
-			}
-		free(why);
-		return failed;
-	}
+	if (!gnuplot_found(gnuplot))
+		return plot_fail_all(ps, gnuplot, err);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t jobs = ncpu > 1 ? (size_t)ncpu : 1;
 	if (jobs > 8)
@@ -358,26 +392,7 @@ size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err)
 		while (pid < 0 && errno == EINTR);
 		running--;
 		pids[i] = 0;
-		struct plot *p = &ps->p[i];
-		if (pid < 0) {
-			plot_fail(ps, p, xasprintf("cannot wait for gnuplot: %s", strerror(errno)));
-			continue;
-		}
-		char *svg = xasprintf("%s/%s.svg", plotdir, p->name);
-		struct stat st;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-			plot_fail(ps, p, xasprintf("cannot run '%s': install the Debian package gnuplot-nox", gnuplot));
-		else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			plot_fail(ps, p, last_error_line(plotdir, p->name));
-		else if (stat(svg, &st) != 0 || st.st_size == 0)
-			plot_fail(ps, p, xasprintf("gnuplot wrote no %s.svg", p->name));
-		else
-			p->drawn = 1;
-		free(svg);
-		char *errpath = xasprintf("%s/%s.err", plotdir, p->name);
-		if (p->drawn)
-			unlink(errpath);
-		free(errpath);
+		plot_finish(ps, &ps->p[i], plotdir, gnuplot, pid, status);
 	}
 	free(pids);
 	for (size_t i = 0; i < ps->n; i++)

@@ -145,6 +145,87 @@ static void scan_repeats(const struct table *t, const struct recipe *rc, const l
 	free(o);
 }
 
+/* Row r against the CI target: counted as known and missed, noted when
+ * missed. */
+static void scan_ci(const struct table *t, size_t r, const struct recipe *rc, const long *fcol,
+		    struct quality *q)
+{
+	double rel = NAN, met = NAN;
+	table_number(t, r, "rel_ci", &rel);
+	if (table_number(t, r, "ci_met", &met) != 0 && !isnan(rel) && q->rel_ci_target > 0)
+		met = rel <= q->rel_ci_target;
+	if (isnan(met))
+		return;
+	q->ci_known++;
+	if (met == 0) {
+		q->ci_missed++;
+		double n = NAN;
+		table_number(t, r, "samples", &n);
+		note(q, t, r, rc, fcol,
+		     isnan(rel) ? xasprintf("missed the CI target (rel_ci %g %%)", 100 * q->rel_ci_target)
+				: xasprintf("missed the CI target: 95%% CI half-width %.2f %% of the "
+					    "median > %g %%, %.0f samples",
+					    100 * rel, 100 * q->rel_ci_target, n));
+	}
+}
+
+/* Row r's machine: the load at start (noted when busy), the CPU and GPU
+ * clocks, the GPU temperature, throttling (noted). */
+static void scan_machine(const struct table *t, size_t r, const struct recipe *rc, const long *fcol,
+			 struct quality *q)
+{
+	double v, cores_r;
+	if (table_number(t, r, "load_start", &v) == 0) {
+		range(&q->load_min, &q->load_max, v);
+		if (table_number(t, r, "cores", &cores_r) == 0 && v > cores_r) {
+			q->busy++;
+			note(q, t, r, rc, fcol,
+			     xasprintf("a busy machine: load average %.2f at start on %.0f cores", v, cores_r));
+		}
+	}
+	if (table_number(t, r, "cpu_mhz_start", &v) == 0)
+		range(&q->mhz_min, &q->mhz_max, v);
+	if (table_number(t, r, "cpu_mhz_end", &v) == 0)
+		range(&q->mhz_min, &q->mhz_max, v);
+	if (table_number(t, r, "gpu_sm_mhz_start", &v) == 0)
+		range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
+	if (table_number(t, r, "gpu_sm_mhz_end", &v) == 0)
+		range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
+	double tmax = NAN;
+	if (table_number(t, r, "gpu_temp_c_start", &v) == 0)
+		tmax = v;
+	if (table_number(t, r, "gpu_temp_c_end", &v) == 0 && (isnan(tmax) || v > tmax))
+		tmax = v;
+	if (!isnan(tmax) && (isnan(q->gpu_temp_max) || tmax > q->gpu_temp_max))
+		q->gpu_temp_max = tmax;
+	char *thr = table_value(t, r, "gpu_throttle");
+	if (thr && strcmp(thr, "none") != 0 && strcmp(thr, "0") != 0) {
+		q->throttled++;
+		note(q, t, r, rc, fcol, xasprintf("the GPU throttled while it ran (%s)", thr));
+	}
+	free(thr);
+}
+
+/* Row r run with more threads at once than cores: counted and noted. The
+ * threads are the factor's level (factor c_threads, -1 when none), else the
+ * row's threads column. */
+static void scan_oversub(const struct table *t, size_t r, const struct recipe *rc, const long *fcol,
+			 long c_threads, struct quality *q)
+{
+	double conc, cores, threads = 1;
+	if (c_threads >= 0 && fcol[c_threads] >= 0)
+		parse_double(t->rows[r].cell[fcol[c_threads]], &threads);
+	else
+		table_number(t, r, "threads", &threads);
+	if (table_number(t, r, "concurrent", &conc) == 0 && table_number(t, r, "cores", &cores) == 0 &&
+	    conc * threads > cores) {
+		q->oversub++;
+		note(q, t, r, rc, fcol,
+		     xasprintf("oversubscribed: %.0f points at once x %.0f threads > %.0f cores", conc,
+			       threads, cores));
+	}
+}
+
 void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -165,65 +246,9 @@ void quality_scan(const struct table *t, const struct recipe *rc, struct quality
 			continue;
 		ok[nok++] = r;
 		q->ok_rows++;
-		double v, rel = NAN, met = NAN;
-		table_number(t, r, "rel_ci", &rel);
-		if (table_number(t, r, "ci_met", &met) != 0 && !isnan(rel) && q->rel_ci_target > 0)
-			met = rel <= q->rel_ci_target;
-		if (!isnan(met)) {
-			q->ci_known++;
-			if (met == 0) {
-				q->ci_missed++;
-				double n = NAN;
-				table_number(t, r, "samples", &n);
-				note(q, t, r, rc, fcol,
-				     isnan(rel) ? xasprintf("missed the CI target (rel_ci %g %%)", 100 * q->rel_ci_target)
-						: xasprintf("missed the CI target: 95%% CI half-width %.2f %% of the "
-							    "median > %g %%, %.0f samples",
-							    100 * rel, 100 * q->rel_ci_target, n));
-			}
-		}
-		double cores_r;
-		if (table_number(t, r, "load_start", &v) == 0) {
-			range(&q->load_min, &q->load_max, v);
-			if (table_number(t, r, "cores", &cores_r) == 0 && v > cores_r) {
-				q->busy++;
-				note(q, t, r, rc, fcol,
-				     xasprintf("a busy machine: load average %.2f at start on %.0f cores", v, cores_r));
-			}
-		}
-		if (table_number(t, r, "cpu_mhz_start", &v) == 0)
-			range(&q->mhz_min, &q->mhz_max, v);
-		if (table_number(t, r, "cpu_mhz_end", &v) == 0)
-			range(&q->mhz_min, &q->mhz_max, v);
-		if (table_number(t, r, "gpu_sm_mhz_start", &v) == 0)
-			range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
-		if (table_number(t, r, "gpu_sm_mhz_end", &v) == 0)
-			range(&q->gpu_mhz_min, &q->gpu_mhz_max, v);
-		double tmax = NAN;
-		if (table_number(t, r, "gpu_temp_c_start", &v) == 0)
-			tmax = v;
-		if (table_number(t, r, "gpu_temp_c_end", &v) == 0 && (isnan(tmax) || v > tmax))
-			tmax = v;
-		if (!isnan(tmax) && (isnan(q->gpu_temp_max) || tmax > q->gpu_temp_max))
-			q->gpu_temp_max = tmax;
-		char *thr = table_value(t, r, "gpu_throttle");
-		if (thr && strcmp(thr, "none") != 0 && strcmp(thr, "0") != 0) {
-			q->throttled++;
-			note(q, t, r, rc, fcol, xasprintf("the GPU throttled while it ran (%s)", thr));
-		}
-		free(thr);
-		double conc, cores, threads = 1;
-		if (c_threads >= 0 && fcol[c_threads] >= 0)
-			parse_double(t->rows[r].cell[fcol[c_threads]], &threads);
-		else
-			table_number(t, r, "threads", &threads);
-		if (table_number(t, r, "concurrent", &conc) == 0 && table_number(t, r, "cores", &cores) == 0 &&
-		    conc * threads > cores) {
-			q->oversub++;
-			note(q, t, r, rc, fcol,
-			     xasprintf("oversubscribed: %.0f points at once x %.0f threads > %.0f cores", conc,
-				       threads, cores));
-		}
+		scan_ci(t, r, rc, fcol, q);
+		scan_machine(t, r, rc, fcol, q);
+		scan_oversub(t, r, rc, fcol, c_threads, q);
 	}
 	scan_repeats(t, rc, fcol, ok, nok, q);
 	free(ok);

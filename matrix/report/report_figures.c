@@ -208,80 +208,111 @@ static void normalised(const struct run *run, const struct report_tables *rt, co
 	free(y);
 }
 
-/* Grouped bars: geometric mean of the metric at each (x level, group level). */
-static void bars(const struct run *run, const char *plotdir, struct plot_set *ps, size_t x, long group)
+/* One bar: the geometric mean of the points at level l of x and level g of
+ * group (any when group < 0), with its whiskers, appended to row as three
+ * columns (NaN when no point). buf has room for every cell. Returns 1 when
+ * some point was there. */
+static int bar_cell(const struct run *run, size_t x, long group, size_t l, size_t g, double *buf,
+		    struct strbuf *row)
 {
 	const struct cellset *cs = &run->cells;
-	size_t nx = run->recipe.factors[x].nlevels;
-	size_t ng = group >= 0 ? run->recipe.factors[group].nlevels : 1;
-	double *buf = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
-	struct strbuf dat = {0}, plot = {0};
-	unsigned char *used = xcalloc(ng, 1);
-	size_t rows = 0;
-	sb_puts(&dat, "# x");
-	for (size_t g = 0; g < ng; g++) {
-		sb_putc(&dat, '\t');
-		dat_text(&dat, group >= 0 ? run_level(run, (size_t)group, g) : "value");
-		sb_puts(&dat, "\tlow\thigh");
+	size_t n = 0;
+	long one = -1;
+	double lo = INFINITY, hi = 0;
+	for (size_t c = 0; c < cs->ncells; c++)
+		if (CELL_LEVEL(cs, c, x) == l && (group < 0 || CELL_LEVEL(cs, c, group) == g)) {
+			double v = cs->value[c] * run->metric.scale;
+			buf[n++] = v;
+			one = (long)c;
+			if (v < lo)
+				lo = v;
+			if (v > hi)
+				hi = v;
+		}
+	if (!n) {
+		sb_puts(row, "\tNaN\tNaN\tNaN");
+		return 0;
 	}
-	sb_puts(&dat, "\tlabel\n");
-	for (size_t l = 0; l < nx; l++) {
+	double gm = stat_geomean(buf, n);
+	if (n == 1 && !isnan(cs->u[one])) {
+		lo = gm * exp(-cs->u[one]);
+		hi = gm * exp(cs->u[one]);
+	}
+	sb_printf(row, "\t%.6g\t%.6g\t%.6g", gm, lo, hi);
+	return 1;
+}
+
+/* The data of the bars into dat: a heading, then a row per level of x that
+ * has a point; used[g] = 1 for each group level that has one. Returns the
+ * number of rows. */
+static size_t bars_data(const struct run *run, size_t x, long group, size_t ng, unsigned char *used,
+			struct strbuf *dat)
+{
+	const struct cellset *cs = &run->cells;
+	double *buf = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
+	size_t rows = 0;
+	sb_puts(dat, "# x");
+	for (size_t g = 0; g < ng; g++) {
+		sb_putc(dat, '\t');
+		dat_text(dat, group >= 0 ? run_level(run, (size_t)group, g) : "value");
+		sb_puts(dat, "\tlow\thigh");
+	}
+	sb_puts(dat, "\tlabel\n");
+	for (size_t l = 0; l < run->recipe.factors[x].nlevels; l++) {
 		struct strbuf row = {0};
 		int any = 0;
 		sb_printf(&row, "%zu", l);
-		for (size_t g = 0; g < ng; g++) {
-			size_t n = 0;
-			long one = -1;
-			double lo = INFINITY, hi = 0;
-			for (size_t c = 0; c < cs->ncells; c++)
-				if (CELL_LEVEL(cs, c, x) == l && (group < 0 || CELL_LEVEL(cs, c, group) == g)) {
-					double v = cs->value[c] * run->metric.scale;
-					buf[n++] = v;
-					one = (long)c;
-					if (v < lo)
-						lo = v;
-					if (v > hi)
-						hi = v;
-				}
-			if (!n) {
-				sb_puts(&row, "\tNaN\tNaN\tNaN");
-				continue;
+		for (size_t g = 0; g < ng; g++)
+			if (bar_cell(run, x, group, l, g, buf, &row)) {
+				used[g] = 1;
+				any = 1;
 			}
-			double gm = stat_geomean(buf, n);
-			if (n == 1 && !isnan(cs->u[one])) {
-				lo = gm * exp(-cs->u[one]);
-				hi = gm * exp(cs->u[one]);
-			}
-			sb_printf(&row, "\t%.6g\t%.6g\t%.6g", gm, lo, hi);
-			used[g] = 1;
-			any = 1;
-		}
 		if (any) {
 			sb_putc(&row, '\t');
 			dat_text(&row, run_level(run, x, l));
-			sb_puts(&dat, row.buf);
-			sb_putc(&dat, '\n');
+			sb_puts(dat, row.buf);
+			sb_putc(dat, '\n');
 			rows++;
 		}
 		sb_free(&row);
 	}
-	char *name = group >= 0 ? xasprintf("bars_%s_%s", fname(run, x), fname(run, (size_t)group))
-				: xasprintf("bars_%s", fname(run, x));
+	free(buf);
+	return rows;
+}
+
+/* The gnuplot plot command of the bars of data file name.dat: a series per
+ * used group level. Returns the number of series. */
+static size_t bars_series(const struct run *run, const char *name, long group, size_t ng,
+			  const unsigned char *used, struct strbuf *plot)
+{
 	size_t k = 0;
 	for (size_t g = 0; g < ng; g++) {
 		if (!used[g])
 			continue;
 		if (k)
-			sb_puts(&plot, ", \\\n     ");
-		sb_printf(&plot, "\"%s%s\" using %zu:%zu:%zu", k ? "" : name, k ? "" : ".dat", 2 + 3 * g,
+			sb_puts(plot, ", \\\n     ");
+		sb_printf(plot, "\"%s%s\" using %zu:%zu:%zu", k ? "" : name, k ? "" : ".dat", 2 + 3 * g,
 			  3 + 3 * g, 4 + 3 * g);
 		if (!k)
-			sb_printf(&plot, ":xtic(%zu)", 2 + 3 * ng);
-		sb_printf(&plot, " lc rgb \"%s\" title \"", plot_color(g));
-		plot_quote(&plot, group >= 0 ? run_level(run, (size_t)group, g) : run->metric.name);
-		sb_putc(&plot, '"');
+			sb_printf(plot, ":xtic(%zu)", 2 + 3 * ng);
+		sb_printf(plot, " lc rgb \"%s\" title \"", plot_color(g));
+		plot_quote(plot, group >= 0 ? run_level(run, (size_t)group, g) : run->metric.name);
+		sb_putc(plot, '"');
 		k++;
 	}
+	return k;
+}
+
+/* Grouped bars: geometric mean of the metric at each (x level, group level). */
+static void bars(const struct run *run, const char *plotdir, struct plot_set *ps, size_t x, long group)
+{
+	size_t ng = group >= 0 ? run->recipe.factors[group].nlevels : 1;
+	struct strbuf dat = {0}, plot = {0};
+	unsigned char *used = xcalloc(ng, 1);
+	size_t rows = bars_data(run, x, group, ng, used, &dat);
+	char *name = group >= 0 ? xasprintf("bars_%s_%s", fname(run, x), fname(run, (size_t)group))
+				: xasprintf("bars_%s", fname(run, x));
+	size_t k = bars_series(run, name, group, ng, used, &plot);
 	if (rows && k) {
 		char *title = group >= 0 ? xasprintf("%s by %s and %s", run->metric.name, fname(run, x),
 						     fname(run, (size_t)group))
@@ -306,7 +337,6 @@ static void bars(const struct run *run, const char *plotdir, struct plot_set *ps
 	}
 	free(name);
 	free(used);
-	free(buf);
 	sb_free(&dat);
 	sb_free(&plot);
 }

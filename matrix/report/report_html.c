@@ -199,87 +199,112 @@ static const char css[] =
     ".caption{color:#444;font-size:.92em;max-width:960px}.missing{color:#a33}\n"
     "nav a{margin-right:1em}\n";
 
+/* The page's head, title, description, summary and navigation. */
+static void html_head(const struct run *run, struct strbuf *sb)
+{
+	const struct recipe *r = &run->recipe;
+	sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+	html_escape(sb, r->name);
+	sb_puts(sb, " - matrix report</title>\n<style>\n");
+	sb_puts(sb, css);
+	sb_puts(sb, "</style>\n</head>\n<body>\n<h1>");
+	html_escape(sb, r->name);
+	sb_puts(sb, "</h1>\n");
+	if (r->description) {
+		sb_puts(sb, "<p>");
+		html_escape(sb, r->description);
+		sb_puts(sb, "</p>\n");
+	}
+	summary(run, sb, 1);
+	sb_puts(sb, "<nav><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
+		    "<a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
+		    "<a href=\"#provenance\">Provenance</a></nav>\n");
+}
+
+/* "Figures": each figure's SVG inline (or why it is missing) and caption. */
+static void html_figures(const struct plot_set *ps, const char *plotdir, struct strbuf *sb)
+{
+	sb_puts(sb, "<h2 id=\"figures\">Figures</h2>\n");
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct plot *p = &ps->p[i];
+		sb_printf(sb, "<figure id=\"fig-%s\">\n", p->name);
+		char *svg = xasprintf("%s/%s.svg", plotdir, p->name);
+		char *prefix = xasprintf("f%zu", i);
+		if (!p->drawn || inline_svg(sb, svg, prefix) != 0) {
+			sb_puts(sb, "<p class=\"missing\">Figure not drawn: ");
+			html_escape(sb, p->why ? p->why : "the SVG could not be read");
+			sb_puts(sb, "</p>\n");
+		}
+		free(svg);
+		free(prefix);
+		sb_puts(sb, "<figcaption><b>");
+		html_escape(sb, p->title);
+		sb_puts(sb, ".</b> ");
+		html_escape(sb, p->caption);
+		sb_printf(sb, " <a href=\"plots/%s.png\">PNG</a> <a href=\"plots/%s.dat\">data</a> "
+			      "<a href=\"plots/%s.gp\">script</a></figcaption>\n</figure>\n",
+			  p->name, p->name, p->name);
+	}
+}
+
+/* "Tables": each table with its caption, at most PAGE_ROWS rows. */
+static void html_tables(const struct report_tables *rt, struct strbuf *sb)
+{
+	sb_puts(sb, "<h2 id=\"tables\">Tables</h2>\n");
+	for (size_t i = 0; i < rt->n; i++) {
+		const struct rtable *t = rt->t[i];
+		sb_printf(sb, "<h3 id=\"tables-%s\">", t->name);
+		html_escape(sb, t->title);
+		sb_printf(sb, " <small>(<a href=\"tables/%s.csv\">tables/%s.csv</a>)</small></h3>\n", t->name,
+			  t->name);
+		if (t->caption) {
+			sb_puts(sb, "<p class=\"caption\">");
+			html_escape(sb, t->caption);
+			sb_puts(sb, "</p>\n");
+		}
+		if (t->nrows == 0)
+			sb_puts(sb, "<p>(none)</p>\n");
+		else
+			rtable_html(t, PAGE_ROWS, sb);
+	}
+}
+
+/* "Provenance": a point's command, env.txt, recipe.yaml, and when and from
+ * where the page was written; then the end of the page. */
+static void html_provenance(const struct run *run, struct strbuf *sb)
+{
+	sb_puts(sb, "<h2 id=\"provenance\">Provenance</h2>\n");
+	if (run->command_example) {
+		sb_puts(sb, "<p>A point's command, as run (every one is in results.csv):</p>\n<pre>");
+		html_escape(sb, run->command_example);
+		sb_puts(sb, "</pre>\n");
+	}
+	char *env = read_text(run->dir, "env.txt");
+	sb_puts(sb, "<h3>Environment (env.txt)</h3>\n<pre>");
+	html_escape(sb, env ? env : "(no env.txt)");
+	sb_puts(sb, "</pre>\n");
+	free(env);
+	sb_puts(sb, "<h3>Recipe (recipe.yaml)</h3>\n<pre>");
+	html_escape(sb, run->recipe.text ? run->recipe.text : "");
+	sb_puts(sb, "</pre>\n");
+	time_t now = time(NULL);
+	char stamp[64];
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	sb_printf(sb, "<p class=\"caption\">Written by matrix %s on %s from ", PACKAGE_VERSION, stamp);
+	html_escape(sb, run->dir);
+	sb_puts(sb, ".</p>\n</body>\n</html>\n");
+}
+
 int report_html_write(const struct run *run, const struct report_tables *rt,
 		      const struct plot_set *ps, const char *plotdir, const char *path)
 {
 	struct strbuf sb = {0};
-	const struct recipe *r = &run->recipe;
-	sb_puts(&sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-	html_escape(&sb, r->name);
-	sb_puts(&sb, " - matrix report</title>\n<style>\n");
-	sb_puts(&sb, css);
-	sb_puts(&sb, "</style>\n</head>\n<body>\n<h1>");
-	html_escape(&sb, r->name);
-	sb_puts(&sb, "</h1>\n");
-	if (r->description) {
-		sb_puts(&sb, "<p>");
-		html_escape(&sb, r->description);
-		sb_puts(&sb, "</p>\n");
-	}
-	summary(run, &sb, 1);
-	sb_puts(&sb, "<nav><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
-		     "<a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
-		     "<a href=\"#provenance\">Provenance</a></nav>\n");
+	html_head(run, &sb);
 	sections(run, &sb, 1);
-	sb_puts(&sb, "<h2 id=\"figures\">Figures</h2>\n");
-	for (size_t i = 0; i < ps->n; i++) {
-		const struct plot *p = &ps->p[i];
-		sb_printf(&sb, "<figure id=\"fig-%s\">\n", p->name);
-		char *svg = xasprintf("%s/%s.svg", plotdir, p->name);
-		char *prefix = xasprintf("f%zu", i);
-		if (!p->drawn || inline_svg(&sb, svg, prefix) != 0) {
-			sb_puts(&sb, "<p class=\"missing\">Figure not drawn: ");
-			html_escape(&sb, p->why ? p->why : "the SVG could not be read");
-			sb_puts(&sb, "</p>\n");
-		}
-		free(svg);
-		free(prefix);
-		sb_puts(&sb, "<figcaption><b>");
-		html_escape(&sb, p->title);
-		sb_puts(&sb, ".</b> ");
-		html_escape(&sb, p->caption);
-		sb_printf(&sb, " <a href=\"plots/%s.png\">PNG</a> <a href=\"plots/%s.dat\">data</a> "
-			       "<a href=\"plots/%s.gp\">script</a></figcaption>\n</figure>\n",
-			  p->name, p->name, p->name);
-	}
-	sb_puts(&sb, "<h2 id=\"tables\">Tables</h2>\n");
-	for (size_t i = 0; i < rt->n; i++) {
-		const struct rtable *t = rt->t[i];
-		sb_printf(&sb, "<h3 id=\"tables-%s\">", t->name);
-		html_escape(&sb, t->title);
-		sb_printf(&sb, " <small>(<a href=\"tables/%s.csv\">tables/%s.csv</a>)</small></h3>\n", t->name,
-			  t->name);
-		if (t->caption) {
-			sb_puts(&sb, "<p class=\"caption\">");
-			html_escape(&sb, t->caption);
-			sb_puts(&sb, "</p>\n");
-		}
-		if (t->nrows == 0)
-			sb_puts(&sb, "<p>(none)</p>\n");
-		else
-			rtable_html(t, PAGE_ROWS, &sb);
-	}
-	sb_puts(&sb, "<h2 id=\"provenance\">Provenance</h2>\n");
-	if (run->command_example) {
-		sb_puts(&sb, "<p>A point's command, as run (every one is in results.csv):</p>\n<pre>");
-		html_escape(&sb, run->command_example);
-		sb_puts(&sb, "</pre>\n");
-	}
-	char *env = read_text(run->dir, "env.txt");
-	sb_puts(&sb, "<h3>Environment (env.txt)</h3>\n<pre>");
-	html_escape(&sb, env ? env : "(no env.txt)");
-	sb_puts(&sb, "</pre>\n");
-	free(env);
-	sb_puts(&sb, "<h3>Recipe (recipe.yaml)</h3>\n<pre>");
-	html_escape(&sb, r->text ? r->text : "");
-	sb_puts(&sb, "</pre>\n");
-	time_t now = time(NULL);
-	char stamp[64];
-	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
-	sb_printf(&sb, "<p class=\"caption\">Written by matrix %s on %s from ", PACKAGE_VERSION, stamp);
-	html_escape(&sb, run->dir);
-	sb_puts(&sb, ".</p>\n</body>\n</html>\n");
+	html_figures(ps, plotdir, &sb);
+	html_tables(rt, &sb);
+	html_provenance(run, &sb);
 	int rc = write_file_atomic(path, sb.buf, sb.len);
 	sb_free(&sb);
 	return rc;

@@ -218,31 +218,28 @@ static int cmp_rowkey(const void *a, const void *b)
 	return (x->row > y->row) - (x->row < y->row);
 }
 
-int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
-{
-	memset(run, 0, sizeof(*run));
-	run->dir = xstrdup(dir);
-	run->torn_offset = -1;
-	char *rpath = xasprintf("%s/recipe.yaml", dir);
-	char *cpath = xasprintf("%s/results.csv", dir);
-	struct table t = {0};
-	int rc = 2;
-	int have_recipe = 0;
-	size_t *level = NULL;
-	struct rowkey *keys = NULL;
+/* The columns of results.csv a run is read from; -1 where absent. */
+struct cols {
+	long id, repeat, status, reason, unit, lo, hi, thr, cmd;
+	long *factor;         /* per factor of the recipe, all present */
+};
 
+/* Read DIR/recipe.yaml into run->recipe (*have_recipe = 1 once it loaded)
+ * and DIR/results.csv into t. Returns 0, or -1 after printing why to err. */
+static int load_files(struct run *run, const char *dir, const char *rpath, const char *cpath,
+		      struct table *t, int *have_recipe, FILE *err)
+{
 	if (access(rpath, R_OK) != 0) {
 		fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", dir);
-		goto out;
+		return -1;
 	}
 	if (recipe_load(rpath, &run->recipe, err) != 0) {
 		fprintf(err, "matrix: cannot report on '%s': its recipe.yaml does not load\n", dir);
-		goto out;
+		return -1;
 	}
-	have_recipe = 1;
-	struct recipe *r = &run->recipe;
+	*have_recipe = 1;
 	char *why = NULL;
-	if (table_read(cpath, &t, &run->torn_offset, &why) != 0) {
+	if (table_read(cpath, t, &run->torn_offset, &why) != 0) {
 		if (why)
 			fprintf(err, "matrix: %s\n", why);
 		else if (errno == ENOENT)
@@ -250,142 +247,174 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		else
 			fprintf(err, "matrix: unable to read '%s': %s\n", cpath, strerror(errno));
 		free(why);
-		goto out;
+		return -1;
 	}
-	if (t.nrows == 0) {
+	if (t->nrows == 0) {
 		fprintf(err, "matrix: no results in '%s' yet (results.csv has no rows)\n", dir);
-		goto out;
+		return -1;
 	}
-	long c_id = table_column(&t, "id"), c_repeat = table_column(&t, "repeat");
-	long c_status = table_column(&t, "status"), c_reason = table_column(&t, "reason");
-	long c_unit = table_column(&t, "unit");
-	long c_lo = table_column(&t, "step_ms_lo"), c_hi = table_column(&t, "step_ms_hi");
-	long c_thr = table_column(&t, "throughput"), c_cmd = table_column(&t, "command");
-	if (c_id < 0 || c_status < 0) {
+	return 0;
+}
+
+/* Find the columns of t, and check the metric when one was asked for.
+ * Returns 0, or -1 after printing why to err. */
+static int find_columns(const struct table *t, const struct recipe *r, const char *dir,
+			const char *cpath, const char *metric, struct cols *c, FILE *err)
+{
+	c->id = table_column(t, "id");
+	c->repeat = table_column(t, "repeat");
+	c->status = table_column(t, "status");
+	c->reason = table_column(t, "reason");
+	c->unit = table_column(t, "unit");
+	c->lo = table_column(t, "step_ms_lo");
+	c->hi = table_column(t, "step_ms_hi");
+	c->thr = table_column(t, "throughput");
+	c->cmd = table_column(t, "command");
+	c->factor = NULL;
+	if (c->id < 0 || c->status < 0) {
 		fprintf(err, "matrix: '%s' lacks the id or status column\n", cpath);
-		goto out;
+		return -1;
 	}
-	if (metric && check_metric(&t, dir, metric, err) < 0)
-		goto out;
-	long *fcol = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
+	if (metric && check_metric(t, dir, metric, err) < 0)
+		return -1;
+	c->factor = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
 	for (size_t f = 0; f < r->nfactors; f++) {
-		fcol[f] = table_column(&t, r->factors[f].name);
-		if (fcol[f] < 0) {
+		c->factor[f] = table_column(t, r->factors[f].name);
+		if (c->factor[f] < 0) {
 			error_to(err, "'%s' has no column for factor '%s'", cpath,
 				r->factors[f].name);
-			free(fcol);
-			goto out;
+			return -1;
 		}
 	}
-	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
-	metric_describe(&run->metric, mname,
-			c_unit >= 0 && t.nrows ? t.rows[0].cell[c_unit] : NULL);
+	return 0;
+}
 
-	/* the last row of each (id, repeat) wins: a retried point supersedes */
-	keys = xmalloc(t.nrows * sizeof(*keys));
-	for (size_t i = 0; i < t.nrows; i++) {
-		keys[i].id = xasprintf("%s/%s", t.rows[i].cell[c_id],
-				       c_repeat >= 0 ? t.rows[i].cell[c_repeat] : "0");
+/* keep[i] = 1 for the rows that count: the last row of each (id, repeat)
+ * wins, as a retried point supersedes. */
+static unsigned char *latest_rows(const struct table *t, const struct cols *c)
+{
+	struct rowkey *keys = xmalloc((t->nrows ? t->nrows : 1) * sizeof(*keys));
+	for (size_t i = 0; i < t->nrows; i++) {
+		keys[i].id = xasprintf("%s/%s", t->rows[i].cell[c->id],
+				       c->repeat >= 0 ? t->rows[i].cell[c->repeat] : "0");
 		keys[i].row = i;
 	}
-	qsort(keys, t.nrows, sizeof(*keys), cmp_rowkey);
-	unsigned char *keep = xcalloc(t.nrows, 1);
-	for (size_t i = 0; i < t.nrows; i++)
-		if (i + 1 == t.nrows || strcmp(keys[i].id, keys[i + 1].id) != 0)
+	qsort(keys, t->nrows, sizeof(*keys), cmp_rowkey);
+	unsigned char *keep = xcalloc(t->nrows ? t->nrows : 1, 1);
+	for (size_t i = 0; i < t->nrows; i++)
+		if (i + 1 == t->nrows || strcmp(keys[i].id, keys[i + 1].id) != 0)
 			keep[keys[i].row] = 1;
+	for (size_t i = 0; i < t->nrows; i++)
+		free(keys[i].id);
+	free(keys);
+	return keep;
+}
 
-	level = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(size_t));
-	for (size_t f = 0; f < r->nfactors; f++)
-		level[f] = r->factors[f].nlevels;
-	cellset_init(&run->cells, r->nfactors, level);
-	/* per cell: lists of repeat values, merged at the end */
-	size_t cap = 0;
-	struct { size_t n, cap; double *v, *u, *thr; } *rep = NULL;
-	quality_scan(&t, r, &run->quality);
-	for (size_t i = 0; i < t.nrows; i++) {
-		if (!keep[i])
-			continue;
-		run->rows++;
-		const char *status = t.rows[i].cell[c_status];
-		const char *reason = c_reason >= 0 ? t.rows[i].cell[c_reason] : "";
-		size_t f;
-		for (f = 0; f < r->nfactors; f++) {
-			long l = recipe_level_index(r, f, t.rows[i].cell[fcol[f]]);
-			if (l < 0)
-				break;
-			level[f] = (size_t)l;
-		}
-		if (f < r->nfactors) {
-			char *why2 = xasprintf("level '%s' of factor '%s' is not in the recipe",
-					       t.rows[i].cell[fcol[f]], r->factors[f].name);
-			add_failure(run, &t, i, fcol, status, why2);
-			free(why2);
-			continue;
-		}
-		if (strcmp(status, "ok") != 0) {
-			add_failure(run, &t, i, fcol, status, reason);
-			continue;
-		}
-		double v = NAN;
-		int absent;
-		char *bad = row_metric(&t, i, mname, &v, &absent);
-		if (bad) {
-			/* a NaN, infinite or negative value is a failed measurement */
-			add_failure(run, &t, i, fcol, absent ? "ok" : "failed", bad);
-			free(bad);
-			continue;
-		}
-		run->ok_rows++;
-		double u = NAN, lo, hi;
-		if (run->metric.has_ci && c_lo >= 0 && c_hi >= 0 &&
-		    parse_double(t.rows[i].cell[c_lo], &lo) == 0 &&
-		    parse_double(t.rows[i].cell[c_hi], &hi) == 0)
-			u = stat_log_halfwidth(lo, hi);
-		double thr = NAN;
-		if (c_thr >= 0 && parse_double(t.rows[i].cell[c_thr], &thr) != 0)
-			thr = NAN;
-		if (!run->command_example && c_cmd >= 0 && *t.rows[i].cell[c_cmd])
-			run->command_example = xstrdup(t.rows[i].cell[c_cmd]);
-		long c = cellset_find(&run->cells, level);
-		if (c < 0) {
-			c = (long)cellset_add(&run->cells, level, v, u, thr, t.rows[i].cell[c_id]);
-			if ((size_t)c >= cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				while (ncap <= (size_t)c)
-					ncap *= 2;
-				rep = xrealloc(rep, ncap * sizeof(*rep));
-				memset(rep + cap, 0, (ncap - cap) * sizeof(*rep));
-				cap = ncap;
-			}
-		}
-		if (rep[c].n == rep[c].cap) {
-			rep[c].cap = rep[c].cap ? 2 * rep[c].cap : 2;
-			rep[c].v = xrealloc(rep[c].v, rep[c].cap * sizeof(double));
-			rep[c].u = xrealloc(rep[c].u, rep[c].cap * sizeof(double));
-			rep[c].thr = xrealloc(rep[c].thr, rep[c].cap * sizeof(double));
-		}
-		rep[c].v[rep[c].n] = v;
-		rep[c].u[rep[c].n] = u;
-		rep[c].thr[rep[c].n] = thr;
-		rep[c].n++;
+/* Per cell: the values of its repeats (one per process), merged at the end. */
+struct reps {
+	size_t cap;
+	struct { size_t n, cap; double *v, *u, *thr; } *cell;
+};
+
+/* Add value v, its half-width u and throughput thr to the repeats of cell c. */
+static void reps_add(struct reps *rp, size_t c, double v, double u, double thr)
+{
+	if (c >= rp->cap) {
+		size_t ncap = rp->cap ? 2 * rp->cap : 64;
+		while (ncap <= c)
+			ncap *= 2;
+		rp->cell = xrealloc(rp->cell, ncap * sizeof(*rp->cell));
+		memset(rp->cell + rp->cap, 0, (ncap - rp->cap) * sizeof(*rp->cell));
+		rp->cap = ncap;
 	}
-	/* a point's value and interval from its process-level values (stats.c) */
+	if (rp->cell[c].n == rp->cell[c].cap) {
+		rp->cell[c].cap = rp->cell[c].cap ? 2 * rp->cell[c].cap : 2;
+		rp->cell[c].v = xrealloc(rp->cell[c].v, rp->cell[c].cap * sizeof(double));
+		rp->cell[c].u = xrealloc(rp->cell[c].u, rp->cell[c].cap * sizeof(double));
+		rp->cell[c].thr = xrealloc(rp->cell[c].thr, rp->cell[c].cap * sizeof(double));
+	}
+	rp->cell[c].v[rp->cell[c].n] = v;
+	rp->cell[c].u[rp->cell[c].n] = u;
+	rp->cell[c].thr[rp->cell[c].n] = thr;
+	rp->cell[c].n++;
+}
+
+/* Read row i of t (metric mname): a failure, or a value added to its cell's
+ * repeats. level is scratch room for a level per factor. */
+static void load_row(struct run *run, const struct table *t, size_t i, const struct cols *cl,
+		     const char *mname, size_t *level, struct reps *rp)
+{
+	const struct recipe *r = &run->recipe;
+	run->rows++;
+	const char *status = t->rows[i].cell[cl->status];
+	const char *reason = cl->reason >= 0 ? t->rows[i].cell[cl->reason] : "";
+	size_t f;
+	for (f = 0; f < r->nfactors; f++) {
+		long l = recipe_level_index(r, f, t->rows[i].cell[cl->factor[f]]);
+		if (l < 0)
+			break;
+		level[f] = (size_t)l;
+	}
+	if (f < r->nfactors) {
+		char *why2 = xasprintf("level '%s' of factor '%s' is not in the recipe",
+				       t->rows[i].cell[cl->factor[f]], r->factors[f].name);
+		add_failure(run, t, i, cl->factor, status, why2);
+		free(why2);
+		return;
+	}
+	if (strcmp(status, "ok") != 0) {
+		add_failure(run, t, i, cl->factor, status, reason);
+		return;
+	}
+	double v = NAN;
+	int absent;
+	char *bad = row_metric(t, i, mname, &v, &absent);
+	if (bad) {
+		/* a NaN, infinite or negative value is a failed measurement */
+		add_failure(run, t, i, cl->factor, absent ? "ok" : "failed", bad);
+		free(bad);
+		return;
+	}
+	run->ok_rows++;
+	double u = NAN, lo, hi;
+	if (run->metric.has_ci && cl->lo >= 0 && cl->hi >= 0 &&
+	    parse_double(t->rows[i].cell[cl->lo], &lo) == 0 &&
+	    parse_double(t->rows[i].cell[cl->hi], &hi) == 0)
+		u = stat_log_halfwidth(lo, hi);
+	double thr = NAN;
+	if (cl->thr >= 0 && parse_double(t->rows[i].cell[cl->thr], &thr) != 0)
+		thr = NAN;
+	if (!run->command_example && cl->cmd >= 0 && *t->rows[i].cell[cl->cmd])
+		run->command_example = xstrdup(t->rows[i].cell[cl->cmd]);
+	long c = cellset_find(&run->cells, level);
+	if (c < 0)
+		c = (long)cellset_add(&run->cells, level, v, u, thr, t->rows[i].cell[cl->id]);
+	reps_add(rp, (size_t)c, v, u, thr);
+}
+
+/* A point's value and interval from its process-level values (stats.c);
+ * frees the repeats. */
+static void merge_repeats(struct run *run, struct reps *rp)
+{
 	for (size_t c = 0; c < run->cells.ncells; c++) {
-		cellset_set_repeats(&run->cells, c, rep[c].v, rep[c].u, rep[c].n);
-		if (rep[c].n > run->max_rep)
-			run->max_rep = rep[c].n;
-		if (rep[c].n > 1)
-			run->cells.thr[c] = stat_median(rep[c].thr, rep[c].n);
-		free(rep[c].v);
-		free(rep[c].u);
-		free(rep[c].thr);
+		cellset_set_repeats(&run->cells, c, rp->cell[c].v, rp->cell[c].u, rp->cell[c].n);
+		if (rp->cell[c].n > run->max_rep)
+			run->max_rep = rp->cell[c].n;
+		if (rp->cell[c].n > 1)
+			run->cells.thr[c] = stat_median(rp->cell[c].thr, rp->cell[c].n);
+		free(rp->cell[c].v);
+		free(rp->cell[c].u);
+		free(rp->cell[c].thr);
 	}
-	free(rep);
-	cellset_sort(&run->cells);
-	free(keep);
-	free(fcol);
+	free(rp->cell);
+	rp->cell = NULL;
+	rp->cap = 0;
+}
 
-	/* reference levels, baseline, groups for the best configuration */
+/* Reference levels, baseline, groups for the best configuration. */
+static void set_references(struct run *run)
+{
+	const struct recipe *r = &run->recipe;
 	run->ref = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 	run->base_level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(long));
 	run->group = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
@@ -399,12 +428,45 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 		if (b < 0 && r->factors[f].nlevels <= 1)
 			run->base_level[f] = 0;
 	}
+}
+
+int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
+{
+	memset(run, 0, sizeof(*run));
+	run->dir = xstrdup(dir);
+	run->torn_offset = -1;
+	char *rpath = xasprintf("%s/recipe.yaml", dir);
+	char *cpath = xasprintf("%s/results.csv", dir);
+	struct table t = {0};
+	struct cols cl = {0};
+	int rc = 2;
+	int have_recipe = 0;
+	size_t *level = NULL;
+	struct recipe *r = &run->recipe;
+
+	if (load_files(run, dir, rpath, cpath, &t, &have_recipe, err) != 0 ||
+	    find_columns(&t, r, dir, cpath, metric, &cl, err) != 0)
+		goto out;
+	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
+	metric_describe(&run->metric, mname,
+			cl.unit >= 0 && t.nrows ? t.rows[0].cell[cl.unit] : NULL);
+	unsigned char *keep = latest_rows(&t, &cl);
+	level = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(size_t));
+	for (size_t f = 0; f < r->nfactors; f++)
+		level[f] = r->factors[f].nlevels;
+	cellset_init(&run->cells, r->nfactors, level);
+	struct reps rp = {0};
+	quality_scan(&t, r, &run->quality);
+	for (size_t i = 0; i < t.nrows; i++)
+		if (keep[i])
+			load_row(run, &t, i, &cl, mname, level, &rp);
+	merge_repeats(run, &rp);
+	cellset_sort(&run->cells);
+	free(keep);
+	set_references(run);
 	rc = 0;
 out:
-	if (keys)
-		for (size_t i = 0; i < t.nrows; i++)
-			free(keys[i].id);
-	free(keys);
+	free(cl.factor);
 	free(level);
 	table_free(&t);
 	free(rpath);
