@@ -411,6 +411,24 @@ char *text_clean(const char *s, size_t n, size_t max)
 	return sb.buf;
 }
 
+char *text_clean_lines(const char *s, size_t n)
+{
+	struct strbuf sb = {0};
+	sb_add(&sb, "", 0);
+	for (size_t i = 0; i <= n;) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t end = nl ? (size_t)(nl - s) : n;
+		char *line = text_clean(s + i, end - i, 0);
+		sb_puts(&sb, line);
+		free(line);
+		if (!nl)
+			break;
+		sb_putc(&sb, '\n');
+		i = end + 1;
+	}
+	return sb.buf;
+}
+
 /* The last byte of s[0..n) that starts a character (n when none). */
 static size_t char_start_before(const char *s, size_t n)
 {

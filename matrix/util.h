@@ -74,6 +74,9 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
  * control characters but tab (C0, DEL, C1) written as \xHH or \u00HH; cut at a
  * character boundary to at most max bytes (0: no limit). */
 char *text_clean(const char *s, size_t n, size_t max);
+/* text_clean of each line of s[0..n), the newlines kept (text of many lines
+ * for a page). */
+char *text_clean_lines(const char *s, size_t n);
 /* A message for a terminal or a log line: text_clean's escapes (a newline
  * too: one message stays one line), and when longer than max bytes its start
  * and its end around "[... N bytes left out ...]". */

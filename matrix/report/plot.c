@@ -100,10 +100,15 @@ static int gnuplot_found(const char *g)
  * or anything else gnuplot reads as code. The characters that enhanced text
  * gives a meaning to (_ ^ @ & { } ~ \) get an escaped backslash first, so
  * that they are shown as they are. A tic label is also a format: its '%'
- * is doubled. */
+ * is doubled. Control characters are shown as text (text_clean). */
 static void quote(struct strbuf *sb, const char *s, int tic)
 {
-	for (; s && *s; s++) {
+	if (!s)
+		return;
+	/* control characters as text, invalid UTF-8 as U+FFFD: the figure's
+	 * SVG stays valid XML and valid UTF-8 */
+	char *clean = text_clean(s, strlen(s), 0);
+	for (s = clean; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80 ||
 		    strchr(" .,:;-+/=()[]<>!?*|'", c)) {
@@ -118,6 +123,7 @@ static void quote(struct strbuf *sb, const char *s, int tic)
 			sb_puts(sb, "\\134");
 		sb_printf(sb, "\\%03o", c);
 	}
+	free(clean);
 }
 
 void plot_quote(struct strbuf *sb, const char *s)

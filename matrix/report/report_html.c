@@ -60,7 +60,7 @@ static void summary(const struct run *run, struct strbuf *sb, int html)
 		html_escape(sb, t.buf);
 		sb_puts(sb, "</p>\n");
 	} else {
-		sb_puts(sb, t.buf);
+		md_escape(sb, t.buf, 0);
 		sb_puts(sb, "\n\n");
 	}
 	sb_free(&t);
@@ -69,7 +69,9 @@ static void summary(const struct run *run, struct strbuf *sb, int html)
 static void paras_markdown(const struct paras *ps, struct strbuf *sb)
 {
 	for (size_t i = 0; i < ps->n; i++) {
-		sb_printf(sb, "%s%s\n", ps->item[i] ? "- " : "", ps->text[i]);
+		sb_puts(sb, ps->item[i] ? "- " : "");
+		md_escape(sb, ps->text[i], 0);
+		sb_putc(sb, '\n');
 		if (!ps->item[i] || i + 1 == ps->n || !ps->item[i + 1])
 			sb_putc(sb, '\n');
 	}
@@ -102,34 +104,73 @@ static void sections(const struct run *run, struct strbuf *sb, int html)
 	paras_free(&u);
 }
 
+/* A fenced code block: its text cleaned (text_clean_lines), the fence one
+ * backtick longer than the longest run of backticks in it (at least three),
+ * so that nothing in the text can close it. */
+static void md_code_block(struct strbuf *sb, const char *text, const char *lang)
+{
+	char *clean = text_clean_lines(text, strlen(text));
+	size_t run = 0, longest = 0;
+	for (const char *c = clean; *c; c++) {
+		run = *c == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	size_t fence = longest + 1 > 3 ? longest + 1 : 3;
+	for (size_t i = 0; i < fence; i++)
+		sb_putc(sb, '`');
+	sb_printf(sb, "%s\n%s\n", lang, clean);
+	for (size_t i = 0; i < fence; i++)
+		sb_putc(sb, '`');
+	sb_puts(sb, "\n\n");
+	free(clean);
+}
+
 int report_markdown_write(const struct run *run, const struct report_tables *rt,
 			  const struct plot_set *ps, const char *path)
 {
 	struct strbuf sb = {0};
 	const struct recipe *r = &run->recipe;
-	sb_printf(&sb, "# %s\n\n", r->name);
-	if (r->description)
-		sb_printf(&sb, "%s\n\n", r->description);
+	sb_puts(&sb, "# ");
+	md_escape(&sb, r->name, 1);
+	sb_puts(&sb, "\n\n");
+	if (r->description) {
+		md_escape(&sb, r->description, 0);
+		sb_puts(&sb, "\n\n");
+	}
 	summary(run, &sb, 0);
 	sections(run, &sb, 0);
 	sb_puts(&sb, "## Figures\n\n");
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct plot *p = &ps->p[i];
-		sb_printf(&sb, "### %s\n\n", p->title);
-		if (p->drawn)
-			sb_printf(&sb, "![%s](plots/%s.png)\n\n[SVG](plots/%s.svg) · data: plots/%s.dat · script: plots/%s.gp\n\n",
-				  p->title, p->name, p->name, p->name, p->name);
-		else
-			sb_printf(&sb, "*Not drawn: %s.*\n\n", p->why ? p->why : "unknown reason");
-		if (p->caption)
-			sb_printf(&sb, "%s\n\n", p->caption);
+		sb_puts(&sb, "### ");
+		md_escape(&sb, p->title, 1);
+		sb_puts(&sb, "\n\n");
+		if (p->drawn) {
+			sb_puts(&sb, "![");
+			md_escape(&sb, p->title, 1);
+			sb_printf(&sb, "](plots/%s.png)\n\n[SVG](plots/%s.svg) · data: plots/%s.dat · script: plots/%s.gp\n\n",
+				  p->name, p->name, p->name, p->name);
+		} else {
+			sb_puts(&sb, "*Not drawn: ");
+			md_escape(&sb, p->why ? p->why : "unknown reason", 1);
+			sb_puts(&sb, ".*\n\n");
+		}
+		if (p->caption) {
+			md_escape(&sb, p->caption, 0);
+			sb_puts(&sb, "\n\n");
+		}
 	}
 	sb_puts(&sb, "## Tables\n\n");
 	for (size_t i = 0; i < rt->n; i++) {
 		const struct rtable *t = rt->t[i];
-		sb_printf(&sb, "### %s\n\n", t->title);
-		if (t->caption)
-			sb_printf(&sb, "%s\n\n", t->caption);
+		sb_puts(&sb, "### ");
+		md_escape(&sb, t->title, 1);
+		sb_puts(&sb, "\n\n");
+		if (t->caption) {
+			md_escape(&sb, t->caption, 0);
+			sb_puts(&sb, "\n\n");
+		}
 		if (t->nrows == 0)
 			sb_puts(&sb, "(none)\n\n");
 		else {
@@ -138,13 +179,17 @@ int report_markdown_write(const struct run *run, const struct report_tables *rt,
 		}
 	}
 	sb_puts(&sb, "## Provenance\n\n");
-	if (run->command_example)
-		sb_printf(&sb, "A point's command, as run (every one is in results.csv):\n\n```\n%s\n```\n\n",
-			  run->command_example);
+	if (run->command_example) {
+		sb_puts(&sb, "A point's command, as run (every one is in results.csv):\n\n");
+		md_code_block(&sb, run->command_example, "");
+	}
 	char *env = read_text(run->dir, "env.txt");
-	sb_printf(&sb, "Environment (env.txt):\n\n```\n%s\n```\n\n", env ? env : "(no env.txt)");
+	sb_puts(&sb, "Environment (env.txt):\n\n");
+	md_code_block(&sb, env ? env : "(no env.txt)", "");
 	free(env);
-	sb_printf(&sb, "Recipe (recipe.yaml):\n\n```yaml\n%s\n```\n", r->text ? r->text : "");
+	sb_puts(&sb, "Recipe (recipe.yaml):\n\n");
+	md_code_block(&sb, r->text ? r->text : "", "yaml");
+	sb.buf[--sb.len] = '\0'; /* the file ends with one newline */
 	int rc = write_file_atomic(path, sb.buf, sb.len);
 	sb_free(&sb);
 	return rc;

@@ -44,14 +44,45 @@ int rtable_write_csv(const struct rtable *t, const char *path)
 	return rc;
 }
 
-static void md_cell(struct strbuf *sb, const char *s)
+static int word_char(char c)
 {
-	for (; s && *s; s++) {
-		if (*s == '|')
-			sb_puts(sb, "\\|");
-		else
-			sb_putc(sb, *s);
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (c & 0x80);
+}
+
+/* Markdown text that renders as itself: control characters and invalid
+ * UTF-8 cleaned (text_clean; in a table cell a newline too, else newlines
+ * kept), a backslash before every character that could start markup inline
+ * (\ ` [ ] < > |; * ~ _ unless between spaces, _ inside a word neither; &
+ * before a letter, a digit or #: no link, image, HTML, entity, emphasis, code
+ * span or table cell ends early) and before a line's first character
+ * when it could start a block (# - + = > or a number followed by . or )). */
+void md_escape(struct strbuf *sb, const char *s, int cell)
+{
+	if (!s)
+		return;
+	char *clean = cell ? text_clean(s, strlen(s), 0) : text_clean_lines(s, strlen(s));
+	for (const char *c = clean; *c; c++) {
+		int line_start = c == clean || c[-1] == '\n';
+		if (line_start && strchr("#-+=>", *c))
+			sb_putc(sb, '\\');
+		if (line_start && *c >= '0' && *c <= '9') {
+			const char *d = c;
+			while (*d >= '0' && *d <= '9')
+				d++;
+			if (*d == '.' || *d == ')') {
+				sb_add(sb, c, (size_t)(d - c));
+				sb_putc(sb, '\\');
+				c = d;
+			}
+		}
+		int spaced = (c == clean || c[-1] == ' ' || c[-1] == '\n') && (!c[1] || c[1] == ' ' || c[1] == '\n');
+		if (strchr("\\`[]<>|", *c) || (strchr("*~", *c) && !spaced) ||
+		    (*c == '_' && !spaced && (c == clean || !word_char(c[-1]) || !word_char(c[1]))) ||
+		    (*c == '&' && (word_char(c[1]) || c[1] == '#')))
+			sb_putc(sb, '\\');
+		sb_putc(sb, *c);
 	}
+	free(clean);
 }
 
 void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
@@ -60,7 +91,7 @@ void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 	sb_puts(sb, "|");
 	for (size_t i = 0; i < t->ncols; i++) {
 		sb_putc(sb, ' ');
-		md_cell(sb, t->cols[i]);
+		md_escape(sb, t->cols[i], 1);
 		sb_puts(sb, " |");
 	}
 	sb_puts(sb, "\n|");
@@ -71,7 +102,7 @@ void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 		sb_puts(sb, "|");
 		for (size_t i = 0; i < t->ncols; i++) {
 			sb_putc(sb, ' ');
-			md_cell(sb, t->cell[r * t->ncols + i]);
+			md_escape(sb, t->cell[r * t->ncols + i], 1);
 			sb_puts(sb, " |");
 		}
 		sb_putc(sb, '\n');
@@ -81,10 +112,14 @@ void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 			  t->name, t->name);
 }
 
-/* Escape text for HTML element content and attribute values. */
+/* Escape text for HTML element content and attribute values; control
+ * characters and invalid UTF-8 cleaned first (text_clean, newlines kept). */
 void html_escape(struct strbuf *sb, const char *s)
 {
-	for (; s && *s; s++) {
+	if (!s)
+		return;
+	char *clean = text_clean_lines(s, strlen(s));
+	for (s = clean; *s; s++) {
 		switch (*s) {
 		case '&': sb_puts(sb, "&amp;"); break;
 		case '<': sb_puts(sb, "&lt;"); break;
@@ -93,6 +128,7 @@ void html_escape(struct strbuf *sb, const char *s)
 		default: sb_putc(sb, *s);
 		}
 	}
+	free(clean);
 }
 
 void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb)

@@ -29,5 +29,7 @@ void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb);
 void rtable_free(struct rtable *t);
 /* Escape text for HTML content and attribute values. */
 void html_escape(struct strbuf *sb, const char *s);
+/* Markdown text that renders as itself (cell: one table cell, on one line). */
+void md_escape(struct strbuf *sb, const char *s, int cell);
 
 #endif
