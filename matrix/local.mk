@@ -11,6 +11,7 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/plan/design.c matrix/plan/design.h \
 	matrix/plan/grid.c matrix/plan/grid.h \
 	matrix/plan/argv.c matrix/plan/argv.h \
+	matrix/plan/catalog.c matrix/plan/catalog.h \
 	matrix/run/store.c matrix/run/store.h \
 	matrix/run/executor.h matrix/run/exec_local.c matrix/run/exec_container.c \
 	matrix/run/exec_slurm.h matrix/run/exec_slurm.c \
@@ -20,7 +21,7 @@ matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)
 bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
-	matrix/plan/cmd_expand.c \
+	matrix/plan/cmd_expand.c matrix/plan/cmd_recipes.c \
 	matrix/run/cmd_run.c \
 	matrix/run/cmd_status.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

@@ -26,6 +26,10 @@
 	"START..END:xK (times K): batch=1..64:x2 is 1,2,4,8,16,32,64. Exclusions and the\n" \
 	"baseline drop the levels a factor lost. The run saves the recipe with them\n"     \
 	"applied as recipe.yaml, so --resume DIR alone runs the same points.\n"
+#define HELP_RECIPE                                                                      \
+	"RECIPE: a recipe file, or a name (inference_cube) looked up as NAME.yaml in\n"    \
+	"$MATRIX_RECIPES (directories separated by ':'), ./recipes and the installed\n"     \
+	"share/matrix/recipes; 'matrix recipes' lists them.\n"
 #define HELP_METRICS                                                                     \
 	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
 	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \
@@ -40,6 +44,7 @@ static const char *const run_point_options[] = {"--help", NULL};
 static const char *const status_options[] = {"--help", NULL};
 static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
+static const char *const recipes_options[] = {"--names", "--help", NULL};
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
 
 static const struct cmd_entry commands[] = {
@@ -50,7 +55,7 @@ static const struct cmd_entry commands[] = {
 	 "                         fractional design prints the design above the table:\n"
 	 "                         generators, defining relation, aliases)\n"
 	 "  --only FILTER          the points that match FILTER only\n"
-	 "\n" HELP_ONLY "\n" HELP_OVERRIDES,
+	 "\n" HELP_RECIPE "\n" HELP_ONLY "\n" HELP_OVERRIDES,
 	 expand_options},
 	{"run", cmd_run,
 	 "run RECIPE [KEY=VALUE...] [--out DIR] [--resume DIR] [--retry-failed] [--allow-changed] [--only FILTER] [--jobs N] [--allow-oversubscribe] [--executor local|slurm] [--detach] [--dry-run] [--no-report]",
@@ -74,7 +79,7 @@ static const struct cmd_entry commands[] = {
 	 "                         what is missing and writes the report\n"
 	 "  -n, --dry-run          print the command of every point that would run\n"
 	 "  --no-report            do not write the report at the end\n"
-	 "\n" HELP_ONLY "\n" HELP_OVERRIDES "\n"
+	 "\n" HELP_RECIPE "\n" HELP_ONLY "\n" HELP_OVERRIDES "\n"
 	 "The report's metric is the recipe's report.metric (default throughput).\n" HELP_METRICS
 	 "\nExit status: 0 every point ok or unsupported, 1 some point failed, 2 usage or\n"
 	 "recipe error, 130 interrupted.\n",
@@ -112,6 +117,13 @@ static const struct cmd_entry commands[] = {
 	 "  --metric NAME          export NAME instead of the recipe's metric (see below)\n"
 	 "\n" HELP_METRICS,
 	 export_options},
+	{"recipes", cmd_recipes, "recipes [--names]",
+	 "list the recipes that run by name, with their point counts",
+	 "  --names                print the names only, one a line\n"
+	 "\n" HELP_RECIPE
+	 "A name found in an earlier directory hides the same name in a later one.\n"
+	 "Exit status: 0, 1 when some recipe does not load or none is found.\n",
+	 recipes_options},
 	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT]",
 	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions",
 	 "  --metric NAME              compare NAME instead of the recipe's metric (see below)\n"

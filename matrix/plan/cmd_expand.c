@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cmd.h"
 #include "table.h"
 #include "design.h"
@@ -49,6 +50,8 @@ int cmd_expand(int argc, char **argv)
 		error("expand: unknown format '%s' (expected table or csv)", format);
 		return 2;
 	}
+	if (!(path = catalog_resolve(path, stderr)))
+		return 2;
 	struct recipe r;
 	if (recipe_load_overrides(path, ovr, novr, &r, stderr) < 0)
 		return 2;

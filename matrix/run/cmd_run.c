@@ -24,6 +24,7 @@
 #include "executor.h"
 #include "noise.h"
 #include "plan/argv.h"
+#include "plan/catalog.h"
 #include "plan/grid.h"
 #include "plan/recipe.h"
 #include "report/quality.h"
@@ -895,6 +896,8 @@ static int study_load_recipe(struct study *S)
 			return -1;
 		}
 	}
+	if (S->o.recipe && !(S->o.recipe = catalog_resolve(S->o.recipe, stderr)))
+		return -1; /* a recipe by name: $MATRIX_RECIPES, ./recipes, share/matrix/recipes */
 	if (recipe_load_overrides(S->o.recipe ? S->o.recipe : S->saved_path, S->o.ovr, S->o.novr, &S->r, stderr) < 0)
 		return -1;
 	S->have_recipe = 1;

@@ -1,7 +1,7 @@
 # The usage line of every command, as `matrix CMD --help` prints it, is in the
 # README word for word; unknown commands and options exit 2.
 . "$top_srcdir/tests/setup"
-for cmd in expand run status report compare export; do
+for cmd in expand run status report compare export recipes; do
 	line=$("$MATRIX" $cmd --help | sed -n 's/^usage: //p')
 	[ -n "$line" ] || fail "'matrix $cmd --help' prints no usage line"
 	grep -qxF "$line" "$top_srcdir/README.md" || fail "README.md lacks the usage line: $line"
