@@ -47,6 +47,7 @@ static const struct flag flags[] = {
     {"gpus", F_INT, O(pt.gpus), NULL, "N", "data-parallel GPUs; default 1"},
     {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads; default: the online CPUs"},
     {"device", F_LEVEL, O(pt.device), lv_device, "auto|cpu|cuda", "backend; default auto (cuda when built with it and a GPU is present)"},
+    {"data", F_STR, O(data), NULL, "synthetic|DIR", "inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied to the device inside every timed step (mnist_cnn)"},
     {"seed", F_INT, O(seed), NULL, "N", "seed of weights, inputs and dropout; default 1"},
     {"warmup", F_WARMUP, O(m), NULL, "DUR|N", "warm-up: a duration (0.2s, 150ms) or a number of steps; default 0.2s"},
     {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s"},
@@ -220,6 +221,12 @@ int flags_parse(int argc, char **argv, struct opts *o)
     if (o->m.max_time < o->m.min_time)
         o->m.max_time = o->m.min_time;
     o->m.steps = o->steps;
+    if (o->data && strcmp(o->data, "synthetic") == 0)
+        o->data = NULL;
+    else if (o->data && !*o->data) {
+        fprintf(stderr, "matrix-engine: --data: an empty name (expected synthetic or a directory)\n");
+        return -1;
+    }
     o->pt.seed = o->seed;
     return 0;
 }

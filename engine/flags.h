@@ -20,6 +20,7 @@ extern const char *const lv_device[];  /* auto, cpu, cuda */
 struct opts {
     point pt;
     const char *result, *weights, *save_weights, *dump;
+    const char *data;    /* --data DIR: MNIST's IDX files; NULL: synthetic inputs */
     measure_cfg m;
     int steps;
     int list_models, help, version;

@@ -11,6 +11,7 @@ engine_matrix_engine_SOURCES = \
 	engine/measure.c engine/measure.h \
 	engine/mem.c engine/mem.h \
 	engine/weights.c engine/weights.h \
+	engine/data.c engine/data.h \
 	engine/backend.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h \
 	engine/cpu/pool.c engine/cpu/pool.h \
@@ -21,7 +22,7 @@ engine_matrix_engine_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_PKGLIBDIR='"$(pkglibdir)
 engine_matrix_engine_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
 # -rdynamic: the CUDA module resolves graph_numel & co. from the engine
 engine_matrix_engine_LDFLAGS = -rdynamic
-engine_matrix_engine_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
+engine_matrix_engine_LDADD = $(BLAS_LIBS) $(ZLIB_LIBS) $(LIBM) $(PTHREAD_LIBS)
 
 # ---- the CUDA backend: a module (dlopen), so CPU points never load CUDA ----
 CUDA_MODULE_SRCS = engine/cuda/backend_cuda.cu engine/cuda/kernels.cu \
@@ -56,14 +57,14 @@ endif
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/data.sh
 check_PROGRAMS += tests/engine/dump_cmp
 tests_engine_dump_cmp_LDADD = $(LIBM)
-EXTRA_DIST += tests/engine/ddp_cpu.sh
+EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/mkidx.py
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
-	tests/engine/resnet_ref.py tests/engine/bert_ref.py
+	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
 if HAVE_TORCH
-TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py tests/engine/bert_ref.py
+TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
 endif
 
 # ---- benchmark: native vs PyTorch on this machine (`make bench`) ----

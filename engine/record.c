@@ -101,6 +101,7 @@ void rec_point(struct record *r, const struct opts *o)
     rec(r, "ema", "%s", lv_onoff[p->ema]);
     rec(r, "gpus", "%d", p->gpus);
     rec(r, "threads", "%d", p->threads);
+    rec(r, "data", "%s", o->data ? o->data : "synthetic");
     rec(r, "engine", "native");
     rec(r, "engine_version", "%s", PACKAGE_VERSION);
     cpuinfo("model name", cpu, sizeof cpu);

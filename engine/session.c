@@ -13,6 +13,7 @@
 #include "weights.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,12 +43,33 @@ static void maybe_die(const graph *g)
         raise(SIGKILL);
 }
 
+/* The input pipeline (--data): the next batch into the input tensors,
+ * directly on the cpu, through the host staging buffers and a copy on a
+ * device. */
+static void data_feed(struct run *r)
+{
+    data_set *d = r->data;
+    tensor *x = &r->g.t[d->x], *y = &r->g.t[d->y];
+    int32_t *labels = r->data_direct && y->data ? y->data : r->stage_y;
+    data_next(d, r->data_direct ? x->data : r->stage_x, labels);
+    if (!r->data_direct)
+        r->be.upload(x->data, r->stage_x, x->bytes);
+    if (labels != r->stage_y)
+        return;
+    if (y->data)
+        r->be.upload(y->data, r->stage_y, y->bytes);
+    else if (y->host) /* used by no op (infer): the dump reads the host copy */
+        memcpy(y->host, r->stage_y, y->bytes);
+}
+
 static int run_step(void *ctx)
 {
     struct run *r = ctx;
     graph *g = &r->g;
     g->step++;
     maybe_die(g);
+    if (r->data)
+        data_feed(r);
     if (r->be.step && !r->hook && !prof_s)
         return r->be.step(g, r->nrun);
     if (r->be.begin_step)
@@ -359,6 +381,26 @@ static void put_tensor(struct run *r, wfile *w, int i, const char *name)
     host_end(r, i, &h);
 }
 
+/* --data: step's batch: input.STEP, target.STEP and data_index.STEP (the
+ * images' indices in the file, as floats) */
+static void dump_batch(struct run *r, wfile *w, int step)
+{
+    data_set *d = r->data;
+    char name[64];
+    snprintf(name, sizeof name, "input.%d", step);
+    put_tensor(r, w, d->x, name);
+    snprintf(name, sizeof name, "target.%d", step);
+    put_tensor(r, w, d->y, name);
+    float *idx = malloc((size_t)d->batch * sizeof *idx);
+    mallocCheck(idx);
+    for (int b = 0; b < d->batch; b++)
+        idx[b] = (float)d->index[b];
+    int64_t n = d->batch;
+    snprintf(name, sizeof name, "data_index.%d", step);
+    weights_put_raw(w, name, 1, &n, idx);
+    free(idx);
+}
+
 static int dump_run(struct run *r, const struct opts *o)
 {
     struct dump d;
@@ -376,8 +418,8 @@ static int dump_run(struct run *r, const struct opts *o)
         fprintf(stderr, "matrix-engine: unable to open '%s'\n", path);
         return 1;
     }
-    for (int i = 0; i < g->nt; i++)
-        if (g->t[i].kind == TK_INPUT)
+    for (int i = 0; i < g->nt; i++) /* --data: the inputs of every step, below */
+        if (g->t[i].kind == TK_INPUT && !r->data)
             put_tensor(r, &d.w, i, NULL);
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
@@ -396,6 +438,8 @@ static int dump_run(struct run *r, const struct opts *o)
     r->hook_ctx = &d;
     for (int s = 0; s < steps; s++) {
         run_step(r);
+        if (r->data)
+            dump_batch(r, &d.w, s + 1);
         if (g->loss >= 0)
             d.losses[s] = session_loss(r);
         if (s == 0) {
@@ -446,6 +490,7 @@ static void print_version(FILE *f)
     fprintf(f, ", loaded for --gpus N > 1 from %s%s", path, access(path, F_OK) ? " (missing)" : "");
 #endif
     fprintf(f, "\n  CPU kernels   %s\n", MATRIX_BUILD_ARCH);
+    fprintf(f, "  --data files  %s\n", data_formats());
 }
 
 int session_flags(struct session *s, int argc, char **argv)
@@ -569,6 +614,42 @@ int session_check(struct session *s)
     return SESSION_GO;
 }
 
+/* --data: read and check the files, attach them to the model's inputs; a
+ * bad file is exit 2, a model that takes no such input unsupported (3). */
+static int session_data(struct session *s)
+{
+    const struct opts *o = &s->o;
+    struct run *r = &s->r;
+    data_set *d = &s->data;
+    int rank = engine_comm ? engine_comm->rank : 0, ranks = engine_comm ? engine_comm->size : 1;
+    if (data_open(d, o->data, s->err, sizeof s->err)) {
+        fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
+        return 2;
+    }
+    int rc = data_bind(d, &r->g, o->pt.model, s->info.input_desc ? s->info.input_desc : "other inputs",
+                       o->pt.batch, rank, ranks, o->pt.seed, s->err, sizeof s->err);
+    if (rc == -2)
+        return finish_unsupported(o, s->ignored, s->err);
+    if (rc) {
+        fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
+        return 2;
+    }
+    r->data = d;
+    r->data_direct = o->pt.device == DEV_CPU;
+    r->stage_x = malloc(r->g.t[d->x].bytes);
+    r->stage_y = malloc(r->g.t[d->y].bytes);
+    mallocCheck(r->stage_x);
+    mallocCheck(r->stage_y);
+    if (!s->quiet)
+        fprintf(stderr, "matrix-engine: data: %" PRId64 " images of %dx%d from '%s', labels from '%s' (read in %.3f s); "
+                "each timed step takes the next batch of %d of a shuffled epoch of %" PRId64 " steps (%" PRId64
+                " images dropped), normalises it ((x/255-%.4f)/%.4f) and %s\n",
+                d->n, d->rows, d->cols, d->images_path, d->labels_path, d->load_s, o->pt.batch, d->epoch_steps,
+                d->dropped, DATA_MEAN, DATA_STD,
+                r->data_direct ? "writes it into the input tensors (cpu: no copy)" : "copies it to the device");
+    return SESSION_GO;
+}
+
 int session_build(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -602,7 +683,7 @@ int session_build(struct session *s)
         fprintf(stderr, "matrix-engine: %s\n", s->err);
         return 1;
     }
-    return SESSION_GO;
+    return o->data ? session_data(s) : SESSION_GO;
 }
 
 /* Training: the state the backend keeps from a forward op for its backward,
@@ -816,7 +897,8 @@ int session_measure(struct session *s)
         prof_s = calloc(r->nrun, sizeof *prof_s);
         mallocCheck(prof_s);
     }
-    if (r->be.step_seconds && !prof_s)
+    /* --data: the host clock, so that the input pipeline is in the time */
+    if (r->be.step_seconds && !prof_s && !r->data)
         s->o.m.step_seconds = r->be.step_seconds;
     if (engine_comm) { /* ranks run the same steps: rank 0 decides */
         s->o.m.agree = ranks_agree;
@@ -913,6 +995,26 @@ static void ranks_reduce(struct session *s, struct ranks_result *q)
     q->same_weights = h[0] == h[1];
 }
 
+/* --data: where the inputs came from, the epoch and its time. */
+static void rec_data(struct record *rr, const data_set *d, const measure_result *mr)
+{
+    rec(rr, "data_images_file", "%s", d->images_path);
+    rec(rr, "data_labels_file", "%s", d->labels_path);
+    rec(rr, "data_images", "%" PRId64, d->n);
+    rec(rr, "data_image_size", "%dx%d", d->rows, d->cols);
+    rec(rr, "data_load_s", "%.6g", d->load_s);
+    rec(rr, "data_pipeline", "in the timed step: shuffled order, uint8 to f32, (x/255-%g)/%g, batch, copy to device",
+        DATA_MEAN, DATA_STD);
+    rec(rr, "data_batches", "%" PRId64, d->batches);
+    rec(rr, "data_epochs_started", "%" PRId64, d->epoch);
+    rec(rr, "epoch_steps", "%" PRId64, d->epoch_steps);
+    rec(rr, "epoch_dropped_images", "%" PRId64, d->dropped);
+    /* an epoch is epoch_steps steps: its time from the median step and its interval */
+    rec(rr, "epoch_s", "%.6g", d->epoch_steps * mr->median_ms / 1e3);
+    rec(rr, "epoch_s_lo", "%.6g", d->epoch_steps * mr->lo_ms / 1e3);
+    rec(rr, "epoch_s_hi", "%.6g", d->epoch_steps * mr->hi_ms / 1e3);
+}
+
 int session_result(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -981,6 +1083,8 @@ int session_result(struct session *s)
         o->pt.train ? "training" : o->pt.inference_mode ? "reuse" : "autograd-saved");
     if (g->loss >= 0)
         rec(&rr, "loss", "%.6g", loss);
+    if (r->data)
+        rec_data(&rr, r->data, mr);
     if (engine_comm) {
         /* batch is per rank (per GPU), as in the seeds; throughput is global */
         rec(&rr, "ranks", "%d", ranks);
@@ -999,7 +1103,7 @@ int session_result(struct session *s)
         rec(&rr, "syncbn_ops", "%d", ranks_sync_bn(g));
     }
     if (on_gpu) {
-        rec(&rr, "timing", "cuda_events");
+        rec(&rr, "timing", "%s", r->data ? "host_clock (the input pipeline included)" : "cuda_events");
         rec(&rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
                                             : o->pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
                                                                            : "f32");
@@ -1033,5 +1137,8 @@ void session_free(struct session *s)
 {
     free(prof_s);
     prof_s = NULL;
+    free(s->r.stage_x);
+    free(s->r.stage_y);
+    data_free(&s->data);
     run_free(&s->r, s->arena, s->arena_bytes);
 }

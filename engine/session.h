@@ -6,6 +6,7 @@
 #define MATRIX_ENGINE_SESSION_H
 
 #include "backend.h"
+#include "data.h"
 #include "flags.h"
 #include "graph.h"
 #include "measure.h"
@@ -18,6 +19,12 @@ struct run {
     graph g;
     backend be;
     int nrun;        /* ops per step */
+    /* --data: the input pipeline, run at the start of every step; the
+     * batch is staged on the host for a device backend */
+    data_set *data;
+    int data_direct; /* the cpu: the pipeline writes into the input tensors */
+    float *stage_x;
+    int32_t *stage_y;
     /* dump mode: called after each op */
     void (*hook)(struct run *r, int opi);
     void *hook_ctx;
@@ -42,6 +49,7 @@ struct session {
     size_t ws;           /* kernel workspace, bytes */
     double flops;        /* per step */
     measure_result mr;
+    data_set data;       /* --data */
 };
 
 /* Options and defaults: --help / --list-models answered here (exit 0), a

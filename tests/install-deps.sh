@@ -11,7 +11,7 @@ SUDO=
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake pkg-config ca-certificates \
-	libyaml-dev libcsv-dev libopenblas-dev gnuplot-nox \
+	libyaml-dev libcsv-dev libopenblas-dev zlib1g-dev gnuplot-nox \
 	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
 	chromium procps time groff-base \

@@ -190,6 +190,10 @@ def make_parser():
     a("--steps", default=None, type=positive_int, metavar="N",
       help="exactly N timed steps instead of the stopping rule")
     a("--seed", default=1, type=nonneg_int, metavar="N", help="random seed for weights and inputs (default 1)")
+    a("--data", default="synthetic", metavar="synthetic|DIR",
+      help="inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and "
+           "train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied "
+           "to the device inside every timed step (mnist_cnn)")
     a("--result", default=None, metavar="FILE", help="result file (key=value lines); default: stdout")
     a("--list-models", action="store_true", help="list the models and exit")
     return p
@@ -369,6 +373,15 @@ def plan(args, torch):
                           "(no fast fp16 arithmetic on this cpu path; bf16 runs on cpu)")
     if args.precision == "bf16" and device == "cuda" and not torch.cuda.is_bf16_supported():
         raise Unsupported("precision bf16: %s does not support bfloat16" % torch.cuda.get_device_name(0))
+    if args.data != "synthetic" and args.model != "mnist_cnn":
+        raise Unsupported("--data gives grey images with class labels (MNIST); model %s takes %s"
+                          % (args.model, "token ids and token types" if args.model.startswith("bert") else "3-channel images"))
+    if args.data != "synthetic":
+        import matrix_torch_data as tdata
+        n = tdata.load(args.data).n
+        if n < args.batch * args.gpus:
+            raise Unsupported("'%s' holds %d images, less than one batch of %d%s" % (
+                tdata.load(args.data).images_path, n, args.batch * args.gpus, " (all ranks)" if args.gpus > 1 else ""))
     if args.syncbn == "on" and args.gpus < 2:
         raise Unsupported("syncbn on needs --gpus > 1 (SyncBatchNorm across data-parallel processes), got gpus %d" % args.gpus)
     if args.syncbn == "on" and device == "cpu":
@@ -644,6 +657,21 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     if cnn and args.channels_last == "on":
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
+    # --data: every step takes its batch from the loader (in the timed step)
+    loader = data = None
+    if args.data != "synthetic":
+        import matrix_torch_data as tdata
+        data = tdata.load(args.data)
+        loader = tdata.Loader(torch, data, args.batch, rank, world, args.seed, dev, cnn and args.channels_last == "on")
+        if rank == 0:
+            print("matrix_torch.py: data: %d images of %dx%d from '%s', labels from '%s' (read in %.3f s); each timed "
+                  "step takes the next batch of %d of a shuffled epoch of %d steps (%d images dropped), normalises it "
+                  "((x/255-%.4f)/%.4f) and copies it to %s" % (data.n, data.rows, data.cols, data.images_path,
+                                                              data.labels_path, data.load_s, args.batch, loader.epoch_steps,
+                                                              loader.dropped, tdata.MEAN, tdata.STD, dev), file=sys.stderr)
+
+    def batch():
+        return loader.next() if loader is not None else (x, y)
 
     # what runs: FLOPs and the first conv's output layout, on one eager forward (batch 1)
     sample = x[:1] if cnn else (x[0][:1], x[1][:1])
@@ -750,10 +778,11 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         last_loss = [None]
 
         def step():
+            xb, yb = batch()
             opt.zero_grad(set_to_none=True)
             with autocast():
-                out = model(x)
-                loss = loss_of(out, y)
+                out = model(xb)
+                loss = loss_of(out, yb)
             if not probe:
                 probe.update(output_dtype=str(out.dtype).replace("torch.", ""), grad_enabled=int(torch.is_grad_enabled()),
                              inference_mode_enabled=int(torch.is_inference_mode_enabled()))
@@ -772,8 +801,9 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         last_loss = [None]
 
         def step():
+            xb, _ = batch()
             with grad_ctx(), autocast():
-                out = model(x)
+                out = model(xb)
             if not probe:
                 probe.update(output_dtype=str(out.dtype).replace("torch.", ""), grad_enabled=int(torch.is_grad_enabled() and out.requires_grad),
                              inference_mode_enabled=int(out.is_inference()) if hasattr(out, "is_inference") else 0)
@@ -832,7 +862,9 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     check_every = comm.agree_int(max(1, min(1000, int(0.05 / est))) if est > 0 else 1)
     samples = []
     pending = []
-    timing_events = device == "cuda" and not graph  # an ONNX Runtime run returns once its outputs are ready
+    # an ONNX Runtime run returns once its outputs are ready; --data: the host
+    # clock, so that the input pipeline is in the time
+    timing_events = device == "cuda" and not graph and loader is None
     startup_s = None
     t_start = time.perf_counter()
     n = 0
@@ -902,6 +934,8 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
             res["gpu_throttle"] = "+".join(sorted(set("+".join(reasons).split("+")))) if reasons else "none"
     if args.task == "train":
         res["loss_last"] = "%.6g" % last_loss[0].item()
+    if loader is not None:
+        res.update(tdata.record(data, loader, (med, lo, hi)))
     if device == "cuda":
         res["peak_mem_bytes"] = torch.cuda.max_memory_allocated(dev)
         res["mem_source"] = "cuda_max_memory_allocated"
@@ -1059,7 +1093,15 @@ def main(argv=None):
         list_models()
         return EXIT_OK
 
-    base = {"engine": ENGINE, "model": args.model, "task": args.task, "batch": args.batch}
+    base = {"engine": ENGINE, "model": args.model, "task": args.task, "batch": args.batch, "data": args.data}
+    if args.data != "synthetic" and args.model == "mnist_cnn":
+        import matrix_torch_data as tdata
+        try:  # bad files: exit 2 before torch is imported
+            tdata.load(args.data).check_model(args.model)
+        except tdata.DataError as e:
+            print("matrix_torch.py: --data: %s" % e, file=sys.stderr)
+            write_result(args.result, dict(base, status="failed", reason="--data: %s" % e))
+            return EXIT_USAGE
     if args.model.startswith("bert"):
         base["seq_len"] = args.seq_len
     try:

@@ -138,9 +138,29 @@ static char *fmt_seconds(double s)
 	return xasprintf("%gs", s);
 }
 
-/* Flags shared by the native and PyTorch engines. */
-static void engine_flags(const struct recipe *r, const struct point *p, const char *result_path,
-			 struct vec *v)
+/* A level of the data factor: synthetic, or a directory, made absolute (a
+ * relative one is taken from the directory matrix runs in) and checked
+ * here, so that a missing one stops the run before any point; NULL (the
+ * error on err) when it is not a directory. */
+static char *data_level(const char *level, FILE *err)
+{
+	struct stat st;
+	if (strcmp(level, "synthetic") == 0)
+		return xstrdup(level);
+	char *abs = realpath(level, NULL);
+	if (abs && stat(abs, &st) == 0 && S_ISDIR(st.st_mode))
+		return abs;
+	fprintf(err, "matrix: factor data: level '%s' is not a directory (expected synthetic, or a directory "
+		     "with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte; a relative path is "
+		     "taken from the directory matrix runs in)\n", level);
+	free(abs);
+	return NULL;
+}
+
+/* Flags shared by the native and PyTorch engines; -1 (the error on err)
+ * when a data level is no directory. */
+static int engine_flags(const struct recipe *r, const struct point *p, const char *result_path,
+			struct vec *v, FILE *err)
 {
 	int device_factor = 0;
 	for (size_t i = 0; i < r->nfactors; i++) {
@@ -149,8 +169,12 @@ static void engine_flags(const struct recipe *r, const struct point *p, const ch
 			continue;
 		if (strcmp(f->name, "device") == 0)
 			device_factor = 1;
+		char *level = strcmp(f->name, "data") == 0 ? data_level(f->levels[p->level[i]], err)
+							   : xstrdup(f->levels[p->level[i]]);
+		if (!level)
+			return -1;
 		vec_push(v, xstrdup(f->vocab->flag));
-		vec_push(v, xstrdup(f->levels[p->level[i]]));
+		vec_push(v, level);
 	}
 	if (!device_factor) {
 		vec_push(v, xstrdup("--device"));
@@ -167,6 +191,7 @@ static void engine_flags(const struct recipe *r, const struct point *p, const ch
 	vec_push(v, xasprintf("%g", m->rel_ci));
 	vec_push(v, xstrdup("--result"));
 	vec_push(v, xstrdup(result_path));
+	return 0;
 }
 
 /* Substitute {name} placeholders (as recipe_placeholder finds them, the
@@ -242,23 +267,29 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 	const char *engine = argv_engine(r, p);
 	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_path));
 	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
+	int bad = 0;
 	if (strcmp(engine, "native") == 0) {
 		vec_push(&v, argv_native_engine());
-		engine_flags(r, p, result_path, &v);
+		bad = engine_flags(r, p, result_path, &v, err);
 	} else if (strcmp(engine, "pytorch") == 0) {
 		const char *py = torch_python(r, err);
-		if (!py) {
-			free(env.v[0]);
-			free(env.v[1]);
-			free(env.v);
-			return -1;
+		if (py) {
+			vec_push(&v, xstrdup(py));
+			vec_push(&v, pytorch_script());
 		}
-		vec_push(&v, xstrdup(py));
-		vec_push(&v, pytorch_script());
-		engine_flags(r, p, result_path, &v);
+		bad = !py || engine_flags(r, p, result_path, &v, err);
 	} else {
 		for (size_t i = 0; i < r->ncommand; i++)
 			vec_push(&v, substitute(r, p, r->command[i], result_path));
+	}
+	if (bad) {
+		for (size_t i = 0; i < v.n; i++)
+			free(v.v[i]);
+		free(v.v);
+		free(env.v[0]);
+		free(env.v[1]);
+		free(env.v);
+		return -1;
 	}
 	struct strbuf sb = {0};
 	if (strcmp(engine, "command") == 0) {

@@ -16,7 +16,8 @@ struct point_cmd {
 };
 
 /* Build the command of point p writing its result to result_path.
- * Returns 0, or -1 after printing why to err (e.g. no engine found). */
+ * Returns 0, or -1 after printing why to err (no python with torch, a data
+ * level that is no directory). */
 int argv_build(const struct recipe *r, const struct point *p, const char *result_path,
 	       struct point_cmd *cmd, FILE *err);
 void argv_free(struct point_cmd *cmd);

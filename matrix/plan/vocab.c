@@ -46,6 +46,8 @@ const struct vocab_factor vocab_factors[] = {
 	{"gpus", "--gpus", VOCAB_INT, NULL, INT_EXPECTED},
 	{"threads", "--threads", VOCAB_INT, NULL, "a positive integer, or all (this machine's cores)"},
 	{"device", "--device", VOCAB_ENUM, devices, "one of: auto, cpu, cuda"},
+	/* a directory level is made absolute and checked when the argv is built (argv.c) */
+	{"data", "--data", VOCAB_NAME, NULL, "synthetic, or a directory with MNIST's IDX files"},
 	{"container", NULL, VOCAB_NAME, NULL, "a name from 'containers'"},
 	{"engine", NULL, VOCAB_NAME, engines, "one of: native, pytorch, command"},
 	{NULL, NULL, 0, NULL, NULL},

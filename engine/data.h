@@ -1,0 +1,64 @@
+/* data.h - real input data (--data DIR): MNIST's IDX files and the input
+ * pipeline.
+ *
+ * The files (train-images-idx3-ubyte and train-labels-idx1-ubyte, or the
+ * same names with .gz when the engine is built with zlib) are read whole and
+ * checked at set-up, as torchvision's MNIST dataset reads them when it is
+ * built. The pipeline runs inside every timed step, in the step's thread,
+ * as a DataLoader with num_workers=0 does: the next batch of the epoch's
+ * shuffled order, pixels converted to float and normalised
+ * ((x / 255 - 0.1307) / 0.3081, the seed's transforms.Normalize), labels to
+ * int32, written into the model's input tensors (and copied to the device by
+ * the caller). An epoch is the dataset in whole global batches (the last
+ * partial batch is dropped); each epoch has its own order (from --seed). */
+#ifndef MATRIX_ENGINE_DATA_H
+#define MATRIX_ENGINE_DATA_H
+
+#include "graph.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DATA_IMAGES "train-images-idx3-ubyte"
+#define DATA_LABELS "train-labels-idx1-ubyte"
+#define DATA_MEAN 0.1307f /* of x / 255 over MNIST's training images */
+#define DATA_STD 0.3081f
+
+typedef struct data_set {
+    char *images_path, *labels_path; /* the files read (ending .gz when compressed) */
+    int64_t n;                       /* images, = labels */
+    int rows, cols;                  /* pixels per image */
+    uint8_t *pix;                    /* (n, rows, cols) */
+    uint8_t *lab;                    /* (n) */
+    double load_s;                   /* reading and checking the files, seconds */
+    /* the pipeline (data_bind) */
+    int x, y;                        /* the graph's input (B, 1, rows, cols) f32 and target (B) i32 */
+    int batch, rank, ranks;          /* this rank takes rows [rank * batch, (rank + 1) * batch) of a global batch */
+    int64_t epoch_steps;             /* global batches per epoch */
+    int64_t dropped;                 /* images of each epoch left out (the last partial batch) */
+    uint64_t seed;
+    uint32_t *order;                 /* (n) the epoch's order */
+    int64_t epoch;                   /* epochs started */
+    int64_t next;                    /* global batch of the epoch to take next */
+    int64_t batches;                 /* batches taken */
+    int32_t *index;                  /* (batch) the images of the last batch */
+} data_set;
+
+/* Read and check DIR's images and labels: 0, or -1 with what is wrong in err
+ * (the file named, and what was expected). */
+int data_open(data_set *d, const char *dir, char *err, size_t n);
+/* Attach the data to the model's inputs (tensors "input" and "target") for a
+ * rank of ranks with batch images per rank. 0; -1 when the files do not fit
+ * the model (wrong image size, a label out of its classes: err says which);
+ * -2 when the model takes no such input or one epoch is less than one global
+ * batch (unsupported: err says why). */
+int data_bind(data_set *d, const graph *g, const char *model, const char *takes, int batch, int rank,
+              int ranks, uint64_t seed, char *err, size_t n);
+/* The next batch: x (batch, 1, rows, cols) floats, y (batch) labels (NULL:
+ * not wanted). With one channel NCHW and NHWC are the same bytes. */
+void data_next(data_set *d, float *x, int32_t *y);
+void data_free(data_set *d);
+/* "idx, gz (zlib)" or "idx (no zlib: .gz files unsupported)". */
+const char *data_formats(void);
+
+#endif
