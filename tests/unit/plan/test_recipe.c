@@ -458,7 +458,10 @@ static void test_vocab(void)
 	size_t n = 0;
 	for (const struct vocab_factor *f = vocab_factors; f->name; f++)
 		n++;
-	CHECK_INT(n, 19);
+	CHECK_INT(n, 20);
+	CHECK_STR(vocab_find("data")->flag, "--data");
+	CHECK_STR(vocab_check_level(vocab_find("data"), "/data/mnist", &why), "/data/mnist");
+	CHECK(vocab_check_level(vocab_find("data"), "", &why) == NULL);
 
 	static const char *const cands[] = {"given", "shuffled"};
 	CHECK_STR(vocab_closest("shuffle", cands, 2), "shuffled");
