@@ -16,6 +16,8 @@ matrix_libreport_a_SOURCES = \
 	matrix/report/effects.c \
 	matrix/report/rtable.h \
 	matrix/report/report_table.c \
+	matrix/report/factorial.h \
+	matrix/report/factorial.c \
 	matrix/report/tables.h \
 	matrix/report/report_tables.c \
 	matrix/report/plot.h \
@@ -54,7 +56,8 @@ check_PROGRAMS += tests/unit/report/test_stats
 tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
-TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh
+TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
+	tests/report/design.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -62,6 +65,8 @@ EXTRA_DIST += \
 	tests/report/bad_input.sh \
 	tests/report/html.sh \
 	tests/report/engine.sh \
+	tests/report/design.sh \
+	tests/report/design_engine.sh \
 	tests/report/known.yaml.in \
 	tests/report/golden/effects.csv \
 	tests/report/golden/interactions.csv \

@@ -1697,6 +1697,7 @@ static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
 		yaml_node_item_t *it = list->data.sequence.items.start;
 		size_t n = (size_t)(list->data.sequence.items.top - it);
 		unsigned char *seen = xcalloc(r->nfactors ? r->nfactors : 1, 1);
+		int over = 0;
 		for (size_t i = 0; i < n; i++) {
 			yaml_node_t *fn = node_at(L, it[i]);
 			long fi = resolve_factor(L, fn, "design.factors");
@@ -1714,8 +1715,10 @@ static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
 				       fractional ? "fractional" : "two-level");
 				ok = -1;
 			} else if (d->k == DESIGN_MAX_K) {
-				errorf(L, node_mark(fn), "'design.factors' lists more than %d factors: fractional designs "
-				       "are catalogued for up to %d two-level factors", DESIGN_MAX_K, DESIGN_MAX_K);
+				if (!over++)
+					errorf(L, node_mark(fn), "'design.factors' lists more than %d factors: %s up to "
+					       "%d two-level factors", DESIGN_MAX_K, fractional ? "fractional designs are "
+					       "catalogued for" : "a design's factorial effects are estimated for", DESIGN_MAX_K);
 				ok = -1;
 			} else {
 				d->factor[d->k++] = (size_t)fi;
@@ -1750,8 +1753,9 @@ static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
 		}
 	}
 	if (d->k > DESIGN_MAX_K) {
-		errorf(L, d->mark, "the design has %zu two-level factors, fractional designs are catalogued for up "
-		       "to %d (list at most %d in 'design.factors')", d->k, DESIGN_MAX_K, DESIGN_MAX_K);
+		errorf(L, d->mark, "the design has %zu two-level factors, %s up to %d (list at most %d in "
+		       "'design.factors')", d->k, fractional ? "fractional designs are catalogued for" :
+		       "a design's factorial effects are estimated for", DESIGN_MAX_K, DESIGN_MAX_K);
 		d->k = 0;
 		return -1;
 	}

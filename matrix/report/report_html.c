@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "pages.h"
+#include "factorial.h"
 #include "util.h"
 
 /* Rows of each table shown in the pages; the CSV files hold all of them. */
@@ -139,6 +140,7 @@ int report_markdown_write(const struct run *run, const struct report_tables *rt,
 		sb_puts(&sb, "\n\n");
 	}
 	summary(run, &sb, 0);
+	factorial_section(run, &sb, 0);
 	sections(run, &sb, 0);
 	sb_puts(&sb, "## Figures\n\n");
 	for (size_t i = 0; i < ps->n; i++) {
@@ -265,6 +267,7 @@ static void html_head(const struct run *run, struct strbuf *sb)
 	sb_puts(sb, "<nav><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
 		    "<a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
 		    "<a href=\"#provenance\">Provenance</a></nav>\n");
+	factorial_section(run, sb, 1);
 }
 
 /* "Figures": each figure's SVG inline (or why it is missing) and caption. */

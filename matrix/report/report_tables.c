@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tables.h"
+#include "factorial.h"
 #include "stats.h"
 #include "util.h"
 
@@ -475,6 +476,9 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 			    (rt->scatter_x < 0 || r->factors[f].nlevels > r->factors[rt->scatter_x].nlevels))
 				rt->scatter_x = (long)f;
 	}
+	struct rtable *ft = factorial_table(run); /* with a design: key */
+	if (ft)
+		rt->t[rt->n++] = ft;
 	rt->t[rt->n++] = effects_table(run, rt);
 	rt->t[rt->n++] = interactions_table(run, rt);
 	rt->t[rt->n++] = improvements_table(run, rt);

@@ -11,7 +11,8 @@
 #include "model.h"
 #include "rtable.h"
 
-/* The report's tables, in order: effects, interactions, improvements (long
+/* The report's tables, in order: factorial effects (with a design: key,
+ * factorial.h), effects, interactions, improvements (long
  * form, then one table in the form of the compile study per `improvements:`
  * entry with two or more `by` factors), best, scaling (when the recipe has a
  * gpus factor), failures. */

@@ -1,0 +1,192 @@
+/* factorial.c - effects of a two-level design as contrasts.
+ *
+ * In +1/-1 coding (a factor's first level -1, its second +1) the effect of
+ * a main effect or interaction E is the mean of log(metric) over the runs
+ * where the product of E's columns is +1 minus the mean over the runs where
+ * it is -1. In a design (a full factorial or a regular fraction, crossed
+ * with the other factors) the columns are orthogonal, so each contrast is
+ * free of every effect not aliased with it. The fraction's defining
+ * relation says what each contrast also carries: E's aliases are E times
+ * each defining word. The 95% interval of a contrast comes from the cells'
+ * intervals (u, half-widths on the log scale), added in quadrature with
+ * weights 1/n+ and 1/n-, as the matched-pair effects do. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "factorial.h"
+#include "plan/grid.h"
+#include "util.h"
+
+/* The bits (design factor i at its first level) of cell c. */
+static uint32_t cell_low(const struct design *d, const struct cellset *cs, size_t c)
+{
+	uint32_t low = 0;
+	for (size_t i = 0; i < d->k; i++)
+		if (CELL_LEVEL(cs, c, d->factor[i]) == 0)
+			low |= 1u << i;
+	return low;
+}
+
+static void contrast(const struct design *d, const struct cellset *cs, const unsigned char *use,
+		     int higher_better, struct factorial_effect *fe)
+{
+	double s[2] = {0, 0}, u2[2] = {0, 0};
+	size_t n[2] = {0, 0};
+	for (size_t c = 0; c < cs->ncells; c++) {
+		if (!use[c])
+			continue;
+		/* the product of the effect's columns: -1 when an odd number are low */
+		int side = __builtin_popcount(cell_low(d, cs, c) & fe->effect) & 1; /* 0: +, 1: - */
+		s[side] += log(cs->value[c]);
+		u2[side] += cs->u[c] * cs->u[c];
+		n[side]++;
+	}
+	fe->nplus = n[0];
+	fe->nminus = n[1];
+	if (!n[0] || !n[1]) {
+		fe->gain = fe->u = NAN;
+		return;
+	}
+	double diff = s[0] / (double)n[0] - s[1] / (double)n[1];
+	fe->gain = exp(higher_better ? diff : -diff);
+	fe->u = sqrt(u2[0] / ((double)n[0] * (double)n[0]) + u2[1] / ((double)n[1] * (double)n[1]));
+}
+
+struct factorial_effect *factorial_compute(const struct recipe *r, const struct cellset *cs, int higher_better,
+					   size_t *n, size_t *nmissing)
+{
+	const struct design *d = &r->design;
+	size_t k = d->k, cap = k + k * (k - 1) / 2;
+	struct factorial_effect *out = xcalloc(cap ? cap : 1, sizeof(*out));
+	unsigned char *use = xcalloc(cs->ncells ? cs->ncells : 1, 1);
+	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	size_t runs = 0;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		for (size_t f = 0; f < r->nfactors; f++)
+			level[f] = CELL_LEVEL(cs, c, f);
+		use[c] = design_member(d, level) && !grid_excluded(r, level);
+		runs += use[c];
+	}
+	free(level);
+	uint64_t planned = grid_count(r) / r->repeat;
+	*nmissing = planned > runs ? (size_t)(planned - runs) : 0;
+	*n = 0;
+	for (size_t w = 1; w <= 2; w++)
+		for (size_t i = 0; i < k; i++)
+			for (size_t j = w == 1 ? i : i + 1; j < (w == 1 ? i + 1 : k); j++) {
+				struct factorial_effect *fe = &out[(*n)++];
+				fe->effect = 1u << i | 1u << j;
+				fe->nalias = d->fractional ? design_aliases(d, fe->effect, 2, fe->alias) : 0;
+				fe->estimated = w == 1 || fe->nalias == 0;
+				if (fe->estimated)
+					contrast(d, cs, use, higher_better, fe);
+				else
+					fe->gain = fe->u = NAN;
+			}
+	free(use);
+	return out;
+}
+
+/* ---- the table and the section ------------------------------------------------ */
+
+static const char *num(double v, char *buf, size_t size)
+{
+	if (isnan(v) || isinf(v))
+		buf[0] = 0;
+	else
+		snprintf(buf, size, "%.6g", v == 0 ? 0 : v);
+	return buf;
+}
+
+struct rtable *factorial_table(const struct run *run)
+{
+	static const char *const cols[] = {"effect", "letters", "minus", "plus", "runs_minus", "runs_plus",
+					   "gain", "gain_lo", "gain_hi", "aliases"};
+	const struct recipe *r = &run->recipe;
+	const struct design *d = &r->design;
+	if (!d->given || d->k < 2)
+		return NULL;
+	size_t n, missing;
+	struct factorial_effect *fe = factorial_compute(r, &run->cells, run->metric.higher_better, &n, &missing);
+	struct rtable *t = rtable_new("factorial", d->fractional ? "Factorial effects of the fraction"
+								: "Factorial effects",
+				      ARRAY_SIZE(cols), cols);
+	struct strbuf cap = {0};
+	sb_printf(&cap,
+		  "gain: how many times better %s is on the plus side than on the minus side (%s is %s), "
+		  "from the mean of log(%s) over the runs on each side: for a factor, its second level "
+		  "against its first; for an interaction A x B, the runs where A and B are at the same "
+		  "level against those where they differ (> 1: each helps more with the other at its "
+		  "plus level). gain_lo..gain_hi: 95%% interval from the points' intervals.",
+		  run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better",
+		  run->metric.name);
+	if (d->fractional)
+		sb_printf(&cap, " In this 1/%u fraction (resolution %s) each contrast also carries its aliases; "
+			  "a main effect is estimated with its aliased interactions assumed negligible, an "
+			  "interaction aliased with a main effect or another two-factor interaction is not "
+			  "estimated (see Design).", 1u << d->p, design_roman(d->resolution));
+	if (missing)
+		sb_printf(&cap, " %zu run%s of the design %s no result: the contrasts are no longer orthogonal "
+			  "and may carry other effects.", missing, missing == 1 ? "" : "s", missing == 1 ? "has" : "have");
+	t->caption = cap.buf;
+	for (size_t i = 0; i < t->ncols; i++)
+		t->align_right[i] = i >= 4 && i <= 8;
+	for (size_t e = 0; e < n; e++) {
+		struct strbuf name = {0}, letters = {0}, al = {0};
+		char b[5][48];
+		design_effect_name(r, d, fe[e].effect, &name);
+		design_word_letters(fe[e].effect, &letters);
+		for (size_t a = 0; a < fe[e].nalias; a++) {
+			if (a)
+				sb_puts(&al, " = ");
+			design_effect_name(r, d, fe[e].alias[a], &al);
+		}
+		const char *minus = "", *plus = "";
+		if (__builtin_popcount(fe[e].effect) == 1) {
+			const struct factor *f = &r->factors[d->factor[__builtin_ctz(fe[e].effect)]];
+			minus = f->levels[0];
+			plus = f->levels[1];
+		} else {
+			minus = "differ";
+			plus = "same";
+		}
+		snprintf(b[0], sizeof(b[0]), "%zu", fe[e].nminus);
+		snprintf(b[1], sizeof(b[1]), "%zu", fe[e].nplus);
+		const char *row[] = {
+		    name.buf, letters.buf, minus, plus,
+		    fe[e].estimated ? b[0] : "", fe[e].estimated ? b[1] : "",
+		    fe[e].estimated ? num(fe[e].gain, b[2], sizeof(b[2])) : "aliased",
+		    num(fe[e].gain * exp(-fe[e].u), b[3], sizeof(b[3])),
+		    num(fe[e].gain * exp(fe[e].u), b[4], sizeof(b[4])),
+		    al.buf ? al.buf : "",
+		};
+		rtable_add(t, (char *const *)row);
+		sb_free(&name);
+		sb_free(&letters);
+		sb_free(&al);
+	}
+	free(fe);
+	return t;
+}
+
+void factorial_section(const struct run *run, struct strbuf *sb, int html)
+{
+	const struct recipe *r = &run->recipe;
+	if (!r->design.fractional)
+		return;
+	struct strbuf text = {0};
+	design_describe(r, "", &text);
+	if (html) {
+		sb_puts(sb, "<h2 id=\"design\">Design</h2>\n<pre class=\"design\">");
+		html_escape(sb, text.buf);
+		sb_puts(sb, "</pre>\n");
+	} else {
+		sb_puts(sb, "## Design\n\n```\n");
+		sb_puts(sb, text.buf);
+		sb_puts(sb, "```\n\n");
+	}
+	sb_free(&text);
+}
