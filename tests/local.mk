@@ -21,6 +21,7 @@ TESTS += \
 	tests/e2e/hostile_markdown.sh \
 	tests/e2e/run_point.sh \
 	tests/e2e/status.sh \
+	tests/e2e/node_types.sh \
 	tests/e2e/slurm_run.sh \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \

@@ -226,6 +226,87 @@ static void scan_oversub(const struct table *t, size_t r, const struct recipe *r
 	}
 }
 
+/* The node type of row r: its GPU's name and its CPU's, NULL when it names
+ * neither (allocated). */
+static char *node_type(const struct table *t, size_t r)
+{
+	char *gpu = table_value(t, r, "gpu"), *cpu = table_value(t, r, "cpu");
+	char *type = gpu && cpu ? xasprintf("%s / %s", gpu, cpu) : gpu ? gpu : cpu;
+	if (gpu && cpu) {
+		free(gpu);
+		free(cpu);
+	}
+	return type;
+}
+
+/* The node types of the ok rows, and each factor whose levels did not all
+ * run on the same node types: its comparisons mix hardware. */
+static void scan_node_types(const struct table *t, const struct recipe *rc, const long *fcol, const size_t *ok,
+			    size_t nok, struct quality *q)
+{
+	long *type = xmalloc((nok ? nok : 1) * sizeof(long));
+	for (size_t i = 0; i < nok; i++) {
+		char *ty = node_type(t, ok[i]);
+		type[i] = -1;
+		for (size_t k = 0; ty && k < q->ntypes && type[i] < 0; k++)
+			if (strcmp(q->types[k], ty) == 0)
+				type[i] = (long)k;
+		if (ty && type[i] < 0) {
+			q->types = xrealloc(q->types, (q->ntypes + 1) * sizeof(char *));
+			q->type_rows = xrealloc(q->type_rows, (q->ntypes + 1) * sizeof(size_t));
+			q->types[q->ntypes] = ty;
+			q->type_rows[q->ntypes] = 0;
+			type[i] = (long)q->ntypes++;
+		} else {
+			free(ty);
+		}
+		if (type[i] >= 0)
+			q->type_rows[type[i]]++;
+	}
+	for (size_t f = 0; q->ntypes > 1 && f < rc->nfactors; f++) {
+		const struct factor *fa = &rc->factors[f];
+		if (fcol[f] < 0 || fa->nlevels < 2)
+			continue;
+		/* seen[level * ntypes + type]: the level has rows of that type */
+		unsigned char *seen = xcalloc(fa->nlevels * q->ntypes, 1);
+		for (size_t i = 0; i < nok; i++)
+			for (size_t l = 0; type[i] >= 0 && l < fa->nlevels; l++)
+				if (strcmp(t->rows[ok[i]].cell[fcol[f]], fa->levels[l]) == 0)
+					seen[l * q->ntypes + (size_t)type[i]] = 1;
+		long first = -1;
+		int differ = 0;
+		for (size_t l = 0; l < fa->nlevels && !differ; l++) {
+			if (!memchr(seen + l * q->ntypes, 1, q->ntypes))
+				continue; /* no measured row */
+			if (first < 0)
+				first = (long)l;
+			else
+				differ = memcmp(seen + l * q->ntypes, seen + (size_t)first * q->ntypes, q->ntypes) != 0;
+		}
+		if (differ) {
+			struct strbuf sb = {0};
+			sb_printf(&sb, "%s:", fa->name);
+			const char *sep = " ";
+			for (size_t l = 0; l < fa->nlevels; l++) {
+				int any = 0;
+				for (size_t k = 0; k < q->ntypes; k++) {
+					if (!seen[l * q->ntypes + k])
+						continue;
+					if (!any)
+						sb_printf(&sb, "%s%s on ", sep, fa->levels[l]);
+					sb_printf(&sb, "%s%s", any ? ", " : "", q->types[k]);
+					any = 1;
+					sep = "; ";
+				}
+			}
+			q->mixed = xrealloc(q->mixed, (q->nmixed + 1) * sizeof(char *));
+			q->mixed[q->nmixed++] = sb.buf;
+		}
+		free(seen);
+	}
+	free(type);
+}
+
 void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -251,6 +332,7 @@ void quality_scan(const struct table *t, const struct recipe *rc, struct quality
 		scan_oversub(t, r, rc, fcol, c_threads, q);
 	}
 	scan_repeats(t, rc, fcol, ok, nok, q);
+	scan_node_types(t, rc, fcol, ok, nok, q);
 	free(ok);
 	free(fcol);
 }
@@ -278,6 +360,12 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 		sb_printf(sb, "; GPU up to %.0f C", q->gpu_temp_max);
 	if (q->throttled)
 		sb_printf(sb, "; %zu rows throttled", q->throttled);
+	if (q->ntypes > 1)
+		sb_printf(sb, "; rows ran on %zu node types", q->ntypes);
+	for (size_t i = 0; i < q->nmixed; i++)
+		sb_printf(sb, "%s%.*s", i ? ", " : " (the levels of ", (int)strcspn(q->mixed[i], ":"), q->mixed[i]);
+	if (q->nmixed)
+		sb_printf(sb, " ran on different ones: their comparisons mix hardware)");
 }
 
 void quality_free(struct quality *q)
@@ -288,5 +376,12 @@ void quality_free(struct quality *q)
 		free(q->notes[i].what);
 	}
 	free(q->notes);
+	for (size_t i = 0; i < q->ntypes; i++)
+		free(q->types[i]);
+	free(q->types);
+	free(q->type_rows);
+	for (size_t i = 0; i < q->nmixed; i++)
+		free(q->mixed[i]);
+	free(q->mixed);
 	memset(q, 0, sizeof(*q));
 }

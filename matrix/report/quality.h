@@ -30,6 +30,13 @@ struct quality {
 	double gpu_temp_max;              /* GPU temperature, degrees C */
 	size_t nnotes;
 	struct quality_note *notes;
+	/* node types: each ok row's GPU name (key `gpu`) and CPU name (`cpu`) */
+	size_t ntypes;
+	char **types;         /* "NVIDIA H100 80GB HBM3 / AMD EPYC 9654", distinct */
+	size_t *type_rows;    /* ok rows per type */
+	size_t nmixed;
+	char **mixed;         /* per factor whose levels ran on different node types:
+	                       * "batch: 32 on A; 64 on B" */
 };
 /* Look at every row of results.csv t of recipe rc. */
 void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q);

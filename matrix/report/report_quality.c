@@ -78,6 +78,20 @@ void report_quality_paras(const struct run *run, struct paras *ps)
 	notes(ps, q, "a busy machine", "Points started while other work kept the machine busy (load average above the cores)");
 	notes(ps, q, "oversubscribed", "Points that ran oversubscribed (more threads than cores at once)");
 	notes(ps, q, "the GPU throttled", "Points during which the GPU throttled");
+	if (q->ntypes > 1) {
+		struct strbuf types = {0};
+		for (size_t k = 0; k < q->ntypes; k++)
+			sb_printf(&types, "%s%s (%zu rows)", k ? "; " : "", q->types[k], q->type_rows[k]);
+		add(ps, 0, xasprintf("Node types: the measured rows ran on %zu kinds of node (GPU / CPU): %s.%s", q->ntypes,
+				     types.buf,
+				     q->nmixed ? " WARNING: the levels of these factors ran on different node types, so "
+						 "their comparisons mix the hardware with the factor's effect (run them on "
+						 "one node type, e.g. a partition or --constraint in executor.slurm.extra):"
+					       : " Every factor's levels ran on the same node types."));
+		sb_free(&types);
+		for (size_t i = 0; i < q->nmixed; i++)
+			add(ps, 1, xstrdup(q->mixed[i]));
+	}
 }
 
 void report_method_paras(const struct run *run, struct paras *ps)

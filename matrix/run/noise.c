@@ -46,6 +46,25 @@ double noise_cpu_mhz(void)
 	return n ? sum / (double)n : NAN;
 }
 
+/* The CPU's model name ("model name" in /proc/cpuinfo), or NULL. */
+static char *cpu_model(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return NULL;
+	char line[512], *model = NULL;
+	while (!model && fgets(line, sizeof(line), f))
+		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+			char *v = strchr(line, ':') + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			if (*v)
+				model = xstrdup(v);
+		}
+	fclose(f);
+	return model;
+}
+
 long noise_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -105,6 +124,10 @@ void noise_record(struct result *res, const struct noise_start *ns, long cores, 
 	result_set(res, "concurrent", buf);
 	snprintf(buf, sizeof(buf), "%ld", cores);
 	result_set(res, "cores", buf);
+	char *model = result_get(res, "cpu") ? NULL : cpu_model();
+	if (model)
+		result_set(res, "cpu", model);
+	free(model);
 	const char *st = result_get(res, "status");
 	if (st && strcmp(st, "ok") == 0)
 		result_derive(res, rel_ci_target);

@@ -22,8 +22,8 @@ long noise_cores(void);
  * core for the native and PyTorch engines, 1 for a command engine; GPU points
  * count 0: they run alone). */
 long noise_max_threads(const struct recipe *r, long cores);
-/* Add load_start, cpu_mhz_start, cpu_mhz_end (read now), concurrent and
- * cores to res, and for an ok result rel_ci and ci_met (result_derive). */
+/* Add load_start, cpu_mhz_start, cpu_mhz_end (read now), concurrent,
+ * cores and, unless the engine named it, cpu (the CPU's model name) to res, and for an ok result rel_ci and ci_met (result_derive). */
 void noise_record(struct result *res, const struct noise_start *ns, long cores, double rel_ci_target);
 
 #endif
