@@ -880,13 +880,80 @@ static const char *container_setting(struct loader *L, yaml_node_t *n, const cha
 	return ok;
 }
 
+static const char *const container_keys[] = {"image", "build", "runtime", "network", "cpus", "memory"};
+static const char *const container_runtimes[] = {"auto", "podman", "docker"};
+
+/* The containers section's own settings (runtime, network, cpus, memory),
+ * the entries' defaults, into def[2..5] (indexes of container_keys); their
+ * pairs are marked in skip. */
+static void container_defaults(struct loader *L, yaml_node_t *v, unsigned char *skip, const char *def[6])
+{
+	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	for (size_t i = 0; i < np; i++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+		if (skip[i])
+			continue;
+		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
+		if (!strcmp(scalar(k), "runtime")) {
+			int rt = get_enum(L, val, "containers.runtime", container_runtimes,
+					  ARRAY_SIZE(container_runtimes));
+			def[2] = rt > 0 ? container_runtimes[rt] : NULL;
+		} else if (!strcmp(scalar(k), "network") || !strcmp(scalar(k), "cpus") || !strcmp(scalar(k), "memory")) {
+			size_t j = !strcmp(scalar(k), "network") ? 3 : !strcmp(scalar(k), "cpus") ? 4 : 5;
+			def[j] = container_setting(L, val, "containers", scalar(k));
+		} else {
+			continue;
+		}
+		skip[i] = 1;
+	}
+}
+
+/* The settings of entry path: IMAGE, or a mapping {image | build, runtime,
+ * network, cpus, memory}, into got[] (indexes of container_keys; NULL where
+ * not given). Returns 1 when it is right, 0 after errors. */
+static int container_entry(struct loader *L, yaml_node_t *val, const char *path, const char *got[6])
+{
+	int ok = 1;
+	if (is_string(val)) {
+		got[0] = scalar(val);
+	} else if (val->type == YAML_MAPPING_NODE) {
+		yaml_node_t *fv[6], *fk[6];
+		get_fields(L, val, path, container_keys, 6, fv, fk);
+		if (!fv[0] == !fv[1]) {
+			errorf(L, node_mark(fv[0] && fv[1] ? fk[1] : val), "'%s' needs either 'image' or 'build'%s", path,
+			       fv[0] ? ", not both" : "");
+			ok = 0;
+		}
+		for (size_t j = 0; j < 2; j++)
+			if (fv[j]) {
+				char *at = xasprintf("%s.%s", path, container_keys[j]);
+				if (!(got[j] = get_string(L, fv[j], at)))
+					ok = 0;
+				free(at);
+			}
+		if (fv[2]) {
+			char *at = xasprintf("%s.runtime", path);
+			int rt = get_enum(L, fv[2], at, container_runtimes, ARRAY_SIZE(container_runtimes));
+			free(at);
+			if (rt < 0)
+				ok = 0;
+			got[2] = rt > 0 ? container_runtimes[rt] : "auto";
+		}
+		for (size_t j = 3; j < 6; j++)
+			if (fv[j] && !(got[j] = container_setting(L, fv[j], path, container_keys[j])))
+				ok = 0;
+	} else {
+		wrong_type(L, val, path, "an image name or a mapping with 'image' or 'build'");
+		ok = 0;
+	}
+	return ok;
+}
+
 /* containers: {runtime: auto|podman|docker, network:, cpus:, memory:,
  * NAME: IMAGE | {image: IMAGE | build: DIR, runtime:, network:, cpus:, memory:}}.
  * The section's runtime, network, cpus and memory are every entry's defaults. */
 static void load_containers(struct loader *L, yaml_node_t *v)
 {
-	static const char *const keys[] = {"image", "build", "runtime", "network", "cpus", "memory"};
-	static const char *const rt_names[] = {"auto", "podman", "docker"};
 	struct recipe *r = L->r;
 	size_t errs = L->nerrs;
 	if (v->type != YAML_MAPPING_NODE) {
@@ -898,22 +965,7 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 	r->containers = xcalloc(np ? np : 1, sizeof(*r->containers));
 	/* the section's settings first: they are the entries' defaults */
 	const char *def[6] = {0};
-	for (size_t i = 0; i < np; i++) {
-		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
-		if (skip[i])
-			continue;
-		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
-		if (!strcmp(scalar(k), "runtime")) {
-			int rt = get_enum(L, val, "containers.runtime", rt_names, ARRAY_SIZE(rt_names));
-			def[2] = rt > 0 ? rt_names[rt] : NULL;
-		} else if (!strcmp(scalar(k), "network") || !strcmp(scalar(k), "cpus") || !strcmp(scalar(k), "memory")) {
-			size_t j = !strcmp(scalar(k), "network") ? 3 : !strcmp(scalar(k), "cpus") ? 4 : 5;
-			def[j] = container_setting(L, val, "containers", scalar(k));
-		} else {
-			continue;
-		}
-		skip[i] = 1;
-	}
+	container_defaults(L, v, skip, def);
 	for (size_t i = 0; i < np; i++) {
 		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
 		if (skip[i])
@@ -928,38 +980,7 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 			       scalar(k));
 			ok = 0;
 		}
-		if (is_string(val)) {
-			got[0] = scalar(val);
-		} else if (val->type == YAML_MAPPING_NODE) {
-			yaml_node_t *fv[6], *fk[6];
-			get_fields(L, val, path, keys, 6, fv, fk);
-			if (!fv[0] == !fv[1]) {
-				errorf(L, node_mark(fv[0] && fv[1] ? fk[1] : val), "'%s' needs either 'image' or 'build'%s", path,
-				       fv[0] ? ", not both" : "");
-				ok = 0;
-			}
-			for (size_t j = 0; j < 2; j++)
-				if (fv[j]) {
-					char *at = xasprintf("%s.%s", path, keys[j]);
-					if (!(got[j] = get_string(L, fv[j], at)))
-						ok = 0;
-					free(at);
-				}
-			if (fv[2]) {
-				char *at = xasprintf("%s.runtime", path);
-				int rt = get_enum(L, fv[2], at, rt_names, ARRAY_SIZE(rt_names));
-				free(at);
-				if (rt < 0)
-					ok = 0;
-				got[2] = rt > 0 ? rt_names[rt] : "auto";
-			}
-			for (size_t j = 3; j < 6; j++)
-				if (fv[j] && !(got[j] = container_setting(L, fv[j], path, keys[j])))
-					ok = 0;
-		} else {
-			wrong_type(L, val, path, "an image name or a mapping with 'image' or 'build'");
-			ok = 0;
-		}
+		ok = container_entry(L, val, path, got) && ok;
 		free(path);
 		if (!ok || !(got[0] || got[1]))
 			continue;
@@ -978,6 +999,33 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 	}
 	free(skip);
 	L->containers_ok = L->nerrs == errs;
+}
+
+/* The nitems levels of factor f, items of a sequence (NULL: the single
+ * level val), as written; a level that is not a one-line scalar is an error
+ * and left out. */
+static void load_levels(struct loader *L, struct factor *f, yaml_node_item_t *items, size_t nitems,
+			yaml_node_t *val)
+{
+	const char *name = f->name;
+	f->levels = xcalloc(nitems, sizeof(*f->levels));
+	f->level_marks = xcalloc(nitems, sizeof(*f->level_marks));
+	for (size_t j = 0; j < nitems; j++) {
+		yaml_node_t *l = items ? node_at(L, items[j]) : val;
+		char buf[64];
+		if (l->type != YAML_SCALAR_NODE)
+			errorf(L, node_mark(l), "levels of factor '%s' must be scalars, not %s", name,
+			       describe(l, buf, sizeof(buf)));
+		else if (is_null(l) || !*scalar(l))
+			errorf(L, node_mark(l), "empty level in factor '%s'", name);
+		else if (strcspn(scalar(l), "\r\n\t") != strlen(scalar(l)))
+			errorf(L, node_mark(l), "level %s of factor '%s' must be on one line", describe(l, buf, sizeof(buf)), name);
+		else {
+			f->levels[f->nlevels] = xstrdup(scalar(l));
+			f->level_marks[f->nlevels] = node_mark(l);
+			f->nlevels++;
+		}
+	}
 }
 
 /* Read factors: names and level texts as written; levels are checked later,
@@ -1037,24 +1085,7 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 		struct factor *f = &r->factors[r->nfactors++];
 		f->name = xstrdup(name);
 		f->mark = node_mark(k);
-		f->levels = xcalloc(nitems, sizeof(*f->levels));
-		f->level_marks = xcalloc(nitems, sizeof(*f->level_marks));
-		for (size_t j = 0; j < nitems; j++) {
-			yaml_node_t *l = items ? node_at(L, items[j]) : val;
-			char buf[64];
-			if (l->type != YAML_SCALAR_NODE)
-				errorf(L, node_mark(l), "levels of factor '%s' must be scalars, not %s", name,
-				       describe(l, buf, sizeof(buf)));
-			else if (is_null(l) || !*scalar(l))
-				errorf(L, node_mark(l), "empty level in factor '%s'", name);
-			else if (strcspn(scalar(l), "\r\n\t") != strlen(scalar(l)))
-				errorf(L, node_mark(l), "level %s of factor '%s' must be on one line", describe(l, buf, sizeof(buf)), name);
-			else {
-				f->levels[f->nlevels] = xstrdup(scalar(l));
-				f->level_marks[f->nlevels] = node_mark(l);
-				f->nlevels++;
-			}
-		}
+		load_levels(L, f, items, nitems, val);
 		if (f->nlevels == 0) {
 			/* every level was reported; keep the factor out of the recipe */
 			free(f->name);
@@ -1911,12 +1942,86 @@ static yaml_node_item_t *report_items(struct loader *L, yaml_node_t *v, const ch
 	return v->data.sequence.items.start;
 }
 
+/* An item of report.scatter or report.bars (path): a mapping of x and an
+ * optional second factor (keys[1]: color, group). Returns 0 with the
+ * factors' indexes (*second -1 when absent), -1 after an error. */
+static int load_report_xy(struct loader *L, yaml_node_t *it, const char *path,
+			  const char *const keys[2], long *x, long *second)
+{
+	yaml_node_t *fv[2], *fk[2];
+	if (it->type != YAML_MAPPING_NODE) {
+		wrong_type(L, it, path, "a sequence of mappings");
+		return -1;
+	}
+	get_fields(L, it, path, keys, 2, fv, fk);
+	if (!fv[0]) {
+		errorf(L, node_mark(it), "missing required key 'x' in '%s'", path);
+		return -1;
+	}
+	*x = resolve_factor(L, fv[0], path);
+	*second = fv[1] ? resolve_factor(L, fv[1], path) : -1;
+	return *x < 0 || (fv[1] && *second < 0) ? -1 : 0;
+}
+
+/* An item of report.improvements: {factor, from, to, by}, added to rs when
+ * it is right. */
+static void load_report_improvement(struct loader *L, yaml_node_t *it, struct report_spec *rs)
+{
+	static const char *const impr_keys[] = {"factor", "from", "to", "by"};
+	yaml_node_t *fv[4], *fk[4];
+	if (it->type != YAML_MAPPING_NODE) {
+		wrong_type(L, it, "report.improvements", "a sequence of mappings");
+		return;
+	}
+	get_fields(L, it, "report.improvements", impr_keys, 4, fv, fk);
+	int ok = 1;
+	for (size_t k = 0; k < 3; k++)
+		if (!fv[k]) {
+			errorf(L, node_mark(it), "missing required key '%s' in 'report.improvements'",
+			       impr_keys[k]);
+			ok = 0;
+		}
+	long f = fv[0] ? resolve_factor(L, fv[0], "report.improvements") : -1;
+	long from = -1, to = -1;
+	if (f >= 0 && fv[1])
+		from = resolve_level(L, (size_t)f, fv[1], "report.improvements");
+	if (f >= 0 && fv[2])
+		to = resolve_level(L, (size_t)f, fv[2], "report.improvements");
+	long *by = NULL;
+	size_t nby = 0;
+	if (fv[3]) {
+		yaml_node_item_t *b = NULL;
+		size_t nb = 1;
+		if (fv[3]->type == YAML_SEQUENCE_NODE) {
+			b = fv[3]->data.sequence.items.start;
+			nb = (size_t)(fv[3]->data.sequence.items.top - b);
+		}
+		by = xcalloc(nb ? nb : 1, sizeof(*by));
+		for (size_t k = 0; k < nb; k++) {
+			long bf = resolve_factor(L, b ? node_at(L, b[k]) : fv[3], "report.improvements");
+			if (bf < 0)
+				ok = 0;
+			else
+				by[nby++] = bf;
+		}
+	}
+	if (!ok || f < 0 || from < 0 || to < 0) {
+		free(by);
+		return;
+	}
+	struct report_improvement *ri = &rs->improvements[rs->nimprovements++];
+	ri->factor = f;
+	ri->from = from;
+	ri->to = to;
+	ri->nby = nby;
+	ri->by = by;
+}
+
 static void load_report(struct loader *L, yaml_node_t *v)
 {
 	static const char *const keys[] = {"metric", "scatter", "bars", "improvements"};
 	static const char *const scatter_keys[] = {"x", "color"};
 	static const char *const bars_keys[] = {"x", "group"};
-	static const char *const impr_keys[] = {"factor", "from", "to", "by"};
 	struct recipe *r = L->r;
 	struct report_spec *rs = &r->report;
 	yaml_node_t *val[4], *key[4];
@@ -1934,101 +2039,29 @@ static void load_report(struct loader *L, yaml_node_t *v)
 	}
 	size_t n;
 	yaml_node_item_t *items;
+	long x, second;
 	if (val[1] && (items = report_items(L, val[1], "report.scatter", &n))) {
 		rs->scatter = xcalloc(n ? n : 1, sizeof(*rs->scatter));
-		for (size_t i = 0; i < n; i++) {
-			yaml_node_t *it = node_at(L, items[i]), *fv[2], *fk[2];
-			if (it->type != YAML_MAPPING_NODE) {
-				wrong_type(L, it, "report.scatter", "a sequence of mappings");
-				continue;
+		for (size_t i = 0; i < n; i++)
+			if (load_report_xy(L, node_at(L, items[i]), "report.scatter", scatter_keys, &x, &second) == 0) {
+				rs->scatter[rs->nscatter].x = x;
+				rs->scatter[rs->nscatter].color = second;
+				rs->nscatter++;
 			}
-			get_fields(L, it, "report.scatter", scatter_keys, 2, fv, fk);
-			if (!fv[0]) {
-				errorf(L, node_mark(it), "missing required key 'x' in 'report.scatter'");
-				continue;
-			}
-			long x = resolve_factor(L, fv[0], "report.scatter");
-			long c = fv[1] ? resolve_factor(L, fv[1], "report.scatter") : -1;
-			if (x < 0 || (fv[1] && c < 0))
-				continue;
-			rs->scatter[rs->nscatter].x = x;
-			rs->scatter[rs->nscatter].color = c;
-			rs->nscatter++;
-		}
 	}
 	if (val[2] && (items = report_items(L, val[2], "report.bars", &n))) {
 		rs->bars = xcalloc(n ? n : 1, sizeof(*rs->bars));
-		for (size_t i = 0; i < n; i++) {
-			yaml_node_t *it = node_at(L, items[i]), *fv[2], *fk[2];
-			if (it->type != YAML_MAPPING_NODE) {
-				wrong_type(L, it, "report.bars", "a sequence of mappings");
-				continue;
+		for (size_t i = 0; i < n; i++)
+			if (load_report_xy(L, node_at(L, items[i]), "report.bars", bars_keys, &x, &second) == 0) {
+				rs->bars[rs->nbars].x = x;
+				rs->bars[rs->nbars].group = second;
+				rs->nbars++;
 			}
-			get_fields(L, it, "report.bars", bars_keys, 2, fv, fk);
-			if (!fv[0]) {
-				errorf(L, node_mark(it), "missing required key 'x' in 'report.bars'");
-				continue;
-			}
-			long x = resolve_factor(L, fv[0], "report.bars");
-			long g = fv[1] ? resolve_factor(L, fv[1], "report.bars") : -1;
-			if (x < 0 || (fv[1] && g < 0))
-				continue;
-			rs->bars[rs->nbars].x = x;
-			rs->bars[rs->nbars].group = g;
-			rs->nbars++;
-		}
 	}
 	if (val[3] && (items = report_items(L, val[3], "report.improvements", &n))) {
 		rs->improvements = xcalloc(n ? n : 1, sizeof(*rs->improvements));
-		for (size_t i = 0; i < n; i++) {
-			yaml_node_t *it = node_at(L, items[i]), *fv[4], *fk[4];
-			if (it->type != YAML_MAPPING_NODE) {
-				wrong_type(L, it, "report.improvements", "a sequence of mappings");
-				continue;
-			}
-			get_fields(L, it, "report.improvements", impr_keys, 4, fv, fk);
-			int ok = 1;
-			for (size_t k = 0; k < 3; k++)
-				if (!fv[k]) {
-					errorf(L, node_mark(it), "missing required key '%s' in 'report.improvements'",
-					       impr_keys[k]);
-					ok = 0;
-				}
-			long f = fv[0] ? resolve_factor(L, fv[0], "report.improvements") : -1;
-			long from = -1, to = -1;
-			if (f >= 0 && fv[1])
-				from = resolve_level(L, (size_t)f, fv[1], "report.improvements");
-			if (f >= 0 && fv[2])
-				to = resolve_level(L, (size_t)f, fv[2], "report.improvements");
-			long *by = NULL;
-			size_t nby = 0;
-			if (fv[3]) {
-				yaml_node_item_t *b = NULL;
-				size_t nb = 1;
-				if (fv[3]->type == YAML_SEQUENCE_NODE) {
-					b = fv[3]->data.sequence.items.start;
-					nb = (size_t)(fv[3]->data.sequence.items.top - b);
-				}
-				by = xcalloc(nb ? nb : 1, sizeof(*by));
-				for (size_t k = 0; k < nb; k++) {
-					long bf = resolve_factor(L, b ? node_at(L, b[k]) : fv[3], "report.improvements");
-					if (bf < 0)
-						ok = 0;
-					else
-						by[nby++] = bf;
-				}
-			}
-			if (!ok || f < 0 || from < 0 || to < 0) {
-				free(by);
-				continue;
-			}
-			struct report_improvement *ri = &rs->improvements[rs->nimprovements++];
-			ri->factor = f;
-			ri->from = from;
-			ri->to = to;
-			ri->nby = nby;
-			ri->by = by;
-		}
+		for (size_t i = 0; i < n; i++)
+			load_report_improvement(L, node_at(L, items[i]), rs);
 	}
 }
 
@@ -2183,6 +2216,90 @@ static long map_find(struct loader *L, int map, const char *key, size_t keylen)
 	return -1;
 }
 
+/* Override KEY (keylen bytes of arg) names neither a factor nor a recipe
+ * key: the error, with the closest of those (fp: the factors pair of the
+ * root, -1 when none). */
+static void override_unknown(struct loader *L, struct mark m, const char *arg, size_t keylen, int root,
+			     long fp)
+{
+	const char **cands = xcalloc(K_COUNT + 1, sizeof(char *));
+	size_t nc = 0;
+	yaml_node_t *fm = fp >= 0 ? node_at(L, node_at(L, root)->data.mapping.pairs.start[fp].value) : NULL;
+	if (fm && fm->type == YAML_MAPPING_NODE) {
+		size_t nf = (size_t)(fm->data.mapping.pairs.top - fm->data.mapping.pairs.start);
+		cands = xrealloc(cands, (K_COUNT + nf + 1) * sizeof(char *));
+		for (size_t j = 0; j < nf; j++)
+			if (node_at(L, fm->data.mapping.pairs.start[j].key)->type == YAML_SCALAR_NODE)
+				cands[nc++] = scalar(node_at(L, fm->data.mapping.pairs.start[j].key));
+	}
+	for (size_t t = 0; t < K_COUNT; t++)
+		cands[nc++] = top_keys[t];
+	char *k = xstrndup(arg, keylen);
+	const char *near = vocab_closest(k, cands, nc);
+	if (near)
+		errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (did you mean '%s'?)", k, near);
+	else
+		errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (a new factor is factors.%s=...)", k, k);
+	free(k);
+	free(cands);
+}
+
+/* Set key (up to eq, dots going into mappings from map) of override i to
+ * levels (comma-separated): a sequence when seq or when it replaces one,
+ * else a scalar; mappings created where missing. */
+static void override_set(struct loader *L, size_t i, struct mark m, int map, const char *key,
+			 const char *eq, const char *levels, int seq)
+{
+	const char *arg = key;
+	size_t keylen = (size_t)(eq - arg);
+	for (;;) {
+		const char *dot = memchr(key, '.', (size_t)(eq - key));
+		size_t len = (size_t)((dot ? dot : eq) - key);
+		if (len == 0) {
+			errorf(L, m, "'%.*s' is not a key", (int)keylen, arg);
+			return;
+		}
+		long p = map_find(L, map, key, len);
+		char *k = xstrndup(key, len);
+		if (!dot) {
+			int vid;
+			if (p >= 0 && node_at(L, node_at(L, map)->data.mapping.pairs.start[p].value)->type == YAML_SEQUENCE_NODE)
+				seq = 1;
+			if (seq) {
+				vid = yaml_document_add_sequence(&L->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
+				ovr_node(L, i, vid);
+				char *lv = xstrdup(levels), *s2 = NULL;
+				for (char *l = strtok_r(lv, ",", &s2); l; l = strtok_r(NULL, ",", &s2))
+					yaml_document_append_sequence_item(&L->doc, vid, ovr_scalar(L, i, l));
+				free(lv);
+			} else {
+				vid = ovr_scalar(L, i, levels);
+			}
+			if (p >= 0)
+				node_at(L, map)->data.mapping.pairs.start[p].value = vid;
+			else
+				yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), vid);
+			free(k);
+			return;
+		}
+		if (p < 0) {
+			int sub = yaml_document_add_mapping(&L->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+			ovr_node(L, i, sub);
+			yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), sub);
+			map = sub;
+		} else {
+			map = node_at(L, map)->data.mapping.pairs.start[p].value;
+			if (node_at(L, map)->type != YAML_MAPPING_NODE) {
+				errorf(L, m, "'%s' is not a mapping: no key under it can be set", k);
+				free(k);
+				return;
+			}
+		}
+		free(k);
+		key = dot + 1;
+	}
+}
+
 /* Apply override i, "KEY=VALUE", to the document: a factor's levels
  * (factors.KEY), else the recipe key KEY (dots go into mappings:
  * measure.min_time=1s), created where missing. A value with commas or a
@@ -2211,7 +2328,6 @@ static void apply_override(struct loader *L, size_t i)
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
 	int map = root;
 	long fp = map_find(L, root, "factors", 7);
-	const char *key = arg;
 	if (keylen > 8 && !strncmp(arg, "factors.", 8))
 		seq = 1; /* factors.NAME=...: a factor, maybe a new one */
 	if (fp >= 0 && !memchr(arg, '.', keylen)) {
@@ -2227,26 +2343,7 @@ static void apply_override(struct loader *L, size_t i)
 			if (strlen(top_keys[t]) == keylen && !strncmp(top_keys[t], arg, keylen))
 				break;
 		if (t == K_COUNT) {
-			const char **cands = xcalloc(K_COUNT + 1, sizeof(char *));
-			size_t nc = 0;
-			yaml_node_t *fm = fp >= 0 ? node_at(L, node_at(L, root)->data.mapping.pairs.start[fp].value) : NULL;
-			if (fm && fm->type == YAML_MAPPING_NODE) {
-				size_t nf = (size_t)(fm->data.mapping.pairs.top - fm->data.mapping.pairs.start);
-				cands = xrealloc(cands, (K_COUNT + nf + 1) * sizeof(char *));
-				for (size_t j = 0; j < nf; j++)
-					if (node_at(L, fm->data.mapping.pairs.start[j].key)->type == YAML_SCALAR_NODE)
-						cands[nc++] = scalar(node_at(L, fm->data.mapping.pairs.start[j].key));
-			}
-			for (t = 0; t < K_COUNT; t++)
-				cands[nc++] = top_keys[t];
-			char *k = xstrndup(arg, keylen);
-			const char *near = vocab_closest(k, cands, nc);
-			if (near)
-				errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (did you mean '%s'?)", k, near);
-			else
-				errorf(L, m, "'%s' is neither a factor of the recipe nor a recipe key (a new factor is factors.%s=...)", k, k);
-			free(k);
-			free(cands);
+			override_unknown(L, m, arg, keylen, root, fp);
 			goto out;
 		}
 	}
@@ -2255,52 +2352,7 @@ static void apply_override(struct loader *L, size_t i)
 		L->ovr_factors = xrealloc(L->ovr_factors, (L->novr_factors + 1) * sizeof(char *));
 		L->ovr_factors[L->novr_factors++] = xstrndup(name, (size_t)(eq - name));
 	}
-	for (;;) {
-		const char *dot = memchr(key, '.', (size_t)(eq - key));
-		size_t len = (size_t)((dot ? dot : eq) - key);
-		if (len == 0) {
-			errorf(L, m, "'%.*s' is not a key", (int)keylen, arg);
-			goto out;
-		}
-		long p = map_find(L, map, key, len);
-		char *k = xstrndup(key, len);
-		if (!dot) {
-			int vid;
-			if (p >= 0 && node_at(L, node_at(L, map)->data.mapping.pairs.start[p].value)->type == YAML_SEQUENCE_NODE)
-				seq = 1;
-			if (seq) {
-				vid = yaml_document_add_sequence(&L->doc, NULL, YAML_FLOW_SEQUENCE_STYLE);
-				ovr_node(L, i, vid);
-				char *lv = xstrdup(levels.buf), *s2 = NULL;
-				for (char *l = strtok_r(lv, ",", &s2); l; l = strtok_r(NULL, ",", &s2))
-					yaml_document_append_sequence_item(&L->doc, vid, ovr_scalar(L, i, l));
-				free(lv);
-			} else {
-				vid = ovr_scalar(L, i, levels.buf);
-			}
-			if (p >= 0)
-				node_at(L, map)->data.mapping.pairs.start[p].value = vid;
-			else
-				yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), vid);
-			free(k);
-			goto out;
-		}
-		if (p < 0) {
-			int sub = yaml_document_add_mapping(&L->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-			ovr_node(L, i, sub);
-			yaml_document_append_mapping_pair(&L->doc, map, ovr_scalar(L, i, k), sub);
-			map = sub;
-		} else {
-			map = node_at(L, map)->data.mapping.pairs.start[p].value;
-			if (node_at(L, map)->type != YAML_MAPPING_NODE) {
-				errorf(L, m, "'%s' is not a mapping: no key under it can be set", k);
-				free(k);
-				goto out;
-			}
-		}
-		free(k);
-		key = dot + 1;
-	}
+	override_set(L, i, m, map, arg, eq, levels.buf, seq);
 out:
 	free(value);
 	sb_free(&levels);
@@ -2417,6 +2469,77 @@ int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struc
 	return load_text(path, as_run, NULL, 0, r, err, NULL);
 }
 
+/* What a recipe is without the keys that set it otherwise. */
+static void recipe_defaults(struct recipe *r)
+{
+	r->engine = ENGINE_NATIVE;
+	r->device = xstrdup("auto");
+	r->measure = (struct measure){
+		.warmup_s = 0.2, .warmup_iters = 0, .min_time_s = 0.5, .max_time_s = 5,
+		.rel_ci = 0.02, .timeout_s = 300, .grace_s = 5,
+	};
+	r->order = ORDER_GIVEN;
+	r->seed = 1;
+	r->repeat = 1;
+	r->report.metric = xstrdup("throughput");
+}
+
+/* Parse the one document of the text into L->doc (*have_doc = 1 once it
+ * holds one) and check that its root is a mapping. Returns 0, or -1 after
+ * recording errors in L. */
+static int parse_document(struct loader *L, yaml_parser_t *parser, int *have_doc)
+{
+	if (!yaml_parser_load(parser, &L->doc)) {
+		yaml_error(L, parser);
+		return -1;
+	}
+	*have_doc = 1;
+	L->root = yaml_document_get_root_node(&L->doc);
+	if (!L->root || is_null(L->root)) {
+		errorf(L, (struct mark){1, 1}, "empty recipe (expected a mapping with name, engine and factors)");
+		return -1;
+	}
+	yaml_document_t next;
+	if (!yaml_parser_load(parser, &next)) {
+		yaml_error(L, parser);
+		return -1;
+	}
+	if (yaml_document_get_root_node(&next)) {
+		struct mark m = {(unsigned)next.start_mark.line + 1, (unsigned)next.start_mark.column + 1};
+		errorf(L, m, "more than one document in the recipe (expected one)");
+		yaml_document_delete(&next);
+		return -1;
+	}
+	yaml_document_delete(&next);
+	if (check_nul(L))
+		return -1;
+	if (L->root->type != YAML_MAPPING_NODE) {
+		char buf[64];
+		errorf(L, node_mark(L->root), "the recipe must be a mapping with name, engine and factors, not %s",
+		       describe(L->root, buf, sizeof(buf)));
+		return -1;
+	}
+	return 0;
+}
+
+/* The recipe as run (allocated): a comment naming path and the overrides,
+ * then doc with them applied (emitting deletes doc). */
+static char *recipe_as_run(yaml_document_t *doc, const char *path, char *const *ovr, size_t novr)
+{
+	struct strbuf h = {0};
+	sb_printf(&h, "# the recipe as run: %s with", path);
+	for (size_t i = 0; i < novr; i++)
+		sb_printf(&h, " %s", ovr[i]);
+	/* one comment line, whatever the overrides hold */
+	char *line = text_clean(h.buf, h.len, 0);
+	sb_reset(&h);
+	sb_printf(&h, "%s\n", line);
+	free(line);
+	char *text = emit_document(doc, h.buf);
+	sb_free(&h);
+	return text;
+}
+
 /* Load the recipe at path (or, when given is not NULL, that text, which r
  * then owns). With
  * overrides, *as_run receives the recipe as run: a comment naming them, then
@@ -2443,16 +2566,7 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		return -1;
 	}
 	r->text_hash = hash64(r->text, r->text_len, HASH64_INIT);
-	r->engine = ENGINE_NATIVE;
-	r->device = xstrdup("auto");
-	r->measure = (struct measure){
-		.warmup_s = 0.2, .warmup_iters = 0, .min_time_s = 0.5, .max_time_s = 5,
-		.rel_ci = 0.02, .timeout_s = 300, .grace_s = 5,
-	};
-	r->order = ORDER_GIVEN;
-	r->seed = 1;
-	r->repeat = 1;
-	r->report.metric = xstrdup("throughput");
+	recipe_defaults(r);
 
 	if (check_text(&L) || check_depth(&L))
 		goto fail;
@@ -2460,36 +2574,8 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		BUG("yaml_parser_initialize failed");
 	have_parser = 1;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
-	if (!yaml_parser_load(&parser, &L.doc)) {
-		yaml_error(&L, &parser);
+	if (parse_document(&L, &parser, &have_doc) != 0)
 		goto fail;
-	}
-	have_doc = 1;
-	L.root = yaml_document_get_root_node(&L.doc);
-	if (!L.root || is_null(L.root)) {
-		errorf(&L, (struct mark){1, 1}, "empty recipe (expected a mapping with name, engine and factors)");
-		goto fail;
-	}
-	yaml_document_t next;
-	if (!yaml_parser_load(&parser, &next)) {
-		yaml_error(&L, &parser);
-		goto fail;
-	}
-	if (yaml_document_get_root_node(&next)) {
-		struct mark m = {(unsigned)next.start_mark.line + 1, (unsigned)next.start_mark.column + 1};
-		errorf(&L, m, "more than one document in the recipe (expected one)");
-		yaml_document_delete(&next);
-		goto fail;
-	}
-	yaml_document_delete(&next);
-	if (check_nul(&L))
-		goto fail;
-	if (L.root->type != YAML_MAPPING_NODE) {
-		char buf[64];
-		errorf(&L, node_mark(L.root), "the recipe must be a mapping with name, engine and factors, not %s",
-		       describe(L.root, buf, sizeof(buf)));
-		goto fail;
-	}
 	for (size_t i = 0; i < novr; i++)
 		apply_override(&L, i);
 	if (!L.nerrs)
@@ -2505,17 +2591,7 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		free((char *)L.ovr_factors[i]);
 	free(L.ovr_factors);
 	if (as_run) {
-		struct strbuf h = {0};
-		sb_printf(&h, "# the recipe as run: %s with", path);
-		for (size_t i = 0; i < novr; i++)
-			sb_printf(&h, " %s", ovr[i]);
-		/* one comment line, whatever the overrides hold */
-		char *line = text_clean(h.buf, h.len, 0);
-		sb_reset(&h);
-		sb_printf(&h, "%s\n", line);
-		free(line);
-		*as_run = emit_document(&L.doc, h.buf);
-		sb_free(&h);
+		*as_run = recipe_as_run(&L.doc, path, ovr, novr);
 	} else {
 		yaml_document_delete(&L.doc);
 	}
