@@ -1396,70 +1396,48 @@ static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs,
 	return rc;
 }
 
-/* Batch mode: collect what earlier jobs of the directory left (resume),
- * submit the points still to run as arrays, follow them and the earlier
- * jobs still queued with squeue (polling with back-off: 0.5 s up to 5 s),
- * merge each finished point's row as it appears, give the tasks that left
- * no row Slurm's verdict; on SIGINT/SIGTERM/SIGHUP scancel the arrays and
- * wait for them to leave the queue (the directory stays resumable). With
- * --detach, return once submitted. */
-static void study_slurm(struct study *S)
+/* Submit the arrays of S->splan, adding each job to jobs and to
+ * DIR/slurm/jobs. When sbatch refuses one, the arrays submitted here are
+ * cancelled and -1 returned. */
+static int slurm_submit_all(struct study *S, char ***jobs, size_t *njobs)
 {
-	slurm_signals_install();
-	S->pg.start = now_monotonic();
-	char **jobs = NULL;
-	size_t njobs = 0, nold = 0;
-	char **old = slurm_jobs_read(S->dir, &nold);
-	int rc = nold ? slurm_collect(S, old, nold, &jobs, &njobs) : 0;
-	slurm_jobs_free(old, nold);
-	if (rc < 0) {
-		S->interrupted = -1;
-		goto out;
-	}
-	slurm_plan(S, 0);
 	struct slurm_plan *P = &S->splan;
-	if (P->na && slurm_write_script(S) < 0) {
-		S->interrupted = -1;
-		goto out;
-	}
-	size_t nfollowed = njobs; /* earlier jobs: not ours to cancel on an error */
+	size_t first = *njobs; /* earlier jobs: not ours to cancel */
+	if (P->na && slurm_write_script(S) < 0)
+		return -1;
 	for (size_t k = 0; k < P->na; k++) {
 		char **argv = slurm_sbatch_argv(&S->r.slurm, &S->r, P->dir_abs, P->script, &P->a[k]);
-		rc = slurm_submit(argv, &P->a[k].job, stderr);
+		int rc = slurm_submit(argv, &P->a[k].job, stderr);
 		slurm_argv_free(argv);
 		if (rc < 0) {
-			slurm_cancel(jobs + nfollowed, njobs - nfollowed);
-			S->interrupted = -1;
-			goto out;
+			slurm_cancel(*jobs + first, *njobs - first);
+			return -1;
 		}
-		jobs_add(&jobs, &njobs, P->a[k].job);
+		jobs_add(jobs, njobs, P->a[k].job);
 		if (slurm_jobs_add(S->dir, P->a[k].job) < 0)
 			error("cannot append to '%s/slurm/jobs': %s", S->dir, strerror(errno));
 		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s, %ld GPUs per task)\n",
 		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, P->a[k].gpus);
 		fflush(stdout);
 	}
-	if (S->o.detach && njobs) {
-		struct strbuf list = {0};
-		for (size_t i = 0; i < njobs; i++)
-			sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
-		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
-		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
-		       "--resume %s' (cancel: scancel %s)\n",
-		       S->pg.total - S->pg.done, S->pg.total, list.buf, S->dir, S->dir, list.buf);
-		sb_free(&list);
-		S->detached = 1;
-		goto out;
-	}
+	return 0;
+}
+
+/* Follow jobs with squeue (polling with back-off: 0.5 s up to 5 s) until
+ * none has a task in the queue, merging rows as they appear. On a signal,
+ * scancel them and wait for them to leave the queue. Returns 0 when they
+ * all left it, -1 when stopped (S->interrupted set). */
+static int slurm_follow(struct study *S, char **jobs, size_t njobs)
+{
 	double delay = 0.5;
 	int squeue_failures = 0;
-	for (; njobs;) {
+	for (;;) {
 		long merged = store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
 		if (merged < 0) {
 			error("cannot append to '%s': %s", S->st.path, strerror(errno));
 			slurm_cancel(jobs, njobs);
 			S->interrupted = -1;
-			goto out;
+			return -1;
 		}
 		if (slurm_interrupted()) {
 			S->interrupted = slurm_interrupted();
@@ -1471,7 +1449,7 @@ static void study_slurm(struct study *S)
 				nanosleep(&ts, NULL);
 			}
 			store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
-			goto out;
+			return -1;
 		}
 		long running, active = slurm_active(jobs, njobs, &running);
 		if (active < 0 && ++squeue_failures < 10) {
@@ -1481,20 +1459,25 @@ static void study_slurm(struct study *S)
 		if (active < 0) {
 			error("squeue keeps failing: stopped following slurm jobs (they go on; resume later)");
 			S->interrupted = -1;
-			goto out;
+			return -1;
 		}
 		squeue_failures = 0;
 		if (active == 0)
-			break;
+			return 0;
 		char label[96];
 		snprintf(label, sizeof(label), "slurm: %ld running, %ld pending", running, active - running);
 		progress_line(&S->pg, label);
 		delay = merged > 0 ? 0.5 : delay * 1.5 > 5 ? 5 : delay * 1.5;
 		slurm_sleep(delay);
 	}
-	/* every task has left the queue: a row missing now may still be on its
-	 * way through a shared filesystem's caches; wait a little, then ask Slurm */
-	for (int tries = 0; njobs && tries < 10; tries++) {
+}
+
+/* Every task of jobs has left the queue: a row missing now may still be on
+ * its way through a shared filesystem's caches; wait a little, then give
+ * each point still without a row Slurm's verdict on its task. */
+static void slurm_verdicts(struct study *S, char **jobs, size_t njobs)
+{
+	for (int tries = 0; tries < 10; tries++) {
 		if (store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr) < 0)
 			break;
 		if (S->pg.done >= S->pg.total)
@@ -1505,7 +1488,7 @@ static void study_slurm(struct study *S)
 	slurm_tasks_load(&T, jobs, njobs);
 	struct grid g;
 	grid_init(&g, &S->r);
-	for (const struct point *p; njobs && (p = grid_next(&g));) {
+	for (const struct point *p; (p = grid_next(&g));) {
 		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
 			continue;
 		if (slurm_lost_row(S, p, slurm_tasks_find(&T, p->index)) < 0) {
@@ -1515,7 +1498,42 @@ static void study_slurm(struct study *S)
 	}
 	grid_free(&g);
 	slurm_tasks_free(&T);
-out:
+}
+
+/* Batch mode: collect what earlier jobs of the directory left (resume),
+ * submit the points still to run as arrays, follow them and the earlier
+ * jobs still queued, merge each finished point's row as it appears, give
+ * the tasks that left no row Slurm's verdict; on SIGINT/SIGTERM/SIGHUP
+ * scancel the jobs (the directory stays resumable). With --detach, return
+ * once submitted. */
+static void study_slurm(struct study *S)
+{
+	slurm_signals_install();
+	S->pg.start = now_monotonic();
+	char **jobs = NULL;
+	size_t njobs = 0, nold = 0;
+	char **old = slurm_jobs_read(S->dir, &nold);
+	int rc = nold ? slurm_collect(S, old, nold, &jobs, &njobs) : 0;
+	slurm_jobs_free(old, nold);
+	if (rc == 0) {
+		slurm_plan(S, 0);
+		rc = slurm_submit_all(S, &jobs, &njobs);
+	}
+	if (rc < 0) {
+		S->interrupted = -1;
+	} else if (S->o.detach && njobs) {
+		struct strbuf list = {0};
+		for (size_t i = 0; i < njobs; i++)
+			sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
+		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
+		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
+		       "--resume %s' (cancel: scancel %s)\n",
+		       S->pg.total - S->pg.done, S->pg.total, list.buf, S->dir, S->dir, list.buf);
+		sb_free(&list);
+		S->detached = 1;
+	} else if (njobs && slurm_follow(S, jobs, njobs) == 0) {
+		slurm_verdicts(S, jobs, njobs);
+	}
 	if (S->pg.tty)
 		fprintf(stderr, "\r\033[K");
 	slurm_jobs_free(jobs, njobs);
