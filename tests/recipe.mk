@@ -43,6 +43,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/design_fraction.yaml \
 	tests/recipes/bad/design_fraction_resolution.err \
 	tests/recipes/bad/design_fraction_resolution.yaml \
+	tests/recipes/bad/design_full_none.err \
+	tests/recipes/bad/design_full_none.yaml \
 	tests/recipes/bad/design_full_keys.err \
 	tests/recipes/bad/design_full_keys.yaml \
 	tests/recipes/bad/design_keys.err \

@@ -242,8 +242,17 @@ void design_describe(const struct recipe *r, const char *indent, struct strbuf *
 	unsigned k = (unsigned)d->k, p = d->p;
 	sb_printf(sb, "%sdesign: 2^(%u-%u) fractional factorial, resolution %s: %u of the %u combinations (1/%u fraction)",
 		  indent, k, p, design_roman(d->resolution), 1u << (k - p), 1u << k, 1u << p);
-	if (k < r->nfactors)
-		sb_puts(sb, ", crossed with every combination of the other factors");
+	uint64_t crossed = 1; /* combinations of the other factors (no overflow: the cube fits 64 bits) */
+	for (size_t f = 0; f < r->nfactors; f++) {
+		size_t i;
+		for (i = 0; i < k && d->factor[i] != f; i++)
+			;
+		if (i == k)
+			crossed *= r->factors[f].nlevels;
+	}
+	if (crossed > 1)
+		sb_printf(sb, ", crossed with each of the %llu combinations of the other factors%s",
+			  (unsigned long long)crossed, r->nexcludes ? " (before exclusions)" : "");
 	sb_putc(sb, '\n');
 	sb_printf(sb, "%sfactors:", indent);
 	for (size_t i = 0; i < k; i++) {

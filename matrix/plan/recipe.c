@@ -1895,8 +1895,14 @@ static void load_design(struct loader *L, yaml_node_t *v)
 		for (size_t i = 1; i < 3; i++)
 			if (val[i])
 				errorf(L, node_mark(key[i]), "'design.%s' applies to 'type: fractional' only", keys[i]);
-	if (design_factors(L, val[3], type == 1) < 0 || type != 1 || !ok)
+	if (design_factors(L, val[3], type == 1) < 0 || type < 0 || !ok)
 		return;
+	if (type == 0) {
+		if (d->k == 0)
+			errorf(L, node_mark(val[0]), "'design: {type: full}' estimates the factorial effects of "
+			       "two-level factors, and the recipe has none");
+		return;
+	}
 	design_size(L, res, p, val[1], val[2], val[0]);
 	if (d->fractional)
 		design_check_excludes(L);

@@ -128,7 +128,7 @@ cut -d, -f1 frac.csv | sort | comm -23 - full.ids > strays
 "$MATRIX" expand frac.yaml > frac.txt
 head -13 frac.txt > frac.head
 cat > frac.expected <<'EOF'
-design: 2^(5-2) fractional factorial, resolution III: 8 of the 32 combinations (1/4 fraction), crossed with every combination of the other factors
+design: 2^(5-2) fractional factorial, resolution III: 8 of the 32 combinations (1/4 fraction), crossed with each of the 3 combinations of the other factors (before exclusions)
 factors: A = a (off -, on +), B = b (off -, on +), C = c (off -, on +), D = d (off -, on +), E = e (off -, on +)
 generators (minimum aberration): D = AB, E = AC
 defining relation: I = ABD = ACE = BCDE

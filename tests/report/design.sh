@@ -91,6 +91,8 @@ expect_grep 'resolution IV' quarter/report.md "resolution in the report"
 # runs missing from the design: said in the table's caption
 "$MATRIX" run quarter.yaml --out part --only c=off > part.out 2>&1 || fail "partial run: $(cat part.out)"
 expect_grep '8 runs of the design have no result' part/report.md "missing runs noted"
+# the example recipe: 16 of 128 runs
+expect_eq "$("$MATRIX" expand "$top_srcdir/recipes/cpu_fractional.yaml" --count)" 16 "recipes/cpu_fractional.yaml"
 # a tiny native-engine fraction, end to end
 cat > native.yaml <<'YAML'
 name: design_native
