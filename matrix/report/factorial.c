@@ -55,6 +55,68 @@ static void contrast(const struct design *d, const struct cellset *cs, const uns
 	fe->u = sqrt(u2[0] / ((double)n[0] * (double)n[0]) + u2[1] / ((double)n[1] * (double)n[1]));
 }
 
+/* use[c]: cell c is a run of the design (in the fraction, not excluded);
+ * returns their number. */
+static size_t design_runs(const struct recipe *r, const struct cellset *cs, unsigned char *use)
+{
+	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+	size_t runs = 0;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		for (size_t f = 0; f < r->nfactors; f++)
+			level[f] = CELL_LEVEL(cs, c, f);
+		use[c] = design_member(&r->design, level) && !grid_excluded(r, level);
+		runs += use[c];
+	}
+	free(level);
+	return runs;
+}
+
+static int cmp_abs(const void *a, const void *b)
+{
+	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+	return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, size_t n)
+{
+	return n % 2 ? fabs(v[n / 2]) : 0.5 * (fabs(v[n / 2 - 1]) + fabs(v[n / 2]));
+}
+
+void factorial_lenth(const struct recipe *r, const struct cellset *cs, struct factorial_lenth *lt)
+{
+	const struct design *d = &r->design;
+	memset(lt, 0, sizeof(*lt));
+	size_t m = d->k - (d->fractional ? d->p : 0), n = ((size_t)1 << m) - 1;
+	if (d->k == 0 || n < 7)
+		return;
+	unsigned char *use = xcalloc(cs->ncells ? cs->ncells : 1, 1);
+	design_runs(r, cs, use);
+	/* one contrast per alias class: every product of base factors (in a
+	 * fraction each generated factor is one of them) */
+	double *c = xmalloc(n * sizeof(double));
+	size_t k = 0;
+	for (uint32_t w = 1; w <= n; w++) {
+		struct factorial_effect fe = {.effect = w};
+		contrast(d, cs, use, 1, &fe);
+		if (isnan(fe.gain)) {
+			free(c);
+			free(use);
+			return;
+		}
+		c[k++] = log(fe.gain);
+	}
+	free(use);
+	qsort(c, k, sizeof(double), cmp_abs);
+	double s0 = 1.5 * median_sorted(c, k);
+	size_t j = 0;
+	while (j < k && fabs(c[j]) < 2.5 * s0)
+		j++;
+	lt->ncontrasts = k;
+	lt->pse = j ? 1.5 * median_sorted(c, j) : s0;
+	lt->me = stat_t975(k / 3 ? k / 3 : 1) * lt->pse;
+	free(c);
+}
+
 struct factorial_effect *factorial_compute(const struct recipe *r, const struct cellset *cs, int higher_better,
 					   size_t *n, size_t *nmissing)
 {
@@ -62,15 +124,7 @@ struct factorial_effect *factorial_compute(const struct recipe *r, const struct 
 	size_t k = d->k, cap = k + k * (k - 1) / 2;
 	struct factorial_effect *out = xcalloc(cap ? cap : 1, sizeof(*out));
 	unsigned char *use = xcalloc(cs->ncells ? cs->ncells : 1, 1);
-	size_t *level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
-	size_t runs = 0;
-	for (size_t c = 0; c < cs->ncells; c++) {
-		for (size_t f = 0; f < r->nfactors; f++)
-			level[f] = CELL_LEVEL(cs, c, f);
-		use[c] = design_member(d, level) && !grid_excluded(r, level);
-		runs += use[c];
-	}
-	free(level);
+	size_t runs = design_runs(r, cs, use);
 	uint64_t planned = grid_count(r) / r->repeat;
 	*nmissing = planned > runs ? (size_t)(planned - runs) : 0;
 	*n = 0;
@@ -104,7 +158,7 @@ static const char *num(double v, char *buf, size_t size)
 struct rtable *factorial_table(const struct run *run)
 {
 	static const char *const cols[] = {"effect", "letters", "minus", "plus", "runs_minus", "runs_plus",
-					   "gain", "gain_lo", "gain_hi", "aliases"};
+					   "gain", "gain_lo", "gain_hi", "lenth_lo", "lenth_hi", "aliases"};
 	const struct recipe *r = &run->recipe;
 	const struct design *d = &r->design;
 	if (!d->given || d->k < 2)
@@ -128,15 +182,23 @@ struct rtable *factorial_table(const struct run *run)
 			  "a main effect is estimated with its aliased interactions assumed negligible, an "
 			  "interaction aliased with a main effect or another two-factor interaction is not "
 			  "estimated (see Design).", 1u << d->p, design_roman(d->resolution));
+	struct factorial_lenth lt;
+	factorial_lenth(r, &run->cells, &lt);
+	if (lt.ncontrasts)
+		sb_printf(&cap, " lenth_lo..lenth_hi: 95%% interval from Lenth's pseudo standard error of the "
+			  "design's %zu contrasts (PSE %.4g on the log scale, margin t(0.975, %zu) * PSE = %.4g): "
+			  "it holds the noise between runs, which the points' intervals leave out when each point "
+			  "ran in one process, on the assumption that most contrasts are noise.",
+			  lt.ncontrasts, lt.pse, lt.ncontrasts / 3, lt.me);
 	if (missing)
 		sb_printf(&cap, " %zu run%s of the design %s no result: the contrasts are no longer orthogonal "
 			  "and may carry other effects.", missing, missing == 1 ? "" : "s", missing == 1 ? "has" : "have");
 	t->caption = cap.buf;
 	for (size_t i = 0; i < t->ncols; i++)
-		t->align_right[i] = i >= 4 && i <= 8;
+		t->align_right[i] = i >= 4 && i <= 10;
 	for (size_t e = 0; e < n; e++) {
 		struct strbuf name = {0}, letters = {0}, al = {0};
-		char b[5][48];
+		char b[7][48];
 		design_effect_name(r, d, fe[e].effect, &name);
 		design_word_letters(fe[e].effect, &letters);
 		for (size_t a = 0; a < fe[e].nalias; a++) {
@@ -161,6 +223,8 @@ struct rtable *factorial_table(const struct run *run)
 		    fe[e].estimated ? num(fe[e].gain, b[2], sizeof(b[2])) : "aliased",
 		    num(fe[e].gain * exp(-fe[e].u), b[3], sizeof(b[3])),
 		    num(fe[e].gain * exp(fe[e].u), b[4], sizeof(b[4])),
+		    num(lt.ncontrasts ? fe[e].gain * exp(-lt.me) : NAN, b[5], sizeof(b[5])),
+		    num(lt.ncontrasts ? fe[e].gain * exp(lt.me) : NAN, b[6], sizeof(b[6])),
 		    al.buf ? al.buf : "",
 		};
 		rtable_add(t, (char *const *)row);

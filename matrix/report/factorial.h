@@ -13,6 +13,7 @@
 #include "model.h"
 #include "plan/design.h"
 #include "rtable.h"
+#include "stats.h"
 #include "util.h"
 
 struct factorial_effect {
@@ -29,6 +30,18 @@ struct factorial_effect {
 	                       * interaction (its contrast measures their sum: not estimated) */
 };
 
+/* Lenth's pseudo standard error (Lenth 1989) over the 2^(k-p) - 1 contrasts
+ * of the design (one per alias class), for a design of at least 8 runs:
+ * s0 = 1.5 median |c|, PSE = 1.5 median of the |c| < 2.5 s0, and the margin
+ * of error t(0.975, (2^(k-p) - 1) / 3) * PSE on the log scale. It holds the
+ * noise between runs (what the points' intervals leave out with one process
+ * per point) on the assumption that most contrasts are noise. */
+struct factorial_lenth {
+	size_t ncontrasts;    /* 0: not computed (fewer than 8 runs, or a side empty) */
+	double pse;           /* pseudo standard error of a contrast, log scale */
+	double me;            /* margin of error (95%), log scale */
+};
+
 /* Every main effect, then every two-factor interaction, of the recipe's
  * design from the cells that are runs of the design. Main effects are
  * always estimated (in a resolution III fraction they carry their aliased
@@ -38,6 +51,7 @@ struct factorial_effect {
  * without a cell: with missing runs the contrasts are no longer orthogonal. */
 struct factorial_effect *factorial_compute(const struct recipe *r, const struct cellset *cs, int higher_better,
 					   size_t *n, size_t *nmissing);
+void factorial_lenth(const struct recipe *r, const struct cellset *cs, struct factorial_lenth *lt);
 
 /* The table "factorial" of the run's design (NULL when the recipe has no
  * design: key or its design has fewer than two factors). */

@@ -30,7 +30,7 @@ expect_eq "$(($(wc -l < half/results.csv) - 1))" 32 "the fraction's rows"
 expect_eq "$(($(wc -l < full/results.csv) - 1))" 64 "the full factorial's rows"
 for d in full half; do
 	[ -s $d/tables/factorial.csv ] || fail "$d: no tables/factorial.csv"
-	expect_eq "$(head -1 $d/tables/factorial.csv)" "effect,letters,minus,plus,runs_minus,runs_plus,gain,gain_lo,gain_hi,aliases" "$d: columns"
+	expect_eq "$(head -1 $d/tables/factorial.csv)" "effect,letters,minus,plus,runs_minus,runs_plus,gain,gain_lo,gain_hi,lenth_lo,lenth_hi,aliases" "$d: columns"
 done
 expect_grep '^## Design' half/report.md "the fraction's report has a Design section"
 expect_grep 'defining relation: I = ABCDE' half/report.md "defining relation in the report"
@@ -41,17 +41,19 @@ expect_eq "$(grep -c ',aliased,' half/tables/factorial.csv)" 0 "nothing aliased 
 expect_grep '^a,A,off,on,16,16,' half/tables/factorial.csv "16 runs on each side of a's contrast"
 expect_grep '^a x b,AB,differ,same,16,16,' half/tables/factorial.csv "the a x b interaction estimated from the half"
 # agreement: |log(fraction) - log(full)| within the two intervals combined,
-# and each interval holding the true value
+# and each interval (from the points' intervals, and Lenth's from the
+# scatter of the contrasts) holding the true value
 check() { # EFFECT TRUE_GAIN
 	awk -F, -v e="$1" -v truth="$2" '
 	FNR == 1 { file++; next }
-	$1 == e { g[file] = $7; lo[file] = $8; hi[file] = $9 }
+	$1 == e { g[file] = $7; lo[file] = $8; hi[file] = $9; llo[file] = $10; lhi[file] = $11 }
 	END {
 		if (!(1 in g) || !(2 in g) || g[1] == "" || g[2] == "") { print "no estimate of " e; exit 1 }
 		for (i = 1; i <= 2; i++) {
 			u[i] = (log(hi[i]) - log(lo[i])) / 2
 			if (!(u[i] > 0)) { print e ": no interval"; exit 1 }
 			if (lo[i] > truth || hi[i] < truth) { printf "%s: true gain %g outside %g..%g (%s)\n", e, truth, lo[i], hi[i], i == 1 ? "full" : "half"; exit 1 }
+			if (llo[i] > truth || lhi[i] < truth) { printf "%s: true gain %g outside Lenth %g..%g (%s)\n", e, truth, llo[i], lhi[i], i == 1 ? "full" : "half"; exit 1 }
 		}
 		d = log(g[1]) - log(g[2]); if (d < 0) d = -d
 		if (d > sqrt(u[1] * u[1] + u[2] * u[2])) { printf "%s: half %g and full %g disagree\n", e, g[2], g[1]; exit 1 }
@@ -84,10 +86,11 @@ YAML
 expect_eq "$(($(wc -l < quarter/results.csv) - 1))" 16 "2^(6-2) runs"
 expect_grep 'generators (minimum aberration): E = ABC, F = BCD' quarter/report.md "generators in the report"
 expect_grep '^  AB = CE$' quarter/report.md "alias chain in the report"
-expect_grep '^a x b,AB,differ,same,,,aliased,,,c x e$' quarter/tables/factorial.csv "a x b aliased, not estimated"
+expect_grep '^a x b,AB,differ,same,,,aliased,,,,,c x e$' quarter/tables/factorial.csv "a x b aliased, not estimated"
 expect_eq "$(grep -c ',aliased,' quarter/tables/factorial.csv)" 15 "every two-factor interaction of the 2^(6-2) aliased"
-expect_grep '^a,A,off,on,8,8,[0-9.]*,[0-9.]*,[0-9.]*,$' quarter/tables/factorial.csv "a main effect estimated, clear"
+expect_grep '^a,A,off,on,8,8,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,$' quarter/tables/factorial.csv "a main effect estimated, clear"
 expect_grep 'resolution IV' quarter/report.md "resolution in the report"
+expect_grep "Lenth's pseudo standard error of the design's 15 contrasts" quarter/report.md "Lenth's PSE over the 2^(6-2)'s contrasts"
 # runs missing from the design: said in the table's caption
 "$MATRIX" run quarter.yaml --out part --only c=off > part.out 2>&1 || fail "partial run: $(cat part.out)"
 expect_grep '8 runs of the design have no result' part/report.md "missing runs noted"
@@ -109,6 +112,6 @@ design: {type: fractional, resolution: 4}
 YAML
 "$MATRIX" run native.yaml --out native > native.out 2>&1 || fail "native run: $(cat native.out)"
 expect_eq "$(grep -c ',ok,' native/results.csv)" 8 "2^(4-1) native points measured"
-expect_grep '^batch,A,2,4,4,4,[0-9.]*,[0-9.]*,[0-9.]*,$' native/tables/factorial.csv "batch's main effect from the native fraction"
-expect_grep '^batch x task,AB,differ,same,,,aliased,,,eval x compile$' native/tables/factorial.csv "aliased pair in the native fraction"
+expect_grep '^batch,A,2,4,4,4,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,$' native/tables/factorial.csv "batch's main effect from the native fraction"
+expect_grep '^batch x task,AB,differ,same,,,aliased,,,,,eval x compile$' native/tables/factorial.csv "aliased pair in the native fraction"
 echo ok
