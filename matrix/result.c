@@ -168,3 +168,57 @@ void result_derive(struct result *res, double rel_ci_target)
 	if (!result_get(res, "ci_met") && rel && rel_ci_target > 0 && parse_double(rel, &vr) == 0)
 		result_set(res, "ci_met", vr <= rel_ci_target ? "1" : "0");
 }
+
+void result_extra_add(struct strbuf *sb, const char *key, const char *value)
+{
+	sb_printf(sb, "%s%s=", sb->len ? "; " : "", key);
+	size_t n = strlen(value);
+	for (size_t i = 0; i < n; i++) {
+		char c = value[i];
+		if (c == '%' || c == ';' || (c == ' ' && (i == 0 || i + 1 == n)))
+			sb_printf(sb, "%%%02X", (unsigned char)c);
+		else
+			sb_putc(sb, c);
+	}
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+char *result_extra_get(const char *extra, const char *key)
+{
+	size_t k = strlen(key);
+	const char *p = extra;
+	while (p && *p) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		const char *end = strchr(p, ';');
+		if (!end)
+			end = p + strlen(p);
+		if ((size_t)(end - p) > k && strncmp(p, key, k) == 0 && p[k] == '=') {
+			const char *v = p + k + 1, *e = end;
+			while (e > v && e[-1] == ' ')
+				e--;
+			struct strbuf sb = {0};
+			sb_add(&sb, "", 0);
+			for (; v < e; v++) {
+				int hi, lo;
+				if (*v == '%' && e - v >= 3 && (hi = hex_digit(v[1])) >= 0 && (lo = hex_digit(v[2])) >= 0) {
+					sb_putc(&sb, (char)(hi << 4 | lo));
+					v += 2;
+				} else {
+					sb_putc(&sb, *v);
+				}
+			}
+			return sb.buf;
+		}
+		p = end;
+	}
+	return NULL;
+}

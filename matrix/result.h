@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+struct strbuf;
+
 struct kv {
 	char *key;
 	char *value;
@@ -38,6 +40,14 @@ char *result_check(const struct result *res);
  * step over the median, as a fraction) from step_ms and step_ms_lo/hi, and
  * ci_met (1 when rel_ci <= target) when the engine did not write them. */
 void result_derive(struct result *res, double rel_ci_target);
+
+/* results.csv's `extra` cell: "key=value; key=value" of the keys that have
+ * no column. A value is written with '%' as %25, ';' as %3B and a space at
+ * its start or end as %20, so that it reads back exactly whatever it holds
+ * (keys are result_read's: letters, digits, '_', '.', '-'). */
+void result_extra_add(struct strbuf *sb, const char *key, const char *value);
+/* The value of key in an `extra` cell, decoded (allocated), or NULL. */
+char *result_extra_get(const char *extra, const char *key);
 
 /* The metric columns of results.csv, in order (see store.h). Every engine
  * writes the first ones; the native engine adds the rest. */

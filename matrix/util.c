@@ -350,8 +350,7 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
 	return sb.buf;
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	size_t len;

@@ -19,6 +19,7 @@ TESTS += \
 	tests/e2e/hostile_dirs.sh \
 	tests/e2e/hostile_echo.sh \
 	tests/e2e/hostile_markdown.sh \
+	tests/e2e/hostile_cells.sh \
 	tests/e2e/run_point.sh \
 	tests/e2e/status.sh \
 	tests/e2e/node_types.sh \

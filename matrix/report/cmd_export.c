@@ -16,18 +16,59 @@
 #include "table.h"
 #include "util.h"
 
+/* A JSON string: control characters and DEL as \u00XX, a byte that is not
+ * part of valid UTF-8 (a results.csv from elsewhere) as U+FFFD, so that the
+ * output is always valid JSON. */
 static void json_str(struct strbuf *sb, const char *s)
 {
 	sb_putc(sb, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			sb_printf(sb, "\\%c", *p);
-		else if (*p < 0x20)
-			sb_printf(sb, "\\u%04x", *p);
-		else
-			sb_putc(sb, (char)*p);
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_len(p + i, n - i);
+		if (!len) {
+			sb_puts(sb, "\\ufffd");
+			i++;
+		} else if (p[i] == '"' || p[i] == '\\') {
+			sb_printf(sb, "\\%c", p[i]);
+			i++;
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			sb_printf(sb, "\\u%04x", p[i]);
+			i++;
+		} else {
+			sb_add(sb, (const char *)p + i, len);
+			i += len;
+		}
 	}
 	sb_putc(sb, '"');
+}
+
+/* A cell for a spreadsheet: text that starts with = + - @ (or a tab or a
+ * carriage return) would be read as a formula by Excel, LibreOffice or
+ * Google Sheets, so it gets a leading apostrophe, which they show as text;
+ * a number ("-1.5") is left as it is. Returns s or an allocated copy in
+ * *copy. */
+static char *sheet_cell(const char *s, char **copy)
+{
+	double v;
+	*copy = NULL;
+	if (!s || !strchr("=+-@\t\r", *s) || !*s || parse_double(s, &v) == 0)
+		return (char *)s;
+	*copy = xasprintf("'%s", s);
+	return *copy;
+}
+
+/* csv_record of n cells, each through sheet_cell. */
+static void sheet_record(struct strbuf *sb, char **cell, size_t n)
+{
+	char **copies = xcalloc(n, sizeof(char *)), **safe = xcalloc(n, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		safe[i] = sheet_cell(cell[i], &copies[i]);
+	csv_record(sb, safe, n);
+	for (size_t i = 0; i < n; i++)
+		free(copies[i]);
+	free(copies);
+	free(safe);
 }
 
 /* A number for JSON: finite with 6 significant digits, else null. */
@@ -118,7 +159,7 @@ static void export_csv(const struct run *run, struct strbuf *sb)
 	const char *const tail[] = {"status", "metric", "unit", "value", "ci95_lo", "ci95_hi", "processes", "reason"};
 	for (size_t k = 0; k < ARRAY_SIZE(tail); k++)
 		cell[1 + nf + k] = (char *)tail[k];
-	csv_record(sb, cell, nf + 9);
+	sheet_record(sb, cell, nf + 9);
 	for (size_t c = 0; c < cs->ncells; c++) {
 		double v = cs->value[c], u = cs->u[c];
 		cell[0] = cs->id[c];
@@ -130,7 +171,7 @@ static void export_csv(const struct run *run, struct strbuf *sb)
 		snprintf(num[3], sizeof(num[3]), "%zu", cs->nrep[c]);
 		char *row[] = {"ok", m->name, m->unit, num[0], num[1], num[2], num[3], ""};
 		memcpy(cell + 1 + nf, row, sizeof(row));
-		csv_record(sb, cell, nf + 9);
+		sheet_record(sb, cell, nf + 9);
 	}
 	for (size_t i = 0; i < run->nfailures; i++) {
 		const struct failure *fl = &run->failures[i];
@@ -139,7 +180,7 @@ static void export_csv(const struct run *run, struct strbuf *sb)
 			cell[1 + f] = fl->levels[f];
 		char *row[] = {fl->status, m->name, m->unit, "", "", "", "", fl->reason};
 		memcpy(cell + 1 + nf, row, sizeof(row));
-		csv_record(sb, cell, nf + 9);
+		sheet_record(sb, cell, nf + 9);
 	}
 	free(cell);
 }

@@ -12,31 +12,9 @@
 #include <string.h>
 
 #include "quality.h"
+#include "result.h"
 #include "table.h"
 #include "util.h"
-
-/* The value of key in an `extra` cell ("key=value; key=value"), copied. */
-static char *extra_get(const char *extra, const char *key)
-{
-	size_t k = strlen(key);
-	const char *p = extra;
-	while (p && *p) {
-		while (*p == ' ' || *p == ';')
-			p++;
-		const char *end = strchr(p, ';');
-		if (!end)
-			end = p + strlen(p);
-		if ((size_t)(end - p) > k && strncmp(p, key, k) == 0 && p[k] == '=') {
-			const char *v = p + k + 1;
-			const char *e = end;
-			while (e > v && e[-1] == ' ')
-				e--;
-			return xstrndup(v, (size_t)(e - v));
-		}
-		p = end;
-	}
-	return NULL;
-}
 
 char *table_value(const struct table *t, size_t r, const char *key)
 {
@@ -44,7 +22,7 @@ char *table_value(const struct table *t, size_t r, const char *key)
 	if (c >= 0)
 		return *t->rows[r].cell[c] ? xstrdup(t->rows[r].cell[c]) : NULL;
 	long x = table_column(t, "extra");
-	return x >= 0 ? extra_get(t->rows[r].cell[x], key) : NULL;
+	return x >= 0 ? result_extra_get(t->rows[r].cell[x], key) : NULL;
 }
 
 int table_number(const struct table *t, size_t r, const char *key, double *out)

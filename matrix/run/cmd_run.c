@@ -647,7 +647,7 @@ static char **point_row(const struct recipe *r, const struct store *st, const st
 			column = strcmp(key, result_columns[c]) == 0;
 		if (column)
 			continue;
-		sb_printf(extra, "%s%s=%s", extra->len ? "; " : "", key, o->res.kv[i].value);
+		result_extra_add(extra, key, o->res.kv[i].value);
 	}
 	cells[k++] = extra->buf;
 	cells[k++] = s->cmd.line;
@@ -1314,10 +1314,13 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	cells[k++] = (char *)st;
 	cells[k++] = reason;
 	struct strbuf extra = {0};
+	char task[32];
+	snprintf(task, sizeof(task), "%" PRIu64, p->index);
 	if (t && t->node)
-		sb_printf(&extra, "node=%s; ", t->node);
-	sb_printf(&extra, "slurm_job=%s; slurm_task=%" PRIu64 "; slurm_state=%s", t ? t->job : "", p->index,
-		  state ? state : "");
+		result_extra_add(&extra, "node", t->node);
+	result_extra_add(&extra, "slurm_job", t ? t->job : "");
+	result_extra_add(&extra, "slurm_task", task);
+	result_extra_add(&extra, "slurm_state", state ? state : "");
 	cells[S->st.ncols - 2] = extra.buf;
 	cells[S->st.ncols - 1] = cmd.line;
 	rc = store_append(&S->st, cells);
