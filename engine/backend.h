@@ -52,6 +52,12 @@ typedef struct backend {
     const char *(*info)(void);
     /* Dense peak of the device for this precision, flop/s; 0 when unknown. */
     double (*peak_flops)(int precision);
+    /* Per-op profile on the device (NULL: the engine times each op with the
+     * host clock after sync()): prof_mark(i, 0) before op i and (i, 1)
+     * after it, in a step run op by op; prof_read adds each op's device
+     * time, seconds, to s[0..nrun) once the step is waited for. */
+    void (*prof_mark)(int i, int end);
+    void (*prof_read)(double *s, int nrun);
 } backend;
 
 /* Entry point of the CUDA backend module (engine/cuda/, built as

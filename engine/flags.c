@@ -48,6 +48,7 @@ static const struct flag flags[] = {
     {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads; default: the online CPUs"},
     {"device", F_LEVEL, O(pt.device), lv_device, "auto|cpu|cuda", "backend; default auto (cuda when built with it and a GPU is present)"},
     {"data", F_STR, O(data), NULL, "synthetic|DIR", "inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied to the device inside every timed step (mnist_cnn)"},
+    {"profile", F_STR, O(profile), NULL, "FILE", "after the timed steps (not perturbed), 20 more steps op by op with each op timed (cpu: host clock after a sync; cuda: CUDA events): FILE gets op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes per op"},
     {"seed", F_INT, O(seed), NULL, "N", "seed of weights, inputs and dropout; default 1"},
     {"warmup", F_WARMUP, O(m), NULL, "DUR|N", "warm-up: a duration (0.2s, 150ms) or a number of steps; default 0.2s"},
     {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s"},

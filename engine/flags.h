@@ -21,6 +21,7 @@ struct opts {
     point pt;
     const char *result, *weights, *save_weights, *dump;
     const char *data;    /* --data DIR: MNIST's IDX files; NULL: synthetic inputs */
+    const char *profile; /* --profile FILE: per-op CSV after the timed steps */
     measure_cfg m;
     int steps;
     int list_models, help, version;

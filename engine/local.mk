@@ -12,6 +12,7 @@ engine_matrix_engine_SOURCES = \
 	engine/mem.c engine/mem.h \
 	engine/weights.c engine/weights.h \
 	engine/data.c engine/data.h \
+	engine/profile.c engine/profile.h \
 	engine/backend.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h \
 	engine/cpu/pool.c engine/cpu/pool.h \
@@ -57,10 +58,10 @@ endif
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/data.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/profile.sh
 check_PROGRAMS += tests/engine/dump_cmp
 tests_engine_dump_cmp_LDADD = $(LIBM)
-EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/mkidx.py
+EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
 	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
 if HAVE_TORCH

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "mem.h"
 #include "passes.h"
+#include "profile.h"
 #include "record.h"
 #include "rng.h"
 #include "weights.h"
@@ -28,7 +29,10 @@
 
 /* ---- running ---------------------------------------------------------------- */
 
-static double *prof_s; /* MATRIX_ENGINE_PROFILE: seconds per op index */
+/* per op index, seconds: --profile (the steps after the timed ones) or
+ * MATRIX_ENGINE_PROFILE (the timed steps, a table on stderr); [nrun] is
+ * the input pipeline (--data) */
+static double *prof_s;
 
 /* MATRIX_ENGINE_DIE_RANK=K: rank K kills itself at its third step (the
  * data-parallel test of a rank that dies: tests/engine/ddp_cpu.sh). */
@@ -68,17 +72,29 @@ static int run_step(void *ctx)
     graph *g = &r->g;
     g->step++;
     maybe_die(g);
-    if (r->data)
+    if (r->data) {
+        double t0 = prof_s ? measure_now() : 0;
         data_feed(r);
+        if (prof_s)
+            prof_s[r->nrun] += measure_now() - t0;
+    }
     if (r->be.step && !r->hook && !prof_s)
         return r->be.step(g, r->nrun);
     if (r->be.begin_step)
         r->be.begin_step();
     for (int i = 0; i < r->nrun; i++) {
         op *o = &g->ops[i];
-        double t0 = prof_s ? measure_now() : 0;
+        double t0 = 0;
+        if (prof_s && r->be.prof_mark) /* device events around the op */
+            r->be.prof_mark(i, 0);
+        else if (prof_s) {
+            r->be.sync(); /* what came before is not the op's */
+            t0 = measure_now();
+        }
         r->be.ops[o->type](g, o);
-        if (prof_s) {
+        if (prof_s && r->be.prof_mark)
+            r->be.prof_mark(i, 1);
+        else if (prof_s) {
             r->be.sync();
             prof_s[i] += measure_now() - t0;
         }
@@ -86,6 +102,8 @@ static int run_step(void *ctx)
             r->hook(r, i);
     }
     r->be.sync();
+    if (prof_s && r->be.prof_read)
+        r->be.prof_read(prof_s, r->nrun);
     return 0;
 }
 
@@ -889,12 +907,53 @@ static int ranks_agree(int stop)
 
 static void ranks_timed_start(void) { engine_comm->wait_s = 0; }
 
+/* --profile: PROFILE_STEPS more steps op by op, each op timed, written as
+ * CSV (profile.h). A failure to write is the point's failure (exit 1). */
+static int session_profile(struct session *s)
+{
+    struct run *r = &s->r;
+    graph *g = &r->g;
+    int n = r->nrun + (r->data ? 1 : 0);
+    prof_s = calloc(r->nrun + 1, sizeof *prof_s);
+    profile_row *rows = calloc(n, sizeof *rows);
+    mallocCheck(prof_s);
+    mallocCheck(rows);
+    double t0 = measure_now();
+    for (int k = 0; k < PROFILE_STEPS; k++)
+        if (run_step(r)) {
+            fprintf(stderr, "matrix-engine: a profiled step failed\n");
+            free(rows);
+            return 1;
+        }
+    s->prof_wall_s = measure_now() - t0;
+    for (int i = 0; i < r->nrun; i++) {
+        const op *o = &g->ops[i];
+        rows[i] = (profile_row){.op = o->name, .kind = graph_op_name(o->type), .calls = PROFILE_STEPS,
+                                .total_s = prof_s[i],
+                                .mem_bytes = profile_op_bytes(g, o) + r->be.workspace(g, o)};
+        s->prof_sum_s += prof_s[i];
+    }
+    if (r->data) {
+        rows[r->nrun] = (profile_row){.op = "input_pipeline", .kind = "data", .calls = PROFILE_STEPS,
+                                      .total_s = prof_s[r->nrun],
+                                      .mem_bytes = r->g.t[r->data->x].bytes + r->g.t[r->data->y].bytes};
+        s->prof_sum_s += prof_s[r->nrun];
+    }
+    int rc = s->quiet ? 0 : profile_write(s->o.profile, rows, n, s->err, sizeof s->err); /* rank 0 writes */
+    free(rows);
+    if (rc) {
+        fprintf(stderr, "matrix-engine: --profile: %s\n", s->err);
+        return 1;
+    }
+    return SESSION_GO;
+}
+
 int session_measure(struct session *s)
 {
     struct run *r = &s->r;
     graph *g = &r->g;
     if (getenv("MATRIX_ENGINE_PROFILE")) {
-        prof_s = calloc(r->nrun, sizeof *prof_s);
+        prof_s = calloc(r->nrun + 1, sizeof *prof_s);
         mallocCheck(prof_s);
     }
     /* --data: the host clock, so that the input pipeline is in the time */
@@ -920,7 +979,8 @@ int session_measure(struct session *s)
         for (int i = 0; i < r->nrun; i++)
             fprintf(stderr, "%-4d %-16s %-28s %12.4f\n", i, graph_op_name(g->ops[i].type),
                     g->ops[i].name, prof_s[i] * 1e3 / steps);
-    }
+    } else if (s->o.profile)
+        return session_profile(s);
     return SESSION_GO;
 }
 
@@ -1085,6 +1145,15 @@ int session_result(struct session *s)
         rec(&rr, "loss", "%.6g", loss);
     if (r->data)
         rec_data(&rr, r->data, mr);
+    if (o->profile) {
+        rec(&rr, "profile", "%s", o->profile);
+        rec(&rr, "profile_steps", "%d", PROFILE_STEPS);
+        /* the ops' times summed: the step op by op (synchronised after
+         * each op on the cpu), against step_ms */
+        rec(&rr, "profile_step_ms", "%.6g", s->prof_sum_s * 1e3 / PROFILE_STEPS);
+        rec(&rr, "profile_timing", "%s", r->be.prof_mark ? "cuda_events per op (op by op, no CUDA Graph)"
+                                                         : "host clock per op, synchronised");
+    }
     if (engine_comm) {
         /* batch is per rank (per GPU), as in the seeds; throughput is global */
         rec(&rr, "ranks", "%d", ranks);

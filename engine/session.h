@@ -50,6 +50,8 @@ struct session {
     double flops;        /* per step */
     measure_result mr;
     data_set data;       /* --data */
+    double prof_sum_s;   /* --profile: the ops' times summed over the profiled steps, s */
+    double prof_wall_s;  /* --profile: wall time of the profiled steps, s */
 };
 
 /* Options and defaults: --help / --list-models answered here (exit 0), a

@@ -198,6 +198,8 @@ static unsigned long long nvml_start_throttle;
 
 static void nvml_clocks(int *sm_mhz, int *sm_max_mhz, int *temp_c, unsigned long long *throttle);
 
+static void prof_release(void); /* the per-op profile's events (below) */
+
 static int be_init(int)
 {
     cudaCheck(cudaSetDevice(cu.dev));
@@ -231,6 +233,7 @@ static void be_fini(void)
         cu_conv_release(run.g);
     }
     run.prepared = 0;
+    prof_release();
     cu_free(cu.ws, cu.ws_bytes);
     cu_free(cu.step, sizeof(int64_t));
     cu_free(cu.scaler, 4 * sizeof(float));
@@ -327,6 +330,49 @@ static int be_step(graph *g, int nrun)
 }
 
 static double be_step_seconds(void) { return run.last_ms / 1e3; }
+
+/* ---- per-op profile (--profile): a pair of events around each op -------------------------- */
+
+static struct {
+    cudaEvent_t *ev; /* (2 * n): op i's start and end */
+    int n;
+} prof;
+
+static void be_prof_mark(int i, int end)
+{
+    if (!prof.ev) {
+        prof.n = run.g ? run.g->nops : i + 1;
+        prof.ev = (cudaEvent_t *)calloc(2 * (size_t)prof.n, sizeof *prof.ev);
+        if (!prof.ev)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        for (int k = 0; k < 2 * prof.n; k++)
+            cudaCheck(cudaEventCreate(&prof.ev[k]));
+    }
+    if (i >= prof.n)
+        cu_fail(__FILE__, __LINE__, "be_prof_mark", "op index beyond the graph");
+    cudaCheck(cudaEventRecord(prof.ev[2 * i + end], cu.s));
+}
+
+static void be_prof_read(double *s, int nrun)
+{
+    if (!prof.ev)
+        return;
+    cudaCheck(cudaEventSynchronize(prof.ev[2 * (nrun - 1) + 1]));
+    for (int i = 0; i < nrun && i < prof.n; i++) {
+        float ms = 0;
+        cudaCheck(cudaEventElapsedTime(&ms, prof.ev[2 * i], prof.ev[2 * i + 1]));
+        s[i] += ms / 1e3;
+    }
+}
+
+static void prof_release(void)
+{
+    for (int k = 0; prof.ev && k < 2 * prof.n; k++)
+        cudaEventDestroy(prof.ev[k]);
+    free(prof.ev);
+    prof.ev = NULL;
+    prof.n = 0;
+}
 
 /* ---- description --------------------------------------------------------------------------- */
 
@@ -535,6 +581,8 @@ backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
     b->oom_bytes = be_oom_bytes;
     b->info = be_info;
     b->peak_flops = be_peak_flops;
+    b->prof_mark = be_prof_mark;
+    b->prof_read = be_prof_read;
     the_backend = b;
     return 0;
 }

@@ -4,7 +4,7 @@
 pytorchdir = $(pkgdatadir)/pytorch
 dist_pytorch_SCRIPTS = engine/pytorch/matrix_torch.py
 dist_pytorch_DATA = engine/pytorch/matrix_torch_models.py engine/pytorch/matrix_torch_runtimes.py \
-	engine/pytorch/matrix_torch_data.py
+	engine/pytorch/matrix_torch_data.py engine/pytorch/matrix_torch_profile.py
 
 # Tests of the PyTorch engine (tests/pytorch/). Flag parsing needs no torch.
 pytorch_torch_tests = \

@@ -194,6 +194,9 @@ def make_parser():
       help="inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and "
            "train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied "
            "to the device inside every timed step (mnist_cnn)")
+    a("--profile", default=None, metavar="FILE",
+      help="after the timed steps (not perturbed), 20 more steps under torch.profiler: FILE gets "
+           "op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes per op (the native engine's columns)")
     a("--result", default=None, metavar="FILE", help="result file (key=value lines); default: stdout")
     a("--list-models", action="store_true", help="list the models and exit")
     return p
@@ -901,6 +904,9 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     sync()
     samples.extend(a.elapsed_time(b) / 1000.0 for a, b in pending)
     res["timed_s"] = "%.3f" % (time.perf_counter() - t_start)
+    if args.profile:  # every rank runs the steps (DDP's collectives), rank 0 writes
+        import matrix_torch_profile as tprof
+        res.update(tprof.run(torch, step, sync, device, args.profile, write_file=rank == 0))
 
     med, lo, hi = median_ci(samples)
     res.update({

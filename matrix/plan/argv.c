@@ -157,6 +157,17 @@ static char *data_level(const char *level, FILE *err)
 	return NULL;
 }
 
+/* profile: on: DIR/profiles/ID.csv for the result DIR/logs/ID.result, else
+ * beside the result file. */
+static char *profile_path(const char *result_path, const char *id)
+{
+	const char *slash = strrchr(result_path, '/');
+	size_t dl = slash ? (size_t)(slash - result_path) : 0;
+	if (dl >= 5 && strncmp(result_path + dl - 5, "/logs", 5) == 0)
+		return xasprintf("%.*s/profiles/%s.csv", (int)(dl - 5), result_path, id);
+	return xasprintf("%s.profile.csv", result_path);
+}
+
 /* Flags shared by the native and PyTorch engines; -1 (the error on err)
  * when a data level is no directory. */
 static int engine_flags(const struct recipe *r, const struct point *p, const char *result_path,
@@ -189,6 +200,10 @@ static int engine_flags(const struct recipe *r, const struct point *p, const cha
 	vec_push(v, fmt_seconds(m->max_time_s));
 	vec_push(v, xstrdup("--rel-ci"));
 	vec_push(v, xasprintf("%g", m->rel_ci));
+	if (r->profile) {
+		vec_push(v, xstrdup("--profile"));
+		vec_push(v, profile_path(result_path, p->id));
+	}
 	vec_push(v, xstrdup("--result"));
 	vec_push(v, xstrdup(result_path));
 	return 0;

@@ -654,12 +654,13 @@ enum {
 	K_CONTAINERS,
 	K_EXECUTOR,
 	K_DESIGN,
+	K_PROFILE,
 	K_COUNT,
 };
 static const char *const top_keys[K_COUNT] = {
 	"name", "description", "engine", "command", "python", "device", "measure", "factors",
 	"exclude", "order", "seed", "repeat", "baseline", "report", "containers",
-	"executor", "design",
+	"executor", "design", "profile",
 };
 
 static const char *const engine_names[] = {"native", "pytorch", "command"};
@@ -2138,6 +2139,14 @@ static void load_schema(struct loader *L)
 		load_exclude(L, v[K_EXCLUDE]);
 	if (v[K_DESIGN])
 		load_design(L, v[K_DESIGN]);
+	if (v[K_PROFILE]) { /* per-op profiles: the engines' --profile */
+		static const char *const onoff[] = {"off", "on"};
+		int on = get_enum(L, v[K_PROFILE], "profile", onoff, ARRAY_SIZE(onoff));
+		r->profile = on == 1;
+		if (on == 1 && r->engine == ENGINE_COMMAND)
+			errorf(L, node_mark(v[K_PROFILE]), "'profile: on' needs the native or pytorch engine "
+			       "(a command engine writes no per-op profile)");
+	}
 	if (v[K_BASELINE])
 		load_baseline(L, v[K_BASELINE]);
 	if (v[K_REPORT])

@@ -161,6 +161,7 @@ struct recipe {
 	struct container *containers;
 	struct slurm_spec slurm;
 	struct design design;
+	int profile;          /* profile: on: each native / pytorch point writes profiles/ID.csv */
 };
 
 /* Load and validate the recipe at path. On success returns 0. On failure

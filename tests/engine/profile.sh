@@ -1,0 +1,93 @@
+#!/bin/sh
+# profile.sh - per-op profiles (issue 19 item 4): matrix-engine --profile
+# FILE writes one CSV row per op of the step (and the input pipeline with
+# --data) over 20 steps after the timed ones; the PyTorch engine writes the
+# same columns from torch.profiler; a recipe's 'profile: on' gives every
+# point DIR/profiles/ID.csv; bad values and a command engine are located
+# recipe errors; a profile that cannot be written fails the point.
+. "$top_srcdir/tests/setup"
+E=${MATRIX_ENGINE:?}
+key() { sed -n "s/^$1=//p" "$2"; }
+header="op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes"
+
+# check_csv FILE ROWS [CALLS [BYKIND]]: the header, ROWS rows (or any when
+# empty), calls CALLS (when given), total = calls x mean (to the printed
+# digits), percentages summing to 100 (per kind with BYKIND: the PyTorch
+# engine's cpu and cuda times are two clocks)
+check_csv() {
+	expect_eq "$(head -n 1 "$1")" "$header" "$1: header"
+	n=$(($(wc -l <"$1") - 1))
+	[ -z "$2" ] || expect_eq "$n" "$2" "$1: rows"
+	[ "$n" -gt 0 ] || fail "$1: no rows"
+	awk -F, -v want="${3:-}" -v bykind="${4:-}" 'NR > 1 {
+		if (want != "" && $3 != want) { print "calls " $3 " in: " $0; bad = 1 }
+		if ($4 < 0 || $5 < 0 || $7 < 0) { print "negative: " $0; bad = 1 }
+		d = $4 - $3 * $5; if (d < 0) d = -d
+		if (d > 1e-4 * $4 + 1e-6) { print "total != calls x mean: " $0; bad = 1 }
+		pct[bykind != "" ? $2 : "all"] += $6 }
+		END { for (k in pct) if (pct[k] < 99.5 || pct[k] > 100.5) { print k ": percentages sum to " pct[k]; bad = 1 }
+		exit bad }' "$1" || fail "$1: rows inconsistent"
+}
+
+# the native engine: every op of the step, in order, plus the pipeline
+"$E" --model mnist_cnn --task train --batch 8 --threads 1 --warmup 2 --steps 5 --profile p/n.csv --result r 2>/dev/null
+ops=$(key ops_per_step r)
+check_csv p/n.csv "$ops" 20
+expect_eq "$(sed -n 2p p/n.csv | cut -d, -f1-3)" "conv1,conv,20" "first row"
+expect_grep "^conv1,conv_bwd,20," p/n.csv "a backward op"
+expect_grep "^fc2.bias,sgd,20," p/n.csv "an optimizer op"
+expect_eq "$(key profile r)" p/n.csv "profile key"
+expect_eq "$(key profile_steps r)" 20 "profile_steps"
+expect_eq "$(key samples r)" 5 "the timed steps are the ones asked for"
+[ "$(awk -F, '$2 == "conv" { print $7 }' p/n.csv | head -n 1)" -gt 0 ] || fail "conv1 writes no bytes"
+python3 "$top_srcdir/tests/engine/mkidx.py" mnist
+"$E" --model mnist_cnn --task train --batch 8 --threads 1 --warmup 0 --steps 3 --data mnist --profile p/d.csv --result r 2>/dev/null
+check_csv p/d.csv $((ops + 1)) 20
+expect_grep "^input_pipeline,data,20," p/d.csv "the input pipeline row"
+"$E" --model resnet_tiny --task infer --batch 2 --threads 1 --warmup 0 --steps 2 --profile p/i.csv --result r 2>/dev/null
+check_csv p/i.csv "$(key ops_per_step r)" 20
+# a profile that cannot be written: the point fails (exit 1), said on stderr
+: >notdir
+set +e; "$E" --batch 4 --threads 1 --warmup 0 --steps 1 --profile notdir/sub/x.csv --result r 2>err; rc=$?; set -e
+expect_eq "$rc" 1 "unwritable profile"
+expect_grep "^matrix-engine: --profile: unable to " err "its message"
+
+# the PyTorch engine: the same columns
+if [ -n "${PYTHON_TORCH:-}" ]; then
+	"$PYTHON_TORCH" "$top_srcdir/engine/pytorch/matrix_torch.py" --model mnist_cnn --task train --batch 8 --threads 1 \
+		--device cpu --warmup 1 --steps 3 --data mnist --profile p/t.csv --result rt 2>/dev/null
+	check_csv p/t.csv "" "" bykind
+	expect_eq "$(key status rt)" ok "pytorch status"
+	expect_eq "$(key profile_steps rt)" 20 "pytorch profile_steps"
+	expect_grep "^aten::convolution_backward,cpu,40," p/t.csv "pytorch: the convolutions' backward, 2 a step"
+	expect_grep "^aten::index,cpu," p/t.csv "pytorch: the pipeline's gather"
+else
+	echo "note: no python3 with torch: the PyTorch engine's profile not checked"
+fi
+
+# the runner: profile: on
+cat >p.yaml <<YAML
+name: prof
+engine: native
+device: cpu
+measure: {warmup: 1, min_time: 0.02s, max_time: 0.1s, rel_ci: 0.05, timeout: 60s}
+factors:
+  model: [mnist_cnn]
+  batch: [4, 8]
+  threads: [1]
+profile: on
+YAML
+"$MATRIX" run p.yaml --out run >out 2>&1 || { cat out; fail "matrix run with profile: on"; }
+for id in $(csv_col run/plan.csv id); do
+	check_csv "run/profiles/$id.csv" "" 20
+	expect_grep "^$id,.* --profile run/profiles/$id.csv --result run/logs/$id.result" run/plan.csv "--profile in the command"
+done
+sed 's/^profile: on/profile: maybe/' p.yaml >bad1.yaml
+set +e; "$MATRIX" expand bad1.yaml >out 2>err; rc=$?; set -e
+expect_eq "$rc" 2 "profile: maybe"
+expect_eq "$(head -n 1 err)" "bad1.yaml:9:10: 'profile' must be 'off' or 'on', not 'maybe'" "its message"
+sed 's/^engine: native/engine: command\ncommand: [true]/' p.yaml | sed 's/^  model:.*//; s/^  threads:.*//' >bad2.yaml
+set +e; "$MATRIX" expand bad2.yaml >out 2>err; rc=$?; set -e
+expect_eq "$rc" 2 "profile: on with a command engine"
+expect_grep "'profile: on' needs the native or pytorch engine (a command engine writes no per-op profile)" err "its message"
+echo "ok   profile.sh"
