@@ -1983,6 +1983,114 @@ static int results_have(const char *dir, const char *id)
 	return have;
 }
 
+/* run-point's WHICH: a point id (16 hex digits: *by_id = 1) or a plan index
+ * >= 1 (*index). Returns 0, or -1 after an error. */
+static int run_point_which(const char *which, int *by_id, uint64_t *index)
+{
+	*by_id = strlen(which) == 16 && strspn(which, "0123456789abcdef") == 16;
+	*index = 0;
+	char *end = NULL;
+	if (!*by_id && *which >= '1' && *which <= '9' && strspn(which, "0123456789") == strlen(which)) {
+		errno = 0;
+		*index = strtoull(which, &end, 10);
+		if (errno)
+			*index = 0;
+	}
+	if (!*by_id && *index == 0) {
+		error("run-point: '%s' is neither a point id (16 hex digits) nor a plan index", which);
+		return -1;
+	}
+	return 0;
+}
+
+/* The point of r with id which (by_id) or plan index index into slot s
+ * (s->level has room for a level per factor). Returns 1 when found. */
+static int run_point_find(const struct recipe *r, int by_id, const char *which, uint64_t index,
+			  struct slot *s)
+{
+	struct grid g;
+	grid_init(&g, r);
+	int found = 0;
+	for (const struct point *p; !found && (p = grid_next(&g));)
+		if (by_id ? strcmp(p->id, which) == 0 : p->index == index) {
+			memcpy(s->level, p->level, r->nfactors * sizeof(size_t));
+			s->pt = *p;
+			s->pt.level = s->level;
+			found = 1;
+		}
+	grid_free(&g);
+	return found;
+}
+
+/* Run the point of slot s (its command built) under ex and wait for it.
+ * Returns 0 when it ended by itself, 130 when this runner was interrupted
+ * (the point is ended), 2 when it could not start. */
+static int run_point_exec(struct executor *ex, const struct recipe *r, struct slot *s)
+{
+	struct exec_point ep = {
+		.argv = s->cmd.argv, .env = s->cmd.env, .log_path = s->log_path, .result_path = s->result_path,
+		.res = {.timeout_s = r->measure.timeout_s, .grace_s = r->measure.grace_s, .gpu = s->gpu},
+	};
+	if (ex->ops->start(ex, 0, &ep, stderr) < 0)
+		return 2;
+	long w = ex->ops->wait(ex, &s->exit);
+	/* scancel and a time limit signal every process of the task, one after
+	 * the other: a point killed by SIGTERM or SIGKILL under Slurm may have
+	 * been signalled just before this runner; wait 2 s for our own signal
+	 * before calling it the point's crash */
+	if (w >= 0 && !s->exit.timed_out && WIFSIGNALED(s->exit.wstatus) && getenv("SLURM_JOB_ID") &&
+	    (WTERMSIG(s->exit.wstatus) == SIGTERM || WTERMSIG(s->exit.wstatus) == SIGKILL))
+		for (int i = 0; i < 20 && !ex->ops->interrupted(ex); i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+	if (w < 0 || ex->ops->interrupted(ex)) {
+		int sig = ex->ops->interrupted(ex);
+		ex->ops->cancel_all(ex);
+		error("run-point: interrupted by %s: point %s ended, no row written", signal_name(sig ? sig : SIGTERM),
+		      s->pt.id);
+		return 130;
+	}
+	return 0;
+}
+
+/* Classify the ended point of slot s, note where it ran (node, slurm job
+ * and task) and write its row to row_path (DIR/rows/ID.csv). Returns 0
+ * when the point succeeded, 1 when it failed, 2 when the row could not be
+ * written. */
+static int run_point_store(const struct recipe *r, struct store *rs, const char *dir, const char *row_path,
+			   struct slot *s)
+{
+	int rc = 2;
+	struct outcome o;
+	classify(&s->exit, s->result_path, s->log_path, r->measure.timeout_s, &o);
+	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
+	/* where it ran: the node, and the slurm job and task when it is one */
+	set_node(&o.res);
+	const char *job = getenv("SLURM_ARRAY_JOB_ID") ? getenv("SLURM_ARRAY_JOB_ID") : getenv("SLURM_JOB_ID");
+	if (job && *job)
+		result_set(&o.res, "slurm_job", job);
+	if (getenv("SLURM_ARRAY_TASK_ID"))
+		result_set(&o.res, "slurm_task", getenv("SLURM_ARRAY_TASK_ID"));
+	struct strbuf extra = {0};
+	char bufs[3][32];
+	char **cells = point_row(r, rs, s, &o, &extra, bufs);
+	int stored = store_row_write(rs, dir, s->pt.id, cells);
+	free(cells);
+	sb_free(&extra);
+	if (stored < 0) {
+		error("cannot write '%s': %s", row_path, strerror(errno));
+	} else {
+		struct progress pg = {.total = 1};
+		uint64_t nfailed = 0;
+		point_report(r, s, &o, &pg, &nfailed);
+		rc = status_is_success(o.status) ? 0 : 1;
+	}
+	free(o.reason);
+	result_free(&o.res);
+	return rc;
+}
+
 /* Run one point of a run directory the way `matrix run` runs it (a fresh
  * process under the local executor, its timeout, the same classification),
  * then write its row to DIR/rows/ID.csv (store_row_write). The point is
@@ -1995,19 +2103,10 @@ int cmd_run_point(int argc, char **argv)
 	if (argc != 3)
 		return cmd_usage("run-point");
 	const char *dir = argv[1], *which = argv[2];
-	int by_id = strlen(which) == 16 && strspn(which, "0123456789abcdef") == 16;
-	uint64_t index = 0;
-	char *end = NULL;
-	if (!by_id && *which >= '1' && *which <= '9' && strspn(which, "0123456789") == strlen(which)) {
-		errno = 0;
-		index = strtoull(which, &end, 10);
-		if (errno)
-			index = 0;
-	}
-	if (!by_id && index == 0) {
-		error("run-point: '%s' is neither a point id (16 hex digits) nor a plan index", which);
+	int by_id;
+	uint64_t index;
+	if (run_point_which(which, &by_id, &index) < 0)
 		return 2;
-	}
 	char *recipe_path = xasprintf("%s/recipe.yaml", dir);
 	struct recipe r;
 	struct stat sbuf;
@@ -2023,17 +2122,7 @@ int cmd_run_point(int argc, char **argv)
 	rc = 2;
 	struct slot s = {0};
 	s.level = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
-	struct grid g;
-	grid_init(&g, &r);
-	int found = 0;
-	for (const struct point *p; !found && (p = grid_next(&g));)
-		if (by_id ? strcmp(p->id, which) == 0 : p->index == index) {
-			memcpy(s.level, p->level, r.nfactors * sizeof(size_t));
-			s.pt = *p;
-			s.pt.level = s.level;
-			found = 1;
-		}
-	grid_free(&g);
+	int found = run_point_find(&r, by_id, which, index, &s);
 	struct store rs = {.fd = -1};
 	rs.header = store_header(&r, &rs.ncols);
 	struct executor *ex = NULL;
@@ -2061,57 +2150,9 @@ int cmd_run_point(int argc, char **argv)
 	s.noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), 1};
 	if (argv_build(&r, &s.pt, s.result_path, &s.cmd, stderr) < 0)
 		goto out;
-	struct exec_point ep = {
-		.argv = s.cmd.argv, .env = s.cmd.env, .log_path = s.log_path, .result_path = s.result_path,
-		.res = {.timeout_s = r.measure.timeout_s, .grace_s = r.measure.grace_s, .gpu = s.gpu},
-	};
-	if (ex->ops->start(ex, 0, &ep, stderr) < 0)
-		goto out;
-	long w = ex->ops->wait(ex, &s.exit);
-	/* scancel and a time limit signal every process of the task, one after
-	 * the other: a point killed by SIGTERM or SIGKILL under Slurm may have
-	 * been signalled just before this runner; wait 2 s for our own signal
-	 * before calling it the point's crash */
-	if (w >= 0 && !s.exit.timed_out && WIFSIGNALED(s.exit.wstatus) && getenv("SLURM_JOB_ID") &&
-	    (WTERMSIG(s.exit.wstatus) == SIGTERM || WTERMSIG(s.exit.wstatus) == SIGKILL))
-		for (int i = 0; i < 20 && !ex->ops->interrupted(ex); i++) {
-			struct timespec ts = {0, 100000000};
-			nanosleep(&ts, NULL);
-		}
-	if (w < 0 || ex->ops->interrupted(ex)) {
-		int sig = ex->ops->interrupted(ex);
-		ex->ops->cancel_all(ex);
-		error("run-point: interrupted by %s: point %s ended, no row written", signal_name(sig ? sig : SIGTERM),
-		      s.pt.id);
-		rc = 130;
-		goto out;
-	}
-	struct outcome o;
-	classify(&s.exit, s.result_path, s.log_path, r.measure.timeout_s, &o);
-	noise_record(&o.res, &s.noise, noise_cores(), r.measure.rel_ci);
-	/* where it ran: the node, and the slurm job and task when it is one */
-	set_node(&o.res);
-	const char *job = getenv("SLURM_ARRAY_JOB_ID") ? getenv("SLURM_ARRAY_JOB_ID") : getenv("SLURM_JOB_ID");
-	if (job && *job)
-		result_set(&o.res, "slurm_job", job);
-	if (getenv("SLURM_ARRAY_TASK_ID"))
-		result_set(&o.res, "slurm_task", getenv("SLURM_ARRAY_TASK_ID"));
-	struct strbuf extra = {0};
-	char bufs[3][32];
-	char **cells = point_row(&r, &rs, &s, &o, &extra, bufs);
-	int stored = store_row_write(&rs, dir, s.pt.id, cells);
-	free(cells);
-	sb_free(&extra);
-	if (stored < 0) {
-		error("cannot write '%s': %s", row_path, strerror(errno));
-	} else {
-		struct progress pg = {.total = 1};
-		uint64_t nfailed = 0;
-		point_report(&r, &s, &o, &pg, &nfailed);
-		rc = status_is_success(o.status) ? 0 : 1;
-	}
-	free(o.reason);
-	result_free(&o.res);
+	rc = run_point_exec(ex, &r, &s);
+	if (rc == 0)
+		rc = run_point_store(&r, &rs, dir, row_path, &s);
 out:
 	if (ex)
 		ex->ops->free(ex);
