@@ -7,3 +7,10 @@ dist_man_MANS = doc/matrix.1 doc/matrix-engine.1 doc/matrix-recipe.5
 dist_doc_DATA = doc/recipe.md
 TESTS += tests/doc/manpages.sh
 EXTRA_DIST += tests/doc/manpages.sh tests/doc/check_docs.py
+
+# ---- the release tarball: the README's commands in an unpacked `make dist`
+# (minutes: not part of make check; .ci/run does not run it either)
+EXTRA_DIST += tests/dist/readme.sh
+dist-readme-check: dist
+	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/dist/readme.sh '$(abs_top_builddir)/$(PACKAGE)-$(VERSION).tar.gz'
+.PHONY: dist-readme-check
