@@ -14,3 +14,14 @@ EXTRA_DIST += tests/dist/readme.sh
 dist-readme-check: dist
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/dist/readme.sh '$(abs_top_builddir)/$(PACKAGE)-$(VERSION).tar.gz'
 .PHONY: dist-readme-check
+
+# ---- bash completion: share/bash-completion/completions/matrix and, the same
+# file, matrix-engine (bash-completion loads a command's file by its name)
+bashcompdir = $(datadir)/bash-completion/completions
+dist_bashcomp_DATA = contrib/bash-completion/matrix
+install-data-hook: install-bashcomp-engine
+install-bashcomp-engine:
+	$(INSTALL_DATA) $(srcdir)/contrib/bash-completion/matrix '$(DESTDIR)$(bashcompdir)/matrix-engine'
+uninstall-hook:
+	rm -f '$(DESTDIR)$(bashcompdir)/matrix-engine'
+.PHONY: install-bashcomp-engine
