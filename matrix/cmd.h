@@ -19,6 +19,7 @@ int cmd_expand(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_run_point(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);

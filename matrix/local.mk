@@ -14,6 +14,7 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/plan/catalog.c matrix/plan/catalog.h \
 	matrix/run/store.c matrix/run/store.h \
 	matrix/run/executor.h matrix/run/exec_local.c matrix/run/exec_container.c \
+	matrix/run/images.c matrix/run/images.h \
 	matrix/run/exec_slurm.h matrix/run/exec_slurm.c \
 	matrix/run/noise.c matrix/run/noise.h
 matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
@@ -23,7 +24,8 @@ matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
 	matrix/plan/cmd_expand.c matrix/plan/cmd_recipes.c \
 	matrix/run/cmd_run.c \
-	matrix/run/cmd_status.c
+	matrix/run/cmd_status.c \
+	matrix/run/cmd_build.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
 # ---- the layering of matrix/: which stage may include which (make check)

@@ -42,6 +42,7 @@ static const char *const run_options[] = {
 	"--allow-oversubscribe", "--executor", "--detach", "--dry-run", "--no-report", "--help", NULL};
 static const char *const run_point_options[] = {"--help", NULL};
 static const char *const status_options[] = {"--help", NULL};
+static const char *const build_options[] = {"--rebuild", "--help", NULL};
 static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const recipes_options[] = {"--names", "--help", NULL};
@@ -103,6 +104,16 @@ static const struct cmd_entry commands[] = {
 	 "queued or running, a runner holds the directory, or squeue failed), 4 stopped\n"
 	 "(points without a row that nothing runs: 'matrix run --resume DIR' runs them).\n",
 	 status_options},
+	{"build", cmd_build, "build RECIPE [KEY=VALUE...] [--rebuild]",
+	 "build or pull the images of a recipe's container levels that are missing",
+	 "  --rebuild              build every 'build:' entry again, present or not\n"
+	 "\nA 'build:' entry is built as localhost/matrix-RECIPE-NAME (its output on\n"
+	 "stdout), a missing image reference pulled; then one line per container level:\n"
+	 "name, runtime, image, image id, built|present|FAILED. 'matrix run' does the\n"
+	 "same on first use. KEY=VALUE overrides as for run (container=NAME builds one).\n"
+	 "Exit status: 0 every image there, 1 some could not be had, 2 usage, recipe or\n"
+	 "runtime error.\n",
+	 build_options},
 	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
 	 "write the figures, tables, report.md and report.html of run directories",
 	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"

@@ -116,6 +116,10 @@ static const char *torch_python(const struct recipe *r, FILE *err)
 
 const char *argv_engine(const struct recipe *r, const struct point *p)
 {
+	long cf = recipe_factor_index(r, "container");
+	for (size_t i = 0; cf >= 0 && i < r->ncontainers; i++)
+		if (r->containers[i].engine && !strcmp(r->containers[i].name, r->factors[cf].levels[p->level[cf]]))
+			return r->containers[i].engine;
 	switch (r->engine) {
 	case ENGINE_NATIVE:
 		return "native";
@@ -282,15 +286,19 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 	const char *engine = argv_engine(r, p);
 	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_path));
 	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
+	/* a point of a recipe with a container factor runs inside its image:
+	 * the engines at their paths there (containers/README.md), not the
+	 * host's, and no host python probed */
+	int in_image = recipe_factor_index(r, "container") >= 0;
 	int bad = 0;
 	if (strcmp(engine, "native") == 0) {
-		vec_push(&v, argv_native_engine());
+		vec_push(&v, in_image ? xstrdup(ARGV_IMAGE_ENGINE) : argv_native_engine());
 		bad = engine_flags(r, p, result_path, &v, err);
 	} else if (strcmp(engine, "pytorch") == 0) {
-		const char *py = torch_python(r, err);
+		const char *py = in_image ? (r->python ? r->python : "python3") : torch_python(r, err);
 		if (py) {
 			vec_push(&v, xstrdup(py));
-			vec_push(&v, pytorch_script());
+			vec_push(&v, in_image ? xstrdup(ARGV_IMAGE_TORCH_SCRIPT) : pytorch_script());
 		}
 		bad = !py || engine_flags(r, p, result_path, &v, err);
 	} else {

@@ -15,6 +15,12 @@ struct point_cmd {
 	char *line;           /* shell-quoted "K=V argv..." to reproduce by hand */
 };
 
+/* Where the engines are inside an image (containers/README.md): a recipe
+ * with a `container` factor runs its points there. The PyTorch engine runs
+ * under the recipe's `python:`, else the image's python3. */
+#define ARGV_IMAGE_ENGINE "matrix-engine"
+#define ARGV_IMAGE_TORCH_SCRIPT "/usr/local/share/matrix/pytorch/matrix_torch.py"
+
 /* Build the command of point p writing its result to result_path.
  * Returns 0, or -1 after printing why to err (no python with torch, a data
  * level that is no directory). */

@@ -881,7 +881,8 @@ static const char *container_setting(struct loader *L, yaml_node_t *n, const cha
 	return ok;
 }
 
-static const char *const container_keys[] = {"image", "build", "runtime", "network", "cpus", "memory"};
+static const char *const container_keys[] = {"image", "build", "runtime", "network", "cpus",
+					     "memory", "context", "args", "engine"};
 static const char *const container_runtimes[] = {"auto", "podman", "docker"};
 
 /* The containers section's own settings (runtime, network, cpus, memory),
@@ -909,17 +910,57 @@ static void container_defaults(struct loader *L, yaml_node_t *v, unsigned char *
 	}
 }
 
-/* The settings of entry path: IMAGE, or a mapping {image | build, runtime,
- * network, cpus, memory}, into got[] (indexes of container_keys; NULL where
- * not given). Returns 1 when it is right, 0 after errors. */
-static int container_entry(struct loader *L, yaml_node_t *val, const char *path, const char *got[6])
+/* What an entry's mapping holds beyond its settings in got[]. */
+struct container_extra {
+	yaml_node_t *args;        /* args: (a build's), or NULL */
+	const char *engine;       /* "native" | "pytorch", or NULL */
+	struct mark engine_mark;
+};
+
+/* The build-only keys of entry path (context, args) and its engine, fv and
+ * fk as get_fields filled them. Returns 1 when they are right, 0 after errors. */
+static int container_entry_extra(struct loader *L, yaml_node_t **fv, yaml_node_t **fk, const char *path,
+				 const char *got[7], struct container_extra *x)
+{
+	int ok = 1;
+	for (size_t j = 6; j < 8; j++)
+		if (fv[j] && !fv[1]) {
+			errorf(L, node_mark(fk[j]), "'%s.%s' is only for a 'build' entry", path, container_keys[j]);
+			ok = 0;
+		}
+	if (fv[6]) {
+		char *at = xasprintf("%s.context", path);
+		if (!(got[6] = get_string(L, fv[6], at)))
+			ok = 0;
+		free(at);
+	}
+	x->args = fv[7];
+	if (fv[8]) {
+		char *at = xasprintf("%s.engine", path);
+		int e = get_enum(L, fv[8], at, engine_names, 2);
+		free(at);
+		if (e < 0)
+			ok = 0;
+		else
+			x->engine = engine_names[e];
+		x->engine_mark = node_mark(fk[8]);
+	}
+	return ok;
+}
+
+/* The settings of entry path: IMAGE, or a mapping {image | build, context,
+ * args, runtime, network, cpus, memory, engine}, into got[] (indexes of
+ * container_keys; NULL where not given) and x. Returns 1 when it is right,
+ * 0 after errors. */
+static int container_entry(struct loader *L, yaml_node_t *val, const char *path, const char *got[7],
+			   struct container_extra *x)
 {
 	int ok = 1;
 	if (is_string(val)) {
 		got[0] = scalar(val);
 	} else if (val->type == YAML_MAPPING_NODE) {
-		yaml_node_t *fv[6], *fk[6];
-		get_fields(L, val, path, container_keys, 6, fv, fk);
+		yaml_node_t *fv[9], *fk[9];
+		get_fields(L, val, path, container_keys, 9, fv, fk);
 		if (!fv[0] == !fv[1]) {
 			errorf(L, node_mark(fv[0] && fv[1] ? fk[1] : val), "'%s' needs either 'image' or 'build'%s", path,
 			       fv[0] ? ", not both" : "");
@@ -943,6 +984,7 @@ static int container_entry(struct loader *L, yaml_node_t *val, const char *path,
 		for (size_t j = 3; j < 6; j++)
 			if (fv[j] && !(got[j] = container_setting(L, fv[j], path, container_keys[j])))
 				ok = 0;
+		ok = container_entry_extra(L, fv, fk, path, got, x) && ok;
 	} else {
 		wrong_type(L, val, path, "an image name or a mapping with 'image' or 'build'");
 		ok = 0;
@@ -950,8 +992,51 @@ static int container_entry(struct loader *L, yaml_node_t *val, const char *path,
 	return ok;
 }
 
+/* A build entry's args: {NAME: VALUE, ...} as "NAME=VALUE" strings into c
+ * (the --build-arg of each). Returns 0, or -1 after reporting. */
+static int container_args(struct loader *L, yaml_node_t *v, const char *path, struct container *c)
+{
+	char *at = xasprintf("%s.args", path);
+	int rc = 0;
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, at, "a mapping of build arguments (BASE: debian:bookworm)");
+		free(at);
+		return -1;
+	}
+	unsigned char *skip = check_mapping_keys(L, v);
+	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
+	c->args = xcalloc(np + 1, sizeof(char *));
+	for (size_t i = 0; i < np; i++) {
+		yaml_node_pair_t *pr = &v->data.mapping.pairs.start[i];
+		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
+		if (skip[i]) {
+			rc = -1;
+			continue;
+		}
+		size_t n = strspn(scalar(k), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (!n || scalar(k)[n] || (scalar(k)[0] >= '0' && scalar(k)[0] <= '9')) {
+			errorf(L, node_mark(k), "build argument '%s' in '%s' must be letters, digits and '_', not starting with a digit",
+			       scalar(k), at);
+			rc = -1;
+			continue;
+		}
+		char *vat = xasprintf("%s.%s", at, scalar(k));
+		const char *s = get_string(L, val, vat);
+		free(vat);
+		if (!s) {
+			rc = -1;
+			continue;
+		}
+		c->args[c->nargs++] = xasprintf("%s=%s", scalar(k), s);
+	}
+	free(skip);
+	free(at);
+	return rc;
+}
+
 /* containers: {runtime: auto|podman|docker, network:, cpus:, memory:,
- * NAME: IMAGE | {image: IMAGE | build: DIR, runtime:, network:, cpus:, memory:}}.
+ * NAME: IMAGE | {image: IMAGE | build: DIR [context: DIR] [args: {K: V}],
+ * runtime:, network:, cpus:, memory:, engine: native|pytorch}}.
  * The section's runtime, network, cpus and memory are every entry's defaults. */
 static void load_containers(struct loader *L, yaml_node_t *v)
 {
@@ -973,7 +1058,8 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 			continue;
 		yaml_node_t *k = node_at(L, pr->key), *val = node_at(L, pr->value);
 		char *path = xasprintf("containers.%s", scalar(k));
-		const char *got[6] = {0};
+		const char *got[7] = {0};
+		struct container_extra x = {0};
 		int ok = 1;
 		if (!valid_name(scalar(k))) {
 			errorf(L, node_mark(k),
@@ -981,10 +1067,11 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 			       scalar(k));
 			ok = 0;
 		}
-		ok = container_entry(L, val, path, got) && ok;
-		free(path);
-		if (!ok || !(got[0] || got[1]))
+		ok = container_entry(L, val, path, got, &x) && ok;
+		if (!ok || !(got[0] || got[1])) {
+			free(path);
 			continue;
+		}
 		for (size_t j = 2; j < 6; j++)
 			if (!got[j])
 				got[j] = def[j];
@@ -996,7 +1083,13 @@ static void load_containers(struct loader *L, yaml_node_t *v)
 		c->network = xstrdup(got[3] ? got[3] : "none");
 		c->cpus = got[4] ? xstrdup(got[4]) : NULL;
 		c->memory = got[5] ? xstrdup(got[5]) : NULL;
+		c->context = got[6] ? xstrdup(got[6]) : NULL;
+		c->engine = x.engine;
+		c->engine_mark = x.engine_mark;
 		c->mark = node_mark(k);
+		if (x.args)
+			container_args(L, x.args, path, c); /* errors counted: containers_ok */
+		free(path);
 	}
 	free(skip);
 	L->containers_ok = L->nerrs == errs;
@@ -1223,6 +1316,15 @@ static void load_engine_and_levels(struct loader *L, yaml_node_t *engine, yaml_n
 	} else if (!L->saw_factor_engine) {
 		errorf(L, node_mark(L->root), "missing required key 'engine' (or an 'engine' factor)");
 	}
+
+	/* a container's own engine replaces the recipe's native or pytorch: the
+	 * two share the factor vocabulary */
+	for (size_t i = 0; i < r->ncontainers; i++)
+		if (r->containers[i].engine && !(engine && (r->engine == ENGINE_NATIVE || r->engine == ENGINE_PYTORCH)))
+			errorf(L, r->containers[i].engine_mark,
+			       "'containers.%s.engine' needs the recipe's 'engine' to be native or pytorch "
+			       "(not a command or an engine factor)",
+			       r->containers[i].name);
 
 	static const char *const runner_factors[] = {"container", "engine", "device"};
 	const char *vnames[64];
@@ -2671,6 +2773,10 @@ void recipe_free(struct recipe *r)
 		free(r->containers[i].network);
 		free(r->containers[i].cpus);
 		free(r->containers[i].memory);
+		free(r->containers[i].context);
+		for (size_t j = 0; j < r->containers[i].nargs; j++)
+			free(r->containers[i].args[j]);
+		free(r->containers[i].args);
 	}
 	free(r->containers);
 	free(r->slurm.partition);

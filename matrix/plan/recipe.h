@@ -109,11 +109,16 @@ struct design {
 struct container {
 	char *name;
 	char *image;          /* an image reference, or NULL when built */
-	char *build;          /* a build context directory (containers/<dir>), or NULL */
+	char *build;          /* the directory of a Containerfile or Dockerfile (containers/<dir>), or NULL */
+	char *context;        /* the build context (default: build) */
+	char **args;          /* "NAME=VALUE" --build-arg strings (nargs of them) */
+	size_t nargs;
 	char *runtime;        /* "podman" | "docker" | NULL (auto: the first that works) */
 	char *network;        /* --network: "none" unless the recipe says otherwise */
 	char *cpus;           /* --cpus, or NULL: no limit */
 	char *memory;         /* --memory (bytes, k/m/g suffix), or NULL: no limit */
+	const char *engine;   /* "native" | "pytorch": its points' engine, or NULL: the recipe's */
+	struct mark engine_mark;
 	struct mark mark;     /* where its name was written */
 };
 

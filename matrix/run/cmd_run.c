@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "exec_slurm.h"
 #include "executor.h"
+#include "images.h"
 #include "noise.h"
 #include "plan/argv.h"
 #include "plan/catalog.h"
@@ -501,7 +502,9 @@ struct slot {
 	int gpu;                  /* GPUs it holds (0: a CPU point) */
 	char **env;               /* cmd.env + CUDA_VISIBLE_DEVICES (GPU points) */
 	int busy;
-	const char *image_id;     /* the container's image, or NULL */
+	const char *image_id;     /* the container's image id, or NULL */
+	const char *image_ref;    /* the container's image reference, or NULL */
+	const char *unstarted;    /* why the point failed without running (its image), or NULL */
 };
 
 /* The GPUs points are given, one CUDA_VISIBLE_DEVICES token each: the
@@ -708,8 +711,16 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 			uint64_t *nfailed)
 {
 	struct outcome o;
-	classify(&s->exit, s->result_path, s->log_path, r->measure.timeout_s, &o);
-	noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
+	if (s->unstarted) {
+		memset(&o, 0, sizeof(o));
+		o.status = "failed";
+		o.reason = text_clean(s->unstarted, strlen(s->unstarted), REASON_MAX_BYTES);
+	} else {
+		classify(&s->exit, s->result_path, s->log_path, r->measure.timeout_s, &o);
+		noise_record(&o.res, &s->noise, noise_cores(), r->measure.rel_ci);
+	}
+	if (s->image_ref)
+		result_set(&o.res, "image", s->image_ref);
 	if (s->image_id)
 		result_set(&o.res, "image_id", s->image_id);
 	set_node(&o.res);
@@ -815,34 +826,6 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
-/* Whether name is an executable file in PATH. */
-static int program_in_path(const char *name)
-{
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : ""; *p;) {
-		size_t n = strcspn(p, ":");
-		char *f = xasprintf("%.*s/%s", (int)n, p, name);
-		int ok = access(f, X_OK) == 0;
-		free(f);
-		if (ok)
-			return 1;
-		p += n + (p[n] == ':');
-	}
-	return 0;
-}
-
-/* The tag a `build:` container is built as: localhost/matrix-RECIPE-NAME. */
-static char *image_tag(const char *recipe, const char *name)
-{
-	char *t = xasprintf("localhost/matrix-%s-%s", recipe, name);
-	for (char *c = t; *c; c++)
-		if (*c >= 'A' && *c <= 'Z')
-			*c = (char)(*c - 'A' + 'a');
-		else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("/.-_", *c)))
-			*c = '-';
-	return t;
-}
-
 /* --- the study: cmd_run's steps -------------------------------------------------------------- */
 
 /* Everything one `matrix run` holds. Each step returns 0 to go on, or -1
@@ -871,8 +854,7 @@ struct study {
 	struct slot *slots;       /* ex->nslots */
 	struct gpus gpus;         /* what CUDA points are given */
 	long cf;                  /* the container factor, or -1 */
-	struct exec_image *images; /* per container level (its runtime resolved) */
-	char **image_ids;         /* per container level, once known */
+	struct images img;        /* per container level: runtime, image, id */
 	uint64_t nfailed;
 	int interrupted;          /* > 0: the signal; -1: stopped by an error */
 	struct strbuf quality;
@@ -914,63 +896,6 @@ static int study_load_recipe(struct study *S)
 		}
 	}
 	return 0;
-}
-
-/* The image of each container level, under the runtime its recipe entry
- * names or (auto) the first of podman and docker that works here. A dry run
- * checks nothing: auto is the first installed. Returns -1 after one error
- * when a runtime needed is absent or cannot start. */
-static int study_runtimes(struct study *S)
-{
-	static const char *const all[] = {"podman", "docker"};
-	const struct factor *f = &S->r.factors[S->cf];
-	char *why[2] = {0};
-	int works[2] = {-1, -1}; /* -1: not probed yet */
-	int rc = 0;
-	S->images = xcalloc(f->nlevels, sizeof(*S->images));
-	S->image_ids = xcalloc(f->nlevels, sizeof(*S->image_ids));
-	for (size_t j = 0; j < f->nlevels && rc == 0; j++) {
-		const struct container *c = NULL;
-		for (size_t i = 0; i < S->r.ncontainers; i++)
-			if (!strcmp(S->r.containers[i].name, f->levels[j]))
-				c = &S->r.containers[i];
-		if (!c)
-			BUG("container level '%s' without an entry", f->levels[j]);
-		const char *rt = NULL;
-		for (size_t k = 0; k < 2 && !rt; k++) {
-			if (c->runtime && strcmp(c->runtime, all[k]))
-				continue;
-			if (S->o.dry_run) {
-				if (c->runtime || program_in_path(all[k]))
-					rt = all[k];
-				continue;
-			}
-			if (works[k] < 0)
-				works[k] = exec_container_probe(all[k], &why[k]) == 0;
-			if (works[k])
-				rt = all[k];
-		}
-		if (!rt && S->o.dry_run) {
-			rt = "podman";
-		} else if (!rt) {
-			struct strbuf sb = {0};
-			for (size_t k = 0; k < 2; k++)
-				if (works[k] == 0)
-					sb_printf(&sb, "%s%s: %s", sb.len ? "; " : "", all[k], why[k]);
-			error("container '%s' needs %s, and it does not work here (%s): install podman (with "
-			      "runc or crun) or docker.io and start dockerd, or set DOCKER_HOST / CONTAINERS_CONF",
-			      c->name, c->runtime ? c->runtime : "podman or docker", sb.buf ? sb.buf : "");
-			sb_free(&sb);
-			rc = -1;
-		}
-		/* a build: is built on first use as its tag */
-		S->images[j] = (struct exec_image){.runtime = rt, .network = c->network, .cpus = c->cpus,
-						   .memory = c->memory,
-						   .ref = c->build ? image_tag(S->r.name, c->name) : xstrdup(c->image)};
-	}
-	free(why[0]);
-	free(why[1]);
-	return rc;
 }
 
 /* Whether the tasks of jobs (a resumed directory's slurm jobs) are still
@@ -1020,7 +945,7 @@ static int study_check(struct study *S)
 				"with the local executor, or without the 'container' factor");
 		return -1;
 	}
-	if (S->cf >= 0 && study_runtimes(S) < 0)
+	if (S->cf >= 0 && images_resolve(&S->img, r, S->cf, S->o.dry_run) < 0)
 		return -1;
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
@@ -1563,8 +1488,10 @@ static int study_dry_run(struct study *S)
 			char cwd[4096] = ".";
 			char *abs = S->dir[0] == '/' ? xstrdup(S->dir)
 						    : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", S->dir);
+			if (!S->img.im[0].run_label)
+				images_claim_run(&S->img, abs, 1, stdout);
 			struct exec_point ep = {.id = p->id, .argv = cmd.argv, .env = cmd.env,
-						.image = &S->images[p->level[S->cf]],
+						.image = &S->img.im[p->level[S->cf]],
 						.res = {.gpu = point_uses_gpu(&S->r, p)}};
 			char *name = xasprintf("matrix-%s", p->id);
 			char **argv = exec_container_argv(&ep, name, abs);
@@ -1593,49 +1520,31 @@ static int study_dry_run(struct study *S)
 	return 0;
 }
 
-/* The image id of every container level with points to run, each built
- * first when its entry is a `build:` and it is missing (log in
- * logs/build-NAME.log). Returns -1 after printing why. */
+/* The image of every container level with points to run, built or pulled
+ * when missing (logs/build-NAME.log); one that cannot be had fails its
+ * points (fill_slots), the others run. Containers an earlier runner of the
+ * directory left are removed first. */
 static int study_images(struct study *S)
 {
-	const struct factor *f = &S->r.factors[S->cf];
-	unsigned char *used = xcalloc(f->nlevels, 1);
+	char *abs = realpath(S->dir, NULL);
+	if (!abs) {
+		error("cannot resolve '%s': %s", S->dir, strerror(errno));
+		return -1;
+	}
+	images_claim_run(&S->img, abs, 0, stdout);
+	free(abs);
+	unsigned char *used = xcalloc(S->img.n, 1);
 	struct grid g;
 	grid_init(&g, &S->r);
 	for (const struct point *p; (p = grid_next(&g));)
 		if (grid_filter_match(S->filter, p) && !idset_has(&S->done, p->id))
 			used[p->level[S->cf]] = 1;
 	grid_free(&g);
-	int rc = 0;
-	for (size_t j = 0; j < f->nlevels && rc == 0; j++) {
-		if (!used[j])
-			continue;
-		const struct exec_image *im = &S->images[j];
-		const struct container *c = NULL;
-		for (size_t i = 0; i < S->r.ncontainers; i++)
-			if (!strcmp(S->r.containers[i].name, f->levels[j]))
-				c = &S->r.containers[i];
-		char *why = NULL;
-		if (exec_container_image_id(im->runtime, im->ref, &S->image_ids[j], &why) == 0)
-			continue;
-		if (c && c->build) {
-			free(why);
-			char *log = xasprintf("%s/logs/build-%s.log", S->dir, c->name);
-			printf("matrix: building '%s' from '%s' with %s (log in %s)\n", im->ref, c->build, im->runtime, log);
-			fflush(stdout);
-			if (exec_container_build(im->runtime, c->build, im->ref, log, &why) == 0)
-				exec_container_image_id(im->runtime, im->ref, &S->image_ids[j], &why);
-			free(log);
-		}
-		if (!S->image_ids[j]) {
-			error("container '%s': no image '%s' in %s: %s", f->levels[j], im->ref, im->runtime,
-			      why ? why : "");
-			rc = -1;
-		}
-		free(why);
-	}
+	char *logs = xasprintf("%s/logs", S->dir);
+	images_ensure(&S->img, used, logs, 0, stdout);
+	free(logs);
 	free(used);
-	return rc;
+	return 0;
 }
 
 /* The run directory: logs/, the lock, the executor, recipe.yaml (the one
@@ -1778,9 +1687,20 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		}
 		if (gpu)
 			slot_give_gpus(S, s, free_slot, gpu);
-		s->image_id = S->cf >= 0 ? S->image_ids[s->pt.level[S->cf]] : NULL;
+		s->image_id = S->cf >= 0 ? S->img.id[s->pt.level[S->cf]] : NULL;
+		s->image_ref = S->cf >= 0 ? S->img.im[s->pt.level[S->cf]].ref : NULL;
+		s->unstarted = S->cf >= 0 ? S->img.failed[s->pt.level[S->cf]] : NULL;
+		if (s->unstarted) { /* its image could not be had: a failed point, not run */
+			s->exit = (struct exec_exit){0};
+			int stored = finish_point(&S->r, &S->st, s, &S->pg, &S->nfailed);
+			gpus_release(&S->gpus, (long)free_slot);
+			slot_clear(s);
+			if (stored < 0)
+				return -1;
+			continue;
+		}
 		struct exec_point ep = {
-			.id = s->pt.id, .image = S->cf >= 0 ? &S->images[s->pt.level[S->cf]] : NULL,
+			.id = s->pt.id, .image = S->cf >= 0 ? &S->img.im[s->pt.level[S->cf]] : NULL,
 			.argv = s->cmd.argv, .env = s->env ? s->env : s->cmd.env,
 			.log_path = s->log_path, .result_path = s->result_path,
 			.res = {.timeout_s = S->r.measure.timeout_s, .grace_s = S->r.measure.grace_s, .gpu = gpu},
@@ -1916,12 +1836,7 @@ static void study_free(struct study *S)
 	if (S->ex)
 		S->ex->ops->free(S->ex);
 	slurm_plan_free(&S->splan);
-	for (size_t j = 0; S->images && j < S->r.factors[S->cf].nlevels; j++) {
-		free((char *)S->images[j].ref);
-		free(S->image_ids[j]);
-	}
-	free(S->images);
-	free(S->image_ids);
+	images_free(&S->img);
 	free(S->done.key);
 	free(S->inflight.key);
 	grid_filter_free(S->filter);

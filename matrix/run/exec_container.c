@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,25 @@ static char *last_lines(const char *text, int n)
 	return s;
 }
 
+struct vec {
+	char **v;
+	size_t n;
+};
+
+static void push(struct vec *v, char *s)
+{
+	v->v = xrealloc(v->v, (v->n + 2) * sizeof(char *));
+	v->v[v->n++] = s;
+	v->v[v->n] = NULL;
+}
+
+static void free_argv(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
 int exec_container_probe(const char *runtime, char **why)
 {
 	char *argv[] = {(char *)runtime, "info", NULL};
@@ -139,50 +159,136 @@ int exec_container_image_id(const char *runtime, const char *ref, char **id, cha
 	return -1;
 }
 
-int exec_container_build(const char *runtime, const char *dir, const char *tag, const char *log_path,
+/* The tail of the log at log_path for a failure's reason. */
+static char *log_tail_lines(const char *log_path, int n)
+{
+	size_t len;
+	char *log = log_path ? read_file(log_path, &len) : NULL;
+	char *tail = log ? last_lines(log, n) : xstrdup("see its output above");
+	free(log);
+	return tail;
+}
+
+static int open_log(const char *log_path, char **why)
+{
+	if (!log_path)
+		return 1; /* stdout */
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		*why = xasprintf("cannot write '%s': %s", log_path, strerror(errno));
+	return fd;
+}
+
+int exec_container_build(const char *runtime, const struct exec_build *b, const char *tag, const char *log_path,
 			 char **why)
 {
 	*why = NULL;
-	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char *file = xasprintf("%s/Containerfile", b->dir);
+	if (access(file, F_OK) != 0) {
+		free(file);
+		file = xasprintf("%s/Dockerfile", b->dir);
+		if (access(file, F_OK) != 0) {
+			*why = xasprintf("'%s' has no Containerfile or Dockerfile", b->dir);
+			free(file);
+			return -1;
+		}
+	}
+	int fd = open_log(log_path, why);
 	if (fd < 0) {
-		*why = xasprintf("cannot write '%s': %s", log_path, strerror(errno));
+		free(file);
 		return -1;
 	}
 	/* the build reaches the package mirror through the host's network: the
 	 * test daemons have no bridge */
-	char *file = xasprintf("%s/Containerfile", dir), *docker_file = xasprintf("%s/Dockerfile", dir);
-	int named = access(file, F_OK) == 0 && access(docker_file, F_OK) != 0; /* docker wants -f for it */
-	char *argv[] = {(char *)runtime, "build", "--network", "host", "-t", (char *)tag, (char *)dir, NULL, NULL, NULL};
-	if (named) {
-		argv[6] = "-f";
-		argv[7] = file;
-		argv[8] = (char *)dir;
+	struct vec v = {0};
+	push(&v, xstrdup(runtime));
+	push(&v, xstrdup("build"));
+	push(&v, xstrdup("--network=host"));
+	push(&v, xstrdup("--force-rm")); /* docker keeps a failed step's container without it */
+	push(&v, xasprintf("--tag=%s", tag));
+	push(&v, xasprintf("--file=%s", file));
+	for (size_t i = 0; i < b->nargs; i++)
+		push(&v, xasprintf("--build-arg=%s", b->args[i]));
+	push(&v, xstrdup(b->context ? b->context : b->dir));
+	if (log_path) { /* the command first: what the log is of */
+		struct strbuf sb = {0};
+		for (size_t i = 0; i < v.n; i++)
+			sb_printf(&sb, "%s%s", i ? " " : "+ ", v.v[i]);
+		dprintf(fd, "%s\n", sb.buf);
+		sb_free(&sb);
 	}
-	int rc = run_capture(argv, NULL, fd);
+	int rc = run_capture(v.v, NULL, fd);
+	free_argv(v.v);
 	free(file);
-	free(docker_file);
-	close(fd);
+	if (log_path)
+		close(fd);
 	if (rc == 0)
 		return 0;
-	size_t len;
-	char *log = read_file(log_path, &len);
-	char *tail = log ? last_lines(log, 3) : xstrdup("");
-	*why = xasprintf("'%s build %s' failed (exit status %d; %s): %s", runtime, dir, rc, log_path, tail);
+	char *tail = log_tail_lines(log_path, 3);
+	*why = xasprintf("'%s build' of '%s' failed (exit status %d%s%s): %s", runtime, b->dir, rc,
+			 log_path ? "; " : "", log_path ? log_path : "", tail);
 	free(tail);
-	free(log);
 	return -1;
 }
 
-struct vec {
-	char **v;
-	size_t n;
-};
-
-static void push(struct vec *v, char *s)
+int exec_container_pull(const char *runtime, const char *ref, const char *log_path, char **why)
 {
-	v->v = xrealloc(v->v, (v->n + 2) * sizeof(char *));
-	v->v[v->n++] = s;
-	v->v[v->n] = NULL;
+	*why = NULL;
+	int fd = open_log(log_path, why);
+	if (fd < 0)
+		return -1;
+	char *argv[] = {(char *)runtime, "pull", (char *)ref, NULL};
+	int rc = run_capture(argv, NULL, fd);
+	if (log_path)
+		close(fd);
+	if (rc == 0)
+		return 0;
+	char *tail = log_tail_lines(log_path, 2);
+	*why = xasprintf("'%s pull %s' failed (exit status %d): %s", runtime, ref, rc, tail);
+	free(tail);
+	return -1;
+}
+
+char *exec_container_run_label(const char *rundir_abs)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	for (const unsigned char *c = (const unsigned char *)rundir_abs; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	return xasprintf("%016" PRIx64, h);
+}
+
+long exec_container_remove_stale(const char *runtime, const char *label)
+{
+	char *filter = xasprintf("label=matrix.run=%s", label);
+	char *ps[] = {(char *)runtime, "ps", "--all", "--quiet", "--filter", filter, NULL};
+	char *out = NULL;
+	int rc = run_capture(ps, &out, -1);
+	free(filter);
+	if (rc != 0) {
+		free(out);
+		return -1;
+	}
+	long n = 0;
+	char *save = NULL;
+	for (char *id = strtok_r(out, " \r\n", &save); id; id = strtok_r(NULL, " \r\n", &save)) {
+		char *rm[] = {(char *)runtime, "rm", "--force", id, NULL};
+		if (run_capture(rm, NULL, -1) == 0)
+			n++;
+	}
+	free(out);
+	return n;
+}
+
+char *exec_container_user(const char *runtime)
+{
+	if (getuid() == 0 || strcmp(runtime, "docker") != 0)
+		return NULL;
+	char *argv[] = {(char *)runtime, "info", "--format", "{{.SecurityOptions}}", NULL};
+	char *out = NULL;
+	int rc = run_capture(argv, &out, -1);
+	int rootless = rc == 0 && out && strstr(out, "rootless");
+	free(out);
+	return rootless ? NULL : xasprintf("%ld:%ld", (long)getuid(), (long)getgid());
 }
 
 char **exec_container_argv(const struct exec_point *pt, const char *name, const char *rundir)
@@ -202,24 +308,21 @@ char **exec_container_argv(const struct exec_point *pt, const char *name, const 
 	}
 	if (pt->res.gpu)
 		push(&v, xstrdup(docker ? "--gpus=all" : "--device=nvidia.com/gpu=all"));
+	if (im->user)
+		push(&v, xasprintf("--user=%s", im->user));
 	push(&v, xasprintf("--volume=%s:%s", rundir, rundir));
 	char cwd[PATH_MAX];
 	if (getcwd(cwd, sizeof(cwd)))
 		push(&v, xasprintf("--workdir=%s", cwd));
 	for (char *const *e = pt->env; e && *e; e++)
 		push(&v, xasprintf("--env=%s", *e));
+	if (im->run_label)
+		push(&v, xasprintf("--label=matrix.run=%s", im->run_label));
 	push(&v, xasprintf("--label=matrix.point=%s", pt->id ? pt->id : ""));
 	push(&v, xstrdup(im->ref));
 	for (char *const *a = pt->argv; *a; a++)
 		push(&v, xstrdup(*a));
 	return v.v;
-}
-
-static void free_argv(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
 }
 
 /* Inspect the ended container of slot s into out (exit code, OOM kill), kill

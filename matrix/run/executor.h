@@ -29,6 +29,8 @@ struct exec_image {
 	const char *network;  /* --network ("none" by default) */
 	const char *cpus;     /* --cpus, or NULL */
 	const char *memory;   /* --memory (and --memory-swap: no swap), or NULL */
+	const char *user;     /* --user ("UID:GID"), or NULL: the image's user */
+	const char *run_label; /* matrix.run=... on its containers: the run directory's */
 };
 
 /* One point to start: the engine's command, where its output and result go. */
@@ -97,9 +99,36 @@ int exec_container_probe(const char *runtime, char **why);
 /* The id of image ref under runtime into *id (free it): 0, or -1 with why. */
 int exec_container_image_id(const char *runtime, const char *ref, char **id, char **why);
 
-/* Build the context directory dir as image tag, output to log_path: 0, or
- * -1 with the log's last lines in *why. */
-int exec_container_build(const char *runtime, const char *dir, const char *tag, const char *log_path,
+/* What to build: the Containerfile (or Dockerfile) in dir, with context
+ * (dir when NULL) and "NAME=VALUE" build arguments args[0..nargs-1]. */
+struct exec_build {
+	const char *dir, *context;
+	char *const *args;
+	size_t nargs;
+};
+
+/* Build b as image tag, output to log_path (NULL: to this process's
+ * stdout): 0, or -1 with why (the log's last lines). */
+int exec_container_build(const char *runtime, const struct exec_build *b, const char *tag, const char *log_path,
 			 char **why);
+
+/* Pull ref, output to log_path: 0, or -1 with why (its last lines). */
+int exec_container_pull(const char *runtime, const char *ref, const char *log_path, char **why);
+
+/* The label value of a run directory's containers (free it): a hash of its
+ * absolute path, so that `--filter label=matrix.run=VALUE` finds them. */
+char *exec_container_run_label(const char *rundir_abs);
+
+/* Remove (kill first) every container of runtime labelled
+ * matrix.run=label: what a runner killed by SIGKILL left. Returns how many,
+ * -1 when the runtime could not list them. */
+long exec_container_remove_stale(const char *runtime, const char *label);
+
+/* The --user a point's container runs as under runtime (free it), or NULL:
+ * "UID:GID" of this process when it is not root and runtime is a rootful
+ * docker (its containers' root would own the files written into the run
+ * directory); NULL as root (root owns them either way) and with rootless
+ * podman or docker, where the container's root is this user already. */
+char *exec_container_user(const char *runtime);
 
 #endif

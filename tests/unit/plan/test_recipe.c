@@ -217,13 +217,25 @@ static void test_command(void)
 	CHECK(r.factors[2].vocab == vocab_find("container"));
 	CHECK(r.factors[3].vocab == vocab_find("device"));
 
-	CHECK_INT(r.ncontainers, 2);
+	CHECK_INT(r.ncontainers, 3);
 	CHECK_STR(r.containers[0].name, "cuda13");
 	CHECK_STR(r.containers[0].image, "matrix-engine:cuda13");
 	CHECK_STR(r.containers[0].runtime, "docker");
 	CHECK_STR(r.containers[1].name, "cpu");
 	CHECK_STR(r.containers[1].image, "matrix-engine:cpu");
 	CHECK(r.containers[1].runtime == NULL);
+	CHECK(r.containers[1].context == NULL);
+	CHECK_INT(r.containers[1].nargs, 0);
+	if (r.ncontainers == 3) {
+		CHECK(r.containers[2].image == NULL);
+		CHECK_STR(r.containers[2].build, "containers/native");
+		CHECK_STR(r.containers[2].context, ".");
+		CHECK_INT(r.containers[2].nargs, 2);
+		if (r.containers[2].nargs == 2) {
+			CHECK_STR(r.containers[2].args[0], "BASE=localhost/debian:bookworm");
+			CHECK_STR(r.containers[2].args[1], "JOBS=2");
+		}
+	}
 
 	CHECK_INT(r.nexcludes, 2);
 	if (r.nexcludes == 2) {

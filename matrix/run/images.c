@@ -1,0 +1,188 @@
+/* images.c - the images of the container levels (images.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "images.h"
+#include "util.h"
+
+static int program_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		char *f = xasprintf("%.*s/%s", (int)n, p, name);
+		int ok = access(f, X_OK) == 0;
+		free(f);
+		if (ok)
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+/* The tag a `build:` container is built as: localhost/matrix-RECIPE-NAME. */
+static char *image_tag(const char *recipe, const char *name)
+{
+	char *t = xasprintf("localhost/matrix-%s-%s", recipe, name);
+	for (char *c = t; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+		else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("/.-_", *c)))
+			*c = '-';
+	return t;
+}
+
+int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run)
+{
+	static const char *const all[] = {"podman", "docker"};
+	const struct factor *f = &r->factors[cf];
+	char *why[2] = {0};
+	int works[2] = {-1, -1}; /* -1: not probed yet */
+	char *user[2] = {0};
+	int rc = 0;
+	memset(I, 0, sizeof(*I));
+	I->n = f->nlevels;
+	I->entry = xcalloc(I->n, sizeof(*I->entry));
+	I->im = xcalloc(I->n, sizeof(*I->im));
+	I->id = xcalloc(I->n, sizeof(*I->id));
+	I->failed = xcalloc(I->n, sizeof(*I->failed));
+	I->built = xcalloc(I->n, sizeof(*I->built));
+	for (size_t j = 0; j < I->n && rc == 0; j++) {
+		const struct container *c = NULL;
+		for (size_t i = 0; i < r->ncontainers; i++)
+			if (!strcmp(r->containers[i].name, f->levels[j]))
+				c = &r->containers[i];
+		if (!c)
+			BUG("container level '%s' without an entry", f->levels[j]);
+		I->entry[j] = c;
+		const char *rt = NULL;
+		size_t k;
+		for (k = 0; k < 2 && !rt; k++) {
+			if (c->runtime && strcmp(c->runtime, all[k]))
+				continue;
+			if (dry_run) {
+				if (c->runtime || program_in_path(all[k]))
+					break;
+				continue;
+			}
+			if (works[k] < 0) {
+				works[k] = exec_container_probe(all[k], &why[k]) == 0;
+				if (works[k])
+					user[k] = exec_container_user(all[k]);
+			}
+			if (works[k])
+				break;
+		}
+		if (k < 2) {
+			rt = all[k];
+		} else if (dry_run) {
+			rt = "podman";
+		} else {
+			struct strbuf sb = {0};
+			for (k = 0; k < 2; k++)
+				if (works[k] == 0)
+					sb_printf(&sb, "%s%s: %s", sb.len ? "; " : "", all[k], why[k]);
+			error("container '%s' needs %s, and it does not work here (%s): install podman (with "
+			      "runc or crun) or docker.io and start dockerd, or set DOCKER_HOST / CONTAINERS_CONF",
+			      c->name, c->runtime ? c->runtime : "podman or docker", sb.buf ? sb.buf : "");
+			sb_free(&sb);
+			rc = -1;
+			rt = "podman";
+		}
+		k = strcmp(rt, "podman") == 0 ? 0 : 1;
+		I->im[j] = (struct exec_image){
+			.runtime = rt, .network = c->network, .cpus = c->cpus, .memory = c->memory,
+			.user = user[k] ? xstrdup(user[k]) : NULL,
+			.ref = c->build ? image_tag(r->name, c->name) : xstrdup(c->image)};
+	}
+	for (size_t k = 0; k < 2; k++) {
+		free(why[k]);
+		free(user[k]);
+	}
+	return rc;
+}
+
+size_t images_ensure(struct images *I, const unsigned char *want, const char *logdir, int rebuild, FILE *out)
+{
+	size_t nfailed = 0;
+	for (size_t j = 0; j < I->n; j++) {
+		if (want && !want[j])
+			continue;
+		const struct exec_image *im = &I->im[j];
+		const struct container *c = I->entry[j];
+		char *why = NULL;
+		free(I->id[j]);
+		I->id[j] = NULL;
+		free(I->failed[j]);
+		I->failed[j] = NULL;
+		if (!(rebuild && c->build) && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0)
+			continue;
+		free(why);
+		why = NULL;
+		char *log = logdir ? xasprintf("%s/build-%s.log", logdir, c->name) : NULL;
+		int ok;
+		if (c->build) {
+			fprintf(out, "matrix: building '%s' from '%s' with %s%s%s\n", im->ref, c->build, im->runtime,
+				log ? "; log in " : "", log ? log : "");
+			fflush(out);
+			fflush(stdout);
+			struct exec_build b = {.dir = c->build, .context = c->context, .args = c->args, .nargs = c->nargs};
+			ok = exec_container_build(im->runtime, &b, im->ref, log, &why) == 0;
+		} else {
+			fprintf(out, "matrix: pulling '%s' with %s%s%s\n", im->ref, im->runtime, log ? "; log in " : "",
+				log ? log : "");
+			fflush(out);
+			fflush(stdout);
+			ok = exec_container_pull(im->runtime, im->ref, log, &why) == 0;
+		}
+		if (ok && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0) {
+			I->built[j] = 1;
+		} else {
+			I->failed[j] = xasprintf("container '%s': no image: %s", c->name, why ? why : "");
+			fprintf(out, "matrix: %s\n", I->failed[j]);
+			nfailed++;
+		}
+		free(why);
+		free(log);
+	}
+	return nfailed;
+}
+
+void images_claim_run(struct images *I, const char *rundir_abs, int dry_run, FILE *out)
+{
+	char *label = exec_container_run_label(rundir_abs);
+	const char *done[2] = {0};
+	for (size_t j = 0; j < I->n; j++) {
+		free((char *)I->im[j].run_label);
+		I->im[j].run_label = xstrdup(label);
+		const char *rt = I->im[j].runtime;
+		if (dry_run || (done[0] && !strcmp(done[0], rt)) || (done[1] && !strcmp(done[1], rt)))
+			continue;
+		done[done[0] ? 1 : 0] = rt;
+		long n = exec_container_remove_stale(rt, label);
+		if (n > 0)
+			fprintf(out, "matrix: removed %ld %s container%s that an earlier runner of this directory left\n", n,
+				rt, n == 1 ? "" : "s");
+	}
+	free(label);
+}
+
+void images_free(struct images *I)
+{
+	for (size_t j = 0; j < I->n; j++) {
+		free((char *)I->im[j].ref);
+		free((char *)I->im[j].user);
+		free((char *)I->im[j].run_label);
+		free(I->id[j]);
+		free(I->failed[j]);
+	}
+	free(I->entry);
+	free(I->im);
+	free(I->id);
+	free(I->failed);
+	free(I->built);
+	memset(I, 0, sizeof(*I));
+}

@@ -1,0 +1,46 @@
+/* images.h - the images of a recipe's `container` levels, for `matrix run`
+ * and `matrix build`: the runtime each runs under (its entry's, or the first
+ * of podman and docker that works), its reference (a `build:` entry's tag,
+ * localhost/matrix-RECIPE-NAME), building or pulling what is missing, and
+ * the image id each point's row records. */
+#ifndef MATRIX_IMAGES_H
+#define MATRIX_IMAGES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "executor.h"
+#include "plan/recipe.h"
+
+struct images {
+	size_t n;                        /* the container factor's levels */
+	const struct container **entry;  /* the recipe's entry of each level */
+	struct exec_image *im;           /* its runtime, reference, limits */
+	char **id;                       /* its image id once known, else NULL */
+	char **failed;                   /* why its image could not be had, else NULL */
+	int *built;                      /* 1: built (or pulled) by images_ensure */
+};
+
+/* Resolve every level of r's container factor (cf) into I. A dry run probes
+ * nothing (auto: the first runtime installed). Returns -1 after one error on
+ * stderr when a runtime needed is absent or cannot start (free I with
+ * images_free all the same). */
+int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run);
+
+/* Make sure each level j with want[j] has an image: its id when present; a
+ * `build:` entry that is missing (every one with rebuild) is built and an
+ * image reference that is missing pulled, their output in
+ * logdir/build-NAME.log (logdir NULL: on stdout). One that fails is
+ * I->failed[j] (the log's last lines), not an error: its points fail, the
+ * others run. Progress lines on out. Returns how many failed. */
+size_t images_ensure(struct images *I, const unsigned char *want, const char *logdir, int rebuild, FILE *out);
+
+/* Label the containers of I as the run directory rundir_abs's
+ * (matrix.run=HASH) and, unless dry_run, remove those an earlier runner of
+ * it left (one killed by SIGKILL cannot remove them itself) under every
+ * runtime of I, saying how many on out. */
+void images_claim_run(struct images *I, const char *rundir_abs, int dry_run, FILE *out);
+
+void images_free(struct images *I);
+
+#endif

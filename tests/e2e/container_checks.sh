@@ -1,0 +1,140 @@
+# container_checks.sh - sourced by container_docker.sh and
+# container_podman.sh after container_lib.sh ($rt running, the base image
+# imported): what both runtimes must pass.
+# An image built from a build: entry on first use, with a marker and the
+# engine only it holds.
+mkdir ctx
+printf 'FROM localhost/debian:bookworm\nRUN echo inside > /matrix-marker\nCOPY engine.sh /engine.sh\n' > ctx/Containerfile
+# os: the marker and Debian's os-release, seen from inside; crash: SIGSEGV;
+# oom: over the memory limit; sleep: past the timeout
+cat > ctx/engine.sh <<'SH'
+case $1 in
+os) grep -q bookworm /etc/os-release && [ "$(cat /matrix-marker)" = inside ] || exit 9
+    printf 'status=ok\nthroughput=%s\nunit=items/s\n' "$2" > "$MATRIX_RESULT" ;;
+crash) sh -c 'kill -SEGV $$' ;;
+oom) head -c 400000000 /dev/zero | tail -c 400000000 > /dev/null ;;
+sleep) sleep 60 ;;
+hang) [ -e "${MATRIX_RESULT%/logs/*}/go" ] || sleep 300
+    printf 'status=ok\nthroughput=1\nunit=items/s\n' > "$MATRIX_RESULT" ;;
+esac
+SH
+cat > r.yaml <<YAML
+name: ctr
+engine: command
+command: [sh, /engine.sh, "{what}", "{n}"]
+measure: {timeout: 6s, grace: 1s}
+containers:
+  runtime: $rt
+  memory: 64m
+  marked: {build: ctx}
+factors:
+  what: [os, crash, oom, sleep]
+  n: [1, 2]
+  container: [marked]
+YAML
+# --dry-run shows the full container command
+"$MATRIX" run r.yaml --out run --dry-run > dry.txt 2>/dev/null
+expect_grep "^$rt run --name=matrix-[0-9a-f]* --network=none --memory=64m --memory-swap=64m --volume=$work/run:$work/run --workdir=$work " dry.txt "container command"
+# the os points first (resume skips them later), then the rest
+"$MATRIX" run r.yaml --out run --only what=os --no-report > out1.txt 2> err1.txt || fail "os points: $(cat err1.txt out1.txt)"
+"$MATRIX" run --resume run --no-report > out2.txt 2> err2.txt && fail "the failing points passed"
+expect_grep "running 6 of 8 points" out2.txt "resume skips the finished container points"
+st() { awk -F, -v w="$1" 'NR > 1 && $4 == w { print $7 }' run/results.csv | sort -u; }
+expect_eq "$(st os)" ok "points inside the image"
+expect_eq "$(st crash)" crashed "a crashing container"
+expect_eq "$(st oom)" oom "an OOM-killed container"
+expect_eq "$(st sleep)" timeout "a container past the timeout"
+expect_eq "$(csv_col run/results.csv id | sort | uniq -d | wc -l)" 0 "rows per point"
+expect_eq "$(csv_col run/results.csv id | wc -l)" 8 "rows"
+# every row names its image's id
+id=$("$rt" image inspect --format '{{.Id}}' localhost/matrix-ctr-marked)
+expect_eq "$(grep -c "image_id=$id" run/results.csv)" 8 "image ids"
+# no container left behind, the timed-out ones included
+expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
+# the same shape as a local run: the columns, but for the container factor
+sed -e '/^  runtime:/d' -e '/^containers:/,/^factors:/{/^factors:/!d}' -e '/container: \[/d' r.yaml > local.yaml
+"$MATRIX" run local.yaml --out local --only what=os --no-report > /dev/null 2>&1 && fail "the marker exists on the host"
+expect_eq "$(head -n 1 run/results.csv | sed 's/,container,/,/')" "$(head -n 1 local/results.csv)" "columns"
+
+# An image that fails to build fails its points, with the build log's last
+# lines; the study goes on with the other containers. `matrix build` says
+# the same, and builds what is missing.
+mkdir bad
+printf 'FROM localhost/debian:bookworm\nRUN echo "matrix-test: no such package" && exit 3\n' > bad/Containerfile
+cat > b.yaml <<YAML
+name: ctr
+engine: command
+command: [sh, /engine.sh, "{what}", "{n}"]
+containers:
+  runtime: $rt
+  marked: {build: ctx}
+  broken: {build: bad}
+factors:
+  what: [os]
+  n: [1, 2]
+  container: [broken, marked]
+YAML
+expect_status 1 "$MATRIX" run b.yaml --out brun --no-report > bout.txt 2> berr.txt
+st_of() { awk -F, -v c="$1" 'NR > 1 && $6 == c { print $7 }' brun/results.csv | sort -u; }
+expect_eq "$(st_of marked)" ok "the other container's points"
+expect_eq "$(st_of broken)" failed "the points of an image that fails to build"
+[ "$(grep -c "container 'broken': no image: '$rt build' of 'bad' failed (exit status [0-9]*; brun/logs/build-broken.log): .*matrix-test: no such package" brun/results.csv)" = 2 ] ||
+	fail "failure reasons: $(cat brun/results.csv)"
+expect_grep "matrix-test: no such package" brun/logs/build-broken.log "the build log"
+expect_grep "building 'localhost/matrix-ctr-broken' from 'bad' with $rt; log in" bout.txt "the build announced"
+expect_status 1 "$MATRIX" build b.yaml > build1.txt 2> build1.err
+expect_grep "^marked	$rt	localhost/matrix-ctr-marked	$id	present$" build1.txt "build: a present image"
+expect_grep "^broken	$rt	localhost/matrix-ctr-broken	-	FAILED$" build1.txt "build: a failed one"
+expect_grep "matrix: build: 1 of 2 images could not be had" build1.err "build: the verdict"
+"$MATRIX" build b.yaml container=marked --rebuild > build2.txt 2> build2.err || fail "rebuild: $(cat build2.err)"
+expect_grep "^marked	$rt	localhost/matrix-ctr-marked	\(sha256:\)\{0,1\}[0-9a-f]\{64\}	built$" build2.txt "build --rebuild"
+
+# A runner killed by SIGKILL mid-point leaves its container running (nobody
+# is left to remove it): resuming the directory removes it first.
+cat > k.yaml <<YAML
+name: ctr
+engine: command
+command: [sh, /engine.sh, "{what}", "{n}"]
+measure: {timeout: 5m}
+containers:
+  runtime: $rt
+  marked: {build: ctx}
+factors:
+  what: [hang]
+  n: [1]
+  container: [marked]
+YAML
+"$MATRIX" run k.yaml --out krun --no-report > kout.txt 2>&1 &
+runner=$!
+i=0
+until [ -n "$("$rt" ps -q --filter label=matrix.point)" ]; do
+	i=$((i + 1))
+	[ $i -lt 300 ] && alive "$runner" || fail "no container started: $(cat kout.txt)"
+	sleep 0.2
+done
+kill -9 "$runner"
+wait "$runner" 2>/dev/null || true
+expect_eq "$("$rt" ps -aq --filter "label=matrix.run" | wc -l)" 1 "the killed runner's container"
+touch krun/go
+"$MATRIX" run --resume krun --no-report > kout2.txt 2>&1 || fail "resume: $(cat kout2.txt)"
+expect_grep "removed 1 $rt container that an earlier runner of this directory left" kout2.txt "stale containers removed"
+expect_eq "$(csv_col krun/results.csv status)" ok "the resumed point"
+expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left after resume"
+
+# Run by a user who is not root, a rootful docker's containers run as that
+# user (--user=UID:GID): the files the engine writes into the run directory
+# are the user's. (Rootful podman is root's only: a user's podman is
+# rootless, and its containers' root is the user already.)
+if [ "$rt" = docker ] && command -v setpriv > /dev/null; then
+	chmod 711 "$work"
+	chmod 666 "${DOCKER_HOST#unix://}"
+	mkdir u
+	cp r.yaml u/
+	chown -R 4242:4242 u
+	(cd u && HOME=$work/u setpriv --reuid=4242 --regid=4242 --clear-groups \
+		"$MATRIX" run r.yaml --out urun --only what=os,n=1 --no-report) > uout.txt 2>&1 ||
+		fail "a run by uid 4242: $(cat uout.txt)"
+	expect_eq "$(csv_col u/urun/results.csv status)" ok "the point run by uid 4242"
+	expect_eq "$(stat -c %u:%g u/urun/logs/*.result)" 4242:4242 "the owner of the engine's result file"
+fi
+echo "$rt: container points, a failed build, matrix build, a killed runner and --user ok"
