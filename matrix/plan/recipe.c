@@ -1815,6 +1815,63 @@ static unsigned design_fraction(struct loader *L, yaml_node_t *v)
 	return 0;
 }
 
+/* The factors listed in `design.factors` (a sequence), in declared order.
+ * -1 after reporting. */
+static int design_factors_listed(struct loader *L, yaml_node_t *list, int fractional)
+{
+	struct recipe *r = L->r;
+	struct design *d = &r->design;
+	int ok = 0;
+	if (list->type != YAML_SEQUENCE_NODE) {
+		wrong_type(L, list, "design.factors", "a sequence of factor names");
+		return -1;
+	}
+	yaml_node_item_t *it = list->data.sequence.items.start;
+	size_t n = (size_t)(list->data.sequence.items.top - it);
+	unsigned char *seen = xcalloc(r->nfactors ? r->nfactors : 1, 1);
+	int over = 0;
+	for (size_t i = 0; i < n; i++) {
+		yaml_node_t *fn = node_at(L, it[i]);
+		long fi = resolve_factor(L, fn, "design.factors");
+		if (fi < 0) {
+			ok = -1;
+			continue;
+		}
+		const struct factor *f = &r->factors[fi];
+		if (seen[fi]) {
+			errorf(L, node_mark(fn), "factor '%s' is listed twice in 'design.factors'", f->name);
+			ok = -1;
+		} else if (f->nlevels != 2) {
+			errorf(L, node_mark(fn), "factor '%s' has %zu level%s, a %s design takes two-level factors "
+			       "only", f->name, f->nlevels, f->nlevels == 1 ? "" : "s",
+			       fractional ? "fractional" : "two-level");
+			ok = -1;
+		} else if (d->k == DESIGN_MAX_K) {
+			if (!over++)
+				errorf(L, node_mark(fn), "'design.factors' lists more than %d factors: %s up to "
+				       "%d two-level factors", DESIGN_MAX_K, fractional ? "fractional designs are "
+				       "catalogued for" : "a design's factorial effects are estimated for", DESIGN_MAX_K);
+			ok = -1;
+		} else {
+			d->factor[d->k++] = (size_t)fi;
+		}
+		seen[fi] = 1;
+	}
+	free(seen);
+	if (n == 0) {
+		errorf(L, node_mark(list), "'design.factors' is empty");
+		ok = -1;
+	}
+	/* declared order: letters follow the factors section, not the list */
+	for (size_t i = 1; i < d->k; i++)
+		for (size_t j = i; j > 0 && d->factor[j] < d->factor[j - 1]; j--) {
+			size_t t = d->factor[j];
+			d->factor[j] = d->factor[j - 1];
+			d->factor[j - 1] = t;
+		}
+	return ok;
+}
+
 /* The factors of the design: those listed in `factors`, else every factor
  * with more than one level. Each must have two levels. -1 after reporting. */
 static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
@@ -1823,56 +1880,8 @@ static int design_factors(struct loader *L, yaml_node_t *list, int fractional)
 	struct design *d = &r->design;
 	int ok = 0;
 	d->k = 0;
-	if (list) {
-		if (list->type != YAML_SEQUENCE_NODE) {
-			wrong_type(L, list, "design.factors", "a sequence of factor names");
-			return -1;
-		}
-		yaml_node_item_t *it = list->data.sequence.items.start;
-		size_t n = (size_t)(list->data.sequence.items.top - it);
-		unsigned char *seen = xcalloc(r->nfactors ? r->nfactors : 1, 1);
-		int over = 0;
-		for (size_t i = 0; i < n; i++) {
-			yaml_node_t *fn = node_at(L, it[i]);
-			long fi = resolve_factor(L, fn, "design.factors");
-			if (fi < 0) {
-				ok = -1;
-				continue;
-			}
-			const struct factor *f = &r->factors[fi];
-			if (seen[fi]) {
-				errorf(L, node_mark(fn), "factor '%s' is listed twice in 'design.factors'", f->name);
-				ok = -1;
-			} else if (f->nlevels != 2) {
-				errorf(L, node_mark(fn), "factor '%s' has %zu level%s, a %s design takes two-level factors "
-				       "only", f->name, f->nlevels, f->nlevels == 1 ? "" : "s",
-				       fractional ? "fractional" : "two-level");
-				ok = -1;
-			} else if (d->k == DESIGN_MAX_K) {
-				if (!over++)
-					errorf(L, node_mark(fn), "'design.factors' lists more than %d factors: %s up to "
-					       "%d two-level factors", DESIGN_MAX_K, fractional ? "fractional designs are "
-					       "catalogued for" : "a design's factorial effects are estimated for", DESIGN_MAX_K);
-				ok = -1;
-			} else {
-				d->factor[d->k++] = (size_t)fi;
-			}
-			seen[fi] = 1;
-		}
-		free(seen);
-		if (n == 0) {
-			errorf(L, node_mark(list), "'design.factors' is empty");
-			ok = -1;
-		}
-		/* declared order: letters follow the factors section, not the list */
-		for (size_t i = 1; i < d->k; i++)
-			for (size_t j = i; j > 0 && d->factor[j] < d->factor[j - 1]; j--) {
-				size_t t = d->factor[j];
-				d->factor[j] = d->factor[j - 1];
-				d->factor[j - 1] = t;
-			}
-		return ok;
-	}
+	if (list)
+		return design_factors_listed(L, list, fractional);
 	for (size_t fi = 0; fi < r->nfactors; fi++) {
 		const struct factor *f = &r->factors[fi];
 		if (f->nlevels == 2) {

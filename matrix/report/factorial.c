@@ -155,19 +155,12 @@ static const char *num(double v, char *buf, size_t size)
 	return buf;
 }
 
-struct rtable *factorial_table(const struct run *run)
+/* The caption of the factorial table: what a gain is, the fraction's
+ * caveats, Lenth's interval, missing runs. */
+static char *factorial_caption(const struct run *run, size_t missing, const struct factorial_lenth *lt)
 {
-	static const char *const cols[] = {"effect", "letters", "minus", "plus", "runs_minus", "runs_plus",
-					   "gain", "gain_lo", "gain_hi", "lenth_lo", "lenth_hi", "aliases"};
 	const struct recipe *r = &run->recipe;
 	const struct design *d = &r->design;
-	if (!d->given || d->k < 2)
-		return NULL;
-	size_t n, missing;
-	struct factorial_effect *fe = factorial_compute(r, &run->cells, run->metric.higher_better, &n, &missing);
-	struct rtable *t = rtable_new("factorial", d->fractional ? "Factorial effects of the fraction"
-								: "Factorial effects",
-				      ARRAY_SIZE(cols), cols);
 	struct strbuf cap = {0};
 	sb_printf(&cap,
 		  "gain: how many times better %s is on the plus side than on the minus side (%s is %s), "
@@ -182,18 +175,34 @@ struct rtable *factorial_table(const struct run *run)
 			  "a main effect is estimated with its aliased interactions assumed negligible, an "
 			  "interaction aliased with a main effect or another two-factor interaction is not "
 			  "estimated (see Design).", 1u << d->p, design_roman(d->resolution));
-	struct factorial_lenth lt;
-	factorial_lenth(r, &run->cells, &lt);
-	if (lt.ncontrasts)
+	if (lt->ncontrasts)
 		sb_printf(&cap, " lenth_lo..lenth_hi: 95%% interval from Lenth's pseudo standard error of the "
 			  "design's %zu contrasts (PSE %.4g on the log scale, margin t(0.975, %zu) * PSE = %.4g): "
 			  "it holds the noise between runs, which the points' intervals leave out when each point "
 			  "ran in one process, on the assumption that most contrasts are noise.",
-			  lt.ncontrasts, lt.pse, lt.ncontrasts / 3, lt.me);
+			  lt->ncontrasts, lt->pse, lt->ncontrasts / 3, lt->me);
 	if (missing)
 		sb_printf(&cap, " %zu run%s of the design %s no result: the contrasts are no longer orthogonal "
 			  "and may carry other effects.", missing, missing == 1 ? "" : "s", missing == 1 ? "has" : "have");
-	t->caption = cap.buf;
+	return cap.buf;
+}
+
+struct rtable *factorial_table(const struct run *run)
+{
+	static const char *const cols[] = {"effect", "letters", "minus", "plus", "runs_minus", "runs_plus",
+					   "gain", "gain_lo", "gain_hi", "lenth_lo", "lenth_hi", "aliases"};
+	const struct recipe *r = &run->recipe;
+	const struct design *d = &r->design;
+	if (!d->given || d->k < 2)
+		return NULL;
+	size_t n, missing;
+	struct factorial_effect *fe = factorial_compute(r, &run->cells, run->metric.higher_better, &n, &missing);
+	struct rtable *t = rtable_new("factorial", d->fractional ? "Factorial effects of the fraction"
+								: "Factorial effects",
+				      ARRAY_SIZE(cols), cols);
+	struct factorial_lenth lt;
+	factorial_lenth(r, &run->cells, &lt);
+	t->caption = factorial_caption(run, missing, &lt);
 	for (size_t i = 0; i < t->ncols; i++)
 		t->align_right[i] = i >= 4 && i <= 10;
 	for (size_t e = 0; e < n; e++) {
