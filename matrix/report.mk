@@ -18,6 +18,8 @@ matrix_libreport_a_SOURCES = \
 	matrix/report/report_table.c \
 	matrix/report/factorial.h \
 	matrix/report/factorial.c \
+	matrix/report/profiles.h \
+	matrix/report/report_profiles.c \
 	matrix/report/tables.h \
 	matrix/report/report_tables.c \
 	matrix/report/plot.h \

@@ -9,6 +9,7 @@
 
 #include "tables.h"
 #include "factorial.h"
+#include "profiles.h"
 #include "stats.h"
 #include "util.h"
 
@@ -489,6 +490,12 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	if (rt->scaling_factor >= 0)
 		rt->t[rt->n++] = scaling_table(run, rt);
 	rt->t[rt->n++] = points_table(run);
+	struct rtable *top, *side; /* with profile: on (profiles.h) */
+	profiles_tables(run, &top, &side);
+	if (top)
+		rt->t[rt->n++] = top;
+	if (side)
+		rt->t[rt->n++] = side;
 	rt->t[rt->n++] = failures_table(run);
 }
 

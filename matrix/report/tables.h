@@ -15,10 +15,11 @@
  * factorial.h), effects, interactions, improvements (long
  * form, then one table in the form of the compile study per `improvements:`
  * entry with two or more `by` factors), best, scaling (when the recipe has a
- * gpus factor), failures. */
+ * gpus factor), points, the per-op profiles (profile: on, profiles.h),
+ * failures. */
 struct report_tables {
 	size_t n;
-	struct rtable *t[16];
+	struct rtable *t[18];
 	struct effect *effects;
 	size_t neffects;
 	struct best *best;

@@ -23,6 +23,7 @@ model     model.h report_load.c
 effects   effects.h effects.c
 rtable    rtable.h report_table.c
 factorial factorial.h factorial.c
+profiles  profiles.h report_profiles.c
 tables    tables.h report_tables.c
 plot      plot.h plot.c
 figures   figures.h report_figures.c

@@ -82,6 +82,19 @@ for id in $(csv_col run/plan.csv id); do
 	check_csv "run/profiles/$id.csv" "" 20
 	expect_grep "^$id,.* --profile run/profiles/$id.csv --result run/logs/$id.result" run/plan.csv "--profile in the command"
 done
+# the report: the top ops of each point, the points side by side
+expect_eq "$(head -n 1 run/tables/profile_top.csv)" "point,op,kind,calls,total_ms,mean_ms,pct_step" "profile_top header"
+expect_eq "$(($(wc -l <run/tables/profile_top.csv) - 1))" 10 "5 ops of each of 2 points"
+expect_eq "$(csv_col run/tables/profile_top.csv point | sort -u | tr '\n' ' ')" "batch=4 batch=8 " "its points"
+awk -F, 'NR > 2 && $1 == p && $5 + 0 > t + 0 { exit 1 } { p = $1; t = $5 }' run/tables/profile_top.csv ||
+	fail "profile_top: not sorted by total time"
+expect_eq "$(head -n 1 run/tables/profile_side.csv)" "op,kind,batch=4,batch=8" "profile_side header"
+expect_eq "$(($(wc -l <run/tables/profile_side.csv) - 1))" 12 "the 12 ops with the largest share"
+expect_grep "^### Per-op profile: the top ops of each point" run/report.md "report.md: top ops"
+expect_grep "Per-op profile: the points side by side" run/report.html "report.html: side by side"
+rm -r run/profiles
+"$MATRIX" report run >/dev/null 2>&1 || fail "matrix report without profiles"
+! grep -q "Per-op profile" run/report.md || fail "report.md shows profiles the run no longer has"
 sed 's/^profile: on/profile: maybe/' p.yaml >bad1.yaml
 set +e; "$MATRIX" expand bad1.yaml >out 2>err; rc=$?; set -e
 expect_eq "$rc" 2 "profile: maybe"

@@ -1,0 +1,213 @@
+/* report_profiles.c - the per-op profile tables (profiles.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiles.h"
+#include "table.h"
+#include "util.h"
+
+/* One point's profile. */
+struct prof {
+	char *label;          /* the point's factor levels (those that vary) */
+	struct table t;       /* op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes */
+	long op, kind, calls, total, mean, pct;
+};
+
+static double cell_num(const struct table *t, size_t r, long c)
+{
+	const char *s = c >= 0 && (size_t)c < t->rows[r].n ? t->rows[r].cell[c] : NULL;
+	return s && *s ? strtod(s, NULL) : 0.0;
+}
+
+static const char *cell_str(const struct table *t, size_t r, long c)
+{
+	const char *s = c >= 0 && (size_t)c < t->rows[r].n ? t->rows[r].cell[c] : NULL;
+	return s ? s : "";
+}
+
+/* The label of plan row i: "f=v ..." over the factors with more than one
+ * level (every factor when none has), "#N" for a repeat after the first. */
+static char *point_label(const struct run *run, const struct table *plan, size_t i)
+{
+	const struct recipe *r = &run->recipe;
+	struct strbuf sb = {0};
+	sb_puts(&sb, "");
+	int any = 0;
+	for (size_t f = 0; f < r->nfactors; f++)
+		any |= r->factors[f].nlevels > 1;
+	for (size_t f = 0; f < r->nfactors; f++) {
+		if (any && r->factors[f].nlevels < 2)
+			continue;
+		long c = table_column(plan, r->factors[f].name);
+		sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", r->factors[f].name, cell_str(plan, i, c));
+	}
+	const char *rep = cell_str(plan, i, table_column(plan, "repeat"));
+	if (*rep && strcmp(rep, "0") != 0)
+		sb_printf(&sb, " #%s", rep);
+	return sb.buf;
+}
+
+/* The profiles of DIR's points, in plan order; *n of them. */
+static struct prof *load_profiles(const struct run *run, size_t *n)
+{
+	struct table plan;
+	char *path = xasprintf("%s/plan.csv", run->dir), *why = NULL;
+	struct prof *ps = NULL;
+	*n = 0;
+	if (table_read(path, &plan, NULL, &why) != 0) {
+		free(why);
+		free(path);
+		return NULL;
+	}
+	free(path);
+	long idc = table_column(&plan, "id");
+	for (size_t i = 0; idc >= 0 && i < plan.nrows; i++) {
+		struct prof p = {0};
+		char *pp = xasprintf("%s/profiles/%s.csv", run->dir, cell_str(&plan, i, idc));
+		int rc = table_read(pp, &p.t, NULL, &why);
+		free(why);
+		why = NULL;
+		free(pp);
+		if (rc != 0)
+			continue; /* not profiled, or not run */
+		p.op = table_column(&p.t, "op");
+		p.kind = table_column(&p.t, "kind");
+		p.calls = table_column(&p.t, "calls");
+		p.total = table_column(&p.t, "total_ms");
+		p.mean = table_column(&p.t, "mean_ms");
+		p.pct = table_column(&p.t, "pct_step");
+		if (p.op < 0 || p.total < 0 || p.pct < 0) {
+			table_free(&p.t);
+			continue;
+		}
+		p.label = point_label(run, &plan, i);
+		ps = xrealloc(ps, (*n + 1) * sizeof(*ps));
+		ps[(*n)++] = p;
+	}
+	table_free(&plan);
+	return ps;
+}
+
+static const struct prof *sort_prof;
+static int by_total(const void *a, const void *b)
+{
+	double x = cell_num(&sort_prof->t, *(const size_t *)a, sort_prof->total);
+	double y = cell_num(&sort_prof->t, *(const size_t *)b, sort_prof->total);
+	return (x < y) - (x > y);
+}
+
+static struct rtable *top_table(const struct prof *ps, size_t n)
+{
+	static const char *const cols[] = {"point", "op", "kind", "calls", "total_ms", "mean_ms", "pct_step"};
+	struct rtable *t = rtable_new("profile_top", "Per-op profile: the top ops of each point", 7, cols);
+	t->caption = xasprintf("the %d ops with the most time in each profiled point (profiles/ID.csv: the "
+			       "steps after the timed ones, each op timed); pct_step: share of the step, percent",
+			       PROFILES_TOP);
+	for (size_t k = 3; k < 7; k++)
+		t->align_right[k] = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct prof *p = &ps[i];
+		size_t *ix = xmalloc((p->t.nrows + 1) * sizeof(size_t));
+		for (size_t r = 0; r < p->t.nrows; r++)
+			ix[r] = r;
+		sort_prof = p;
+		qsort(ix, p->t.nrows, sizeof(size_t), by_total);
+		for (size_t k = 0; k < p->t.nrows && k < PROFILES_TOP; k++) {
+			size_t r = ix[k];
+			const char *row[7] = {p->label, cell_str(&p->t, r, p->op), cell_str(&p->t, r, p->kind),
+					      cell_str(&p->t, r, p->calls), cell_str(&p->t, r, p->total),
+					      cell_str(&p->t, r, p->mean), cell_str(&p->t, r, p->pct)};
+			rtable_add(t, (char *const *)row);
+		}
+		free(ix);
+	}
+	return t;
+}
+
+/* An op of the side-by-side table: its name, kind and share per point. */
+struct side_op {
+	const char *op, *kind;
+	double *pct;          /* per point, -1: the point has no such op */
+	double max;
+};
+
+static int by_max(const void *a, const void *b)
+{
+	const struct side_op *x = a, *y = b;
+	return (x->max < y->max) - (x->max > y->max);
+}
+
+static struct rtable *side_table(const struct prof *ps, size_t n)
+{
+	size_t np = n < PROFILES_SIDE ? n : PROFILES_SIDE, nops = 0;
+	struct side_op *ops = NULL;
+	for (size_t i = 0; i < np; i++)
+		for (size_t r = 0; r < ps[i].t.nrows; r++) {
+			const char *op = cell_str(&ps[i].t, r, ps[i].op), *kind = cell_str(&ps[i].t, r, ps[i].kind);
+			size_t k;
+			for (k = 0; k < nops; k++)
+				if (!strcmp(ops[k].op, op) && !strcmp(ops[k].kind, kind))
+					break;
+			if (k == nops) {
+				ops = xrealloc(ops, (nops + 1) * sizeof(*ops));
+				ops[nops] = (struct side_op){op, kind, xmalloc(np * sizeof(double)), 0};
+				for (size_t j = 0; j < np; j++)
+					ops[nops].pct[j] = -1;
+				nops++;
+			}
+			double v = cell_num(&ps[i].t, r, ps[i].pct);
+			ops[k].pct[i] = ops[k].pct[i] < 0 ? v : ops[k].pct[i] + v;
+			if (ops[k].pct[i] > ops[k].max)
+				ops[k].max = ops[k].pct[i];
+		}
+	qsort(ops, nops, sizeof(*ops), by_max);
+	const char **cols = xmalloc((np + 2) * sizeof(char *));
+	cols[0] = "op";
+	cols[1] = "kind";
+	for (size_t i = 0; i < np; i++)
+		cols[2 + i] = ps[i].label;
+	struct rtable *t = rtable_new("profile_side", "Per-op profile: the points side by side", np + 2, cols);
+	t->caption = xasprintf("each op's share of the step (percent) in each of %s%zu profiled points, the %d "
+			       "ops with the largest share in any; empty: the point has no such op",
+			       np < n ? "the first " : "the ", np, PROFILES_SIDE_OPS);
+	const char **row = xmalloc((np + 2) * sizeof(char *));
+	char **num = xmalloc(np * sizeof(char *));
+	for (size_t k = 0; k < nops && k < PROFILES_SIDE_OPS; k++) {
+		row[0] = ops[k].op;
+		row[1] = ops[k].kind;
+		for (size_t i = 0; i < np; i++) {
+			num[i] = ops[k].pct[i] < 0 ? xstrdup("") : xasprintf("%.4g", ops[k].pct[i]);
+			row[2 + i] = num[i];
+		}
+		rtable_add(t, (char *const *)row);
+		for (size_t i = 0; i < np; i++)
+			free(num[i]);
+	}
+	for (size_t i = 0; i < np; i++)
+		t->align_right[2 + i] = 1;
+	for (size_t k = 0; k < nops; k++)
+		free(ops[k].pct);
+	free(ops);
+	free(num);
+	free(row);
+	free(cols);
+	return t;
+}
+
+void profiles_tables(const struct run *run, struct rtable **top, struct rtable **side)
+{
+	size_t n;
+	struct prof *ps = load_profiles(run, &n);
+	*top = *side = NULL;
+	if (n) {
+		*top = top_table(ps, n);
+		*side = side_table(ps, n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(ps[i].label);
+		table_free(&ps[i].t);
+	}
+	free(ps);
+}
