@@ -27,6 +27,14 @@ expect_eq "$("$MATRIX" expand half.yaml --count)" 32 "2 models x 2^(5-1)"
 "$MATRIX" run full.yaml --out full --jobs 2 > full.out 2>&1 || fail "full run: $(cat full.out)"
 "$MATRIX" run half.yaml --out half --jobs 2 > half.out 2>&1 || fail "half run: $(cat half.out)"
 expect_eq "$(($(wc -l < half/results.csv) - 1))" 32 "the fraction's rows"
+expect_eq "$(($(wc -l < half/plan.csv) - 1))" 32 "the fraction's plan.csv"
+# the fraction's points are points of the full factorial: same ids
+cut -d, -f1 full/results.csv | sort > full.ids
+cut -d, -f1 half/results.csv | sort | comm -23 - full.ids > strays
+[ ! -s strays ] || fail "ids of the fraction not in the full run: $(cat strays)"
+# a resumed fraction has nothing left to run
+"$MATRIX" run --resume half > resume.out 2>&1 || fail "resume: $(cat resume.out)"
+expect_eq "$(($(wc -l < half/results.csv) - 1))" 32 "resume runs no point again"
 expect_eq "$(($(wc -l < full/results.csv) - 1))" 64 "the full factorial's rows"
 for d in full half; do
 	[ -s $d/tables/factorial.csv ] || fail "$d: no tables/factorial.csv"
