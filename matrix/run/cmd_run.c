@@ -328,7 +328,7 @@ static int lock_dir(const char *dir)
 
 /* env.txt: this runner, the command line, and the executor's description of
  * where the points run. */
-static int write_env(const char *dir, int argc, char **argv, struct executor *ex)
+static int write_env(const char *dir, int argc, char **argv, struct executor *ex, uint64_t recipe_hash)
 {
 	struct strbuf sb = {0};
 	struct utsname u;
@@ -352,6 +352,8 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 		argv_shell_quote(&sb, argv[i]);
 	}
 	sb_putc(&sb, '\n');
+	/* what recipe.yaml holds: a resume checks that it was not edited since */
+	sb_printf(&sb, "recipe_hash: %016" PRIx64 "\n", recipe_hash);
 	if (ex)
 		ex->ops->describe(ex, &sb);
 	else /* the slurm executor: the nodes are the scheduler's choice, each row names its node */
@@ -865,6 +867,36 @@ struct study {
 	int detached;             /* --detach: submitted, not followed */
 };
 
+/* Whether a resumed directory's recipe.yaml (loaded into S->r) is still what
+ * the run recorded in env.txt (recipe_hash; a directory from before it was
+ * recorded is not checked). An edited one is refused (-1) unless
+ * --allow-changed, which says that it resumes with the edit. */
+static int saved_recipe_edited(struct study *S)
+{
+	char *env_path = xasprintf("%s/env.txt", S->dir);
+	char *why = NULL;
+	char *env = read_file_capped(env_path, 1 << 20, 1, NULL, &why);
+	free(env_path);
+	free(why);
+	const char *line = env ? strstr(env, "\nrecipe_hash: ") : NULL;
+	unsigned long long recorded;
+	int rc = 0;
+	if (line && sscanf(line + 14, "%16llx", &recorded) == 1 && recorded != S->r.text_hash) {
+		if (!S->o.allow_changed) {
+			error("'%s' was edited since the run recorded it (hash %016" PRIx64 ", recorded %016llx "
+			      "in env.txt): restore it (recipe.prev.yaml holds an earlier one after --allow-changed), "
+			      "or resume with the edit: matrix run --resume %s --allow-changed",
+			      S->saved_path, S->r.text_hash, recorded, S->dir);
+			rc = -1;
+		} else {
+			error("'%s' was edited since the run recorded it: resuming with the edit (--allow-changed)",
+			      S->saved_path);
+		}
+	}
+	free(env);
+	return rc;
+}
+
 /* The recipe: the one given, or the one a resumed directory was run with; a
  * resumed directory's recipe must be the same unless --allow-changed. */
 static int study_load_recipe(struct study *S)
@@ -883,6 +915,8 @@ static int study_load_recipe(struct study *S)
 	if (recipe_load_overrides(S->o.recipe ? S->o.recipe : S->saved_path, S->o.ovr, S->o.novr, &S->r, stderr) < 0)
 		return -1;
 	S->have_recipe = 1;
+	if (S->o.resume && !S->o.recipe && saved_recipe_edited(S) < 0)
+		return -1;
 	if (S->o.resume && S->o.recipe) {
 		size_t len;
 		char *old = read_file(S->saved_path, &len);
@@ -1579,7 +1613,7 @@ static int study_prepare(struct study *S)
 			return -1;
 		}
 	}
-	if (write_env(S->dir, S->argc, S->argv, S->ex) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
+	if (write_env(S->dir, S->argc, S->argv, S->ex, S->r.text_hash) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
 		return -1;
 	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
 		return -1;

@@ -3,6 +3,9 @@
 # leaves recipe.yaml, plan.csv and env.txt as they were, so that the directory
 # still reports and resumes; `--out` into a non-empty directory that is not a
 # matrix run is refused and leaves the user's files alone; an empty one is used.
+# A run directory whose recipe.yaml was edited by hand (it no longer matches
+# the recipe_hash that env.txt recorded) is refused by `--resume DIR` and
+# resumed with the edit under --allow-changed (LOW: text_hash was unused).
 . "$top_srcdir/tests/setup"
 cat > r1.yaml <<YAML
 name: dirs
@@ -37,4 +40,16 @@ expect_eq "$(ls mine | tr '\n' ' ')" "plots recipe.yaml report.md " "nothing add
 mkdir empty
 expect_status 0 "$MATRIX" run r1.yaml --out empty --no-report > out.txt 2> err.txt
 [ -s empty/results.csv ] || fail "an empty directory was not used"
+
+# a hand-edited recipe.yaml
+expect_status 0 "$MATRIX" run r1.yaml --out ed --only v=1 --no-report > out.txt 2> err.txt
+grep -q '^recipe_hash: [0-9a-f]\{16\}$' ed/env.txt || fail "env.txt records no recipe_hash"
+sed -i 's/v: \[1, 2\]/v: [1, 2, 3]/' ed/recipe.yaml
+expect_status 2 "$MATRIX" run --resume ed --no-report > out.txt 2> err.txt
+expect_grep "^matrix: 'ed/recipe.yaml' was edited since the run recorded it (hash [0-9a-f]*, recorded [0-9a-f]* in env.txt)" err.txt "an edited recipe.yaml refused"
+expect_eq "$(wc -l < ed/results.csv | tr -d ' ')" 2 "nothing run from an edited recipe.yaml"
+expect_status 0 "$MATRIX" run --resume ed --allow-changed --no-report > out.txt 2> err.txt
+expect_grep "resuming with the edit (--allow-changed)" err.txt "--allow-changed says it resumes with the edit"
+expect_eq "$(wc -l < ed/results.csv | tr -d ' ')" 4 "the edited recipe's points run"
+expect_status 0 "$MATRIX" run --resume ed --no-report > out.txt 2> err.txt
 echo ok
