@@ -626,12 +626,163 @@ static int check_node_count(struct loader *L)
 		}
 		continue;
 over:
-		errorf(L, node_mark(node_at(L, pr->key)), "too many nodes after alias expansion (limit %d)", NODE_LIMIT);
+		errorf(L, node_mark(node_at(L, pr->key)), "too many nodes%s (limit %d)",
+		       L->doc.nodes.top - L->doc.nodes.start > NODE_LIMIT ? "" : " after alias expansion", NODE_LIMIT);
 		ret = -1;
 		break;
 	}
 	free(stack);
 	return ret;
+}
+
+/* ---- aliases -------------------------------------------------------------- */
+
+/* libyaml's document makes an alias the very node of its anchor, which
+ * carries the anchor's position: an error found through `grace: *t` would
+ * point at `timeout: &t nope`, and an override of one use would change the
+ * other. So after check_node_count has bounded the expansion, every alias is
+ * replaced by a copy of its anchored node whose own mark is the alias's (the
+ * use); the nodes inside the copy keep their marks, the text that holds
+ * them. The alias positions come from an event pass over the text: aliases
+ * appear there in the order in which a depth-first walk of the document
+ * meets a node it has seen before. */
+struct aliases {
+	struct loader *L;
+	struct mark *at; /* each alias event's mark, in text order */
+	size_t n, next;
+	size_t norig;           /* nodes before copying */
+	unsigned char *visited; /* norig + 1 flags */
+};
+
+static int alias_marks(struct loader *L, struct aliases *A)
+{
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		BUG("yaml_parser_initialize failed");
+	yaml_parser_set_input_string(&p, (const unsigned char *)L->r->text, L->r->text_len);
+	size_t cap = 0;
+	int ok = 1;
+	for (;;) {
+		yaml_event_t e;
+		if (!yaml_parser_parse(&p, &e)) {
+			ok = 0; /* cannot happen: the same text loaded */
+			break;
+		}
+		if (e.type == YAML_ALIAS_EVENT) {
+			if (A->n == cap) {
+				cap = cap ? 2 * cap : 16;
+				A->at = xrealloc(A->at, cap * sizeof(*A->at));
+			}
+			A->at[A->n++] = (struct mark){(unsigned)e.start_mark.line + 1, (unsigned)e.start_mark.column + 1};
+		}
+		int end = e.type == YAML_DOCUMENT_END_EVENT || e.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&e);
+		if (end)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return ok ? 0 : -1;
+}
+
+/* A copy of node id (its tree, fully), the copy's own mark m. */
+static int copy_node(struct loader *L, int id, const struct mark *m)
+{
+	yaml_document_t *d = &L->doc;
+	yaml_node_t *n = node_at(L, id);
+	int c;
+	if (n->type == YAML_SCALAR_NODE) {
+		c = yaml_document_add_scalar(d, n->tag, n->data.scalar.value, (int)n->data.scalar.length,
+					     n->data.scalar.style);
+	} else if (n->type == YAML_SEQUENCE_NODE) {
+		c = yaml_document_add_sequence(d, n->tag, n->data.sequence.style);
+		for (size_t i = 0; c && i < (size_t)(node_at(L, id)->data.sequence.items.top -
+						     node_at(L, id)->data.sequence.items.start); i++) {
+			int item = copy_node(L, node_at(L, id)->data.sequence.items.start[i], NULL);
+			if (!item || !yaml_document_append_sequence_item(d, c, item))
+				return 0;
+		}
+	} else {
+		c = yaml_document_add_mapping(d, n->tag, n->data.mapping.style);
+		for (size_t i = 0; c && i < (size_t)(node_at(L, id)->data.mapping.pairs.top -
+						     node_at(L, id)->data.mapping.pairs.start); i++) {
+			yaml_node_pair_t pr = node_at(L, id)->data.mapping.pairs.start[i];
+			int k = copy_node(L, pr.key, NULL), v = k ? copy_node(L, pr.value, NULL) : 0;
+			if (!v || !yaml_document_append_mapping_pair(d, c, k, v))
+				return 0;
+		}
+	}
+	if (!c)
+		return 0;
+	yaml_node_t *o = node_at(L, id), *cn = node_at(L, c);
+	cn->start_mark = o->start_mark;
+	cn->end_mark = o->end_mark;
+	if (m) {
+		cn->start_mark.line = m->line - 1;
+		cn->start_mark.column = m->col - 1;
+		cn->end_mark = cn->start_mark;
+	}
+	return c;
+}
+
+/* The reference *ref (an item or a pair's key or value of a node met in the
+ * walk): walked when first met, else an alias, replaced by a copy. */
+static int expand_ref(struct aliases *A, int *ref);
+
+static int expand_walk(struct aliases *A, int id)
+{
+	struct loader *L = A->L;
+	A->visited[id] = 1;
+	yaml_node_t *n = node_at(L, id);
+	if (n->type == YAML_SEQUENCE_NODE) {
+		size_t count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+		for (size_t i = 0; i < count; i++)
+			if (expand_ref(A, &node_at(L, id)->data.sequence.items.start[i]))
+				return -1;
+	} else if (n->type == YAML_MAPPING_NODE) {
+		size_t count = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+		for (size_t i = 0; i < count; i++)
+			if (expand_ref(A, &node_at(L, id)->data.mapping.pairs.start[i].key) ||
+			    expand_ref(A, &node_at(L, id)->data.mapping.pairs.start[i].value))
+				return -1;
+	}
+	return 0;
+}
+
+static int expand_ref(struct aliases *A, int *ref)
+{
+	int id = *ref;
+	if (id < 1 || (size_t)id > A->norig)
+		return 0;
+	if (!A->visited[id])
+		return expand_walk(A, id);
+	if (A->next >= A->n)
+		return -1; /* more shared nodes than aliases: cannot happen */
+	/* *ref lives in an items or pairs array that adding nodes leaves in place */
+	int c = copy_node(A->L, id, &A->at[A->next++]);
+	if (!c)
+		return -1;
+	*ref = c;
+	return 0;
+}
+
+/* Replace every alias by a copy (see struct aliases). Returns 0, or -1 after
+ * recording an error. */
+static int expand_aliases(struct loader *L)
+{
+	struct aliases A = {.L = L};
+	if (alias_marks(L, &A) != 0 || A.n == 0) {
+		free(A.at);
+		return 0; /* no alias: nothing shared */
+	}
+	A.norig = (size_t)(L->doc.nodes.top - L->doc.nodes.start);
+	A.visited = xcalloc(A.norig + 1, 1);
+	int rc = expand_walk(&A, 1);
+	free(A.visited);
+	free(A.at);
+	L->root = yaml_document_get_root_node(&L->doc);
+	if (rc)
+		errorf(L, (struct mark){1, 1}, "out of memory while expanding aliases");
+	return rc;
 }
 
 /* ---- the schema --------------------------------------------------------- */
@@ -2700,7 +2851,7 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 		BUG("yaml_parser_initialize failed");
 	have_parser = 1;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
-	if (parse_document(&L, &parser, &have_doc) != 0)
+	if (parse_document(&L, &parser, &have_doc) != 0 || check_node_count(&L) || expand_aliases(&L))
 		goto fail;
 	for (size_t i = 0; i < novr; i++)
 		apply_override(&L, i);

@@ -2,8 +2,9 @@
 # control characters in levels (YAML "\e", "\x9b") reach no terminal raw, not
 # in a recipe error, the expand table, a dry run's command lines, the run's
 # point lines or compare's table; a "\0" in a string is an error, not a string
-# cut there; an error on a 1 MB line echoes a few kilobytes, not the line; an
-# override with a newline stays one comment line in the saved recipe.
+# cut there; an error on a 1 MB line echoes a few kilobytes, not the line; a
+# recipe with too many nodes and no alias is not told about alias expansion;
+# an override with a newline stays one comment line in the saved recipe.
 . "$top_srcdir/tests/setup"
 esc=$(printf '\033')
 c1=$(printf '\302\233')
@@ -60,6 +61,11 @@ expect_eq "$(sed -n 3p err.txt | sed 's/[^ ^]//g' | tr -d ' ' )" "^" "a caret li
 col2=$(sed -n 2p err.txt | awk '{ print index($0, ", ") + 2 }')
 col3=$(sed -n 3p err.txt | awk '{ print index($0, "^") }')
 expect_eq "$col3" "$col2" "the caret under the second level"
+
+# a recipe with too many nodes and no alias is not told about aliases
+awk 'BEGIN { printf "name: many\nengine: command\ncommand: [echo, \"{v}\"]\nfactors:\n  v: [l0"; for (i = 1; i <= 100000; i++) printf ", l%d", i; print "]" }' > many.yaml
+expect_status 2 "$MATRIX" expand many.yaml > out.txt 2> err.txt
+expect_eq "$(head -1 err.txt)" "many.yaml:4:1: too many nodes (limit 100000)" "too many nodes without an alias"
 
 # an override with a newline: one comment line in the saved recipe
 sed 's/"a\\e\[31mred", "a\\e\[31mred"/a, b/' dup.yaml > ok.yaml
