@@ -18,8 +18,12 @@ int weights_open(wfile *w, const char *path)
     mallocCheck(w->tmp);
     sprintf(w->tmp, "%s.tmp", path);
     w->f = fopen(w->tmp, "wb");
-    if (!w->f)
+    if (!w->f) {
+        free(w->path);
+        free(w->tmp);
+        w->path = w->tmp = NULL;
         return -1;
+    }
     fwrite("MXWT", 1, 4, w->f);
     put_u32(w->f, 1);
     put_u32(w->f, 0); /* count, patched at close */
@@ -68,8 +72,12 @@ int weights_close(wfile *w)
     if (w->f) {
         fseek(w->f, 8, SEEK_SET);
         put_u32(w->f, w->count);
-        if (fclose(w->f) != 0 || rename(w->tmp, w->path) != 0)
+        /* a write that failed (disk full) leaves no truncated file in place */
+        int bad = ferror(w->f);
+        if (fclose(w->f) != 0 || bad || rename(w->tmp, w->path) != 0) {
+            remove(w->tmp);
             rc = -1;
+        }
     } else
         rc = -1;
     free(w->path);
