@@ -128,95 +128,115 @@ static int src_open(struct src *s, const char *dir, const char *base, char **pat
 #endif
 }
 
-/* Read the IDX file DIR/BASE[.gz] of unsigned bytes with ndim dimensions:
- * its dims and its data (malloc'd). 0, or -1 with the reason in err. */
-static int idx_read(const char *dir, const char *base, int ndim, uint32_t *dims, uint8_t **data,
-                    char **path, char *err, size_t en)
+/* The header of an IDX file of unsigned bytes with ndim dimensions, open
+ * as s: dims, and the bytes of data it announces (*total, checked against
+ * the file's size when it is not compressed). 0, or -1 with the reason in
+ * err. */
+static int idx_header(struct src *s, int ndim, uint32_t *dims, uint64_t *total, const char *path, char *err,
+                      size_t en)
 {
-    struct src s;
-    unsigned char head[4 + 4 * 3], extra;
-    uint8_t *buf = NULL;
+    unsigned char head[4 + 4 * 3];
     int64_t hn = 4 + 4 * (int64_t)ndim, got;
-    uint64_t total = 1;
-    size_t cap = 0, have = 0;
-    *data = NULL;
-    if (src_open(&s, dir, base, path, err, en))
-        goto fail;
-    if ((got = src_read(&s, head, 4, *path, err, en)) < 0)
-        goto fail;
+    *total = 1;
+    if ((got = src_read(s, head, 4, path, err, en)) < 0)
+        return -1;
     if (got < 4 || head[0] || head[1] || head[2] != 0x08 || head[3] != ndim) {
         snprintf(err, en, "'%s': not an IDX file of unsigned bytes with %d dimension%s (magic %02x %02x %02x %02x,"
-                 " expected 00 00 08 %02x)", *path, ndim, ndim > 1 ? "s" : "",
+                 " expected 00 00 08 %02x)", path, ndim, ndim > 1 ? "s" : "",
                  got > 0 ? head[0] : 0, got > 1 ? head[1] : 0, got > 2 ? head[2] : 0, got > 3 ? head[3] : 0, ndim);
-        goto fail;
+        return -1;
     }
-    if ((got = src_read(&s, head + 4, (size_t)(hn - 4), *path, err, en)) < 0)
-        goto fail;
+    if ((got = src_read(s, head + 4, (size_t)(hn - 4), path, err, en)) < 0)
+        return -1;
     if (got < hn - 4) {
         snprintf(err, en, "'%s': truncated: the header ends after %" PRId64 " bytes, %" PRId64 " expected",
-                 *path, 4 + got, hn);
-        goto fail;
+                 path, 4 + got, hn);
+        return -1;
     }
     for (int i = 0; i < ndim; i++) {
         const unsigned char *p = head + 4 + 4 * i;
         dims[i] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-        total *= dims[i] ? dims[i] : 1;
-        if (total > IDX_MAX_BYTES) {
+        *total *= dims[i] ? dims[i] : 1;
+        if (*total > IDX_MAX_BYTES) {
             snprintf(err, en, "'%s': the header announces more than %" PRIu64 " bytes of data (dimension %d is %" PRIu32
-                     "): not an MNIST file", *path, IDX_MAX_BYTES, i + 1, dims[i]);
-            goto fail;
+                     "): not an MNIST file", path, IDX_MAX_BYTES, i + 1, dims[i]);
+            return -1;
         }
     }
     for (int i = 0; i < ndim; i++)
         if (dims[i] == 0) {
-            snprintf(err, en, "'%s': dimension %d is 0: the file holds no %s", *path, i + 1,
+            snprintf(err, en, "'%s': dimension %d is 0: the file holds no %s", path, i + 1,
                      ndim == 1 ? "labels" : i == 0 ? "images" : "pixels");
-            goto fail;
+            return -1;
         }
-    if (!s.gz && s.size != (uint64_t)hn + total) {
-        if (s.size < (uint64_t)hn + total)
+    if (!s->gz && s->size != (uint64_t)hn + *total) {
+        if (s->size < (uint64_t)hn + *total)
             snprintf(err, en, "'%s': truncated: the header announces %" PRIu64 " bytes of data, the file has %" PRIu64,
-                     *path, total, s.size - (uint64_t)hn);
+                     path, *total, s->size - (uint64_t)hn);
         else
             snprintf(err, en, "'%s': %" PRIu64 " bytes after the %" PRIu64 " bytes of data its header announces",
-                     *path, s.size - (uint64_t)hn - total, total);
-        goto fail;
+                     path, s->size - (uint64_t)hn - *total, *total);
+        return -1;
     }
-    /* grow as the data arrives: a compressed file's header may lie */
+    return 0;
+}
+
+/* The total bytes of data after the header of s into *buf (malloc'd, grown
+ * as the data arrives: a compressed file's header may lie), and nothing
+ * after them. 0, or -1 with the reason in err (*buf may hold a part). */
+static int idx_data(struct src *s, uint64_t total, uint8_t **buf, const char *path, char *err, size_t en)
+{
+    unsigned char extra;
+    size_t cap = 0, have = 0;
+    int64_t got;
     while (have < total) {
         size_t want = total - have, room;
         if (have == cap) {
             cap = cap ? cap * 2 : (size_t)1 << 20;
             cap = cap > total ? total : cap;
-            buf = realloc(buf, cap);
-            mallocCheck(buf);
+            *buf = realloc(*buf, cap);
+            mallocCheck(*buf);
         }
         room = cap - have;
         want = want < room ? want : room;
-        if ((got = src_read(&s, buf + have, want, *path, err, en)) < 0)
-            goto fail;
+        if ((got = src_read(s, *buf + have, want, path, err, en)) < 0)
+            return -1;
         have += (size_t)got;
         if ((size_t)got < want)
             break;
     }
     if (have < total) {
         snprintf(err, en, "'%s': truncated: the header announces %" PRIu64 " bytes of data, the file has %zu",
-                 *path, total, have);
-        goto fail;
+                 path, total, have);
+        return -1;
     }
-    if ((got = src_read(&s, &extra, 1, *path, err, en)) < 0)
-        goto fail;
+    if ((got = src_read(s, &extra, 1, path, err, en)) < 0)
+        return -1;
     if (got > 0) {
-        snprintf(err, en, "'%s': more bytes after the %" PRIu64 " bytes of data its header announces", *path, total);
-        goto fail;
+        snprintf(err, en, "'%s': more bytes after the %" PRIu64 " bytes of data its header announces", path, total);
+        return -1;
+    }
+    return 0;
+}
+
+/* Read the IDX file DIR/BASE[.gz] of unsigned bytes with ndim dimensions:
+ * its dims and its data (malloc'd). 0, or -1 with the reason in err. */
+static int idx_read(const char *dir, const char *base, int ndim, uint32_t *dims, uint8_t **data,
+                    char **path, char *err, size_t en)
+{
+    struct src s;
+    uint8_t *buf = NULL;
+    uint64_t total;
+    *data = NULL;
+    if (src_open(&s, dir, base, path, err, en) || idx_header(&s, ndim, dims, &total, *path, err, en) ||
+        idx_data(&s, total, &buf, *path, err, en)) {
+        src_close(&s);
+        free(buf);
+        return -1;
     }
     src_close(&s);
     *data = buf;
     return 0;
-fail:
-    src_close(&s);
-    free(buf);
-    return -1;
 }
 
 int data_open(data_set *d, const char *dir, char *err, size_t n)

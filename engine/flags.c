@@ -101,6 +101,85 @@ static double parse_seconds(const char *v, int *bare)
     return -1;
 }
 
+/* The value v of flag f into dst (a field of o). Returns 0, or -1 after
+ * saying what is wrong. */
+static int parse_value(const struct flag *f, const char *v, struct opts *o, char *dst)
+{
+    char *end;
+    int bare;
+    switch (f->kind) {
+    case F_INT: {
+        errno = 0;
+        long x = strtol(v, &end, 10);
+        if (*v == 0 || *end || errno || x < (strcmp(f->name, "seed") ? 1 : 0) || x > 1 << 30) {
+            fprintf(stderr, "matrix-engine: --%s: '%s' is not a positive integer\n", f->name, v);
+            return -1;
+        }
+        if (strcmp(f->name, "seed") == 0)
+            *(long *)dst = x;
+        else
+            *(int *)dst = x;
+        break;
+    }
+    case F_LEVEL: {
+        int k;
+        for (k = 0; f->levels[k]; k++)
+            if (strcmp(v, f->levels[k]) == 0)
+                break;
+        if (!f->levels[k]) {
+            fprintf(stderr, "matrix-engine: --%s: unknown level '%s' (levels:", f->name, v);
+            for (k = 0; f->levels[k]; k++)
+                fprintf(stderr, " %s", f->levels[k]);
+            fprintf(stderr, ")\n");
+            return -1;
+        }
+        *(int *)dst = k;
+        break;
+    }
+    case F_STR:
+        *(const char **)dst = v;
+        break;
+    case F_SECONDS: {
+        double s = parse_seconds(v, &bare);
+        if (s < 0) {
+            fprintf(stderr, "matrix-engine: --%s: '%s' is not a duration (e.g. 0.5s, 200ms)\n", f->name, v);
+            return -1;
+        }
+        *(double *)dst = s;
+        break;
+    }
+    case F_WARMUP: {
+        double s = parse_seconds(v, &bare);
+        if (s < 0) {
+            fprintf(stderr, "matrix-engine: --warmup: '%s' is neither a duration (0.2s) nor a step count (10)\n", v);
+            return -1;
+        }
+        if (bare) {
+            if (s != floor(s)) {
+                fprintf(stderr, "matrix-engine: --warmup: '%s' is not a whole number of steps\n", v);
+                return -1;
+            }
+            o->m.warmup_steps = (int)s;
+        } else {
+            o->m.warmup_steps = -1;
+            o->m.warmup_s = s;
+        }
+        break;
+    }
+    case F_DOUBLE: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (*v == 0 || *end || errno || x < 0) {
+            fprintf(stderr, "matrix-engine: --%s: '%s' is not a non-negative number\n", f->name, v);
+            return -1;
+        }
+        *(double *)dst = x;
+        break;
+    }
+    }
+    return 0;
+}
+
 static int parse_flags(int argc, char **argv, struct opts *o)
 {
     for (int i = 1; i < argc; i++) {
@@ -123,79 +202,8 @@ static int parse_flags(int argc, char **argv, struct opts *o)
             fprintf(stderr, "matrix-engine: flag '--%s' needs a value\n", f->name);
             return -1;
         }
-        const char *v = argv[++i];
-        char *end;
-        int bare;
-        switch (f->kind) {
-        case F_INT: {
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (*v == 0 || *end || errno || x < (strcmp(f->name, "seed") ? 1 : 0) || x > 1 << 30) {
-                fprintf(stderr, "matrix-engine: --%s: '%s' is not a positive integer\n", f->name, v);
-                return -1;
-            }
-            if (strcmp(f->name, "seed") == 0)
-                *(long *)dst = x;
-            else
-                *(int *)dst = x;
-            break;
-        }
-        case F_LEVEL: {
-            int k;
-            for (k = 0; f->levels[k]; k++)
-                if (strcmp(v, f->levels[k]) == 0)
-                    break;
-            if (!f->levels[k]) {
-                fprintf(stderr, "matrix-engine: --%s: unknown level '%s' (levels:", f->name, v);
-                for (k = 0; f->levels[k]; k++)
-                    fprintf(stderr, " %s", f->levels[k]);
-                fprintf(stderr, ")\n");
-                return -1;
-            }
-            *(int *)dst = k;
-            break;
-        }
-        case F_STR:
-            *(const char **)dst = v;
-            break;
-        case F_SECONDS: {
-            double s = parse_seconds(v, &bare);
-            if (s < 0) {
-                fprintf(stderr, "matrix-engine: --%s: '%s' is not a duration (e.g. 0.5s, 200ms)\n", f->name, v);
-                return -1;
-            }
-            *(double *)dst = s;
-            break;
-        }
-        case F_WARMUP: {
-            double s = parse_seconds(v, &bare);
-            if (s < 0) {
-                fprintf(stderr, "matrix-engine: --warmup: '%s' is neither a duration (0.2s) nor a step count (10)\n", v);
-                return -1;
-            }
-            if (bare) {
-                if (s != floor(s)) {
-                    fprintf(stderr, "matrix-engine: --warmup: '%s' is not a whole number of steps\n", v);
-                    return -1;
-                }
-                o->m.warmup_steps = (int)s;
-            } else {
-                o->m.warmup_steps = -1;
-                o->m.warmup_s = s;
-            }
-            break;
-        }
-        case F_DOUBLE: {
-            errno = 0;
-            double x = strtod(v, &end);
-            if (*v == 0 || *end || errno || x < 0) {
-                fprintf(stderr, "matrix-engine: --%s: '%s' is not a non-negative number\n", f->name, v);
-                return -1;
-            }
-            *(double *)dst = x;
-            break;
-        }
-        }
+        if (parse_value(f, argv[++i], o, dst) < 0)
+            return -1;
     }
     return 0;
 }

@@ -40,6 +40,34 @@ void measure_median_ci(const double *s, int n, double *med, double *lo, double *
     *hi = s[u - 1];
 }
 
+/* Warm-up: warmup_steps steps, else steps for warmup_s seconds (the ranks
+ * agreeing when to stop). Returns 0, or -1 when a step failed. */
+static int measure_warmup(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx)
+{
+    double start = measure_now();
+    for (int i = 0;; i++) {
+        int stop = cfg->warmup_steps >= 0 ? i >= cfg->warmup_steps
+                                          : measure_now() - start >= cfg->warmup_s;
+        if (cfg->agree)
+            stop = cfg->agree(stop);
+        if (stop)
+            return 0;
+        if (step(ctx))
+            return -1;
+    }
+}
+
+/* Sort the n step times t into *sorted (grown to n) and give their median
+ * and its 95% interval. */
+static void measure_sorted_ci(const double *t, int n, double **sorted, double *med, double *lo, double *hi)
+{
+    *sorted = realloc(*sorted, n * sizeof **sorted);
+    mallocCheck(*sorted);
+    memcpy(*sorted, t, n * sizeof *t);
+    qsort(*sorted, n, sizeof **sorted, cmp_double);
+    measure_median_ci(*sorted, n, med, lo, hi);
+}
+
 int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measure_result *r)
 {
     int cap = 1024, n = 0, next_check;
@@ -47,18 +75,8 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     double start, now;
     mallocCheck(t);
     memset(r, 0, sizeof *r);
-    /* warm-up */
-    start = measure_now();
-    for (int i = 0;; i++) {
-        int stop = cfg->warmup_steps >= 0 ? i >= cfg->warmup_steps
-                                          : measure_now() - start >= cfg->warmup_s;
-        if (cfg->agree)
-            stop = cfg->agree(stop);
-        if (stop)
-            break;
-        if (step(ctx))
-            goto fail;
-    }
+    if (measure_warmup(cfg, step, ctx) < 0)
+        goto fail;
     if (cfg->timed_start)
         cfg->timed_start();
     /* timed steps */
@@ -84,11 +102,7 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
             stop = 1;
         else if (el >= cfg->min_time && n >= next_check) {
             double med, lo, hi;
-            sorted = realloc(sorted, n * sizeof *sorted);
-            mallocCheck(sorted);
-            memcpy(sorted, t, n * sizeof *t);
-            qsort(sorted, n, sizeof *sorted, cmp_double);
-            measure_median_ci(sorted, n, &med, &lo, &hi);
+            measure_sorted_ci(t, n, &sorted, &med, &lo, &hi);
             if ((hi - lo) / 2.0 <= cfg->rel_ci * med)
                 r->ci_met = stop = 1;
             else
@@ -101,11 +115,7 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     }
     r->total_s = measure_now() - start;
     r->samples = n;
-    sorted = realloc(sorted, n * sizeof *sorted);
-    mallocCheck(sorted);
-    memcpy(sorted, t, n * sizeof *t);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
-    measure_median_ci(sorted, n, &r->median_ms, &r->lo_ms, &r->hi_ms);
+    measure_sorted_ci(t, n, &sorted, &r->median_ms, &r->lo_ms, &r->hi_ms);
     double sum = 0;
     for (int i = 0; i < n; i++)
         sum += t[i];

@@ -229,6 +229,12 @@ static int ad_epilogue(struct ad *a, int fi, int dy)
     return d;
 }
 
+/* The backward of forward op fi: the ops that carry dy to the gradients of
+ * its inputs. Longer than 80 lines on purpose: one case per forward op type,
+ * each the wiring of its backward op (inputs, attributes, which outputs get
+ * a gradient), so that the adjoint rules read as one table next to each
+ * other; split per op they would be a dozen functions of a few lines each
+ * passing the same (a, f, fi, dy) and the NG test. */
 static void ad_op(struct ad *a, int fi)
 {
     graph *g = a->g;
@@ -463,27 +469,23 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
 
 /* ---- data parallelism ---------------------------------------------------------- */
 
-int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
+/* The parameter gradients in the order they complete: order[] (returned
+ * count) by done[t] = 1 + the last backward op writing t; *first_opt the
+ * first optimizer op (nops when none). */
+static int grads_in_completion_order(graph *g, int *done, int *order, int *first_opt)
 {
-    int nt0 = g->nt, nops0 = g->nops, first_opt = nops0, nb = 0;
-    int *done = calloc((size_t)nt0 + 1, sizeof *done), *order = calloc((size_t)nt0 + 1, sizeof *order);
-    mallocCheck(done);
-    mallocCheck(order);
-    if (sync_bn)
-        for (int i = 0; i < g->nfwd; i++)
-            if (g->ops[i].type == OP_BN && g->ops[i].train)
-                g->ops[i].sync = 1;
+    int nt0 = g->nt, nops0 = g->nops;
+    *first_opt = nops0;
     for (int i = 0; i < nops0; i++) {
         const op *o = &g->ops[i];
-        if ((o->type == OP_SGD || o->type == OP_ADAMW) && first_opt == nops0)
-            first_opt = i;
+        if ((o->type == OP_SGD || o->type == OP_ADAMW) && *first_opt == nops0)
+            *first_opt = i;
         if (i < g->nfwd || o->type == OP_SGD || o->type == OP_ADAMW || o->type == OP_EMA)
             continue;
         for (int k = 0; k < GRAPH_MAX_OUT; k++) /* the last backward op writing a gradient */
             if (o->out[k] >= 0 && g->t[o->out[k]].kind == TK_PGRAD)
                 done[o->out[k]] = i + 1;
     }
-    /* gradients in the order they complete */
     int n = 0;
     for (int i = 0; i < nt0; i++)
         if (g->t[i].kind == TK_PGRAD && done[i])
@@ -494,28 +496,17 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
             order[b] = order[b - 1];
             order[b - 1] = t;
         }
-    if (n == 0 || ranks < 1) {
-        free(done);
-        free(order);
-        return 0;
-    }
-    /* grad.flat: each gradient at a 64-byte aligned offset */
-    int64_t total = 0;
-    int64_t *off = calloc((size_t)n + 1, sizeof *off);
-    mallocCheck(off);
-    for (int a = 0; a < n; a++) {
-        off[a] = total;
-        total += (graph_numel(&g->t[order[a]]) + 15) & ~(int64_t)15;
-    }
-    int flat = graph_t1(g, "grad.flat", TK_PGRAD, total);
-    for (int a = 0; a < n; a++) {
-        g->t[order[a]].alias = flat;
-        g->t[order[a]].offset = off[a] * 4;
-    }
-    /* buckets, and where their all-reduce starts: after the op completing them */
-    int *start_after = calloc((size_t)n + 1, sizeof *start_after), *bucket_t = calloc((size_t)n + 1, sizeof *bucket_t);
-    mallocCheck(start_after);
-    mallocCheck(bucket_t);
+    return n;
+}
+
+/* Buckets of about bucket_bytes over grad.flat (flat; gradient a at
+ * off[a] floats, total floats in all): their tensors into bucket_t[] and
+ * the op after which each is complete into start_after[]. Returns the
+ * number of buckets. */
+static int grad_buckets(graph *g, const int *order, int n, const int64_t *off, int64_t total, int flat,
+                        const int *done, size_t bucket_bytes, int *bucket_t, int *start_after)
+{
+    int nb = 0;
     for (int a = 0; a < n;) {
         int b = a;
         int64_t bytes = 0;
@@ -534,8 +525,13 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
         nb++;
         a = b;
     }
-    /* the new op list: all-reduces after the ops that complete their bucket,
-     * the waits before the first optimizer op */
+    return nb;
+}
+
+/* The new op list: the all-reduce of each bucket after the op that completes
+ * it, the waits for all of them before the first optimizer op. */
+static void insert_allreduces(graph *g, int first_opt, int nb, const int *bucket_t, const int *start_after)
+{
     op *old = g->ops;
     int oldn = g->nops, cap = oldn + 2 * nb + 1;
     g->ops = calloc((size_t)cap, sizeof *g->ops);
@@ -562,6 +558,42 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
             }
     }
     free(old);
+}
+
+int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn)
+{
+    int nt0 = g->nt, first_opt, nb = 0;
+    int *done = calloc((size_t)nt0 + 1, sizeof *done), *order = calloc((size_t)nt0 + 1, sizeof *order);
+    mallocCheck(done);
+    mallocCheck(order);
+    if (sync_bn)
+        for (int i = 0; i < g->nfwd; i++)
+            if (g->ops[i].type == OP_BN && g->ops[i].train)
+                g->ops[i].sync = 1;
+    int n = grads_in_completion_order(g, done, order, &first_opt);
+    if (n == 0 || ranks < 1) {
+        free(done);
+        free(order);
+        return 0;
+    }
+    /* grad.flat: each gradient at a 64-byte aligned offset */
+    int64_t total = 0;
+    int64_t *off = calloc((size_t)n + 1, sizeof *off);
+    mallocCheck(off);
+    for (int a = 0; a < n; a++) {
+        off[a] = total;
+        total += (graph_numel(&g->t[order[a]]) + 15) & ~(int64_t)15;
+    }
+    int flat = graph_t1(g, "grad.flat", TK_PGRAD, total);
+    for (int a = 0; a < n; a++) {
+        g->t[order[a]].alias = flat;
+        g->t[order[a]].offset = off[a] * 4;
+    }
+    int *start_after = calloc((size_t)n + 1, sizeof *start_after), *bucket_t = calloc((size_t)n + 1, sizeof *bucket_t);
+    mallocCheck(start_after);
+    mallocCheck(bucket_t);
+    nb = grad_buckets(g, order, n, off, total, flat, done, bucket_bytes, bucket_t, start_after);
+    insert_allreduces(g, first_opt, nb, bucket_t, start_after);
     free(done);
     free(order);
     free(off);

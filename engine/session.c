@@ -1075,6 +1075,89 @@ static void rec_data(struct record *rr, const data_set *d, const measure_result 
     rec(rr, "epoch_s_hi", "%.6g", d->epoch_steps * mr->hi_ms / 1e3);
 }
 
+/* Data parallelism: ranks, batches, the communication library, and for
+ * training the buckets, the wait share and whether the ranks agree. */
+static void rec_ranks(struct record *rr, const struct session *s, const struct ranks_result *q, int ranks,
+                      int on_gpu)
+{
+    const struct opts *o = &s->o;
+    /* batch is per rank (per GPU), as in the seeds; throughput is global */
+    rec(rr, "ranks", "%d", ranks);
+    rec(rr, "batch_per_rank", "%d", o->pt.batch);
+    rec(rr, "global_batch", "%d", ranks * o->pt.batch);
+    rec(rr, "rank_step_ms_max", "%.6g", q->med);
+    rec(rr, "rank_step_ms_min", "%.6g", q->min_med);
+    rec(rr, "comm", "%s", on_gpu ? "nccl" : engine_comm->name);
+    rec(rr, "comm_mpi", "%s", engine_comm->version);
+    if (o->pt.train) {
+        rec(rr, "grad_buckets", "%d", s->buckets);
+        if (!on_gpu) /* host time blocked in MPI; NCCL runs on its own stream */
+            rec(rr, "comm_wait_share", "%.4g", q->wait_share);
+        rec(rr, "ranks_same_weights", "%d", q->same_weights);
+    }
+    rec(rr, "syncbn_ops", "%d", ranks_sync_bn(&s->r.g));
+}
+
+/* How it was timed and stored on the GPU and the backend's libraries, or
+ * the BLAS on the CPU. */
+static void rec_platform(struct record *rr, struct session *s, int on_gpu)
+{
+    const struct opts *o = &s->o;
+    if (on_gpu) {
+        rec(rr, "timing", "%s", s->r.data ? "host_clock (the input pipeline included)" : "cuda_events");
+        rec(rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
+                                           : o->pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
+                                                                          : "f32");
+        rec_backend_info(rr, &s->r.be);
+    } else {
+#ifdef HAVE_CBLAS
+        rec(rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
+#else
+        rec(rr, "blas", "none");
+#endif
+    }
+}
+
+/* The ranks of a data-parallel training ended with different parameters:
+ * not a measurement of one model, a failed row. */
+static void rec_ranks_disagree(const struct session *s, int ranks, int on_gpu)
+{
+    const struct opts *o = &s->o;
+    struct record fr = {0};
+    rec(&fr, "status", "failed");
+    rec(&fr, "reason", "the %d ranks ended with different parameters", ranks);
+    rec_point(&fr, o);
+    rec(&fr, "device", "%s", on_gpu ? "cuda" : "cpu");
+    rec_write(&fr, o->result);
+    free(fr.buf);
+}
+
+/* The peak FLOP rate: the backend's on the GPU, else an estimate from the
+ * threads, the clock (*mhz) and the widest FMA the CPU has. */
+static double peak_flops(struct session *s, int on_gpu, double *mhz)
+{
+    char buf[256];
+    cpuinfo("cpu MHz", buf, sizeof buf);
+    *mhz = atof(buf);
+    double per_cycle = cpu_has("avx512f") ? 64 : cpu_has("fma") ? 32 : 8;
+    double peak = s->o.pt.threads * *mhz * 1e6 * per_cycle;
+    if (on_gpu)
+        peak = s->r.be.peak_flops ? s->r.be.peak_flops(s->o.pt.precision) : 0;
+    return peak;
+}
+
+/* --profile: where the per-op profile is and how its ops were timed. */
+static void rec_profile(struct record *rr, const struct session *s)
+{
+    rec(rr, "profile", "%s", s->o.profile);
+    rec(rr, "profile_steps", "%d", PROFILE_STEPS);
+    /* the ops' times summed: the step op by op (synchronised after
+     * each op on the cpu), against step_ms */
+    rec(rr, "profile_step_ms", "%.6g", s->prof_sum_s * 1e3 / PROFILE_STEPS);
+    rec(rr, "profile_timing", "%s", s->r.be.prof_mark ? "cuda_events per op (op by op, no CUDA Graph)"
+                                                      : "host clock per op, synchronised");
+}
+
 int session_result(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -1097,14 +1180,9 @@ int session_result(struct session *s)
     if (s->quiet)
         return 0;
     double step_s = mr->median_ms / 1e3;
-    char buf[256];
-    cpuinfo("cpu MHz", buf, sizeof buf);
-    double mhz = atof(buf);
-    double per_cycle = cpu_has("avx512f") ? 64 : cpu_has("fma") ? 32 : 8;
-    double peak = o->pt.threads * mhz * 1e6 * per_cycle;
     int on_gpu = o->pt.device == DEV_CUDA;
-    if (on_gpu)
-        peak = r->be.peak_flops ? r->be.peak_flops(o->pt.precision) : 0;
+    double mhz;
+    double peak = peak_flops(s, on_gpu, &mhz);
     rec(&rr, "status", "ok");
     rec_point(&rr, o);
     rec(&rr, "device", "%s", on_gpu ? "cuda" : "cpu");
@@ -1145,53 +1223,13 @@ int session_result(struct session *s)
         rec(&rr, "loss", "%.6g", loss);
     if (r->data)
         rec_data(&rr, r->data, mr);
-    if (o->profile) {
-        rec(&rr, "profile", "%s", o->profile);
-        rec(&rr, "profile_steps", "%d", PROFILE_STEPS);
-        /* the ops' times summed: the step op by op (synchronised after
-         * each op on the cpu), against step_ms */
-        rec(&rr, "profile_step_ms", "%.6g", s->prof_sum_s * 1e3 / PROFILE_STEPS);
-        rec(&rr, "profile_timing", "%s", r->be.prof_mark ? "cuda_events per op (op by op, no CUDA Graph)"
-                                                         : "host clock per op, synchronised");
-    }
-    if (engine_comm) {
-        /* batch is per rank (per GPU), as in the seeds; throughput is global */
-        rec(&rr, "ranks", "%d", ranks);
-        rec(&rr, "batch_per_rank", "%d", o->pt.batch);
-        rec(&rr, "global_batch", "%d", ranks * o->pt.batch);
-        rec(&rr, "rank_step_ms_max", "%.6g", q.med);
-        rec(&rr, "rank_step_ms_min", "%.6g", q.min_med);
-        rec(&rr, "comm", "%s", on_gpu ? "nccl" : engine_comm->name);
-        rec(&rr, "comm_mpi", "%s", engine_comm->version);
-        if (o->pt.train) {
-            rec(&rr, "grad_buckets", "%d", s->buckets);
-            if (!on_gpu) /* host time blocked in MPI; NCCL runs on its own stream */
-                rec(&rr, "comm_wait_share", "%.4g", q.wait_share);
-            rec(&rr, "ranks_same_weights", "%d", q.same_weights);
-        }
-        rec(&rr, "syncbn_ops", "%d", ranks_sync_bn(g));
-    }
-    if (on_gpu) {
-        rec(&rr, "timing", "%s", r->data ? "host_clock (the input pipeline included)" : "cuda_events");
-        rec(&rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
-                                            : o->pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
-                                                                           : "f32");
-        rec_backend_info(&rr, &r->be);
-    } else {
-#ifdef HAVE_CBLAS
-        rec(&rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
-#else
-        rec(&rr, "blas", "none");
-#endif
-    }
+    if (o->profile)
+        rec_profile(&rr, s);
+    if (engine_comm)
+        rec_ranks(&rr, s, &q, ranks, on_gpu);
+    rec_platform(&rr, s, on_gpu);
     if (engine_comm && o->pt.train && !q.same_weights) { /* not a measurement of one model */
-        struct record fr = {0};
-        rec(&fr, "status", "failed");
-        rec(&fr, "reason", "the %d ranks ended with different parameters", ranks);
-        rec_point(&fr, o);
-        rec(&fr, "device", "%s", on_gpu ? "cuda" : "cpu");
-        rec_write(&fr, o->result);
-        free(fr.buf);
+        rec_ranks_disagree(s, ranks, on_gpu);
         free(rr.buf);
         return 1;
     }

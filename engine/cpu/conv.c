@@ -587,6 +587,75 @@ void cpu_conv(graph *g, op *o)
     pool_run(conv_fwd_run, &x);
 }
 
+/* dx of one image n0 as the convolution of dy with the flipped weights
+ * x->wt (C' = Co, out = C), in pixel chunks of the col buffer's size. */
+static void conv_bwd_dx_flip(struct conv_ctx *x, const float *dyn, float *dxn, float *dcol)
+{
+    const conv_geo *c = &x->c;
+    op *o = x->o;
+    /* dy as the input of a convolution with C' = Co, out = C */
+    conv_geo t = *c;
+    t.C = c->Co; t.H = c->OH; t.W = c->OW;
+    t.Co = c->C; t.OH = c->H; t.OW = c->W;
+    t.p = c->kh - 1 - c->p;
+    t.K = c->Co * c->kh * c->kw;
+    t.P = c->H * c->W;
+    long Lt = (long)c->K * x->s.len / t.K;
+    if (Lt < 1)
+        Lt = 1;
+    for (long q0 = 0; q0 < t.P; q0 += Lt) {
+        long q1 = q0 + Lt < t.P ? q0 + Lt : t.P;
+        im2col_nchw(dyn, &t, q0, q1, dcol, q1 - q0);
+        cpu_gemm(0, 0, c->C, q1 - q0, t.K, 1.0f, x->wt, t.K, dcol, q1 - q0,
+                 ACC(o, 0) ? 1.0f : 0.0f, dxn + q0, t.P);
+    }
+}
+
+/* Backward of one large image n0 (NCHW): pixel chunks, so that col and dcol
+ * stay in cache. */
+static void conv_bwd_nchw_image(struct conv_ctx *x, long n0, float *col, float *dcol, float *dw, float *db)
+{
+    const conv_geo *c = &x->c;
+    graph *g = x->g;
+    op *o = x->o;
+    const float *dy = TF(g, o->in[0]), *in = TF(g, o->in[1]), *w = TF(g, o->in[2]);
+    float *dx = o->out[0] >= 0 ? TF(g, o->out[0]) : NULL;
+    long xs = (long)c->C * c->H * c->W, ys = (long)c->Co * c->P;
+    const float *xn = in + n0 * xs, *dyn = dy + n0 * ys;
+    float *dxn = dx ? dx + n0 * xs : NULL;
+    int flip = dxn && conv_flip_dx(c, &x->s);
+    if (dxn && !flip && !ACC(o, 0) && !c->pointwise)
+        memset(dxn, 0, xs * sizeof(float));
+    for (long p0 = 0; p0 < c->P; p0 += x->s.len) {
+        long p1 = p0 + x->s.len < c->P ? p0 + x->s.len : c->P, L = p1 - p0;
+        const float *B = xn + p0;
+        long ldb = c->P;
+        if (!c->pointwise) {
+            im2col_nchw(xn, c, p0, p1, col, L);
+            B = col;
+            ldb = L;
+        }
+        cpu_gemm(0, 1, c->Co, c->K, L, 1.0f, dyn + p0, c->P, B, ldb, 1.0f, dw, c->K);
+        for (int co = 0; co < c->Co && o->out[2] >= 0; co++) {
+            float sum = 0.0f;
+            for (long q = p0; q < p1; q++)
+                sum += dyn[(long)co * c->P + q];
+            db[co] += sum;
+        }
+        if (!dxn || flip)
+            continue;
+        if (c->pointwise)
+            cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P,
+                     ACC(o, 0) ? 1.0f : 0.0f, dxn + p0, c->P);
+        else {
+            cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P, 0.0f, dcol, L);
+            col2im_nchw_range(dcol, c, p0, p1, dxn, L);
+        }
+    }
+    if (flip)
+        conv_bwd_dx_flip(x, dyn, dxn, dcol);
+}
+
 /* Backward of one group of samples [n0, n1) (NCHW). */
 static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, float *dcol,
                           float *dyg, float *dw, float *db)
@@ -605,56 +674,7 @@ static void conv_bwd_nchw(struct conv_ctx *x, long n0, long n1, float *col, floa
         return;
     }
     if (n1 - n0 == 1 && x->s.len < c->P) {
-        /* one large image: pixel chunks, so that col and dcol stay in cache */
-        const float *xn = in + n0 * xs, *dyn = dy + n0 * ys;
-        float *dxn = dx ? dx + n0 * xs : NULL;
-        int flip = dxn && conv_flip_dx(c, &x->s);
-        if (dxn && !flip && !ACC(o, 0) && !c->pointwise)
-            memset(dxn, 0, xs * sizeof(float));
-        for (long p0 = 0; p0 < c->P; p0 += x->s.len) {
-            long p1 = p0 + x->s.len < c->P ? p0 + x->s.len : c->P, L = p1 - p0;
-            const float *B = xn + p0;
-            long ldb = c->P;
-            if (!c->pointwise) {
-                im2col_nchw(xn, c, p0, p1, col, L);
-                B = col;
-                ldb = L;
-            }
-            cpu_gemm(0, 1, c->Co, c->K, L, 1.0f, dyn + p0, c->P, B, ldb, 1.0f, dw, c->K);
-            for (int co = 0; co < c->Co && o->out[2] >= 0; co++) {
-                float sum = 0.0f;
-                for (long q = p0; q < p1; q++)
-                    sum += dyn[(long)co * c->P + q];
-                db[co] += sum;
-            }
-            if (!dxn || flip)
-                continue;
-            if (c->pointwise)
-                cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P,
-                         ACC(o, 0) ? 1.0f : 0.0f, dxn + p0, c->P);
-            else {
-                cpu_gemm(1, 0, c->K, L, c->Co, 1.0f, w, c->K, dyn + p0, c->P, 0.0f, dcol, L);
-                col2im_nchw_range(dcol, c, p0, p1, dxn, L);
-            }
-        }
-        if (flip) {
-            /* dy as the input of a convolution with C' = Co, out = C */
-            conv_geo t = *c;
-            t.C = c->Co; t.H = c->OH; t.W = c->OW;
-            t.Co = c->C; t.OH = c->H; t.OW = c->W;
-            t.p = c->kh - 1 - c->p;
-            t.K = c->Co * c->kh * c->kw;
-            t.P = c->H * c->W;
-            long Lt = (long)c->K * x->s.len / t.K;
-            if (Lt < 1)
-                Lt = 1;
-            for (long q0 = 0; q0 < t.P; q0 += Lt) {
-                long q1 = q0 + Lt < t.P ? q0 + Lt : t.P;
-                im2col_nchw(dyn, &t, q0, q1, dcol, q1 - q0);
-                cpu_gemm(0, 0, c->C, q1 - q0, t.K, 1.0f, x->wt, t.K, dcol, q1 - q0,
-                         ACC(o, 0) ? 1.0f : 0.0f, dxn + q0, t.P);
-            }
-        }
+        conv_bwd_nchw_image(x, n0, col, dcol, dw, db);
         return;
     }
     if (n1 - n0 == 1) {

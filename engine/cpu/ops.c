@@ -430,6 +430,99 @@ static struct pool_geo pool_geometry(graph *g, int xi, int yi)
     return p;
 }
 
+/* NCHW planes [lo, hi), 2x2 windows with stride 2, all inside: no bounds
+ * tests. */
+static void maxpool_2x2_nchw(const struct pool_geo *p, const float *x, float *y, int32_t *idx, int relu,
+                             long lo, long hi)
+{
+    for (long nc = lo; nc < hi; nc++) {
+        const float *xp = x + nc * p->H * p->W;
+        float *yp = y + nc * p->OH * p->OW;
+        int32_t *ip = idx + nc * p->OH * p->OW;
+        for (long oh = 0; oh < p->OH; oh++) {
+            const float *r0 = xp + 2 * oh * p->W, *r1 = r0 + p->W;
+            for (long ow = 0; ow < p->OW; ow++) {
+                float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
+                int32_t base = 2 * oh * p->W + 2 * ow, ia = base, ic = base + p->W;
+                if (b > a) { a = b; ia = base + 1; }
+                if (d > c) { c = d; ic = base + p->W + 1; }
+                if (c > a) { a = c; ia = ic; }
+                yp[oh * p->OW + ow] = relu && a < 0.0f ? 0.0f : a;
+                ip[oh * p->OW + ow] = ia;
+            }
+        }
+    }
+}
+
+/* NCHW planes [lo, hi), any window. */
+static void maxpool_nchw(const struct pool_geo *p, const op *o, const float *x, float *y, int32_t *idx,
+                         int relu, long lo, long hi)
+{
+    for (long nc = lo; nc < hi; nc++) { /* planes */
+        const float *xp = x + nc * p->H * p->W;
+        float *yp = y + nc * p->OH * p->OW;
+        int32_t *ip = idx + nc * p->OH * p->OW;
+        for (long oh = 0; oh < p->OH; oh++) {
+            long ih0 = oh * o->stride - o->pad;
+            int i0 = ih0 < 0 ? -ih0 : 0, i1 = ih0 + o->kh > p->H ? p->H - ih0 : o->kh;
+            for (long ow = 0; ow < p->OW; ow++) {
+                long iw0 = ow * o->stride - o->pad;
+                int j0 = iw0 < 0 ? -iw0 : 0, j1 = iw0 + o->kw > p->W ? p->W - iw0 : o->kw;
+                float m = -INFINITY;
+                int32_t mi = (ih0 + i0) * p->W + iw0 + j0;
+                for (int i = i0; i < i1; i++) {
+                    const float *row = xp + (ih0 + i) * p->W + iw0;
+                    for (int j = j0; j < j1; j++)
+                        if (row[j] > m) {
+                            m = row[j];
+                            mi = (ih0 + i) * p->W + iw0 + j;
+                        }
+                }
+                yp[oh * p->OW + ow] = relu && m < 0.0f ? 0.0f : m;
+                ip[oh * p->OW + ow] = mi;
+            }
+        }
+    }
+}
+
+/* NHWC output rows [lo, hi) (n * OH + oh), any window. */
+static void maxpool_nhwc(const struct pool_geo *p, const op *o, const float *x, float *y, int32_t *idx,
+                         int relu, long lo, long hi)
+{
+    for (long noh = lo; noh < hi; noh++) { /* output rows */
+        long n = noh / p->OH, oh = noh % p->OH;
+        for (long ow = 0; ow < p->OW; ow++) {
+            float *yp = y + ((n * p->OH + oh) * p->OW + ow) * p->C;
+            int32_t *ip = idx + ((n * p->OH + oh) * p->OW + ow) * p->C;
+            for (long c = 0; c < p->C; c++) {
+                yp[c] = -INFINITY;
+                ip[c] = 0;
+            }
+            for (int i = 0; i < o->kh; i++) {
+                long ih = oh * o->stride - o->pad + i;
+                if (ih < 0 || ih >= p->H)
+                    continue;
+                for (int j = 0; j < o->kw; j++) {
+                    long iw = ow * o->stride - o->pad + j;
+                    if (iw < 0 || iw >= p->W)
+                        continue;
+                    const float *xp = x + ((n * p->H + ih) * p->W + iw) * p->C;
+                    int32_t pos = ih * p->W + iw;
+                    for (long c = 0; c < p->C; c++)
+                        if (xp[c] > yp[c]) {
+                            yp[c] = xp[c];
+                            ip[c] = pos;
+                        }
+                }
+            }
+            if (relu)
+                for (long c = 0; c < p->C; c++)
+                    if (yp[c] < 0.0f)
+                        yp[c] = 0.0f;
+        }
+    }
+}
+
 /* idx holds the input position ih * W + iw of each output's maximum. */
 static void maxpool_range(graph *g, op *o, long lo, long hi, int tid)
 {
@@ -438,87 +531,12 @@ static void maxpool_range(graph *g, op *o, long lo, long hi, int tid)
     float *y = TF(g, o->out[0]);
     int32_t *idx = TI(g, o->out[1]);
     int relu = o->act == ACT_RELU;
-    if (!p.nhwc && o->kh == 2 && o->kw == 2 && o->stride == 2 && o->pad == 0) {
-        /* 2x2 / 2 windows, all inside: no bounds tests */
-        for (long nc = lo; nc < hi; nc++) {
-            const float *xp = x + nc * p.H * p.W;
-            float *yp = y + nc * p.OH * p.OW;
-            int32_t *ip = idx + nc * p.OH * p.OW;
-            for (long oh = 0; oh < p.OH; oh++) {
-                const float *r0 = xp + 2 * oh * p.W, *r1 = r0 + p.W;
-                for (long ow = 0; ow < p.OW; ow++) {
-                    float a = r0[2 * ow], b = r0[2 * ow + 1], c = r1[2 * ow], d = r1[2 * ow + 1];
-                    int32_t base = 2 * oh * p.W + 2 * ow, ia = base, ic = base + p.W;
-                    if (b > a) { a = b; ia = base + 1; }
-                    if (d > c) { c = d; ic = base + p.W + 1; }
-                    if (c > a) { a = c; ia = ic; }
-                    yp[oh * p.OW + ow] = relu && a < 0.0f ? 0.0f : a;
-                    ip[oh * p.OW + ow] = ia;
-                }
-            }
-        }
-        return;
-    }
-    if (!p.nhwc) {
-        for (long nc = lo; nc < hi; nc++) { /* planes */
-            const float *xp = x + nc * p.H * p.W;
-            float *yp = y + nc * p.OH * p.OW;
-            int32_t *ip = idx + nc * p.OH * p.OW;
-            for (long oh = 0; oh < p.OH; oh++) {
-                long ih0 = oh * o->stride - o->pad;
-                int i0 = ih0 < 0 ? -ih0 : 0, i1 = ih0 + o->kh > p.H ? p.H - ih0 : o->kh;
-                for (long ow = 0; ow < p.OW; ow++) {
-                    long iw0 = ow * o->stride - o->pad;
-                    int j0 = iw0 < 0 ? -iw0 : 0, j1 = iw0 + o->kw > p.W ? p.W - iw0 : o->kw;
-                    float m = -INFINITY;
-                    int32_t mi = (ih0 + i0) * p.W + iw0 + j0;
-                    for (int i = i0; i < i1; i++) {
-                        const float *row = xp + (ih0 + i) * p.W + iw0;
-                        for (int j = j0; j < j1; j++)
-                            if (row[j] > m) {
-                                m = row[j];
-                                mi = (ih0 + i) * p.W + iw0 + j;
-                            }
-                    }
-                    yp[oh * p.OW + ow] = relu && m < 0.0f ? 0.0f : m;
-                    ip[oh * p.OW + ow] = mi;
-                }
-            }
-        }
-    } else {
-        for (long noh = lo; noh < hi; noh++) { /* output rows */
-            long n = noh / p.OH, oh = noh % p.OH;
-            for (long ow = 0; ow < p.OW; ow++) {
-                float *yp = y + ((n * p.OH + oh) * p.OW + ow) * p.C;
-                int32_t *ip = idx + ((n * p.OH + oh) * p.OW + ow) * p.C;
-                for (long c = 0; c < p.C; c++) {
-                    yp[c] = -INFINITY;
-                    ip[c] = 0;
-                }
-                for (int i = 0; i < o->kh; i++) {
-                    long ih = oh * o->stride - o->pad + i;
-                    if (ih < 0 || ih >= p.H)
-                        continue;
-                    for (int j = 0; j < o->kw; j++) {
-                        long iw = ow * o->stride - o->pad + j;
-                        if (iw < 0 || iw >= p.W)
-                            continue;
-                        const float *xp = x + ((n * p.H + ih) * p.W + iw) * p.C;
-                        int32_t pos = ih * p.W + iw;
-                        for (long c = 0; c < p.C; c++)
-                            if (xp[c] > yp[c]) {
-                                yp[c] = xp[c];
-                                ip[c] = pos;
-                            }
-                    }
-                }
-                if (relu)
-                    for (long c = 0; c < p.C; c++)
-                        if (yp[c] < 0.0f)
-                            yp[c] = 0.0f;
-            }
-        }
-    }
+    if (!p.nhwc && o->kh == 2 && o->kw == 2 && o->stride == 2 && o->pad == 0)
+        maxpool_2x2_nchw(&p, x, y, idx, relu, lo, hi);
+    else if (!p.nhwc)
+        maxpool_nchw(&p, o, x, y, idx, relu, lo, hi);
+    else
+        maxpool_nhwc(&p, o, x, y, idx, relu, lo, hi);
 }
 
 static void cpu_maxpool(graph *g, op *o)

@@ -391,7 +391,12 @@ static void gemm_log(const mm_spec *s, cublasLtEpilogue_t epi, const char *how)
 
 /* Algorithm of m for its current epilogue: 1 found (a verified cuBLASLt
  * algorithm, or with fallback the own kernel when none is right), 0 none,
- * -1 out of memory. */
+ * -1 out of memory. Not split (about 125 lines): one decision in order (cache, cuBLASLt
+ * heuristics, autotune order by median time, verify each candidate against
+ * the reference, keep the heuristics' first unless clearly slower, record
+ * and log), whose steps share the candidate arrays r, ms and order and the
+ * verdicts; this CUDA code cannot be run on the machines it is maintained
+ * on (no GPU), so it is kept as verified on one. */
 static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int fallback)
 {
     gemm_choice ch;

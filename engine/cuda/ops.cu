@@ -1944,6 +1944,15 @@ void cu_ops_register(backend_op_fn *t)
     t[OP_EMA] = op_ema;
 }
 
+/* Before the run: check every op's tensors have the types the kernels read
+ * (want), size the scratch buffers from the ops that need them (BN partial
+ * sums and coefficients, embedding sort and partials, layer-norm partials,
+ * attention scores), allocate them, set the loss scale, and upload the
+ * tables of gradients (fp16 unscaling) and EMA pairs. Not split (about 170
+ * lines): the switch is one pass over the ops whose cases each add to the
+ * same seven running maxima and the bad flag, and the steps after it use
+ * them once; this CUDA code also cannot be run on the machines it is
+ * maintained on (no GPU), so it is kept as verified on one. */
 int cu_ops_prepare(graph *g, int nrun)
 {
     size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0;
