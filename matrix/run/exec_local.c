@@ -3,7 +3,8 @@
  * stdout and stderr to its log; at a timeout, an interrupt or the runner's
  * death the keeper sends SIGTERM to every descendant of the point (one that
  * called setsid included), then SIGKILL after a grace period, and exits as
- * the engine did. Signals (SIGCHLD, SIGINT, SIGTERM, SIGHUP) reach the runner
+ * the engine did; where cgroup v2 is writable, each point also runs in a
+ * cgroup of its own, killed as a whole at its end. Signals (SIGCHLD, SIGINT, SIGTERM, SIGHUP) reach the runner
  * through a self-pipe: no busy waiting. */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@ struct exec_child {
 	int done;
 	int wstatus;           /* from waitpid once done */
 	double wall_s;         /* seconds from fork to exit */
+	char *cgroup;          /* the point's cgroup v2 directory, or NULL */
 	void *ctx;             /* the caller's */
 };
 
@@ -75,6 +78,89 @@ static int exec_setup(void)
 static int exec_interrupted(void)
 {
 	return interrupted;
+}
+
+/* --- a cgroup v2 per point --------------------------------------------------------
+ * Where the runner may create cgroups (a writable cgroup2 mount: root, or a
+ * delegated subtree), each point runs in one of its own, below the runner's:
+ * the engine joins it before exec, so every descendant is in it whatever it
+ * does (setsid, double fork, a keeper killed outright), and the cgroup's
+ * cgroup.kill ends them all. Elsewhere the keeper's subreaper and /proc
+ * tracking do it alone. */
+
+static char *cg_base; /* the runner's cgroup directory, when writable */
+static int cg_probed;
+static unsigned long cg_seq;
+
+/* The runner's cgroup v2 directory if a point cgroup can be made below it. */
+static const char *cgroup_base(void)
+{
+	if (cg_probed)
+		return cg_base;
+	cg_probed = 1;
+	char *self = read_file("/proc/self/cgroup", NULL), *mounts = read_file("/proc/self/mountinfo", NULL);
+	char *rel = self ? strstr(self, "0::") : NULL;
+	if (rel && (rel == self || rel[-1] == '\n')) {
+		rel += 3;
+		rel[strcspn(rel, "\n")] = '\0';
+		/* mountinfo: "id parent major:minor root mountpoint opts... - cgroup2 ..." */
+		for (char *line = mounts; line && *line && !cg_base;) {
+			char *nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			char root[4096], point[4096];
+			char *dash = strstr(line, " - cgroup2 ");
+			if (dash && sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) == 2 && strcmp(root, "/") == 0) {
+				char *dir = xasprintf("%s%s", point, strcmp(rel, "/") == 0 ? "" : rel);
+				char *probe = xasprintf("%s/matrix-%ld-probe", dir, (long)getpid());
+				if (mkdir(probe, 0755) == 0 && rmdir(probe) == 0)
+					cg_base = dir;
+				else
+					free(dir);
+				free(probe);
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	free(self);
+	free(mounts);
+	return cg_base;
+}
+
+static int write_text_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = write_all(fd, text, strlen(text));
+	close(fd);
+	return rc;
+}
+
+/* Kill every process in cgroup dir (cgroup.kill, else each pid of
+ * cgroup.procs with SIGKILL) and remove it once empty (a bounded wait). */
+static void cgroup_end(const char *dir)
+{
+	char *kill_path = xasprintf("%s/cgroup.kill", dir), *procs = xasprintf("%s/cgroup.procs", dir);
+	for (int tries = 0; tries < 200; tries++) { /* 2 s */
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			break;
+		if (write_text_file(kill_path, "1") < 0) {
+			char *pids = read_file(procs, NULL);
+			for (char *p = pids; p && *p;) {
+				long pid = strtol(p, &p, 10);
+				if (pid > 0)
+					kill((pid_t)pid, SIGKILL);
+				while (*p == '\n')
+					p++;
+			}
+			free(pids);
+		}
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	free(kill_path);
+	free(procs);
 }
 
 /* --- the keeper ----------------------------------------------------------------
@@ -174,9 +260,15 @@ static void keeper_reap(pid_t engine, int block, int *status, int *have)
 		}
 }
 
-_Noreturn static void engine_child(char *const argv[], char *const env[], int log, int ep)
+_Noreturn static void engine_child(char *const argv[], char *const env[], int log, int ep, const char *cgroup)
 {
 	setpgid(0, 0);
+	if (cgroup) {
+		char *procs = xasprintf("%s/cgroup.procs", cgroup);
+		if (write_text_file(procs, "0") < 0)
+			dprintf(log, "matrix: cannot join the point's cgroup '%s': %s\n", cgroup, strerror(errno));
+		free(procs);
+	}
 	/* a keeper killed outright takes the engine with it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	struct sigaction sa;
@@ -219,7 +311,8 @@ static void close_others(int keep1, int keep2)
 	closedir(d);
 }
 
-_Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[], int log, int ep, double grace_s)
+_Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[], int log, int ep, double grace_s,
+			     const char *cgroup)
 {
 	pid_t self = getpid();
 	setpgid(0, 0);
@@ -235,7 +328,7 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 	int ending = getppid() != runner; /* the runner died before prctl */
 	pid_t engine = fork();
 	if (engine == 0)
-		engine_child(argv, env, log, ep);
+		engine_child(argv, env, log, ep, cgroup);
 	if (engine < 0) {
 		dprintf(log, "matrix: fork: %s\n", strerror(errno));
 		_exit(127);
@@ -279,6 +372,8 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 	while (kill_tree(self, engine, SIGKILL))
 		keeper_reap(engine, 1, &status, &have);
 	keeper_reap(engine, 1, &status, &have);
+	if (cgroup)
+		cgroup_end(cgroup); /* what left our tree but not the cgroup */
 	if (!have || WIFEXITED(status))
 		_exit(have ? WEXITSTATUS(status) : 127);
 	/* die of the engine's signal, without a core dump of our own */
@@ -311,9 +406,21 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 	}
 	c->start = now_monotonic();
 	pid_t runner = getpid();
+	if (cgroup_base()) {
+		c->cgroup = xasprintf("%s/matrix-%ld-%lu", cg_base, (long)runner, cg_seq++);
+		if (mkdir(c->cgroup, 0755) < 0) {
+			free(c->cgroup);
+			c->cgroup = NULL;
+		}
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		error_to(err, "fork: %s", strerror(errno));
+		if (c->cgroup) {
+			rmdir(c->cgroup);
+			free(c->cgroup);
+			c->cgroup = NULL;
+		}
 		close(log);
 		close(ep[0]);
 		close(ep[1]);
@@ -321,7 +428,7 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 	}
 	if (pid == 0) {
 		close(ep[0]);
-		keeper(runner, argv, env, log, ep[1], grace_s);
+		keeper(runner, argv, env, log, ep[1], grace_s, c->cgroup);
 	}
 	setpgid(pid, pid);
 	close(log);
@@ -337,6 +444,17 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 	return 0;
 }
 
+/* After a keeper is reaped: its point's cgroup ended (a keeper killed
+ * outright left its tree to it) and removed. */
+static void child_cgroup_end(struct exec_child *c)
+{
+	if (!c->cgroup)
+		return;
+	cgroup_end(c->cgroup);
+	free(c->cgroup);
+	c->cgroup = NULL;
+}
+
 static void reap(struct exec_child *children, size_t n)
 {
 	for (;;) {
@@ -350,6 +468,7 @@ static void reap(struct exec_child *children, size_t n)
 				c->done = 1;
 				c->wstatus = st;
 				c->wall_s = now_monotonic() - c->start;
+				child_cgroup_end(c);
 			}
 		}
 	}
@@ -431,6 +550,7 @@ static void exec_kill_all(struct exec_child *children, size_t n, double grace_s)
 				children[i].wstatus = st;
 				children[i].wall_s = now_monotonic() - children[i].start;
 			}
+			child_cgroup_end(&children[i]);
 		}
 }
 
@@ -496,6 +616,10 @@ static void describe_cmd(struct strbuf *sb, const char *title, const char *cmd)
 
 static void local_describe(struct executor *ex, struct strbuf *sb)
 {
+	if (cgroup_base())
+		sb_printf(sb, "containment: a cgroup v2 per point below %s, and a subreaper keeper\n", cg_base);
+	else
+		sb_puts(sb, "containment: a subreaper keeper per point (no writable cgroup v2 here)\n");
 	describe_cmd(sb, "cpu", "grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//'");
 	describe_cmd(sb, "gpus", "timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total "
 				 "--format=csv,noheader 2>/dev/null");

@@ -2,7 +2,9 @@
 # point dies at its timeout, on SIGINT and when the runner is killed outright
 # (SIGKILL), one that called setsid and ignores SIGTERM included; and a
 # resumed attempt writes to a fresh result path, so that nothing left of an
-# earlier attempt can be taken for its result.
+# earlier attempt can be taken for its result. Where cgroup v2 is writable
+# (item 2), the point's cgroup ends its tree even when its keeper is killed
+# outright.
 . "$top_srcdir/tests/setup"
 cat > eng.sh <<'SH'
 #!/bin/sh
@@ -52,6 +54,26 @@ kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 expect_eq "$rc" 130 "exit status after SIGINT"
 all_dead "SIGINT"
+# the point's keeper killed outright: where the runner can make a cgroup v2
+# per point (env.txt says so), the cgroup still ends the tree
+recipe 60s hang
+"$MATRIX" run r.yaml --out c --no-report > out.txt 2> err.txt &
+pid=$!
+started "keeper SIGKILL"
+if grep -q '^containment: a cgroup v2 per point' c/env.txt; then
+	keeper=$(ps -o pid= --ppid $pid | head -1 | tr -d ' ')
+	[ -n "$keeper" ] || fail "no keeper under the runner"
+	kill -KILL "$keeper"
+	all_dead "keeper SIGKILL"
+	set +e; wait $pid; rc=$?; set -e
+	expect_eq "$rc" 1 "exit status after the keeper was killed"
+	expect_grep ",crashed,killed by SIGKILL" c/results.csv "the point killed"
+else
+	echo "no writable cgroup v2 here ($(grep '^containment' c/env.txt)): the keeper-killed case is not checked"
+	kill -INT $pid
+	set +e; wait $pid; set -e
+	all_dead "SIGINT"
+fi
 # the runner killed outright, then resumed
 recipe 60s ok
 rm -f paths.txt
