@@ -87,7 +87,7 @@ static double parse_seconds(const char *v, int *bare)
     char *end;
     errno = 0;
     double x = strtod(v, &end);
-    if (end == v || errno || x < 0)
+    if (end == v || errno || !isfinite(x) || x < 0)
         return -1;
     *bare = *end == 0;
     if (*end == 0 || strcmp(end, "s") == 0)
@@ -169,8 +169,8 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
     case F_DOUBLE: {
         errno = 0;
         double x = strtod(v, &end);
-        if (*v == 0 || *end || errno || x < 0) {
-            fprintf(stderr, "matrix-engine: --%s: '%s' is not a non-negative number\n", f->name, v);
+        if (*v == 0 || *end || errno || !isfinite(x) || x < 0) {
+            fprintf(stderr, "matrix-engine: --%s: '%s' is not a finite non-negative number\n", f->name, v);
             return -1;
         }
         *(double *)dst = x;

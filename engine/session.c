@@ -340,7 +340,9 @@ static int load_cuda(backend *b, const point *p, char *err, size_t n)
     }
     backend_cuda_setup_fn setup = (backend_cuda_setup_fn)dlsym(h, BACKEND_CUDA_SETUP);
     if (!setup) {
-        snprintf(err, n, "unable to load the CUDA backend: %s has no %s", path, BACKEND_CUDA_SETUP);
+        /* the path cut to what err holds next to the rest of the message */
+        snprintf(err, n, "unable to load the CUDA backend: %.*s has no %s", (int)(n > 80 ? n - 80 : 1), path,
+                 BACKEND_CUDA_SETUP);
         return -1;
     }
     return setup(b, p, err, n);

@@ -31,6 +31,12 @@ usage: matrix-engine [flags] --result FILE (see --help)" --model
 expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model vgg
 expect_exit 2 "matrix-engine: --warmup: 'soon' is neither a duration (0.2s) nor a step count (10)
 usage: matrix-engine [flags] --result FILE (see --help)" --warmup soon
+expect_exit 2 "matrix-engine: --lr: 'nan' is not a finite non-negative number
+usage: matrix-engine [flags] --result FILE (see --help)" --lr nan
+expect_exit 2 "matrix-engine: --rel-ci: 'inf' is not a finite non-negative number
+usage: matrix-engine [flags] --result FILE (see --help)" --rel-ci inf
+expect_exit 2 "matrix-engine: --min-time: 'nan' is not a duration (e.g. 0.5s, 200ms)
+usage: matrix-engine [flags] --result FILE (see --help)" --min-time nan
 
 # unsupported: exit 3, status and reason in the result file
 unsup() {
