@@ -56,6 +56,7 @@ default_ulimits = []
 cgroup_manager = "cgroupfs"
 runtime = "runc"
 events_logger = "file"
+tmp_dir = "$d/tmp"
 CONF
 	cat > "$d/storage.conf" <<CONF
 [storage]
