@@ -2650,9 +2650,46 @@ static int doc_has_level(struct loader *L, int fmap, const char *name, yaml_node
 	return 0;
 }
 
+/* Drop from report.improvements the entries whose factor is name and whose
+ * from or to is a level the factor lost. */
+static void prune_lost_improvements(struct loader *L, int root, int fmap, const char *name)
+{
+	long rp = map_find(L, root, "report", 6);
+	if (rp < 0)
+		return;
+	int rmap = node_at(L, root)->data.mapping.pairs.start[rp].value;
+	if (node_at(L, rmap)->type != YAML_MAPPING_NODE)
+		return;
+	long ip = map_find(L, rmap, "improvements", 12);
+	if (ip < 0)
+		return;
+	yaml_node_t *seq = node_at(L, node_at(L, rmap)->data.mapping.pairs.start[ip].value);
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return;
+	yaml_node_item_t *it = seq->data.sequence.items.start, *w = it;
+	for (; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *e = node_at(L, *it);
+		long f = e->type == YAML_MAPPING_NODE ? map_find(L, *it, "factor", 6) : -1;
+		int lost = 0;
+		if (f >= 0) {
+			yaml_node_t *fv = node_at(L, e->data.mapping.pairs.start[f].value);
+			if (fv->type == YAML_SCALAR_NODE && !strcmp(scalar(fv), name))
+				for (int k = 0; k < 2; k++) {
+					long q = map_find(L, *it, k ? "to" : "from", k ? 2 : 4);
+					if (q >= 0 && !doc_has_level(L, fmap, name, node_at(L, e->data.mapping.pairs.start[q].value)))
+						lost = 1;
+				}
+		}
+		if (!lost)
+			*w++ = *it;
+	}
+	seq->data.sequence.items.top = w;
+}
+
 /* After overrides replaced factors' levels: drop from exclude rules the
- * levels those factors lost (a rule left with none goes), and baseline
- * entries that name a lost level, so the recipe as run is whole. */
+ * levels those factors lost (a rule left with none goes), baseline entries
+ * and report.improvements entries that name a lost level, so the recipe as
+ * run is whole. */
 static void prune_lost_levels(struct loader *L)
 {
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
@@ -2700,6 +2737,7 @@ static void prune_lost_levels(struct loader *L)
 			memmove(pr, pr + 1, (size_t)(b->data.mapping.pairs.top - pr - 1) * sizeof(*pr));
 			b->data.mapping.pairs.top--;
 		}
+		prune_lost_improvements(L, root, fmap, name);
 	}
 }
 

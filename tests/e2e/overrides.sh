@@ -24,6 +24,13 @@ expect_eq "$("$MATRIX" expand a.yaml batch=1..10:+3,100 --format csv | cut -d, -
 # the exclusion keeps the levels batch still has: 2 models x 3 x 2 - (1 and 8, fp16)
 expect_eq "$("$MATRIX" expand a.yaml batch=1..8:x8,64 --count)" 10 "exclusion kept"
 expect_eq "$("$MATRIX" expand a.yaml batch=2 --count)" 4 "exclusion dropped with its levels"
+# report.improvements naming a lost level go too (the rest stay)
+sed 's/^baseline: .*/report: {improvements: [{factor: batch, from: 1, to: 64}, {factor: precision, from: fp32, to: fp16}]}/' a.yaml > imp.yaml
+expect_eq "$("$MATRIX" expand imp.yaml batch=1,8 --count)" 6 "an improvement naming a lost level dropped"
+expect_eq "$("$MATRIX" expand imp.yaml batch=1,8 precision=fp32,bf16 --count)" 8 "both improvements dropped"
+sed 's/to: fp16/to: fp8/' imp.yaml > imp2.yaml
+expect_status 2 "$MATRIX" expand imp2.yaml batch=1,8 --count 2> err.txt
+expect_grep "unknown level 'fp8' for factor 'precision'" err.txt "an improvement on a factor not overridden is still checked"
 expect_eq "$("$MATRIX" expand a.yaml factors.threads=1,2 repeat=2 --count)" 40 "a new factor, repeat"
 expect_eq "$("$MATRIX" expand a.yaml seed=5 order=shuffled --format csv | md5sum)" \
 	"$("$MATRIX" expand a.yaml seed=5 order=shuffled --format csv | md5sum)" "seed and order"
