@@ -67,12 +67,9 @@ static size_t take_row_files(struct planned *P, size_t n, const char *dir)
 	free(rows);
 	size_t k = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		if (e->d_name[0] == '.' || len != 16 + 4 || strcmp(e->d_name + 16, ".csv") != 0)
-			continue;
 		char id[17];
-		memcpy(id, e->d_name, 16);
-		id[16] = '\0';
+		if (!store_row_file_id(e->d_name, id))
+			continue;
 		struct planned *p = planned_find(P, n, id);
 		if (!p || p->status)
 			continue;

@@ -142,6 +142,16 @@ void store_close(struct store *s)
 	s->header = NULL;
 }
 
+int store_row_file_id(const char *name, char id[17])
+{
+	size_t len = strlen(name);
+	if (name[0] == '.' || len != 16 + 4 || strcmp(name + 16, ".csv") != 0)
+		return 0;
+	memcpy(id, name, 16);
+	id[16] = '\0';
+	return 1;
+}
+
 char *store_row_path(const char *dir, const char *id)
 {
 	return xasprintf("%s/rows/%s.csv", dir, id);
@@ -204,12 +214,9 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 		return 0;
 	long n = 0;
 	for (struct dirent *e; n >= 0 && (e = readdir(d));) {
-		size_t len = strlen(e->d_name);
-		if (e->d_name[0] == '.' || len != 16 + 4 || strcmp(e->d_name + 16, ".csv") != 0)
-			continue;
 		char id[17];
-		memcpy(id, e->d_name, 16);
-		id[16] = '\0';
+		if (!store_row_file_id(e->d_name, id))
+			continue;
 		char *path = store_row_path(dir, id);
 		if (seen(id, ctx)) {
 			unlink(path);

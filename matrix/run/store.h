@@ -44,6 +44,9 @@ void store_close(struct store *s);
  * filesystem sees the whole file or none; a point run twice replaces its
  * file. The front end merges them into results.csv (store_merge_rows). */
 char *store_row_path(const char *dir, const char *id);
+/* Whether name, an entry of DIR/rows/, is a point's row file ID.csv; then
+ * its id in id. */
+int store_row_file_id(const char *name, char id[17]);
 /* Write DIR/rows/ID.csv (cells as for store_append). Returns 0 or -1 (errno). */
 int store_row_write(struct store *s, const char *dir, const char *id, char *const *cells);
 /* Append the row of every DIR/rows/ID.csv not seen yet (seen(id, ctx) false)
