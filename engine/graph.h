@@ -35,7 +35,13 @@ enum tensor_kind {
     TK_GRAD,   /* gradient of an activation, planned */
 };
 
-enum act { ACT_NONE, ACT_RELU, ACT_GELU, ACT_TANH };
+/* ACT_GELU is the exact (erf) GELU that BERT and PyTorch's F.gelu use;
+ * ACT_GELU_TANH the tanh approximation (F.gelu(approximate='tanh'), HF's
+ * "gelu_new"), the form cuBLASLt's GELU epilogues compute. No model builds it
+ * yet: the CUDA backend fuses only this form into cuBLASLt (engine/cuda/gemm.cu). */
+enum act { ACT_NONE, ACT_RELU, ACT_GELU, ACT_TANH, ACT_GELU_TANH };
+/* 1 for the GELU forms: their backward reads the pre-activation. */
+static inline int act_is_gelu(int act) { return act == ACT_GELU || act == ACT_GELU_TANH; }
 
 typedef struct tensor {
     char name[GRAPH_NAME];

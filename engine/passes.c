@@ -139,12 +139,14 @@ int pass_fuse(graph *g, int train)
                 int y = p->out[0];
                 p->act = a;
                 p->out[0] = q->out[0];
-                if (train && a == ACT_GELU)
+                if (train && act_is_gelu(a))
                     p->out[1] = y; /* pre-activation, read by the backward */
                 else
                     g->t[y].dead = 1;
                 q->dead = 1;
-                strncat(p->name, a == ACT_RELU ? "+relu" : a == ACT_GELU ? "+gelu" : "+tanh",
+                strncat(p->name,
+                        a == ACT_RELU ? "+relu" : a == ACT_GELU ? "+gelu"
+                                              : a == ACT_GELU_TANH ? "+gelu_tanh" : "+tanh",
                         GRAPH_NAME - strlen(p->name) - 1);
                 fused++;
             }
@@ -216,9 +218,9 @@ static int ad_epilogue(struct ad *a, int fi, int dy)
         op *o = &g->ops[oi];
         o->act = f.act;
         o->in[0] = dy;
-        o->in[1] = f.act == ACT_GELU ? f.out[1] : f.out[0];
+        o->in[1] = act_is_gelu(f.act) ? f.out[1] : f.out[0];
         o->out[0] = d;
-        if (f.act == ACT_GELU && f.out[1] < 0)
+        if (act_is_gelu(f.act) && f.out[1] < 0)
             BUG("fused gelu without its pre-activation in '%s'", f.name);
     }
     if (res >= 0 && g->t[res].needs_grad) {
@@ -305,7 +307,7 @@ static void ad_op(struct ad *a, int fi)
         int oi = ad_new(a, OP_ACT_BWD, &f, fi);
         g->ops[oi].act = f.act;
         g->ops[oi].in[0] = dy;
-        g->ops[oi].in[1] = f.act == ACT_GELU ? f.in[0] : f.out[0];
+        g->ops[oi].in[1] = act_is_gelu(f.act) ? f.in[0] : f.out[0];
         ad_out(a, oi, 0, f.in[0]);
         break;
     }

@@ -83,7 +83,7 @@ static void cpu_act_fwd(graph *g, op *o)
     par_range(g, o, n, n * (o->act == ACT_RELU ? 1 : 16), act_range);
 }
 
-/* in[1] is the output y for relu / tanh and the input x for gelu. */
+/* in[1] is the output y for relu / tanh and the input x for the GELUs. */
 static void act_bwd_range(graph *g, op *o, long lo, long hi, int tid)
 {
     const float *dy = TF(g, o->in[0]), *v = TF(g, o->in[1]);
@@ -108,6 +108,12 @@ static void act_bwd_range(graph *g, op *o, long lo, long hi, int tid)
             float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
             float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
             d = dy[i] * (cdf + x * pdf);
+            break;
+        }
+        case ACT_GELU_TANH: {
+            float x = v[i], t = tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x));
+            d = dy[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.79788456080286536f *
+                                                 (1.0f + 3.0f * 0.044715f * x * x));
             break;
         }
         default: d = dy[i];

@@ -199,14 +199,24 @@ void cu_fill_uniform(void *p, int dt, size_t n, uint64_t seed);
  * f32 accumulation: the kernel used when no cuBLASLt algorithm is right. */
 void cu_gemm_fallback(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
                       void *out, int odt, float beta);
+/* What the epilogue of a checked call must have done (all optional). */
+typedef struct gemm_epi_ref {
+    const float *bias;  /* f32, added per output column c before the activation */
+    int act;            /* ACT_NONE, ACT_RELU or ACT_GELU_TANH, after the bias */
+    const void *aux;    /* the pre-activation the call stored: out's type and layout */
+    const float *bgrad; /* the bias gradient the call stored: bgrad[r] = sum_t P(r, t), r < R */
+} gemm_epi_ref;
+
 /* Check out against the view product (+ beta * c0, c0 in out's layout and
- * type, when c0; + bias[c]; then ReLU when relu): |out - ref| <= rtol *
- * sum|terms| + 1e-6 on every element, or on 8192 hashed ones when there are
- * more than 65536. Synchronises cu.s (prepare only). The count of bad
- * elements, -1 when out of device memory. */
+ * type, when c0; then the epilogue e): |out - ref| <= rtol * sum|terms| +
+ * 1e-6 on every element, or on 8192 hashed ones when there are more than
+ * 65536 (+ 1e-3 |ref| after a tanh GELU: the library may use the hardware
+ * tanh); e->aux and e->bgrad likewise (every bias-gradient element).
+ * Synchronises cu.s (prepare only). The count of bad elements, -1 when out
+ * of device memory. */
 long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
-                    const void *out, int odt, const void *c0, float beta, const float *bias,
-                    int relu, float rtol, gemm_verdict *vd);
+                    const void *out, int odt, const void *c0, float beta, const gemm_epi_ref *e,
+                    float rtol, gemm_verdict *vd);
 
 /* ---- the op files ----------------------------------------------------------------------- */
 

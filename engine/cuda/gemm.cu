@@ -25,9 +25,21 @@
  * acc bit asks for it; db is the column sums of dy (cu_channel_sum).
  *
  * Epilogue (v = y + bias + res; pre = v; y = act(v), as engine/cpu):
- * cuBLASLt's own BIAS / RELU_BIAS / RELU when y is f32 (its bias vector must
- * have D's type and ours is f32), there is no residual and no pre-activation
- * output; else cu_epilogue after the product.
+ * cuBLASLt's own where it computes the same thing and there is no residual:
+ * BIAS, RELU, RELU_BIAS (no pre-activation output), GELU, GELU_BIAS and,
+ * when the pre-activation is kept for the backward, GELU_AUX(_BIAS) (its
+ * leading dimension N must be a multiple of 8). cuBLASLt's GELU is the tanh
+ * approximation, so only ACT_GELU_TANH goes there; BERT's exact (erf) GELU
+ * (ACT_GELU) would change the model's function and stays in cu_epilogue
+ * (the log says so). The bias vector must have D's type: with an f16 / bf16
+ * y the op keeps a shadow of the f32 bias in that type (refilled each run
+ * when trained, as PyTorch's autocast casts it). Else cu_epilogue after the
+ * product.
+ * Backward: db (the column sums of dy) comes out of the dw product with
+ * CUBLASLT_EPILOGUE_BGRADB (the reduction of B = dy over k = M, f32 like
+ * dw) when db is not accumulated; else cu_channel_sum. (DGELU_BGRAD, which
+ * would fold the GELU backward into the next linear's dx product, is not
+ * used: it is the tanh form too, and no model has a tanh GELU.)
  *
  * Descriptors and algorithms are made once per op in prepare. Algorithm:
  * up to 16 heuristic results (workspace up to 32 MiB), tried in the
@@ -65,7 +77,7 @@ typedef struct lt_mm {
     cublasLtMatrixLayout_t a, b, d;
     cublasLtMatmulAlgo_t algo;
     size_t ws;
-    int epi;      /* cuBLASLt applies the bias / ReLU */
+    int epi;      /* cuBLASLt applies the epilogue the spec asked for */
     int fallback; /* no cuBLASLt algorithm was right: gemm_check.cu's kernel */
     gemm_view v;  /* the product from its definition (P = B, Q = A) */
     int abt, cdt; /* storage types of A / B and of C = D (DT_*) */
@@ -78,6 +90,10 @@ typedef struct gemm_priv {
     void *wsh;       /* w in type ab, or NULL: the f32 parameter */
     size_t wsh_bytes;
     int wsh_own, wsh_refill;
+    void *bsh;       /* forward, cuBLASLt bias epilogue with a 16-bit y: the bias in y's type */
+    size_t bsh_bytes;
+    int bsh_refill;
+    int lt_db;       /* backward: db comes from the dw product (BGRADB) */
     void *st[NST];
     size_t st_bytes[NST];
     int st_shared;   /* backward: st[ST_X] is the forward's staged x */
@@ -94,13 +110,16 @@ typedef struct mm_spec {
     const char *what;      /* "y", "dx" or "dw": for the log */
     const void *A, *B, *D; /* run-time pointers: alignment; A and B are read by the timing */
     cublasLtEpilogue_t epi; /* CUBLASLT_EPILOGUE_DEFAULT: none */
-    const float *bias;
+    const float *bias;      /* f32 bias: the verification's reference */
+    const void *bias_lt;    /* what cuBLASLt reads: bias, or its shadow in D's type */
+    void *aux;              /* GELU_AUX: the pre-activation output, D's type and layout */
+    float *bgrad;           /* BGRADB: the bias gradient output (f32, dc elements) */
 } mm_spec;
 
 /* Algorithm choice of one problem, cached for the process. */
 typedef struct gemm_key {
     int ab, cd, compute, ta, tb, epi, autotune;
-    uint32_t align[5]; /* A, B, C = D, bias, (unused) */
+    uint32_t align[5]; /* A, B, C = D, bias (or bias gradient), aux */
     uint64_t ar, ac, br, bc, dr, dc;
     int64_t lda, ldb, ldd;
 } gemm_key;
@@ -118,6 +137,8 @@ static int ncache, capcache;
 static struct {
     int prepared;
     int lt_epilogue, kernel_epilogue;
+    int gelu_lt, gelu_erf_kernel, bgrad_lt; /* ops: tanh GELU by cuBLASLt, erf GELU by the
+                                             * kernel epilogue, db by BGRADB */
     int verified, rejected, refused, fallback; /* distinct problems / algorithms */
     char info[512];
 } gm;
@@ -202,7 +223,9 @@ static gemm_key gemm_make_key(const mm_spec *s, cublasLtEpilogue_t epi)
     k.ab = (int)s->ab; k.cd = (int)s->cd; k.compute = (int)gemm_compute(s->ab);
     k.ta = s->ta; k.tb = s->tb; k.epi = (int)epi; k.autotune = cu.autotune;
     k.align[0] = gemm_align(s->A); k.align[1] = gemm_align(s->B); k.align[2] = gemm_align(s->D);
-    k.align[3] = epi != CUBLASLT_EPILOGUE_DEFAULT && s->bias ? gemm_align(s->bias) : 0;
+    const void *bp = epi == CUBLASLT_EPILOGUE_BGRADB ? (const void *)s->bgrad : s->bias_lt;
+    k.align[3] = epi != CUBLASLT_EPILOGUE_DEFAULT && bp ? gemm_align(bp) : 0;
+    k.align[4] = epi != CUBLASLT_EPILOGUE_DEFAULT && s->aux ? gemm_align(s->aux) : 0;
     k.ar = s->ar; k.ac = s->ac; k.br = s->br; k.bc = s->bc; k.dr = s->dr; k.dc = s->dc;
     k.lda = s->lda; k.ldb = s->ldb; k.ldd = s->ldd;
     return k;
@@ -308,13 +331,51 @@ static float gemm_rtol(const mm_spec *s)
     return 2e-4f;     /* f32 accumulation of f32 or 16-bit inputs into f32 */
 }
 
+/* The epilogue's activation and whether it adds the bias / keeps the
+ * pre-activation / writes a bias gradient. */
+static int epi_act(cublasLtEpilogue_t e)
+{
+    return e == CUBLASLT_EPILOGUE_RELU || e == CUBLASLT_EPILOGUE_RELU_BIAS ? ACT_RELU
+           : e == CUBLASLT_EPILOGUE_GELU || e == CUBLASLT_EPILOGUE_GELU_BIAS ||
+                   e == CUBLASLT_EPILOGUE_GELU_AUX || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+               ? ACT_GELU_TANH
+               : ACT_NONE;
+}
+static int epi_bias(cublasLtEpilogue_t e)
+{
+    return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
+           e == CUBLASLT_EPILOGUE_GELU_BIAS || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+}
+static int epi_aux(cublasLtEpilogue_t e)
+{
+    return e == CUBLASLT_EPILOGUE_GELU_AUX || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+}
+
+/* Point the descriptor's epilogue buffers: bias (or the bias gradient for
+ * BGRADB) and the GELU aux (leading dimension ldd). */
+static void mm_point(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, const void *bias,
+                     void *aux)
+{
+    if (epi_bias(epi) || epi == CUBLASLT_EPILOGUE_BGRADB)
+        cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                   &bias, sizeof bias));
+    if (epi_aux(epi)) {
+        int64_t ld = s->ldd;
+        cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                   &aux, sizeof aux));
+        cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                                   &ld, sizeof ld));
+    }
+}
+
 /* One run of candidate r into D (= C, beta) on the scratch A and B,
- * checked against the definition (+ beta * C0); 1 right, 0 wrong, -2
- * refused by cuBLASLt, -1 out of memory. */
+ * checked against the definition (+ beta * C0) and the epilogue (whose
+ * aux / bias-gradient outputs the descriptor points at aux / bgrad); 1
+ * right, 0 wrong, -2 refused by cuBLASLt, -1 out of memory. */
 static int gemm_verify_once(const lt_mm *m, const mm_spec *s,
                             const cublasLtMatmulHeuristicResult_t *r, cublasLtEpilogue_t epi,
                             const void *A, const void *B, void *D, const void *C0, float beta,
-                            void *ws, gemm_verdict *vd)
+                            void *aux, float *bgrad, void *ws, gemm_verdict *vd)
 {
     const float one = 1.0f;
     if (cublasLtMatmul(cu.lt, m->desc, &one, A, m->a, B, m->b, &beta, D, m->d, D, m->d, &r->algo,
@@ -324,35 +385,48 @@ static int gemm_verify_once(const lt_mm *m, const mm_spec *s,
         vd->refused = 1;
         return -2;
     }
-    int bias = epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
-    int relu = epi == CUBLASLT_EPILOGUE_RELU || epi == CUBLASLT_EPILOGUE_RELU_BIAS;
-    long bad = cu_gemm_verify(&s->v, B, s->abt, A, s->abt, D, s->cdt, C0, beta,
-                              bias ? s->bias : NULL, relu, gemm_rtol(s), vd);
+    gemm_epi_ref e;
+    e.bias = epi_bias(epi) ? s->bias : NULL;
+    e.act = epi_act(epi);
+    e.aux = epi_aux(epi) ? aux : NULL;
+    e.bgrad = epi == CUBLASLT_EPILOGUE_BGRADB ? bgrad : NULL;
+    long bad = cu_gemm_verify(&s->v, B, s->abt, A, s->abt, D, s->cdt, C0, beta, &e, gemm_rtol(s),
+                              vd);
     return bad < 0 ? -1 : bad == 0;
 }
 
 /* Run candidate r on random A and B (scratch, never the engine's tensors)
  * and compare its output with the definition: with beta 0 into a D of NaN
- * bytes (an element it fails to write fails), and without an epilogue also
- * with beta 1 onto a random D (the accumulating dx / dw). 1 right, 0 wrong
- * or refused (vd->refused), -1 out of memory. *vd: what the comparison
- * found (the failing pass, else the beta 0 one). */
-static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
+ * bytes (an element it fails to write fails), and for the products that
+ * accumulate (no epilogue, or BGRADB: dx / dw) also with beta 1 onto a
+ * random D. The epilogue's outputs (GELU aux, bias gradient) go to NaN
+ * scratch buffers and are checked too; the descriptor points at the real
+ * ones again afterwards. 1 right, 0 wrong or refused (vd->refused), -1 out
+ * of memory. *vd: what the comparison found (the failing pass, else the
+ * beta 0 one). */
+static int gemm_verify(lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuristicResult_t *r,
                        cublasLtEpilogue_t epi, gemm_verdict *vd)
 {
     size_t na = (size_t)s->lda * s->ac, nb = (size_t)s->ldb * s->bc, nd = (size_t)s->ldd * s->dc;
-    void *A = NULL, *B = NULL, *D = NULL, *C0 = NULL, *ws = NULL;
-    size_t ha = 0, hb = 0, hd = 0, hc = 0, hw = 0;
+    void *A = NULL, *B = NULL, *D = NULL, *C0 = NULL, *ws = NULL, *aux = NULL, *bg = NULL;
+    size_t ha = 0, hb = 0, hd = 0, hc = 0, hw = 0, hx = 0, hg = 0;
     int rc = -1;
     memset(vd, 0, sizeof *vd);
     if (cu_buffer(&A, &ha, na * dt_bytes(s->ab)) || cu_buffer(&B, &hb, nb * dt_bytes(s->ab)) ||
-        cu_buffer(&D, &hd, nd * dt_bytes(s->cd)) || cu_buffer(&ws, &hw, r->workspaceSize))
+        cu_buffer(&D, &hd, nd * dt_bytes(s->cd)) || cu_buffer(&ws, &hw, r->workspaceSize) ||
+        (epi_aux(epi) && cu_buffer(&aux, &hx, nd * dt_bytes(s->cd))) ||
+        (epi == CUBLASLT_EPILOGUE_BGRADB && cu_buffer(&bg, &hg, (size_t)s->dc * sizeof(float))))
         goto out;
     cu_fill_uniform(A, s->abt, na, 0xa11ce);
     cu_fill_uniform(B, s->abt, nb, 0xb0b);
     cudaCheck(cudaMemsetAsync(D, 0xff, nd * dt_bytes(s->cd), cu.s)); /* NaN: unwritten fails */
-    rc = gemm_verify_once(m, s, r, epi, A, B, D, NULL, 0.0f, ws, vd);
-    if (rc == 1 && epi == CUBLASLT_EPILOGUE_DEFAULT) {
+    if (aux)
+        cudaCheck(cudaMemsetAsync(aux, 0xff, hx, cu.s));
+    if (bg)
+        cudaCheck(cudaMemsetAsync(bg, 0xff, hg, cu.s));
+    mm_point(m, s, epi, epi == CUBLASLT_EPILOGUE_BGRADB ? bg : s->bias_lt, aux);
+    rc = gemm_verify_once(m, s, r, epi, A, B, D, NULL, 0.0f, aux, (float *)bg, ws, vd);
+    if (rc == 1 && (epi == CUBLASLT_EPILOGUE_DEFAULT || epi == CUBLASLT_EPILOGUE_BGRADB)) {
         gemm_verdict v1;
         memset(&v1, 0, sizeof v1);
         if (cu_buffer(&C0, &hc, nd * dt_bytes(s->cd))) {
@@ -360,8 +434,10 @@ static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeu
             goto out;
         }
         cu_fill_uniform(D, s->cdt, nd, 0xc0ffee);
+        if (bg)
+            cudaCheck(cudaMemsetAsync(bg, 0xff, hg, cu.s));
         cudaCheck(cudaMemcpyAsync(C0, D, nd * dt_bytes(s->cd), cudaMemcpyDeviceToDevice, cu.s));
-        rc = gemm_verify_once(m, s, r, epi, A, B, D, C0, 1.0f, ws, &v1);
+        rc = gemm_verify_once(m, s, r, epi, A, B, D, C0, 1.0f, aux, (float *)bg, ws, &v1);
         if (rc != 1)
             *vd = v1;
     }
@@ -369,15 +445,34 @@ static int gemm_verify(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeu
         rc = 0;
 out:
     cudaCheck(cudaStreamSynchronize(cu.s));
+    mm_point(m, s, epi, epi == CUBLASLT_EPILOGUE_BGRADB ? (const void *)s->bgrad : s->bias_lt,
+             s->aux);
     cu_free(A, ha);
     cu_free(B, hb);
     cu_free(D, hd);
     cu_free(C0, hc);
     cu_free(ws, hw);
+    cu_free(aux, hx);
+    cu_free(bg, hg);
     return rc;
 }
 
 static const char *dt_name(int dt) { return dt == DT_F16 ? "f16" : dt == DT_BF16 ? "bf16" : "f32"; }
+
+static const char *epi_name(cublasLtEpilogue_t e)
+{
+    switch (e) {
+    case CUBLASLT_EPILOGUE_BIAS: return ", lt epilogue BIAS";
+    case CUBLASLT_EPILOGUE_RELU: return ", lt epilogue RELU";
+    case CUBLASLT_EPILOGUE_RELU_BIAS: return ", lt epilogue RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU: return ", lt epilogue GELU (tanh)";
+    case CUBLASLT_EPILOGUE_GELU_BIAS: return ", lt epilogue GELU_BIAS (tanh)";
+    case CUBLASLT_EPILOGUE_GELU_AUX: return ", lt epilogue GELU_AUX (tanh)";
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: return ", lt epilogue GELU_AUX_BIAS (tanh)";
+    case CUBLASLT_EPILOGUE_BGRADB: return ", lt epilogue BGRADB";
+    default: return "";
+    }
+}
 
 /* One line on stderr (the point's log) per distinct product: what runs it. */
 static void gemm_log(const mm_spec *s, cublasLtEpilogue_t epi, const char *how)
@@ -386,7 +481,7 @@ static void gemm_log(const mm_spec *s, cublasLtEpilogue_t epi, const char *how)
             "matrix-engine: cuda: gemm %s (%lld x %lld, inner %lld, %s -> %s%s%s): %s\n",
             s->what, (long long)s->v.R, (long long)s->v.C, (long long)s->v.T, dt_name(s->abt),
             dt_name(s->cdt), gemm_compute(s->ab) == CUBLAS_COMPUTE_32F_FAST_TF32 ? ", tf32" : "",
-            epi == CUBLASLT_EPILOGUE_DEFAULT ? "" : ", lt epilogue", how);
+            epi_name(epi), how);
 }
 
 /* Algorithm of m for its current epilogue: 1 found (a verified cuBLASLt
@@ -523,13 +618,29 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int f
     return ch.ok;
 }
 
-static void mm_set_epilogue(lt_mm *m, cublasLtEpilogue_t epi, const float *bias)
+/* The epilogue of m's descriptor and its buffers (s's real ones); DEFAULT
+ * clears the buffer pointers. */
+static void mm_set_epilogue(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi)
 {
     uint32_t e = (uint32_t)epi;
     cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
-    if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS)
+    if (epi == CUBLASLT_EPILOGUE_DEFAULT) {
+        const void *none = NULL;
         cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                   &bias, sizeof bias));
+                                                   &none, sizeof none));
+        cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                   &none, sizeof none));
+        return;
+    }
+    mm_point(m, s, epi, epi == CUBLASLT_EPILOGUE_BGRADB ? (const void *)s->bgrad : s->bias_lt,
+             s->aux);
+}
+
+/* 1 when gemm.cu knows how to check epilogue e (cu_gemm_verify). */
+static int epi_known(cublasLtEpilogue_t e)
+{
+    return e == CUBLASLT_EPILOGUE_DEFAULT || e == CUBLASLT_EPILOGUE_BGRADB || epi_bias(e) ||
+           epi_act(e) != ACT_NONE;
 }
 
 /* Descriptors and algorithm of product s into m: 0, -1 out of memory. The
@@ -548,16 +659,16 @@ static int mm_init(lt_mm *m, const mm_spec *s)
     cublasCheck(cublasLtMatrixLayoutCreate(&m->b, s->ab, s->br, s->bc, s->ldb));
     cublasCheck(cublasLtMatrixLayoutCreate(&m->d, s->cd, s->dr, s->dc, s->ldd));
     int r;
-    if (s->epi != CUBLASLT_EPILOGUE_DEFAULT && s->epi != CUBLASLT_EPILOGUE_BIAS &&
-        s->epi != CUBLASLT_EPILOGUE_RELU && s->epi != CUBLASLT_EPILOGUE_RELU_BIAS)
+    if (!epi_known(s->epi) || (epi_bias(s->epi) && (!s->bias || !s->bias_lt)) ||
+        (epi_aux(s->epi) && !s->aux) || (s->epi == CUBLASLT_EPILOGUE_BGRADB && !s->bgrad))
         cu_fail(__FILE__, __LINE__, "mm_init", "a cuBLASLt epilogue gemm.cu does not use (BUG)");
     if (s->epi != CUBLASLT_EPILOGUE_DEFAULT) {
-        mm_set_epilogue(m, s->epi, s->bias);
+        mm_set_epilogue(m, s, s->epi);
         if ((r = gemm_choose(m, s, s->epi, 0)) != 0) {
             m->epi = r > 0;
             return r > 0 ? 0 : -1;
         }
-        mm_set_epilogue(m, CUBLASLT_EPILOGUE_DEFAULT, NULL);
+        mm_set_epilogue(m, s, CUBLASLT_EPILOGUE_DEFAULT);
     }
     r = gemm_choose(m, s, CUBLASLT_EPILOGUE_DEFAULT, 1);
     return r > 0 ? 0 : -1;
@@ -618,6 +729,8 @@ static void gemm_fwd(graph *g, op *o)
     const void *x = gemm_in(g, o->in[0], p, ST_A);
     const void *w = gemm_weights(g, o->in[1], p);
     int y = o->out[0];
+    if (p->bsh && p->bsh_refill) /* the bias in y's type for cuBLASLt's epilogue */
+        cu_cast(CU_PTR(g, o->in[2]), DT_F32, p->bsh, CU_DT(g, y), (size_t)p->N, 0);
     /* y^T = w x^T, see the header */
     mm_run(&p->mm[0], w, x, 0.0f, CU_PTR(g, y));
     if (p->mm[0].epi)
@@ -630,16 +743,29 @@ static void gemm_fwd(graph *g, op *o)
                     1);
 }
 
-/* The cuBLASLt epilogue for this op, or CUBLASLT_EPILOGUE_DEFAULT. */
-static cublasLtEpilogue_t gemm_lt_epilogue(const graph *g, const op *o)
+/* The cuBLASLt epilogue that computes this op's own epilogue, or
+ * CUBLASLT_EPILOGUE_DEFAULT (then cu_epilogue runs after the product). */
+static cublasLtEpilogue_t gemm_lt_epilogue(const graph *g, const op *o, const gemm_priv *p)
 {
-    if (CU_DT(g, o->out[0]) != DT_F32 || o->in[3] >= 0 || o->out[1] >= 0)
+    int bias = o->in[2] >= 0, pre = o->out[1] >= 0;
+    if (o->in[3] >= 0) /* a residual: no cuBLASLt epilogue adds a matrix */
         return CUBLASLT_EPILOGUE_DEFAULT;
-    if (o->act == ACT_RELU)
-        return o->in[2] >= 0 ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    if (o->act == ACT_NONE && o->in[2] >= 0)
-        return CUBLASLT_EPILOGUE_BIAS;
-    return CUBLASLT_EPILOGUE_DEFAULT;
+    (void)g;
+    switch (o->act) {
+    case ACT_NONE:
+        return !pre && bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case ACT_RELU: /* RELU_AUX keeps a bit mask, not the pre-activation */
+        return pre ? CUBLASLT_EPILOGUE_DEFAULT
+                   : bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case ACT_GELU_TANH: /* cuBLASLt's GELU is this form */
+        if (!pre)
+            return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+        if (p->N % 8) /* the aux leading dimension must be a multiple of 8 */
+            return CUBLASLT_EPILOGUE_DEFAULT;
+        return bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+    default: /* ACT_GELU (erf) and ACT_TANH: not what cuBLASLt computes */
+        return CUBLASLT_EPILOGUE_DEFAULT;
+    }
 }
 
 static int gemm_prepare_fwd(graph *g, op *o, gemm_priv *p, int trains)
@@ -667,14 +793,38 @@ static int gemm_prepare_fwd(graph *g, op *o, gemm_priv *p, int trains)
     s.A = p->wsh ? p->wsh : CU_PTR(g, w);
     s.B = p->st[ST_A] ? p->st[ST_A] : CU_PTR(g, x);
     s.D = CU_PTR(g, y);
-    s.epi = gemm_lt_epilogue(g, o);
+    s.epi = gemm_lt_epilogue(g, o, p);
     s.bias = b >= 0 ? (const float *)CU_PTR(g, b) : NULL;
+    s.bias_lt = s.bias;
+    s.aux = epi_aux(s.epi) ? CU_PTR(g, pre) : NULL;
+    if (epi_bias(s.epi) && CU_DT(g, y) != DT_F32) { /* bias in D's type: a shadow */
+        if (cu_buffer(&p->bsh, &p->bsh_bytes, (size_t)p->N * graph_dtype_size(CU_DT(g, y))))
+            return -1;
+        p->bsh_refill = trains && g->t[b].kind != TK_CONST;
+        cu_cast(CU_PTR(g, b), DT_F32, p->bsh, CU_DT(g, y), (size_t)p->N, 0);
+        s.bias_lt = p->bsh;
+    }
     if ((r = mm_init(&p->mm[0], &s)))
         return r;
+    if (p->bsh && !p->mm[0].epi) { /* no verified algorithm with the epilogue */
+        cu_free(p->bsh, p->bsh_bytes);
+        p->bsh = NULL;
+        p->bsh_bytes = 0;
+        p->bsh_refill = 0;
+    }
     if (p->mm[0].epi)
         gm.lt_epilogue++;
     else if (b >= 0 || res >= 0 || pre >= 0 || o->act != ACT_NONE)
         gm.kernel_epilogue++;
+    if (o->act == ACT_GELU_TANH && p->mm[0].epi)
+        gm.gelu_lt++;
+    if (o->act == ACT_GELU) {
+        if (!gm.gelu_erf_kernel)
+            fprintf(stderr, "matrix-engine: cuda: linear '%s' (and every linear+gelu like it): "
+                    "exact (erf) GELU in the engine's epilogue kernel; cuBLASLt's GELU epilogue "
+                    "is the tanh approximation, a different function\n", o->name);
+        gm.gelu_erf_kernel++;
+    }
     return 0;
 }
 
@@ -689,9 +839,9 @@ static void gemm_bwd(graph *g, op *o)
     const void *w = dxt >= 0 ? gemm_weights(g, o->in[2], p) : NULL;
     if (dxt >= 0) /* dx^T = w^T dy^T */
         mm_run(&p->mm[0], w, dy, CU_ACC(o, 0) ? 1.0f : 0.0f, CU_PTR(g, dxt));
-    if (dwt >= 0) /* dw^T = x^T dy */
+    if (dwt >= 0) /* dw^T = x^T dy (and db with BGRADB) */
         mm_run(&p->mm[1], x, dy, CU_ACC(o, 1) ? 1.0f : 0.0f, CU_PTR(g, dwt));
-    if (dbt >= 0)
+    if (dbt >= 0 && !p->lt_db)
         cu_channel_sum(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), (float *)CU_PTR(g, dbt),
                        CU_ACC(o, 2), (size_t)p->M, (size_t)p->N, 1, 1);
 }
@@ -760,8 +910,14 @@ static int gemm_prepare_bwd(graph *g, op *o, gemm_priv *p, int trains)
         s.A = p->st[ST_X] ? p->st[ST_X] : CU_PTR(g, x);
         s.B = dyp;
         s.D = CU_PTR(g, dwt);
+        if (dbt >= 0 && !CU_ACC(o, 2)) { /* db = the sums of B over k: BGRADB writes it */
+            s.epi = CUBLASLT_EPILOGUE_BGRADB;
+            s.bgrad = (float *)CU_PTR(g, dbt);
+        }
         if ((r = mm_init(&p->mm[1], &s)))
             return r;
+        p->lt_db = s.epi == CUBLASLT_EPILOGUE_BGRADB && p->mm[1].epi;
+        gm.bgrad_lt += p->lt_db;
     }
     return 0;
 }
@@ -809,9 +965,11 @@ int cu_gemm_prepare(graph *g, int nrun)
     }
     snprintf(gm.info, sizeof gm.info,
              "gemm_algo_search=%s\ngemm_lt_epilogue=%d\ngemm_kernel_epilogue=%d\n"
+             "gemm_gelu_tanh_lt=%d\ngemm_gelu_erf_kernel=%d\ngemm_bgrad_lt=%d\n"
              "gemm_verified=%d\ngemm_rejected=%d\ngemm_refused=%d\ngemm_fallback=%d\n"
              "gemm_cublaslt_version=%zu\n",
              cu.autotune ? "timed" : "heuristic", gm.lt_epilogue, gm.kernel_epilogue,
+             gm.gelu_lt, gm.gelu_erf_kernel, gm.bgrad_lt,
              gm.verified, gm.rejected, gm.refused, gm.fallback, cublasLtGetVersion());
     return 0;
 }
@@ -828,6 +986,7 @@ void cu_gemm_release(graph *g)
         mm_release(&p->mm[1]);
         if (p->wsh_own)
             cu_free(p->wsh, p->wsh_bytes);
+        cu_free(p->bsh, p->bsh_bytes);
         for (int k = 0; k < NST; k++)
             if (!(k == ST_X && p->st_shared))
                 cu_free(p->st[k], p->st_bytes[k]);

@@ -6,7 +6,10 @@
  *                    VERIFY_ALL of them, else VERIFY_SAMPLES elements drawn
  *                    by a hash; f32 accumulation, tolerance relative to the
  *                    sum of |terms| (so a layout or algorithm error, which is
- *                    of the order of that sum, cannot pass).
+ *                    of the order of that sum, cannot pass). The epilogue's
+ *                    outputs too: bias, ReLU or tanh GELU applied, the
+ *                    pre-activation stored (GELU_AUX), every element of the
+ *                    bias gradient (BGRADB: the sums of P over t).
  *   cu_gemm_fallback computes the product itself (64 x 64 output tiles,
  *                    16-deep slices of the inner dimension in shared memory,
  *                    4 x 4 outputs per thread, f32 accumulation): used when
@@ -54,9 +57,15 @@ __device__ __forceinline__ void verify_pick(const gemm_view &v, size_t s, size_t
     *c = (int64_t)(e % (size_t)v.C);
 }
 
+/* The tanh GELU (cuda.h / vec.cuh act_f's ACT_GELU_TANH), here without vec.cuh. */
+__device__ __forceinline__ float verify_gelu_tanh(float x)
+{
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+
 __global__ void k_gemm_verify(gemm_view v, const void *P, int pdt, const void *Q, int qdt,
                               const void *out, int odt, const void *c0, float beta,
-                              const float *bias, int relu, float rtol, size_t nsamp, size_t total,
+                              gemm_epi_ref e, float rtol, size_t nsamp, size_t total,
                               float *ratio, float *dev, float *ref)
 {
     size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -75,18 +84,48 @@ __global__ void k_gemm_verify(gemm_view v, const void *P, int pdt, const void *Q
         acc += cv;
         mag += fabsf(cv);
     }
-    if (bias) {
-        acc += bias[c];
-        mag += fabsf(bias[c]);
+    if (e.bias) {
+        acc += e.bias[c];
+        mag += fabsf(e.bias[c]);
     }
-    if (relu)
+    float tol = rtol * mag + 1e-6f, worst = 0.0f;
+    if (e.aux) { /* the pre-activation the call stored (GELU_AUX) */
+        float a = cu_ld(e.aux, odt, (size_t)gv_out(&v, r, c));
+        float ea = fabsf(a - acc) / tol;
+        worst = ea == ea ? ea : 3.0e38f;
+    }
+    if (e.act == ACT_RELU)
         acc = acc > 0.0f ? acc : 0.0f;
+    else if (e.act == ACT_GELU_TANH) {
+        acc = verify_gelu_tanh(acc);
+        /* the library's tanh may be the hardware approximation (2^-11 relative) */
+        tol += 1e-3f * fabsf(acc) + 1e-5f;
+    }
     float d = cu_ld(out, odt, (size_t)gv_out(&v, r, c));
-    float tol = rtol * mag + 1e-6f;
-    float e = fabsf(d - acc) / tol;
-    ratio[s] = e == e ? e : 3.0e38f; /* NaN output: as bad as it gets */
+    float ed = fabsf(d - acc) / tol;
+    ed = ed == ed ? ed : 3.0e38f; /* NaN output: as bad as it gets */
+    ratio[s] = ed > worst ? ed : worst;
     dev[s] = d;
     ref[s] = acc;
+}
+
+/* Bias gradient (BGRADB): bgrad[r] against sum over t of P(r, t), r < R. */
+__global__ void k_bgrad_verify(gemm_view v, const void *P, int pdt, const float *bgrad, float rtol,
+                               float *ratio, float *dev, float *ref)
+{
+    int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= v.R)
+        return;
+    float acc = 0.0f, mag = 0.0f;
+    for (int64_t t = 0; t < v.T; t++) {
+        float a = cu_ld(P, pdt, (size_t)gv_p(&v, r, t));
+        acc += a;
+        mag += fabsf(a);
+    }
+    float d = bgrad[r], e = fabsf(d - acc) / (rtol * mag + 1e-6f);
+    ratio[r] = e == e ? e : 3.0e38f;
+    dev[r] = d;
+    ref[r] = acc;
 }
 
 __global__ void __launch_bounds__(256) k_gemm_fallback(gemm_view v, const void *P, int pdt,
@@ -160,37 +199,42 @@ void cu_gemm_fallback(const gemm_view *v, const void *P, int pdt, const void *Q,
 }
 
 long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
-                    const void *out, int odt, const void *c0, float beta, const float *bias,
-                    int relu, float rtol, gemm_verdict *vd)
+                    const void *out, int odt, const void *c0, float beta, const gemm_epi_ref *e,
+                    float rtol, gemm_verdict *vd)
 {
     size_t total = (size_t)v->R * (size_t)v->C;
     size_t n = total <= VERIFY_ALL ? total : VERIFY_SAMPLES;
+    size_t nb = e->bgrad ? (size_t)v->R : 0, nt = n + nb;
     float *d = NULL;
     size_t have = 0;
-    if (cu_buffer((void **)&d, &have, 3 * n * sizeof(float)))
+    if (cu_buffer((void **)&d, &have, 3 * nt * sizeof(float)))
         return -1;
-    k_gemm_verify<<<cu_blocks(n, 128), 128, 0, cu.s>>>(*v, P, pdt, Q, qdt, out, odt, c0, beta,
-                                                       bias, relu, rtol, n, total, d, d + n,
-                                                       d + 2 * n);
+    k_gemm_verify<<<cu_blocks(n, 128), 128, 0, cu.s>>>(*v, P, pdt, Q, qdt, out, odt, c0, beta, *e,
+                                                       rtol, n, total, d, d + nt, d + 2 * nt);
     cu_launched();
-    float *h = (float *)malloc(3 * n * sizeof(float));
+    if (nb) {
+        k_bgrad_verify<<<cu_blocks(nb, 128), 128, 0, cu.s>>>(*v, P, pdt, e->bgrad, rtol, d + n,
+                                                             d + nt + n, d + 2 * nt + n);
+        cu_launched();
+    }
+    float *h = (float *)malloc(3 * nt * sizeof(float));
     if (!h)
         cu_fail(__FILE__, __LINE__, "malloc", "out of host memory");
-    cudaCheck(cudaMemcpyAsync(h, d, 3 * n * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
+    cudaCheck(cudaMemcpyAsync(h, d, 3 * nt * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
     cudaCheck(cudaStreamSynchronize(cu.s));
     long bad = 0;
     size_t w = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < nt; i++) {
         if (!(h[i] <= 1.0f))
             bad++;
         if (h[i] > h[w])
             w = i;
     }
-    vd->checked = (long)n;
+    vd->checked = (long)nt;
     vd->bad = bad;
     vd->worst = h[w];
-    vd->worst_dev = h[n + w];
-    vd->worst_ref = h[2 * n + w];
+    vd->worst_dev = h[nt + w];
+    vd->worst_ref = h[2 * nt + w];
     free(h);
     cu_free(d, have);
     return bad;

@@ -153,7 +153,7 @@ struct act_fwd_f {
     }
 };
 
-/* v is the output y for relu / tanh, the input x for gelu. */
+/* v is the output y for relu / tanh, the input x for the GELUs. */
 struct act_bwd_f {
     const void *dy, *v;
     void *dx;
@@ -177,6 +177,13 @@ struct act_bwd_f {
                 float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
                 float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
                 t = d[k] * (cdf + x * pdf);
+                break;
+            }
+            case ACT_GELU_TANH: {
+                float x = w[k], th = tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x));
+                t = d[k] * (0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) *
+                                                    0.79788456080286536f *
+                                                    (1.0f + 3.0f * 0.044715f * x * x));
                 break;
             }
             default: t = d[k];

@@ -92,6 +92,8 @@ __device__ __forceinline__ float act_f(int act, float x)
     case ACT_RELU: return x > 0.0f ? x : 0.0f;
     case ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
     case ACT_TANH: return tanhf(x);
+    case ACT_GELU_TANH:
+        return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     default: return x;
     }
 }

@@ -36,6 +36,8 @@
  *   fp16       all                        2e-3     2e-3    f16 storage: 2^-11 a rounding, two in a
  *                                                          fused epilogue; f32 accumulation
  *   bf16       all                        1.6e-2   8e-3    bf16 storage: 2^-8 a rounding
+ *   fp32/tf32  linear + tanh GELU         as above 1e-3    cuBLASLt's GELU epilogue may use
+ *                                                          the hardware tanh (2^-11 relative)
  *
  *   M = for conv, linear and their backward: the largest sum of |terms| of the
  *       reduction (the CPU op run again on |inputs|); for the others: the
@@ -104,6 +106,8 @@ static const tol tol_fp32 = {1e-5, 1e-4};
 static const tol tol_tf32_gemm = {4e-3, 1e-3};
 static const tol tol_fp16 = {2e-3, 2e-3};
 static const tol tol_bf16 = {1.6e-2, 8e-3};
+static const tol tol_fp32_gelu_lt = {1e-5, 1e-3};
+static const tol tol_tf32_gelu_lt = {4e-3, 1e-3};
 
 /* ---- host conversions to / from f16 and bf16 (round to nearest even) ----------- */
 
@@ -591,6 +595,45 @@ static void case_linear(suite *s, int M, int K, int N, int bias, int act)
     o->flops = 2.0 * M * K * N;
 }
 
+static const char *act_label(int act)
+{
+    return act == ACT_RELU ? "relu" : act == ACT_GELU ? "gelu(erf)"
+                         : act == ACT_GELU_TANH ? "gelu(tanh)" : act == ACT_TANH ? "tanh" : "none";
+}
+
+/* A linear with a GELU epilogue as pass_fuse makes it: with the
+ * pre-activation kept (training) or not; the tanh form runs in cuBLASLt's
+ * GELU(_AUX)(_BIAS) epilogue (GELU_AUX wants N % 8 == 0), the erf form in
+ * the engine's kernel epilogue. */
+static void case_linear_gelu(suite *s, int M, int K, int N, int bias, int act, int pre)
+{
+    s->ncase++;
+    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
+    int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
+    int b = bias ? IN(s, "b", TK_PARAM, CL_F32, LAYOUT_ROW, 1, N, 1, 1, 1, -1, 1) : -1;
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1);
+    int pr = pre ? T(s, "pre", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1) : -1;
+    op *o = O(s, OP_LINEAR, 1, "%dx%d -> %dx%d%s +%s%s", M, K, M, N, bias ? " +bias" : "",
+              act_label(act), pre ? " +pre" : "");
+    o->in[0] = x; o->in[1] = w; o->in[2] = b; o->out[0] = y; o->out[1] = pr; o->act = act;
+    o->flops = 2.0 * M * K * N;
+}
+
+/* An element-wise GELU forward and backward (the backward reads x). */
+static void case_act_gelu(suite *s, int M, int N, int act, int acc)
+{
+    s->ncase++;
+    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1, -4, 4);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *f = O(s, OP_ACT, !acc, "%s %dx%d", act_label(act), M, N);
+    f->in[0] = x; f->out[0] = y; f->act = act;
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1, -1, 1);
+    int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *o = O(s, OP_ACT_BWD, 1, "%s %dx%d acc=%d", act_label(act), M, N, acc);
+    o->in[0] = dy; o->in[1] = x; o->out[0] = dx; o->act = act; o->fwd = fi; o->acc = acc;
+}
+
 static void case_linear_bwd(suite *s, int M, int K, int N, int bias, int acc, int dx)
 {
     s->ncase++;
@@ -854,6 +897,22 @@ static void build_cases(suite *s)
     case_linear(s, 4, 2048, 1000, 1, ACT_NONE);
     case_linear_bwd(s, 4, 2048, 1000, 1, 0, 1);
     case_linear_bwd(s, 4, 512, 1000, 1, 1, 1);
+    /* GELU epilogues: the tanh form (cuBLASLt), the erf form (BERT's: kernel);
+     * N = 64 / 3072 (GELU_AUX's multiple of 8) and 33 (not) */
+    for (int pre = 0; pre < 2; pre++) {
+        case_linear_gelu(s, 8, 32, 64, 1, ACT_GELU_TANH, pre);
+        case_linear_gelu(s, 7, 33, 33, 1, ACT_GELU_TANH, pre);
+        case_linear_gelu(s, 5, 16, 64, 0, ACT_GELU_TANH, pre);
+        case_linear_gelu(s, 8, 32, 64, 1, ACT_GELU, pre);
+    }
+    case_linear_gelu(s, 16, 768, 3072, 1, ACT_GELU_TANH, 1); /* BERT-base's ffn_in */
+    for (int acc = 0; acc < 2; acc++) {
+        case_act_gelu(s, 7, 33, ACT_GELU_TANH, acc);
+        case_act_gelu(s, 7, 33, ACT_GELU, acc);
+    }
+    /* the bias gradient of BERT-base's linears from the dw product (BGRADB) */
+    case_linear_bwd(s, 16, 768, 3072, 1, 0, 1);
+    case_linear_bwd(s, 16, 3072, 768, 1, 0, 1);
     for (int acc = 0; acc < 2; acc++) {
         case_logsoftmax(s, acc);
         case_nll(s, acc);
@@ -884,8 +943,12 @@ static int is_gemm(int type)
     return type == OP_CONV || type == OP_CONV_BWD || type == OP_LINEAR || type == OP_LINEAR_BWD;
 }
 
-static const tol *tol_for(const suite *s, int type)
+static const tol *tol_for(const suite *s, const op *o)
 {
+    int type = o->type;
+    if (type == OP_LINEAR && o->act == ACT_GELU_TANH &&
+        (s->cf->prec == PREC_FP32 || s->cf->prec == PREC_TF32))
+        return s->cf->prec == PREC_FP32 ? &tol_fp32_gelu_lt : &tol_tf32_gelu_lt;
     switch (s->cf->prec) {
     case PREC_TF32: return is_gemm(type) ? &tol_tf32_gemm : &tol_fp32;
     case PREC_FP16: return &tol_fp16;
@@ -1145,7 +1208,7 @@ static int exact_equal(const float *a, const float *b, size_t n)
 static void compare_outs(suite *s, int i, const outs *r, float **devv, const double *M, verdict *v)
 {
     op *o = &s->gc.ops[i];
-    const tol *tl = tol_for(s, o->type);
+    const tol *tl = tol_for(s, o);
     for (int k = 0; k < r->n; k++) {
         int t = r->t[k];
         if (o->type == OP_MAXPOOL && r->slot[k] == 1) {
