@@ -33,8 +33,10 @@
 #define HELP_METRICS                                                                     \
 	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
 	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \
-	"peak_mem_bytes (shown in MiB), or any other numeric key of the engines' results\n" \
-	"(a name ending in _ms, _s or _bytes is a time or a size: lower is better).\n"
+	"peak_mem_bytes (shown in MiB), epoch_time (s: the engine's epoch_s with --data,\n" \
+	"else the recipe's dataset_size / throughput), or any other numeric key of the\n"   \
+	"engines' results (a name ending in _ms, _s or _bytes is a time or a size: lower\n" \
+	"is better).\n"
 
 static const char *const expand_options[] = {"--count", "--format", "--only", "--help", NULL};
 static const char *const run_options[] = {

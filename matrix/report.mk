@@ -59,7 +59,7 @@ tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAM
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
-	tests/report/design.sh
+	tests/report/design.sh tests/report/metrics.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -68,6 +68,7 @@ EXTRA_DIST += \
 	tests/report/html.sh \
 	tests/report/engine.sh \
 	tests/report/design.sh \
+	tests/report/metrics.sh \
 	tests/report/design_engine.sh \
 	tests/report/known.yaml.in \
 	tests/report/golden/effects.csv \

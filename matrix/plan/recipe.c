@@ -806,12 +806,13 @@ enum {
 	K_EXECUTOR,
 	K_DESIGN,
 	K_PROFILE,
+	K_DATASET_SIZE,
 	K_COUNT,
 };
 static const char *const top_keys[K_COUNT] = {
 	"name", "description", "engine", "command", "python", "device", "measure", "factors",
 	"exclude", "order", "seed", "repeat", "baseline", "report", "containers",
-	"executor", "design", "profile",
+	"executor", "design", "profile", "dataset_size",
 };
 
 static const char *const engine_names[] = {"native", "pytorch", "command"};
@@ -2334,6 +2335,29 @@ static void load_report(struct loader *L, yaml_node_t *v)
 	}
 }
 
+/* dataset_size: the samples of one epoch, for the metric epoch_time
+ * (dataset_size / throughput). A report.metric epoch_time needs it or a
+ * `data` factor (the engine's own epoch_s from real data). */
+static void load_dataset_size(struct loader *L, yaml_node_t *v, yaml_node_t *report)
+{
+	struct recipe *r = L->r;
+	uint64_t n;
+	if (v && is_string(v) && parse_u64(scalar(v), &n) == 0 && n >= 1 && n <= (uint64_t)1 << 53)
+		r->dataset_size = (double)n;
+	else if (v)
+		wrong_type(L, v, "dataset_size", "an integer >= 1 (the samples in one epoch)");
+	if (!v && report && report->type == YAML_MAPPING_NODE && r->report.metric &&
+	    !strcmp(r->report.metric, "epoch_time") && recipe_factor_index(r, "data") < 0) {
+		yaml_node_t *at = report;
+		for (yaml_node_pair_t *p = report->data.mapping.pairs.start; p < report->data.mapping.pairs.top; p++)
+			if (is_string(node_at(L, p->key)) && !strcmp(scalar(node_at(L, p->key)), "metric"))
+				at = node_at(L, p->value);
+		errorf(L, node_mark(at),
+		       "metric 'epoch_time' needs 'dataset_size' (the samples in one epoch: epoch_time = "
+		       "dataset_size / throughput) or a 'data' factor (the engine's epoch_s from real data)");
+	}
+}
+
 static void load_schema(struct loader *L)
 {
 	struct recipe *r = L->r;
@@ -2413,6 +2437,7 @@ static void load_schema(struct loader *L)
 		load_baseline(L, v[K_BASELINE]);
 	if (v[K_REPORT])
 		load_report(L, v[K_REPORT]);
+	load_dataset_size(L, v[K_DATASET_SIZE], v[K_REPORT]);
 	if (!L->nerrs && r->nfactors)
 		check_all_excluded(L, v[K_EXCLUDE] ? k[K_EXCLUDE] : k[K_FACTORS]);
 }

@@ -167,6 +167,7 @@ struct recipe {
 	struct slurm_spec slurm;
 	struct design design;
 	int profile;          /* profile: on: each native / pytorch point writes profiles/ID.csv */
+	double dataset_size;  /* samples in one epoch (metric epoch_time); 0 when not given */
 };
 
 /* Load and validate the recipe at path. On success returns 0. On failure

@@ -55,6 +55,8 @@ struct run {
 	size_t ngroup;
 	struct quality quality;
 	size_t max_rep;       /* the most processes any point was measured in */
+	size_t epoch_rows[2]; /* metric epoch_time: ok rows from dataset_size /
+	                       * throughput [0], from the engine's epoch_s [1] */
 };
 
 /* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.

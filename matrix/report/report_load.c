@@ -34,6 +34,10 @@ void metric_describe(struct metric *m, const char *name, const char *unit_hint)
 	if (strcmp(name, "throughput") == 0) {
 		unit = unit_hint && *unit_hint ? unit_hint : "samples/s";
 		m->has_ci = 1;
+	} else if (strcmp(name, "epoch_time") == 0) {
+		unit = "s";
+		m->higher_better = 0;
+		m->has_ci = 1;
 	} else if (strcmp(name, "step_ms") == 0) {
 		unit = "ms";
 		m->higher_better = 0;
@@ -77,6 +81,8 @@ const char *metric_label(const struct metric *m)
 		name = "peak memory";
 	else if (strcmp(name, "startup_s") == 0)
 		name = "start-up time";
+	else if (strcmp(name, "epoch_time") == 0)
+		name = "epoch time";
 	if (*m->unit)
 		snprintf(buf, sizeof(buf), "%s (%s)", name, m->unit);
 	else
@@ -118,9 +124,9 @@ static void add_failure(struct run *run, const struct table *t, size_t r, const 
 	fl->reason = xstrdup(reason ? reason : "");
 }
 
-/* A row's metric: > 0 and finite in *v and NULL, or why not (allocated);
- * *absent is set when the row has no value at all. */
-static char *row_metric(const struct table *t, size_t r, const char *key, double *v, int *absent)
+/* A row's value of key as a measurement: > 0 and finite in *v and NULL, or
+ * why not (allocated); *absent is set when the row has no value at all. */
+static char *row_number(const struct table *t, size_t r, const char *key, double *v, int *absent)
 {
 	char *s = table_value(t, r, key);
 	*absent = s == NULL;
@@ -130,6 +136,74 @@ static char *row_metric(const struct table *t, size_t r, const char *key, double
 	if (!why)
 		parse_double(s, v);
 	free(s);
+	return why;
+}
+
+/* Row r's 95% interval lo..hi of key (keys key_lo and key_hi), or NaN. */
+static void row_interval(const struct table *t, size_t r, const char *key, double *lo, double *hi)
+{
+	char *klo = xasprintf("%s_lo", key), *khi = xasprintf("%s_hi", key);
+	if (table_number(t, r, klo, lo) != 0 || table_number(t, r, khi, hi) != 0 || !(*lo > 0) || !(*hi >= *lo))
+		*lo = *hi = NAN;
+	free(klo);
+	free(khi);
+}
+
+/* epoch_time of row r, seconds, with its interval: the engine's epoch_s
+ * (real data, --data: epoch_steps x the median step) when the row has it,
+ * else dataset_size / throughput. Throughput's interval comes from the
+ * step's: thr_lo = thr * step_ms / step_ms_hi, thr_hi = thr * step_ms /
+ * step_ms_lo; the epoch is its reciprocal, so the bounds swap: lo =
+ * dataset_size / thr_hi, hi = dataset_size / thr_lo. */
+static char *row_epoch_time(const struct table *t, size_t r, double dataset_size, double *v, double *lo,
+			    double *hi, int *absent)
+{
+	char *why = row_number(t, r, "epoch_s", v, absent);
+	if (!*absent) {
+		if (!why)
+			row_interval(t, r, "epoch_s", lo, hi);
+		return why;
+	}
+	free(why);
+	if (!(dataset_size > 0))
+		return xstrdup("no epoch_time: the row has no epoch_s (the engine's --data) and the recipe no "
+			       "dataset_size");
+	double thr;
+	why = row_number(t, r, "throughput", &thr, absent);
+	if (why)
+		return why;
+	char *unit = table_value(t, r, "unit");
+	if (unit && *unit && strcmp(unit, "samples/s") != 0) {
+		why = xasprintf("no epoch_time: throughput is in %s, not samples/s", unit);
+		free(unit);
+		return why;
+	}
+	free(unit);
+	*v = dataset_size / thr;
+	double ms, slo, shi;
+	if (table_number(t, r, "step_ms", &ms) == 0 && table_number(t, r, "step_ms_lo", &slo) == 0 &&
+	    table_number(t, r, "step_ms_hi", &shi) == 0 && ms > 0 && slo > 0 && shi >= slo) {
+		double thr_lo = thr * ms / shi, thr_hi = thr * ms / slo;
+		*lo = dataset_size / thr_hi;
+		*hi = dataset_size / thr_lo;
+	}
+	return NULL;
+}
+
+/* Row r's value of the run's metric in *v (> 0, finite) with its 95%
+ * interval in *lo, *hi where the row gives one of its own (NaN otherwise:
+ * the step's interval applies to a metric with has_ci), and NULL; or why
+ * not (allocated), *absent set when the row has no value at all. */
+static char *row_metric(struct run *run, const struct table *t, size_t r, double *v, double *lo,
+			double *hi, int *absent)
+{
+	*lo = *hi = NAN;
+	if (strcmp(run->metric.name, "epoch_time") != 0)
+		return row_number(t, r, run->metric.name, v, absent);
+	char *why = row_epoch_time(t, r, run->recipe.dataset_size, v, lo, hi, absent);
+	double e;
+	if (!why)
+		run->epoch_rows[table_number(t, r, "epoch_s", &e) == 0]++;
 	return why;
 }
 
@@ -146,8 +220,17 @@ static void add_name(char ***names, size_t *n, const char *name, size_t len)
 /* A metric given on the command line must be in some row: else print the
  * metrics the rows have (numeric columns, numeric keys of `extra`), the
  * closest first when one is close, and return -1. */
-static int check_metric(const struct table *t, const char *dir, const char *metric, FILE *err)
+static int check_metric(const struct table *t, const char *dir, const char *metric, double dataset_size,
+			FILE *err)
 {
+	/* epoch_time: from epoch_s, or dataset_size / throughput */
+	int epoch = 0;
+	double v;
+	for (size_t i = 0; i < t->nrows && !epoch; i++)
+		epoch = table_number(t, i, "epoch_s", &v) == 0 ||
+			(dataset_size > 0 && table_number(t, i, "throughput", &v) == 0);
+	if (epoch && strcmp(metric, "epoch_time") == 0)
+		return 0;
 	for (size_t i = 0; i < t->nrows; i++) {
 		char *s = table_value(t, i, metric);
 		free(s);
@@ -158,7 +241,8 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 					      "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak"};
 	char **names = NULL;
 	size_t n = 0;
-	double v;
+	if (epoch)
+		add_name(&names, &n, "epoch_time", 10);
 	long x = table_column(t, "extra");
 	for (size_t i = 0; i < t->nrows; i++) {
 		for (size_t c = 0; c < ARRAY_SIZE(columns); c++)
@@ -196,6 +280,9 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 	struct strbuf sb = {0};
 	for (size_t i = 0; i < n; i++)
 		sb_printf(&sb, "%s %s", i ? "," : "", names[i]);
+	if (strcmp(metric, "epoch_time") == 0 && !epoch)
+		error_to(err, "epoch_time needs the recipe's dataset_size (epoch_time = dataset_size / throughput) "
+			 "or rows with epoch_s (the engine's --data)");
 	error_to(err, "its metrics:%s", n ? sb.buf : " none");
 	sb_free(&sb);
 	for (size_t i = 0; i < n; i++)
@@ -275,7 +362,7 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 		fprintf(err, "matrix: '%s' lacks the id or status column\n", cpath);
 		return -1;
 	}
-	if (metric && check_metric(t, dir, metric, err) < 0)
+	if (metric && check_metric(t, dir, metric, r->dataset_size, err) < 0)
 		return -1;
 	c->factor = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
 	for (size_t f = 0; f < r->nfactors; f++) {
@@ -339,10 +426,10 @@ static void reps_add(struct reps *rp, size_t c, double v, double u, double thr)
 	rp->cell[c].n++;
 }
 
-/* Read row i of t (metric mname): a failure, or a value added to its cell's
+/* Read row i of t (the run's metric): a failure, or a value added to its cell's
  * repeats. level is scratch room for a level per factor. */
 static void load_row(struct run *run, const struct table *t, size_t i, const struct cols *cl,
-		     const char *mname, size_t *level, struct reps *rp)
+		     size_t *level, struct reps *rp)
 {
 	const struct recipe *r = &run->recipe;
 	run->rows++;
@@ -366,9 +453,9 @@ static void load_row(struct run *run, const struct table *t, size_t i, const str
 		add_failure(run, t, i, cl->factor, status, reason);
 		return;
 	}
-	double v = NAN;
+	double v = NAN, vlo, vhi;
 	int absent;
-	char *bad = row_metric(t, i, mname, &v, &absent);
+	char *bad = row_metric(run, t, i, &v, &vlo, &vhi, &absent);
 	if (bad) {
 		/* a NaN, infinite or negative value is a failed measurement */
 		add_failure(run, t, i, cl->factor, absent ? "ok" : "failed", bad);
@@ -377,7 +464,9 @@ static void load_row(struct run *run, const struct table *t, size_t i, const str
 	}
 	run->ok_rows++;
 	double u = NAN, lo, hi;
-	if (run->metric.has_ci && cl->lo >= 0 && cl->hi >= 0 &&
+	if (!isnan(vlo))
+		u = stat_log_halfwidth(vlo, vhi);
+	else if (run->metric.has_ci && cl->lo >= 0 && cl->hi >= 0 &&
 	    parse_double(t->rows[i].cell[cl->lo], &lo) == 0 &&
 	    parse_double(t->rows[i].cell[cl->hi], &hi) == 0)
 		u = stat_log_halfwidth(lo, hi);
@@ -459,7 +548,7 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	quality_scan(&t, r, &run->quality);
 	for (size_t i = 0; i < t.nrows; i++)
 		if (keep[i])
-			load_row(run, &t, i, &cl, mname, level, &rp);
+			load_row(run, &t, i, &cl, level, &rp);
 	merge_repeats(run, &rp);
 	cellset_sort(&run->cells);
 	free(keep);

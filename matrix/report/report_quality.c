@@ -146,6 +146,13 @@ void report_method_paras(const struct run *run, struct paras *ps)
 	    "improvements, best over baseline and matrix compare. A best point is chosen as the "
 	    "largest of several noisy values, so its gain tends to be overstated; clear_winner says "
 	    "whether it stands apart from the runner-up."));
+	if (strcmp(m->name, "epoch_time") == 0)
+		add(ps, 0, xasprintf(
+		    "epoch_time is the time of one epoch, in seconds: the engine's epoch_s where the point "
+		    "read real data (--data: the data set's steps per epoch times the median step; %zu rows), "
+		    "else the recipe's dataset_size / throughput (dataset_size %.17g samples; %zu rows), its "
+		    "interval from the throughput's (the reciprocal: the bounds swap).",
+		    run->epoch_rows[1], run->recipe.dataset_size, run->epoch_rows[0]));
 	add(ps, 0, xasprintf("The improvement formula, the same in every table: %s.", IMPROVEMENT_FORMULA));
 	add(ps, 0, xstrdup(
 	    "matrix compare calls a point faster or slower when the difference is significant and "
