@@ -25,3 +25,8 @@ install-bashcomp-engine:
 uninstall-hook:
 	rm -f '$(DESTDIR)$(bashcompdir)/matrix-engine'
 .PHONY: install-bashcomp-engine
+
+# ---- zsh completion: share/zsh/site-functions/_matrix (#compdef matrix
+# matrix-engine), a directory on zsh's $fpath for the prefixes /usr/local and /usr
+zshcompdir = $(datadir)/zsh/site-functions
+dist_zshcomp_DATA = contrib/zsh-completion/_matrix

@@ -4,6 +4,7 @@
 # installed here: configure finds them in /usr/local/cuda when present.
 # slurm-wlm and munge: tests/e2e/slurm_run.sh starts its own one-node cluster
 # (the packages' own services are not used).
+# zsh: tests/e2e/completion_zsh.sh runs the zsh completion in a real zsh.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=
@@ -14,7 +15,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	libyaml-dev libcsv-dev libopenblas-dev zlib1g-dev gnuplot-nox \
 	python3 python3-torch python3-torchvision python3-pip \
 	libopenmpi-dev openmpi-bin \
-	chromium procps time groff-base \
+	chromium procps time groff-base zsh \
 	slurm-wlm munge \
 	docker.io podman runc containerd debootstrap >/dev/null
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and

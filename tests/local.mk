@@ -30,7 +30,8 @@ TESTS += \
 	tests/e2e/study_recipes.sh \
 	tests/e2e/version.sh \
 	tests/e2e/recipes_by_name.sh \
-	tests/e2e/completion.sh
+	tests/e2e/completion.sh \
+	tests/e2e/completion_zsh.sh
 EXTRA_DIST += tests/setup tests/e2e/engine.sh tests/e2e/slurm_cluster tests/e2e/container_lib.sh tests/e2e/container_checks.sh $(filter tests/e2e/%.sh,$(TESTS))
 EXTRA_DIST += containers/README.md containers/debootstrap-base.sh .dockerignore \
 	containers/native/Containerfile containers/pytorch-debian/Containerfile containers/pytorch-pypi/Containerfile
