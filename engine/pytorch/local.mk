@@ -18,6 +18,7 @@ pytorch_torch_tests = \
 	tests/pytorch/engine_compile.py \
 	tests/pytorch/engine_compile_modes.py \
 	tests/pytorch/engine_runtimes.py \
+	tests/pytorch/gpu_runtimes_script.sh \
 	tests/pytorch/run_recipe.sh
 TESTS += tests/pytorch/engine_flags.sh
 if HAVE_TORCH

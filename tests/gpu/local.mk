@@ -8,7 +8,11 @@
 #                    (each knob off against on: what must hold),
 #                    tests/gpu/memory_vs_pytorch.sh (peak memory against
 #                    PyTorch in the matching mode), tests/gpu/ddp_check.sh
-#                    (NCCL ranks: 1 GPU, and 2 GPUs where present); each says PASS, FAIL or
+#                    (NCCL ranks: 1 GPU, and 2 GPUs where present),
+#                    tests/gpu/runtimes.sh (the PyTorch engine's runtimes:
+#                    eager, inductor, onnxruntime on its CUDA provider,
+#                    tensorrt, at fp32/fp16/int8, with their accuracy checks;
+#                    its table in tests/gpu/logs/runtimes.out/); each says PASS, FAIL or
 #                    SKIP, with its output in tests/gpu/logs/, and the last
 #                    line is "N passed, N failed". Without a GPU every one
 #                    skips and the target succeeds ("SKIP: no GPU").
@@ -34,12 +38,12 @@ tests_gpu_ops_check_LDFLAGS = -rdynamic
 tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
-	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh \
+	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
 GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \
-	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh
+	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh
 GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
@@ -56,7 +60,8 @@ check-gpu: all $(check_PROGRAMS)
 	  echo "== $$t (output: $$log)"; \
 	  case $$t in \
 	  *.sh) out=$(GPU_LOG_DIR)/`basename $$t .sh`.out; \
-	        $(SHELL) $(srcdir)/$$t `test $$t = tests/gpu/pytorch_knobs.sh && echo $$out` >$$log 2>&1 || rc=$$?;; \
+	        case $$t in tests/gpu/pytorch_knobs.sh|tests/gpu/runtimes.sh) arg=$$out;; *) arg=;; esac; \
+	        $(SHELL) $(srcdir)/$$t $$arg >$$log 2>&1 || rc=$$?;; \
 	  *) if test -x $$t; then ./$$t -q >$$log 2>&1 || rc=$$?; \
 	     else echo "SKIP: built without the CUDA backend (no $$t)" >$$log; rc=77; fi;; \
 	  esac; \
