@@ -511,6 +511,7 @@ static void print_version(FILE *f)
 #endif
     fprintf(f, "\n  CPU kernels   %s\n", MATRIX_BUILD_ARCH);
     fprintf(f, "  --data files  %s\n", data_formats());
+    fprintf(f, "  compiler      %s\n  CFLAGS        %s\n", MATRIX_BUILD_CC, MATRIX_BUILD_CFLAGS);
 }
 
 int session_flags(struct session *s, int argc, char **argv)
@@ -1105,6 +1106,9 @@ static void rec_ranks(struct record *rr, const struct session *s, const struct r
 static void rec_platform(struct record *rr, struct session *s, int on_gpu)
 {
     const struct opts *o = &s->o;
+    /* provenance: what this engine was built with */
+    rec(rr, "compiler", "%s", MATRIX_BUILD_CC);
+    rec(rr, "cflags", "%s", MATRIX_BUILD_CFLAGS);
     if (on_gpu) {
         rec(rr, "timing", "%s", s->r.data ? "host_clock (the input pipeline included)" : "cuda_events");
         rec(rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"

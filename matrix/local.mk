@@ -16,7 +16,8 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/run/executor.h matrix/run/exec_local.c matrix/run/exec_container.c \
 	matrix/run/images.c matrix/run/images.h \
 	matrix/run/exec_slurm.h matrix/run/exec_slurm.c \
-	matrix/run/noise.c matrix/run/noise.h
+	matrix/run/noise.c matrix/run/noise.h \
+	matrix/run/provenance.c matrix/run/provenance.h
 matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
 
 bin_PROGRAMS += matrix/matrix

@@ -222,10 +222,13 @@ static void print_version(void)
 	       "  NCCL          %s\n"
 	       "  BLAS          %s\n"
 	       "  MPI           %s\n"
-	       "  CPU kernels   %s\n",
+	       "  CPU kernels   %s\n"
+	       "  compiler      %s\n"
+	       "  CFLAGS        %s\n",
 	       PACKAGE_VERSION, yaml_get_version_string(), CSV_MAJOR, CSV_MINOR, CSV_RELEASE, GNUPLOT_PATH, engine,
 	       getenv("MATRIX_ENGINE") && *getenv("MATRIX_ENGINE") ? " ($MATRIX_ENGINE)" : "", MATRIX_BUILD_CUDA,
-	       MATRIX_BUILD_CUDNN, MATRIX_BUILD_NCCL, MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI, MATRIX_BUILD_ARCH);
+	       MATRIX_BUILD_CUDNN, MATRIX_BUILD_NCCL, MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI, MATRIX_BUILD_ARCH,
+	       MATRIX_BUILD_CC, MATRIX_BUILD_CFLAGS);
 	free(engine);
 }
 

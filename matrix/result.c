@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "result.h"
+#include "table.h"
 #include "util.h"
 
 const char *const result_columns[] = {
@@ -19,6 +20,16 @@ const char *const result_columns[] = {
 	 * (load average, CPU clock, points at once, cores) */
 	"ci_met", "rel_ci", "load_start", "cpu_mhz_start", "cpu_mhz_end", "concurrent", "cores",
 	"gpu_sm_mhz_start", "gpu_sm_mhz_end", "gpu_temp_c_start", "gpu_temp_c_end", "gpu_throttle",
+	/* where the time outside the timed steps went (the native and the
+	 * PyTorch engine: building, warming up, exporting or compiling) */
+	"setup_s", "timed_s", "prepare_s",
+	/* the outputs against eager fp32 (the PyTorch engine's runtimes and int8) */
+	"max_rel_err", "top1_agree",
+	/* provenance, the runner's: the node, the points' working directory,
+	 * the measured project's commit (the recipe's directory's repository)
+	 * and whether its tracked files differ from it, the engine's absolute
+	 * path */
+	"node", "workdir", "git_commit", "git_dirty", "engine_path",
 };
 const size_t result_ncolumns = ARRAY_SIZE(result_columns);
 
@@ -221,4 +232,110 @@ char *result_extra_get(const char *extra, const char *key)
 		p = end;
 	}
 	return NULL;
+}
+
+int result_extra_parse(const char *extra, struct result *res)
+{
+	memset(res, 0, sizeof(*res));
+	for (const char *p = extra; p && *p;) {
+		while (*p == ' ' || *p == ';')
+			p++;
+		const char *end = strchr(p, ';'), *eq;
+		if (!end)
+			end = p + strlen(p);
+		if (p == end)
+			break;
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (!eq || !valid_key(p, (size_t)(eq - p))) {
+			result_free(res);
+			return -1;
+		}
+		char *key = xstrndup(p, (size_t)(eq - p));
+		char *value = result_extra_get(p, key); /* the first pair from p: this one */
+		result_set(res, key, value);
+		free(key);
+		free(value);
+		p = end;
+	}
+	return 0;
+}
+
+/* Whether name is one of the columns that follow `reason` in this
+ * version's results.csv. */
+static int tail_column(const char *name)
+{
+	static const char *const last[] = {"wall_s", "extra", "command"};
+	for (size_t i = 0; i < result_ncolumns; i++)
+		if (strcmp(name, result_columns[i]) == 0)
+			return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(last); i++)
+		if (strcmp(name, last[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* The cells of one row in the new layout: old columns by name, a new one
+ * from the row's extra cell (then removed from it). */
+static char **upgrade_row(const struct table *t, const struct row *row, char **header, size_t ncols,
+			  long extra_col)
+{
+	char **cell = xcalloc(ncols, sizeof(char *));
+	struct result ex = {0};
+	int parsed = extra_col >= 0 && result_extra_parse(row->cell[extra_col], &ex) == 0;
+	struct strbuf rest = {0};
+	for (size_t i = 0; i < ncols; i++) {
+		long c = table_column(t, header[i]);
+		const char *v = c >= 0 ? row->cell[c] : parsed ? result_get(&ex, header[i]) : NULL;
+		cell[i] = xstrdup(v ? v : "");
+	}
+	if (parsed) { /* the keys that moved to columns leave extra */
+		for (size_t k = 0; k < ex.n; k++)
+			if (table_column(t, ex.kv[k].key) >= 0 || !tail_column(ex.kv[k].key))
+				result_extra_add(&rest, ex.kv[k].key, ex.kv[k].value);
+		for (size_t i = 0; i < ncols; i++)
+			if (strcmp(header[i], "extra") == 0) {
+				free(cell[i]);
+				cell[i] = rest.buf ? rest.buf : xstrdup("");
+			}
+		result_free(&ex);
+	}
+	return cell;
+}
+
+int result_table_upgrade(struct table *t)
+{
+	long status = table_column(t, "status");
+	if (t->ncols < 6 || status < 3 || strcmp(t->header[0], "id") != 0 || strcmp(t->header[2], "repeat") != 0 ||
+	    (size_t)status + 1 >= t->ncols || strcmp(t->header[status + 1], "reason") != 0)
+		return -1;
+	size_t nfactors = (size_t)status - 3, ncols = 3 + nfactors + 2 + result_ncolumns + 3;
+	for (size_t i = (size_t)status + 2; i < t->ncols; i++)
+		if (!tail_column(t->header[i]))
+			return -1; /* a column this version does not know: a newer one's */
+	char **header = xcalloc(ncols, sizeof(char *));
+	size_t k = 0;
+	for (; k < 3 + nfactors + 2; k++)
+		header[k] = xstrdup(t->header[k]);
+	for (size_t i = 0; i < result_ncolumns; i++)
+		header[k++] = xstrdup(result_columns[i]);
+	header[k++] = xstrdup("wall_s");
+	header[k++] = xstrdup("extra");
+	header[k++] = xstrdup("command");
+	int same = ncols == t->ncols;
+	for (size_t i = 0; same && i < ncols; i++)
+		same = strcmp(header[i], t->header[i]) == 0;
+	if (same) {
+		for (size_t i = 0; i < ncols; i++)
+			free(header[i]);
+		free(header);
+		return 0;
+	}
+	long extra_col = table_column(t, "extra");
+	struct row *rows = xcalloc(t->nrows ? t->nrows : 1, sizeof(struct row));
+	for (size_t r = 0; r < t->nrows; r++)
+		rows[r] = (struct row){ncols, upgrade_row(t, &t->rows[r], header, ncols, extra_col)};
+	size_t nrows = t->nrows;
+	table_free(t);
+	*t = (struct table){.ncols = ncols, .header = header, .nrows = nrows, .rows = rows};
+	return 1;
 }

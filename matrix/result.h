@@ -49,9 +49,28 @@ void result_extra_add(struct strbuf *sb, const char *key, const char *value);
 /* The value of key in an `extra` cell, decoded (allocated), or NULL. */
 char *result_extra_get(const char *extra, const char *key);
 
-/* The metric columns of results.csv, in order (see store.h). Every engine
- * writes the first ones; the native engine adds the rest. */
+/* Decode a whole `extra` cell into res (its keys in order). Returns 0, or
+ * -1 when a pair has no '=' or an invalid key (res then empty). */
+int result_extra_parse(const char *extra, struct result *res);
+
+/* The metric columns of results.csv, in order (see store.h): the engine
+ * contract's keys (every engine writes the first ones; the native engine
+ * adds flops and the peak), measurement quality, the phases outside the
+ * timed steps, the accuracy of the PyTorch engine's runtimes, and the
+ * runner's provenance of each row. The keys of an engine that have no
+ * column go to `extra`. */
 extern const char *const result_columns[];
 extern const size_t result_ncolumns;
+
+/* A results.csv (or rows/ID.csv) read whole by table_read, written by an
+ * older matrix: rewritten in memory to this version's columns. Every column
+ * it lacks is filled from the key of that name in the row's `extra` cell,
+ * which then no longer holds it (older versions kept every key without a
+ * column there), else left empty; its own columns keep their cells.
+ * Returns 1 when it changed t, 0 when t already has this version's columns,
+ * -1 when t is not a results table this version can read (unknown columns,
+ * say of a newer version), t unchanged. */
+struct table;
+int result_table_upgrade(struct table *t);
 
 #endif

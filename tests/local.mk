@@ -10,6 +10,7 @@ TESTS += \
 	tests/e2e/mistakes.sh \
 	tests/e2e/overrides.sh \
 	tests/e2e/export.sh \
+	tests/e2e/provenance.sh \
 	tests/e2e/hostile_gnuplot.sh \
 	tests/e2e/hostile_point_files.sh \
 	tests/e2e/hostile_escape.sh \

@@ -238,7 +238,8 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 			return 0;
 	}
 	static const char *const columns[] = {"throughput", "step_ms", "samples", "startup_s",
-					      "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak"};
+					      "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak",
+					      "setup_s", "timed_s", "prepare_s", "max_rel_err", "top1_agree"};
 	char **names = NULL;
 	size_t n = 0;
 	if (epoch)
@@ -336,6 +337,9 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 		free(why);
 		return -1;
 	}
+	/* rows of an older matrix read as this version's (not rewritten: a
+	 * report only reads them) */
+	result_table_upgrade(t);
 	if (t->nrows == 0) {
 		fprintf(err, "matrix: no results in '%s' yet (results.csv has no rows)\n", dir);
 		return -1;

@@ -28,6 +28,7 @@
 #include "plan/catalog.h"
 #include "plan/grid.h"
 #include "plan/recipe.h"
+#include "provenance.h"
 #include "report/quality.h"
 #include "report/report.h"
 #include "result.h"
@@ -328,7 +329,8 @@ static int lock_dir(const char *dir)
 
 /* env.txt: this runner, the command line, and the executor's description of
  * where the points run. */
-static int write_env(const char *dir, int argc, char **argv, struct executor *ex, uint64_t recipe_hash)
+static int write_env(const char *dir, int argc, char **argv, struct executor *ex, uint64_t recipe_hash,
+		     const struct provenance *pv)
 {
 	struct strbuf sb = {0};
 	struct utsname u;
@@ -354,6 +356,8 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 	sb_putc(&sb, '\n');
 	/* what recipe.yaml holds: a resume checks that it was not edited since */
 	sb_printf(&sb, "recipe_hash: %016" PRIx64 "\n", recipe_hash);
+	/* what reproduces the points: where, which commit, which build */
+	provenance_env(pv, &sb);
 	if (ex)
 		ex->ops->describe(ex, &sb);
 	else /* the slurm executor: the nodes are the scheduler's choice, each row names its node */
@@ -710,7 +714,7 @@ static void set_node(struct result *res)
 /* Classify the finished point of slot s, append its row, report it.
  * Returns -1 when the row could not be stored (the run must stop). */
 static int finish_point(const struct recipe *r, struct store *st, struct slot *s, struct progress *pg,
-			uint64_t *nfailed)
+			uint64_t *nfailed, const struct provenance *pv)
 {
 	struct outcome o;
 	if (s->unstarted) {
@@ -726,6 +730,7 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 	if (s->image_id)
 		result_set(&o.res, "image_id", s->image_id);
 	set_node(&o.res);
+	provenance_row(pv, s->cmd.argv, s->image_ref != NULL, &o.res);
 	struct strbuf extra = {0};
 	char bufs[3][32];
 	char **cells = point_row(r, st, s, &o, &extra, bufs);
@@ -863,6 +868,7 @@ struct study {
 	int slurm;                /* the slurm executor: points run as job arrays */
 	int merging_quiet;        /* merged rows are counted, not printed */
 	struct slurm_plan splan;  /* the arrays submitted */
+	struct provenance prov;   /* env.txt's and each row's (provenance.h) */
 	struct idset inflight;    /* points whose task of an earlier job is queued or running */
 	int detached;             /* --detach: submitted, not followed */
 };
@@ -1009,7 +1015,9 @@ static int read_done(struct study *S, const char *results_path)
 		free(why);
 		return -1;
 	}
-	/* checked before anything is written (store_open checks again) */
+	/* checked before anything is written (store_open checks again, and
+	 * rewrites the rows of an older matrix in this version's columns) */
+	result_table_upgrade(&t);
 	size_t ncols;
 	char **header = store_header(&S->r, &ncols);
 	int same = t.ncols == ncols;
@@ -1275,8 +1283,9 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	struct strbuf extra = {0};
 	char task[32];
 	snprintf(task, sizeof(task), "%" PRIu64, p->index);
-	if (t && t->node)
-		result_extra_add(&extra, "node", t->node);
+	long node = store_column(&S->st, "node");
+	if (t && t->node && node >= 0)
+		cells[node] = t->node;
 	result_extra_add(&extra, "slurm_job", t ? t->job : "");
 	result_extra_add(&extra, "slurm_task", task);
 	result_extra_add(&extra, "slurm_state", state ? state : "");
@@ -1586,6 +1595,8 @@ static int study_images(struct study *S)
  * env.txt, plan.csv, results.csv open for appending. */
 static int study_prepare(struct study *S)
 {
+	/* before any child of an executor: git runs and is waited for here */
+	provenance_gather(&S->prov, S->o.recipe, S->dir);
 	char *logs = xasprintf("%s/logs", S->dir);
 	int made = mkdir_p(logs, 0755);
 	if (made < 0)
@@ -1613,7 +1624,7 @@ static int study_prepare(struct study *S)
 			return -1;
 		}
 	}
-	if (write_env(S->dir, S->argc, S->argv, S->ex, S->r.text_hash) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
+	if (write_env(S->dir, S->argc, S->argv, S->ex, S->r.text_hash, &S->prov) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
 		return -1;
 	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
 		return -1;
@@ -1726,7 +1737,7 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		s->unstarted = S->cf >= 0 ? S->img.failed[s->pt.level[S->cf]] : NULL;
 		if (s->unstarted) { /* its image could not be had: a failed point, not run */
 			s->exit = (struct exec_exit){0};
-			int stored = finish_point(&S->r, &S->st, s, &S->pg, &S->nfailed);
+			int stored = finish_point(&S->r, &S->st, s, &S->pg, &S->nfailed, &S->prov);
 			gpus_release(&S->gpus, (long)free_slot);
 			slot_clear(s);
 			if (stored < 0)
@@ -1796,7 +1807,7 @@ static void study_loop(struct study *S)
 			break;
 		}
 		S->slots[i].exit = x;
-		int stored = finish_point(&S->r, &S->st, &S->slots[i], &S->pg, &S->nfailed);
+		int stored = finish_point(&S->r, &S->st, &S->slots[i], &S->pg, &S->nfailed, &S->prov);
 		gpus_release(&S->gpus, i);
 		slot_clear(&S->slots[i]);
 		if (stored < 0) {
@@ -1882,6 +1893,7 @@ static void study_free(struct study *S)
 	if (S->lock >= 0)
 		close(S->lock);
 	free(S->saved_path);
+	provenance_free(&S->prov);
 	free(S->dir);
 	free(S->o.ovr);
 }
@@ -2008,7 +2020,7 @@ static int run_point_exec(struct executor *ex, const struct recipe *r, struct sl
  * when the point succeeded, 1 when it failed, 2 when the row could not be
  * written. */
 static int run_point_store(const struct recipe *r, struct store *rs, const char *dir, const char *row_path,
-			   struct slot *s)
+			   struct slot *s, const struct provenance *pv)
 {
 	int rc = 2;
 	struct outcome o;
@@ -2021,6 +2033,7 @@ static int run_point_store(const struct recipe *r, struct store *rs, const char 
 		result_set(&o.res, "slurm_job", job);
 	if (getenv("SLURM_ARRAY_TASK_ID"))
 		result_set(&o.res, "slurm_task", getenv("SLURM_ARRAY_TASK_ID"));
+	provenance_row(pv, s->cmd.argv, 0, &o.res);
 	struct strbuf extra = {0};
 	char bufs[3][32];
 	char **cells = point_row(r, rs, s, &o, &extra, bufs);
@@ -2076,6 +2089,7 @@ int cmd_run_point(int argc, char **argv)
 	rs.header = store_header(&r, &rs.ncols);
 	struct executor *ex = NULL;
 	char *row_path = NULL;
+	struct provenance pv = {0};
 	if (!found) {
 		error("run-point: '%s' has no point %s", dir, which);
 		goto out;
@@ -2091,6 +2105,8 @@ int cmd_run_point(int argc, char **argv)
 	if (made < 0)
 		error("cannot create '%s': %s", logs, strerror(errno));
 	free(logs);
+	/* the project the run's env.txt recorded (before the executor's children) */
+	provenance_gather(&pv, NULL, dir);
 	if (made < 0 || !(ex = exec_local_new(1, r.measure.grace_s, stderr)))
 		goto out;
 	s.gpu = point_uses_gpu(&r, &s.pt);
@@ -2101,8 +2117,9 @@ int cmd_run_point(int argc, char **argv)
 		goto out;
 	rc = run_point_exec(ex, &r, &s);
 	if (rc == 0)
-		rc = run_point_store(&r, &rs, dir, row_path, &s);
+		rc = run_point_store(&r, &rs, dir, row_path, &s, &pv);
 out:
+	provenance_free(&pv);
 	if (ex)
 		ex->ops->free(ex);
 	slot_clear(&s);

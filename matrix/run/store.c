@@ -33,6 +33,32 @@ char **store_header(const struct recipe *r, size_t *ncols)
 	return h;
 }
 
+/* Write table t to path whole (atomically), the rows of an older matrix
+ * in this version's columns; says so on err. */
+static int store_rewrite(const char *path, const struct table *t, FILE *err)
+{
+	struct strbuf sb = {0};
+	csv_record(&sb, t->header, t->ncols);
+	for (size_t i = 0; i < t->nrows; i++)
+		csv_record(&sb, t->rows[i].cell, t->ncols);
+	int rc = write_file_atomic(path, sb.buf, sb.len);
+	sb_free(&sb);
+	if (rc < 0)
+		error_to(err, "cannot rewrite '%s' in this version's columns: %s", path, strerror(errno));
+	else
+		error_to(err, "'%s' was written by an older matrix: its %zu rows rewritten in this version's "
+			      "columns (keys of `extra` that have a column now moved there)", path, t->nrows);
+	return rc;
+}
+
+long store_column(const struct store *s, const char *name)
+{
+	for (size_t i = 0; i < s->ncols; i++)
+		if (strcmp(s->header[i], name) == 0)
+			return (long)i;
+	return -1;
+}
+
 static void free_cells(char **c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -56,16 +82,22 @@ int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *e
 			free(why);
 			goto fail;
 		}
+		/* rows of an older matrix: this version's columns, then rewritten */
+		int upgraded = result_table_upgrade(&t) == 1;
 		int same = t.ncols == s->ncols;
 		for (size_t i = 0; same && i < t.ncols; i++)
 			same = strcmp(t.header[i], s->header[i]) == 0;
+		if (same && upgraded && store_rewrite(s->path, &t, err) < 0) {
+			table_free(&t);
+			goto fail;
+		}
 		table_free(&t);
 		if (!same) {
 			error_to(err, "'%s' has other columns than this recipe's results", s->path);
 			goto fail;
 		}
-		if (torn >= 0) {
-			if (truncate(s->path, torn) < 0) {
+		if (torn >= 0) { /* a rewrite left it out already */
+			if (!upgraded && truncate(s->path, torn) < 0) {
 				error_to(err, "cannot cut the torn last row of '%s': %s", s->path,
 					strerror(errno));
 				goto fail;
@@ -233,6 +265,7 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 			free(path);
 			continue;
 		}
+		result_table_upgrade(&t); /* a task of an older matrix */
 		same = t.ncols == s->ncols && t.nrows == 1 && torn < 0;
 		for (size_t i = 0; same && i < t.ncols; i++)
 			same = strcmp(t.header[i], s->header[i]) == 0;

@@ -5,8 +5,11 @@
  * Columns, in order (header row first):
  *   id, index, repeat, <one column per factor, declared order>,
  *   status, reason, <result_columns...>, wall_s, extra, command
+ *   (result.h lists result_columns: the engine's measurement, its quality,
+ *   the phases outside the timed steps, accuracy, provenance)
  * status: ok | unsupported | failed | oom | timeout | crashed
  * extra:  every other key=value the engine wrote, as "key=value" joined by "; "
+ *         (result_extra_add); keys that have a column are never there
  * command: the exact command line, shell-quoted, to reproduce the point by hand.
  * Empty cells are absent values. Written and read with libcsv through
  * ../table.h, the same way report reads them. */
@@ -27,9 +30,13 @@ struct store {
 };
 
 /* Open DIR/results.csv for appending, creating it with the header for recipe
- * r when missing. An existing file must have the same header. A torn last
- * line is truncated away. Returns 0, or -1 after printing why to err. */
+ * r when missing. An existing file must have the same header, or be one an
+ * older matrix wrote for the same factors: that one is rewritten first in
+ * this version's columns (result_table_upgrade), saying so on err. A torn
+ * last line is truncated away. Returns 0, or -1 after printing why to err. */
 int store_open(struct store *s, const char *dir, const struct recipe *r, FILE *err);
+/* The index of column name, or -1. */
+long store_column(const struct store *s, const char *name);
 /* Append one row (ncols cells, NULL for empty) with one write and fsync. */
 int store_append(struct store *s, char *const *cells);
 /* Rewrite the file keeping only the rows for which keep(row, ctx) is true

@@ -57,7 +57,7 @@ tail -n +2 run/results.csv | cut -d, -f1 | sort > got.ids
 cmp plan.ids got.ids || fail "results.csv ids differ from the plan"
 expect_eq "$(csv_col run/results.csv status | sort | uniq -c | awk '{ printf "%s %s;", $1, $2 }')" "3 failed;3 ok;" "statuses"
 expect_eq "$(grep -c "slurm_job=[0-9]*; slurm_task=[1-6]" run/results.csv)" 6 "job and task per row"
-expect_eq "$(grep -c "node=$(hostname -s)" run/results.csv)" 6 "node per row"
+expect_eq "$(csv_col run/results.csv node | grep -cx "$(hostname -s)")" 6 "node per row"
 # a task run a second time (a requeue after it finished) writes no second row
 job=$(head -n 1 run/slurm/jobs)
 sbatch --wait --array=2 --output="$work/again.out" run/slurm/task.sh > /dev/null
@@ -142,7 +142,7 @@ grep -q "1 points of 'tl' are still queued or running in slurm job $tjob: follow
 expect_eq "$(csv_col tl/results.csv status)" timeout "status at the time limit"
 expect_grep "slurm: TIMEOUT: killed at the task's time limit" tl/results.csv "reason"
 expect_grep "slurm_job=$tjob; slurm_task=1; slurm_state=TIMEOUT" tl/results.csv "job, task and state"
-expect_grep "node=$(hostname -s)" tl/results.csv "node"
+expect_eq "$(csv_col tl/results.csv node)" "$(hostname -s)" "node"
 slurm_stop
 for f in slurmctld slurmd munged; do [ ! -e "$S/$f.pid" ] || fail "$f still running"; done
 echo ok

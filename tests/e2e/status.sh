@@ -18,7 +18,7 @@ expect_eq "$(cat st.txt)" "ok: 2 points planned (plan.csv)
   pending       0
   missing       0  (no row, not queued)
 complete: every planned point has a row" "status of a complete run"
-expect_eq "$(grep -c "node=$(hostname)" ok/results.csv)" 2 "node per row"
+expect_eq "$(csv_col ok/results.csv node | grep -cx "$(hostname)")" 2 "node per row"
 "$MATRIX" run r.yaml --out mixed --no-report > /dev/null || true
 expect_status 1 "$MATRIX" status mixed > st.txt
 expect_grep "^  done          4  (2 ok, 2 failed)" st.txt "counts by status"

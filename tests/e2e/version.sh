@@ -19,6 +19,14 @@ for item in "CUDA backend:CUDA" "cuDNN:CUDNN" "NCCL:NCCL" "BLAS:BLAS" "MPI:MPI" 
 	expect_eq "$(value "$label" m.txt)" "$want" "matrix --version: $label"
 	expect_eq "$(value "$label" e.txt)" "$want" "matrix-engine --version: $label"
 done
+# the compiler and flags (provenance: env.txt and the native engine's rows say the same)
+for item in "compiler:CC" "CFLAGS:CFLAGS"; do
+	label=${item%%:*} macro=MATRIX_BUILD_${item#*:}
+	want=$(sed -n "s/^#define $macro \"\(.*\)\"$/\1/p" "$cfg")
+	[ -n "$want" ] || fail "config.h has no $macro"
+	expect_eq "$(value "$label" m.txt)" "$want" "matrix --version: $label"
+	expect_eq "$(value "$label" e.txt)" "$want" "matrix-engine --version: $label"
+done
 # yes/no as the build says
 if grep -q '^#define HAVE_CUDA 1' "$cfg"; then
 	case $(value "CUDA backend" e.txt) in yes*) ;; *) fail "CUDA is built, the engine says: $(value "CUDA backend" e.txt)" ;; esac

@@ -157,6 +157,54 @@ static void test_util(void)
 	CHECK(parse_long("12x", &v) < 0);
 }
 
+/* An older matrix's results.csv (the quality columns and those after them
+ * missing, their keys in extra) read as this version's; a current one left
+ * alone; a table with a column this version does not know refused. */
+static void test_upgrade(const char *dir)
+{
+	char *p = xasprintf("%s/old.csv", dir), *why = NULL;
+	const char *old = "id,index,repeat,k,status,reason,throughput,unit,wall_s,extra,command\n"
+			  "00000000000000a1,1,0,a,ok,,5,samples/s,0.5,"
+			  "setup_s=0.25; custom=x%3B y; node=n1; top1_agree=0.99,sh e.sh\n";
+	CHECK_INT(write_file_atomic(p, old, strlen(old)), 0);
+	struct table t;
+	CHECK_INT(table_read(p, &t, NULL, &why), 0);
+	CHECK_INT(result_table_upgrade(&t), 1);
+	struct recipe r = one_factor("k");
+	size_t n;
+	char **h = store_header(&r, &n);
+	CHECK_INT((long)t.ncols, (long)n);
+	for (size_t i = 0; i < n && i < t.ncols; i++) {
+		CHECK_STR(t.header[i], h[i]);
+		free(h[i]);
+	}
+	free(h);
+	CHECK_STR(table_cell(&t, 0, "throughput"), "5");
+	CHECK_STR(table_cell(&t, 0, "setup_s"), "0.25");
+	CHECK_STR(table_cell(&t, 0, "node"), "n1");
+	CHECK_STR(table_cell(&t, 0, "top1_agree"), "0.99");
+	CHECK_STR(table_cell(&t, 0, "ci_met"), "");
+	CHECK_STR(table_cell(&t, 0, "extra"), "custom=x%3B y");
+	CHECK_STR(table_cell(&t, 0, "command"), "sh e.sh");
+	CHECK_INT(result_table_upgrade(&t), 0); /* now current */
+	table_free(&t);
+	const char *newer = "id,index,repeat,k,status,reason,throughput,joules,wall_s,extra,command\n"
+			    "00000000000000a1,1,0,a,ok,,5,3,0.5,,sh\n";
+	CHECK_INT(write_file_atomic(p, newer, strlen(newer)), 0);
+	CHECK_INT(table_read(p, &t, NULL, &why), 0);
+	CHECK_INT(result_table_upgrade(&t), -1);
+	CHECK_INT((long)t.ncols, 11);
+	table_free(&t);
+	struct result res;
+	CHECK_INT(result_extra_parse("a=1; b=x%3B y; c=", &res), 0);
+	CHECK_INT((long)res.n, 3);
+	CHECK_STR(result_get(&res, "b"), "x; y");
+	CHECK_STR(result_get(&res, "c"), "");
+	result_free(&res);
+	CHECK_INT(result_extra_parse("a=1; no equals", &res), -1);
+	free(p);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/matrix-store.XXXXXX";
@@ -164,6 +212,7 @@ int main(void)
 	CHECK(dir != NULL);
 	test_store(dir);
 	test_result(dir);
+	test_upgrade(dir);
 	test_util();
 	char *cmd = xasprintf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
