@@ -28,6 +28,7 @@ typedef struct point {
     int gpus;
     int threads;
     int device;         /* enum device */
+    const char *plan_cache; /* --plan-cache DIR|off; NULL: not given (plancache_dir) */
     uint64_t seed;
 } point;
 

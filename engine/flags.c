@@ -47,6 +47,7 @@ static const struct flag flags[] = {
     {"gpus", F_INT, O(pt.gpus), NULL, "N", "data-parallel GPUs; default 1"},
     {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads; default: the online CPUs"},
     {"device", F_LEVEL, O(pt.device), lv_device, "auto|cpu|cuda", "backend; default auto (cuda when built with it and a GPU is present)"},
+    {"plan-cache", F_STR, O(pt.plan_cache), NULL, "DIR|off", "where the CUDA backend keeps the choices it searched for (cuDNN / cuBLASLt algorithms) for later runs, one file per GPU and library versions; default $MATRIX_PLAN_CACHE, else $XDG_CACHE_HOME/matrix, else ~/.cache/matrix; off: search every time (cpu: nothing to search, listed in ignored)"},
     {"data", F_STR, O(data), NULL, "synthetic|DIR", "inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied to the device inside every timed step (mnist_cnn)"},
     {"profile", F_STR, O(profile), NULL, "FILE", "after the timed steps (not perturbed), 20 more steps op by op with each op timed (cpu: host clock after a sync; cuda: CUDA events): FILE gets op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes per op"},
     {"seed", F_INT, O(seed), NULL, "N", "seed of weights, inputs and dropout; default 1"},
@@ -230,6 +231,10 @@ int flags_parse(int argc, char **argv, struct opts *o)
     if (o->m.max_time < o->m.min_time)
         o->m.max_time = o->m.min_time;
     o->m.steps = o->steps;
+    if (o->pt.plan_cache && !*o->pt.plan_cache) {
+        fprintf(stderr, "matrix-engine: --plan-cache: an empty name (expected a directory or off)\n");
+        return -1;
+    }
     if (o->data && strcmp(o->data, "synthetic") == 0)
         o->data = NULL;
     else if (o->data && !*o->data) {

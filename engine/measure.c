@@ -42,7 +42,8 @@ void measure_median_ci(const double *s, int n, double *med, double *lo, double *
 
 /* Warm-up: warmup_steps steps, else steps for warmup_s seconds (the ranks
  * agreeing when to stop). Returns 0, or -1 when a step failed. */
-static int measure_warmup(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx)
+static int measure_warmup(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx,
+                          measure_result *r)
 {
     double start = measure_now();
     for (int i = 0;; i++) {
@@ -52,8 +53,11 @@ static int measure_warmup(const measure_cfg *cfg, int (*step)(void *ctx), void *
             stop = cfg->agree(stop);
         if (stop)
             return 0;
+        double t0 = measure_now();
         if (step(ctx))
             return -1;
+        if (i == 0)
+            r->first_step_ms = (measure_now() - t0) * 1e3;
     }
 }
 
@@ -75,8 +79,9 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     double start, now;
     mallocCheck(t);
     memset(r, 0, sizeof *r);
-    if (measure_warmup(cfg, step, ctx) < 0)
+    if (measure_warmup(cfg, step, ctx, r) < 0)
         goto fail;
+    int warmed = r->first_step_ms > 0; /* else the first timed step is the first */
     if (cfg->timed_start)
         cfg->timed_start();
     /* timed steps */
@@ -88,6 +93,8 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
         if (step(ctx))
             goto fail;
         now = measure_now();
+        if (n == 0 && !warmed)
+            r->first_step_ms = (now - t0) * 1e3;
         if (n == cap) {
             cap *= 2;
             t = realloc(t, cap * sizeof *t);

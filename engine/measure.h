@@ -37,6 +37,8 @@ typedef struct measure_result {
     double mean_ms;    /* milliseconds */
     double total_s;    /* timed seconds */
     double first_step_t; /* monotonic seconds at the first timed step */
+    double first_step_ms; /* the very first step run (warm-up or timed), host
+                           * clock, waited for: lazy loading, graph capture */
     int ci_met;        /* the interval reached rel_ci */
 } measure_result;
 

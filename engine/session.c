@@ -626,6 +626,8 @@ int session_check(struct session *s)
             add_ignored(ign, n, "compile:cuda_graphs");
         if (o->pt.compile == COMPILE_MAX_AUTOTUNE)
             add_ignored(ign, n, "compile:autotune");
+        if (o->pt.plan_cache)
+            add_ignored(ign, n, "plan_cache");
     } else if (o->pt.threads != (s->online > 0 ? (int)s->online : 1))
         add_ignored(ign, n, "threads");
     if (o->pt.train && o->pt.inference_mode)
@@ -859,8 +861,10 @@ int session_place(struct session *s)
     backend_ws = r->be.alloc(s->ws);
     if (!backend_ws)
         return finish_oom(o, s->ws, "the kernel workspace");
+    s->t_plan0 = s->t_plan1 = measure_now();
     if (r->be.prepare) {
         int prc = r->be.prepare(g, r->nrun);
+        s->t_plan1 = measure_now();
         if (prc == -1)
             return finish_oom(o, r->be.oom_bytes(), "the backend's buffers (weight copies, library workspace)");
         if (prc) {
@@ -1116,6 +1120,7 @@ static void rec_platform(struct record *rr, struct session *s, int on_gpu)
                                                                           : "f32");
         rec_backend_info(rr, &s->r.be);
     } else {
+        rec(rr, "plan_cache", "none"); /* the cpu backend searches nothing */
 #ifdef HAVE_CBLAS
         rec(rr, "blas", "%s", openblas_get_config ? openblas_get_config() : "cblas");
 #else
@@ -1204,6 +1209,11 @@ int session_result(struct session *s)
     rec(&rr, "timed_s", "%.6g", mr->total_s);
     rec(&rr, "startup_s", "%.6g", mr->first_step_t - s->t_start);
     rec(&rr, "setup_s", "%.6g", s->t_setup);
+    /* start-up in phases: to the plan, the plan, the first step; with the
+     * rest of the warm-up they make startup_s */
+    rec(&rr, "startup_ms", "%.6g", (s->t_plan0 - s->t_start) * 1e3);
+    rec(&rr, "plan_ms", "%.6g", (s->t_plan1 - s->t_plan0) * 1e3);
+    rec(&rr, "first_step_ms", "%.6g", mr->first_step_ms);
     rec(&rr, "peak_mem_bytes", "%zu", on_gpu ? r->be.peak() : mem_peak());
     if (on_gpu)
         rec(&rr, "host_peak_mem_bytes", "%zu", mem_peak());

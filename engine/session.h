@@ -40,6 +40,7 @@ struct session {
     long online;         /* online CPUs */
     double t_start;      /* process start (main entered), s */
     double t_setup;      /* start to the first measured step, s */
+    double t_plan0, t_plan1; /* the backend's prepare (algorithm choice) began / ended, s */
     int folded, fused;   /* BN folded, ops fused by the passes */
     int nsaved;          /* infer, autograd on: activations kept for a backward */
     int quiet;           /* a rank other than 0: writes no result */

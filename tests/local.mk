@@ -72,6 +72,11 @@ tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
 tests_unit_test_saved_LDADD = $(LIBM)
 TESTS += tests/unit/test_saved
 
+# ---- the engine's persistent plan cache (engine/plancache.c): files, staleness, concurrent writers
+check_PROGRAMS += tests/unit/test_plancache
+tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h
+TESTS += tests/unit/test_plancache
+
 # ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader and for
 # results.csv -> report tables, built with clang apart from the rest (every
 # source instrumented): `make fuzz` builds them, `make fuzz-run` runs each for

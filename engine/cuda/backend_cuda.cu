@@ -270,9 +270,13 @@ static int be_prepare(graph *g, int nrun)
         }
     int rc;
     run.prepared = 1;
+    cu_plans_open(); /* the choices of earlier runs (plans.cu), saved below */
     if ((rc = cu_conv_prepare(g, nrun)) || (rc = cu_gemm_prepare(g, nrun)) ||
-        (rc = cu_ops_prepare(g, nrun)) || (rc = cu_nccl_prepare(g, nrun)))
+        (rc = cu_ops_prepare(g, nrun)) || (rc = cu_nccl_prepare(g, nrun))) {
+        cu_plans_close(); /* what was searched before the failure still holds */
         return rc;
+    }
+    cu_plans_close();
     cu.ws_bytes = cu.ws_need;
     cu.ws = cu_alloc(cu.ws_bytes);
     if (!cu.ws)
@@ -515,6 +519,7 @@ static const char *be_info(void)
     if (cu.scaler && cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost) == cudaSuccess &&
         cu.pt.precision == PREC_FP16 && cu.pt.train)
         info_add("loss_scale=%g\nsteps_skipped=%.0f\n", sc[0], sc[3]);
+    info_add("%s", cu_plans_info());
     if (run.prepared) {
         info_add("%s", cu_conv_info());
         info_add("%s", cu_gemm_info());

@@ -38,7 +38,10 @@
  * min(1 GiB, free / 4). Every choice is logged on stderr per convolution
  * (shape, layout, type, direction, algorithm, time). Choices are cached per
  * problem for the process, so the repeated shapes of a ResNet are searched
- * once.
+ * once, and in the persistent plan cache (plans.cu), so later runs on the
+ * same GPU and libraries search them not at all: a cached choice is used
+ * only after its workspace query and one call succeed on this descriptor
+ * (conv_from_plan), else it is searched again.
  *
  * Epilogue (v = conv + bias + res; pre = v; y = act(v), as engine/cpu): ReLU,
  * or no activation with a bias or a residual, and no pre-activation output,
@@ -512,12 +515,113 @@ static void conv_log(const op *o, const conv_priv *p, int dir, const conv_choice
             dir == FWD && ch->key.fused ? " fused" : "", algo_names[dir][ch->algo],
             ch->math == CUDNN_TENSOR_OP_MATH ? "tensor-op" :
             ch->math == CUDNN_FMA_MATH ? "fma" : "default-math",
-            cached ? " (cached)" : "", how);
+            cached == 2 ? " (plan cache)" : cached ? " (cached)" : "", how);
+}
+
+/* ---- the persistent plan cache (plans.cu) ------------------------------------------------ */
+
+/* The plan cache's key of a problem: every field of k, readable, the
+ * workspace cap as a power of two of MiB (the cap follows the free memory),
+ * and a digest of k (a field added to conv_key changes the key). */
+static void conv_plan_key(const conv_key *k, size_t cap, char *s, size_t n)
+{
+    size_t mib = cap >> 20, b = 1;
+    while (b * 2 <= mib)
+        b *= 2;
+    snprintf(s, n,
+             "conv1 %s n%d c%d h%d w%d k%d r%d s%d u%d p%d %s %s math%d %s fused%d acc%d need%d "
+             "cap%zuM #%016llx",
+             dir_names[k->dir], k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
+             k->nhwc ? "nhwc" : "nchw", k->dt == DT_F16 ? "f16" : k->dt == DT_BF16 ? "bf16" : "f32",
+             k->math, k->search ? "timed" : "heuristic", k->fused, k->acc, k->need, mib ? b : 0,
+             (unsigned long long)cu_digest(k, sizeof *k));
+}
+
+static void conv_plan_put(const char *key, const conv_choice *ch)
+{
+    char v[160];
+    snprintf(v, sizeof v, "algo=%d math=%d ws=%zu timed=%d heur=%d ms=%.6g heur_ms=%.6g", ch->algo,
+             (int)ch->math, ch->ws, ch->timed, ch->heur_algo, ch->ms, ch->heur_ms);
+    (void)plancache_put(cu.plans, key, v);
+}
+
+/* The choice of key from the plan cache into *ch, checked before it is
+ * used: an algorithm of this direction (the required one when need >= 0),
+ * a math type the precision allows, a workspace cuDNN gives for it on this
+ * descriptor within the cap, and one call as the step makes it (the op's
+ * buffers, before the first step) that succeeds. 1 when used; 0 when there
+ * is none or it fails a check (rejected: searched again); -1 when the
+ * workspace of the trial call cannot be had. */
+static int conv_from_plan(conv_priv *p, const conv_run *cr, int dir, int need, size_t cap,
+                          const char *key, conv_choice *ch)
+{
+    const char *v = plancache_get(cu.plans, key);
+    if (!v)
+        return 0;
+    int algo, math, timed, heur, used = 0;
+    size_t ws, bytes = 0;
+    float ms, hms;
+    const char *why = NULL;
+    if (sscanf(v, "algo=%d math=%d ws=%zu timed=%d heur=%d ms=%g heur_ms=%g%n", &algo, &math, &ws,
+               &timed, &heur, &ms, &hms, &used) != 7 || v[used])
+        why = "malformed";
+    else if (algo < 0 || algo >= 8 || !algo_names[dir][algo][0] || (need >= 0 && algo != need))
+        why = "not an algorithm of this direction";
+    else if ((math != CUDNN_DEFAULT_MATH && math != CUDNN_TENSOR_OP_MATH &&
+              math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && math != CUDNN_FMA_MATH) ||
+             !conv_math_ok((cudnnMathType_t)math))
+        why = "a math type this precision does not allow";
+    else if (conv_ws_size(p, dir, algo, (cudnnMathType_t)math, &bytes) != 0)
+        why = "cuDNN refuses it for this descriptor";
+    else if (bytes > cap || ws > cap)
+        why = "its workspace exceeds the cap";
+    else {
+        size_t wsb = bytes > ws ? bytes : ws, have = 0;
+        void *w = NULL;
+        if (cu_buffer(&w, &have, wsb))
+            return -1;
+        cudnnStatus_t st = conv_call(p, cr, dir, algo, w, wsb);
+        if (st != CUDNN_STATUS_SUCCESS)
+            (void)cudaGetLastError(); /* refused: nothing of it may linger */
+        cudaCheck(cudaStreamSynchronize(cu.s));
+        cu_free(w, have);
+        if (st != CUDNN_STATUS_SUCCESS)
+            why = "cuDNN refuses the call";
+        ws = wsb;
+    }
+    if (why) {
+        plancache_reject(cu.plans, key, why);
+        return 0;
+    }
+    ch->ok = 1;
+    ch->algo = algo;
+    ch->math = (cudnnMathType_t)math;
+    ch->ws = ws;
+    ch->cap = cap;
+    ch->timed = timed > 0 ? timed : 0;
+    ch->heur_algo = heur >= 0 && heur < 8 && algo_names[dir][heur][0] ? heur : algo;
+    ch->ms = ms;
+    ch->heur_ms = hms;
+    return 1;
+}
+
+/* Choice ch into p for direction dir, its math type on the descriptor;
+ * logged (cached: 0 searched now, 1 earlier in this process, 2 from the
+ * plan cache). 1. */
+static int conv_use(conv_priv *p, const conv_run *cr, int dir, const conv_choice *ch, int cached)
+{
+    cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], ch->math));
+    p->algo[dir] = ch->algo;
+    p->ws[dir] = ch->ws;
+    conv_log(cr->o, p, dir, ch, cached);
+    return 1;
 }
 
 /* Algorithm of direction dir (need >= 0: only that one) into p->algo / ws,
- * the descriptor's math type set to the choice's. 1 when one was found, -1
- * when the search's workspace cannot be had. */
+ * the descriptor's math type set to the choice's: this process's earlier
+ * choice of the same problem, else the plan cache's once checked here, else
+ * the heuristics or the timed search (then put in the plan cache). 1 when
+ * one was found, -1 when the search's workspace cannot be had. */
 static int conv_choose(conv_priv *p, const conv_run *cr, int dir, int need, size_t cap)
 {
     conv_cand r[32];
@@ -525,15 +629,15 @@ static int conv_choose(conv_priv *p, const conv_run *cr, int dir, int need, size
     memset(&ch, 0, sizeof ch);
     ch.key = conv_make_key(p, dir, need, cr);
     conv_choice *e = conv_cached(&ch.key);
-    if (e && (e->ok ? e->ws <= cap : cap <= e->cap)) {
-        if (!e->ok)
-            return 0;
-        cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], e->math));
-        p->algo[dir] = e->algo;
-        p->ws[dir] = e->ws;
-        conv_log(cr->o, p, dir, e, 1);
-        return 1;
-    }
+    if (e && (e->ok ? e->ws <= cap : cap <= e->cap))
+        return e->ok ? conv_use(p, cr, dir, e, 1) : 0;
+    char pkey[256]; /* then the plan cache: checked against this descriptor */
+    conv_plan_key(&ch.key, cap, pkey, sizeof pkey);
+    int pr = conv_from_plan(p, cr, dir, need, cap, pkey, &ch);
+    if (pr > 0)
+        conv_remember(&ch);
+    if (pr)
+        return pr > 0 ? conv_use(p, cr, dir, &ch, 2) : -1;
     int max = conv_max_count(dir), n;
     if (max > 32)
         max = 32;
@@ -590,11 +694,8 @@ static int conv_choose(conv_priv *p, const conv_run *cr, int dir, int need, size
     conv_remember(&ch);
     if (!found)
         return 0;
-    cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], ch.math));
-    p->algo[dir] = ch.algo;
-    p->ws[dir] = ch.ws;
-    conv_log(cr->o, p, dir, &ch, 0);
-    return 1;
+    conv_plan_put(pkey, &ch);
+    return conv_use(p, cr, dir, &ch, 0);
 }
 
 /* ---- private buffers ---------------------------------------------------------------- */

@@ -37,6 +37,7 @@ extern "C" {
 #include "../engine.h"
 #include "../graph.h"
 }
+#include "../plancache.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -92,6 +93,7 @@ typedef struct cu_state {
     float *scaler;            /* device, f32[4]: [0] loss scale (1 unless fp16 training),
                                * [1] found inf/nan in this step's gradients (0 / 1),
                                * [2] steps since the scale last changed, [3] steps skipped */
+    plancache *plans;         /* the persistent plan cache (plans.cu); NULL: off */
     int nops;                 /* ops of the plan */
     void **priv;              /* per op index: private state of conv.cu / gemm.cu / ops.cu */
 } cu_state;
@@ -249,5 +251,26 @@ void cu_ops_release(graph *g);
  * appended to the result record; "" when none. */
 const char *cu_conv_info(void);
 const char *cu_gemm_info(void);
+
+/* ---- the persistent plan cache (plans.cu, on engine/plancache.h) -------------------------- */
+
+/* Open cu.plans for this GPU and these library versions (--plan-cache /
+ * MATRIX_PLAN_CACHE / the XDG cache directory; NULL when off), before the
+ * prepare functions; they look each choice up (a hit is checked against the
+ * descriptor before use) and put what they searched. */
+void cu_plans_open(void);
+/* Save what was put (lock, merge, atomic rename), say the counts on stderr,
+ * and close; the counts stay for cu_plans_info. */
+void cu_plans_close(void);
+/* plan_cache lines for the result record (plancache_info). */
+const char *cu_plans_info(void);
+/* Bytes as lower-case hex into out (2 n + 1 bytes); and back: 0, or -1 when
+ * s is not exactly 2 n hex digits. (cuBLASLt algorithms are opaque bytes
+ * that its documentation says may be stored and restored.) */
+void cu_hex_put(const void *p, size_t n, char *out);
+int cu_hex_get(const char *s, void *p, size_t n);
+/* FNV-1a 64 of n bytes: a digest of a whole choice key struct in the plan
+ * key, so that a field added to the struct changes the key. */
+uint64_t cu_digest(const void *p, size_t n);
 
 #endif

@@ -57,7 +57,10 @@
  * algorithms. When no algorithm is right, gemm_check.cu's own kernel
  * computes the product.
  * Choices are cached per problem for the process (BERT repeats its shapes
- * per layer). */
+ * per layer), and verified ones in the persistent plan cache (plans.cu) for
+ * later runs on the same GPU and libraries: a cached algorithm is used only
+ * after cublasLtMatmulAlgoCheck and the verification accept it here
+ * (gemm_from_plan), else it is chosen again. */
 #include "cuda.h"
 
 #include <stdio.h>
@@ -484,9 +487,97 @@ static void gemm_log(const mm_spec *s, cublasLtEpilogue_t epi, const char *how)
             epi_name(epi), how);
 }
 
+/* ---- the persistent plan cache (plans.cu) --------------------------------------------------- */
+
+/* The plan cache's key of a product: every field of k, readable, the
+ * workspace cap, and a digest of k (a field added to gemm_key changes the
+ * key). */
+static void gemm_plan_key(const gemm_key *k, char *s, size_t n)
+{
+    snprintf(s, n,
+             "gemm1 ab%d cd%d compute%d t%d%d epi%d %s align%u,%u,%u,%u,%u a%llux%llu ld%lld "
+             "b%llux%llu ld%lld d%llux%llu ld%lld cap%zuM #%016llx",
+             k->ab, k->cd, k->compute, k->ta, k->tb, k->epi, k->autotune ? "timed" : "heuristic",
+             k->align[0], k->align[1], k->align[2], k->align[3], k->align[4], (unsigned long long)k->ar,
+             (unsigned long long)k->ac, (long long)k->lda, (unsigned long long)k->br,
+             (unsigned long long)k->bc, (long long)k->ldb, (unsigned long long)k->dr,
+             (unsigned long long)k->dc, (long long)k->ldd, GEMM_WS_CAP >> 20,
+             (unsigned long long)cu_digest(k, sizeof *k));
+}
+
+static void gemm_plan_put(const char *key, const gemm_choice *ch)
+{
+    char v[2 * sizeof ch->algo + 64];
+    cu_hex_put(&ch->algo, sizeof ch->algo, v + 5);
+    memcpy(v, "algo=", 5);
+    snprintf(v + 5 + 2 * sizeof ch->algo, sizeof v - 5 - 2 * sizeof ch->algo, " ws=%zu", ch->ws);
+    (void)plancache_put(cu.plans, key, v);
+}
+
+/* The choice of key from the plan cache, checked before it is used: its
+ * algorithm's bytes parse, cublasLtMatmulAlgoCheck accepts them for this
+ * product's descriptors within the workspace cap, and it passes the same
+ * numerical verification as a searched one (gemm_verify). 1 used (into m
+ * and *ch, remembered, logged); 0 none, or rejected (searched again); -1
+ * out of device memory. */
+static int gemm_from_plan(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, const char *key,
+                          gemm_choice *ch)
+{
+    const char *v = plancache_get(cu.plans, key);
+    if (!v)
+        return 0;
+    cublasLtMatmulHeuristicResult_t r;
+    cublasLtMatmulAlgo_t algo;
+    gemm_verdict vd;
+    size_t ws = 0, hex = 2 * sizeof algo;
+    int used = 0;
+    const char *why = NULL;
+    memset(&r, 0, sizeof r);
+    memset(&vd, 0, sizeof vd);
+    if (strncmp(v, "algo=", 5) != 0 || strlen(v) < 5 + hex || cu_hex_get(v + 5, &algo, sizeof algo) ||
+        sscanf(v + 5 + hex, " ws=%zu%n", &ws, &used) != 1 || v[5 + hex + used])
+        why = "malformed";
+    else if (cublasLtMatmulAlgoCheck(cu.lt, m->desc, m->a, m->b, m->d, m->d, &algo, &r) !=
+             CUBLAS_STATUS_SUCCESS)
+        why = "cublasLtMatmulAlgoCheck: not valid for this product";
+    else if (r.workspaceSize > GEMM_WS_CAP || ws > GEMM_WS_CAP)
+        why = "its workspace exceeds the cap";
+    else {
+        r.algo = algo;
+        r.state = CUBLAS_STATUS_SUCCESS;
+        if (ws > r.workspaceSize)
+            r.workspaceSize = ws;
+        int ok = gemm_verify(m, s, &r, epi, &vd);
+        if (ok < 0)
+            return -1;
+        if (!ok)
+            why = vd.refused ? "cuBLASLt refuses the call" : "WRONG in the verification";
+    }
+    if (why) {
+        plancache_reject(cu.plans, key, why);
+        return 0;
+    }
+    ch->ok = 1;
+    ch->fallback = 0;
+    ch->algo = algo;
+    ch->ws = r.workspaceSize;
+    m->algo = algo;
+    m->ws = ch->ws;
+    m->fallback = 0;
+    gm.verified++;
+    gemm_remember(ch);
+    char how[200];
+    snprintf(how, sizeof how,
+             "cuBLASLt algorithm from the plan cache, verified on %ld elements (worst error %.3g "
+             "of the tolerance)",
+             vd.checked, vd.worst);
+    gemm_log(s, epi, how);
+    return 1;
+}
+
 /* Algorithm of m for its current epilogue: 1 found (a verified cuBLASLt
  * algorithm, or with fallback the own kernel when none is right), 0 none,
- * -1 out of memory. Not split (about 125 lines): one decision in order (cache, cuBLASLt
+ * -1 out of memory. Not split (about 130 lines): one decision in order (caches, cuBLASLt
  * heuristics, autotune order by median time, verify each candidate against
  * the reference, keep the heuristics' first unless clearly slower, record
  * and log), whose steps share the candidate arrays r, ms and order and the
@@ -504,6 +595,11 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int f
         m->fallback = e->fallback;
         return e->ok;
     }
+    char pkey[384]; /* then the plan cache: checked against this product */
+    gemm_plan_key(&ch.key, pkey, sizeof pkey);
+    int pr = gemm_from_plan(m, s, epi, pkey, &ch);
+    if (pr)
+        return pr;
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulHeuristicResult_t r[GEMM_CANDIDATES];
     uint64_t cap = GEMM_WS_CAP;
@@ -615,6 +711,8 @@ static int gemm_choose(lt_mm *m, const mm_spec *s, cublasLtEpilogue_t epi, int f
     }
     ch.fallback = m->fallback && ch.ok;
     gemm_remember(&ch);
+    if (ch.ok && !ch.fallback) /* the own kernel is chosen afresh: not kept */
+        gemm_plan_put(pkey, &ch);
     return ch.ok;
 }
 

@@ -71,10 +71,33 @@ done
 awk -F= '$1=="step_ms"{m=$2} $1=="step_ms_lo"{l=$2} $1=="step_ms_hi"{h=$2}
   END{exit !(l>0 && l<=m && m<=h)}' "$W/r" && ok "lo <= median <= hi" || ko "median outside its interval"
 [ -z "$(ls "$W" | grep tmp || true)" ] && ok "no temporary file left" || ko "temporary file left"
+# start-up in phases (issue 18): to the plan, the plan (nothing to plan on
+# the cpu), the first step; with the rest of the warm-up they make startup_s
+for k in startup_ms plan_ms first_step_ms plan_cache; do
+  if grep -q "^$k=" "$W/r"; then ok "key $k"; else ko "key $k missing"; fi
+done
+[ "$(key plan_ms "$W/r")" = 0 ] && [ "$(key plan_cache "$W/r")" = none ] && ok "cpu: plan_ms=0, plan_cache=none" \
+  || ko "cpu: plan_ms=$(key plan_ms "$W/r") plan_cache=$(key plan_cache "$W/r")"
+phases() { # FILE WARMED: the phases are positive and fit in startup_s
+  awk -F= -v w="$2" '$1=="startup_ms"{a=$2} $1=="plan_ms"{p=$2} $1=="first_step_ms"{f=$2} $1=="startup_s"{t=$2*1000}
+    END{s = a + p + (w ? f : 0); exit !(a > 0 && p >= 0 && f > 0 && s <= t * 1.0001 + 0.001)}' "$1"
+}
+phases "$W/r" 1 && ok "startup_ms + plan_ms + first_step_ms <= startup_s (warm-up 2 steps)" \
+  || ko "phases: $(grep -E '^(startup|plan_ms|first_step)' "$W/r" | tr '\n' ' ')"
 
 # --steps: exactly that many timed steps
 "$E" --device cpu --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --result "$W/r"
 [ "$(key samples "$W/r")" = 7 ] && ok "--steps 7 gives 7 samples" || ko "samples=$(key samples "$W/r")"
+# without a warm-up the first step is the first timed one: startup_s ends where it begins
+phases "$W/r" 0 && ok "no warm-up: startup_ms + plan_ms <= startup_s, first_step_ms > 0" \
+  || ko "phases without warm-up: $(grep -E '^(startup|plan_ms|first_step)' "$W/r" | tr '\n' ' ')"
+
+# --plan-cache: the cpu backend searches nothing, so it is listed in ignored
+"$E" --device cpu --model mnist_cnn --batch 4 --threads 1 --steps 1 --warmup 0 --plan-cache "$W/plans" --result "$W/r"
+[ "$(key ignored "$W/r")" = plan_cache ] && [ ! -e "$W/plans" ] && ok "cpu: --plan-cache ignored, nothing written" \
+  || ko "cpu --plan-cache: ignored='$(key ignored "$W/r")'"
+expect_exit 2 "matrix-engine: --plan-cache: an empty name (expected a directory or off)
+usage: matrix-engine [flags] --result FILE (see --help)" --plan-cache ""
 
 # inference_mode on plans memory: lower peak than off (which keeps what a
 # backward would read, as autograd does), same model

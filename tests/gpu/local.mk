@@ -12,7 +12,9 @@
 #                    tests/gpu/runtimes.sh (the PyTorch engine's runtimes:
 #                    eager, inductor, onnxruntime on its CUDA provider,
 #                    tensorrt, at fp32/fp16/int8, with their accuracy checks;
-#                    its table in tests/gpu/logs/runtimes.out/); each says PASS, FAIL or
+#                    its table in tests/gpu/logs/runtimes.out/),
+#                    tests/gpu/plan_cache.sh (the plan cache: a second run
+#                    finds every choice, a damaged cache is rebuilt); each says PASS, FAIL or
 #                    SKIP, with its output in tests/gpu/logs/, and the last
 #                    line is "N passed, N failed". Without a GPU every one
 #                    skips and the target succeeds ("SKIP: no GPU").
@@ -31,6 +33,7 @@ endif
 TESTS += tests/gpu/ops_selftest.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
 	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm.h \
+	engine/plancache.c engine/plancache.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c
 tests_gpu_ops_check_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
@@ -39,11 +42,12 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
+	tests/gpu/plan_cache.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
 GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \
-	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh
+	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh tests/gpu/plan_cache.sh
 GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
@@ -52,8 +56,12 @@ GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRI
 check-gpu-pytorch: all
 	@$(MKDIR_P) $(GPU_LOG_DIR); $(GPU_ENV) $(MAKE) --no-print-directory check-gpu GPU_CHECKS=tests/gpu/pytorch_knobs.sh
 
+# check-gpu: the engine's plan cache (--plan-cache) in a fresh directory of
+# its own, so that the checks neither read nor fill the user's
 check-gpu: all $(check_PROGRAMS)
 	@$(MKDIR_P) $(GPU_LOG_DIR); $(GPU_ENV) \
+	MATRIX_PLAN_CACHE='$(abs_top_builddir)/$(GPU_LOG_DIR)/plan-cache'; export MATRIX_PLAN_CACHE; \
+	rm -rf "$$MATRIX_PLAN_CACHE"; \
 	pass=0; fail=0; skip=0; \
 	for t in $(GPU_CHECKS); do \
 	  log=$(GPU_LOG_DIR)/`basename $$t .sh`.log; rc=0; \

@@ -1625,6 +1625,7 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
         pt.threads = 1;
         pt.device = DEV_CUDA;
         pt.seed = seed;
+        pt.plan_cache = "off"; /* every check searches and verifies afresh */
         memset(&s->dev, 0, sizeof s->dev);
         if (setup(&s->dev, &pt, err, sizeof err)) {
             printf("SKIP: no GPU: the CUDA backend cannot run here: %s\n",

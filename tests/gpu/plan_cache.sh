@@ -1,0 +1,145 @@
+#!/bin/sh
+# plan_cache.sh - the persistent plan cache of the CUDA backend on a GPU
+# (issue 18, item 3; engine/plancache.c, engine/cuda/plans.cu): each point
+# runs twice on a fresh cache directory, then on a damaged cache.
+#
+#   resnet18 train fp16 NHWC batch 32, cudnn_benchmark on (timed conv search)
+#   mnist_cnn train fp32 batch 64, compile max-autotune (conv search and
+#                        cuBLASLt autotune of the linears)
+#
+# For each: the first run finds nothing (plan_cache_hits=0) and stores its
+# choices; the second finds every one (hits = the first's stored, nothing
+# rejected or stored) and runs the same algorithm for every convolution
+# (name, direction, algorithm and math type from the point's log); its
+# plan_ms is printed beside the first's (no timing assertion). Then: a
+# truncated file is reported corrupt, ignored and rebuilt; algorithms edited
+# to one that does not exist (checksum made right, python3) are rejected by
+# the checks against the descriptor and searched again; --plan-cache off
+# writes nothing and says plan_cache=off.
+#
+#   sh tests/gpu/plan_cache.sh [OUTDIR]
+#
+# Last line "plan_cache: N passed, N failed"; exit 0, 1 when a check fails,
+# 77 without a GPU. About 1 minute on one H100.
+set -u
+if [ -z "${MATRIX_ENGINE:-}" ]; then
+	if [ -n "${top_builddir:-}" ]; then MATRIX_ENGINE=$top_builddir/engine/matrix-engine
+	else MATRIX_ENGINE=$(pwd)/engine/matrix-engine; fi
+fi
+E=$MATRIX_ENGINE
+if [ -n "${1:-}" ]; then W=$1; mkdir -p "$W"; else W=$(mktemp -d); trap 'rm -rf "$W"' EXIT; fi
+npass=0 nfail=0
+
+"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --plan-cache off \
+	--result "$W/probe" >"$W/probe.log" 2>&1
+rc=$?
+if [ $rc -eq 3 ]; then
+	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe" 2>/dev/null))"
+	exit 77
+elif [ $rc -ne 0 ]; then
+	echo "FAIL: the probe point (mnist_cnn on cuda) exited $rc:"
+	tail -n 5 "$W/probe.log"
+	exit 1
+fi
+
+key() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+pass() { npass=$((npass + 1)); echo "PASS $*"; }
+fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+check() { # WHAT CONDITION...
+	what=$1; shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# run NAME DIR FLAGS...: one point with the plan cache in DIR
+run() {
+	n=$1 d=$2; shift 2
+	if ! "$E" --device cuda --warmup 1 --steps 3 --plan-cache "$d" "$@" --result "$W/$n" \
+		>"$W/$n.log" 2>&1 || [ "$(key status "$W/$n")" != ok ]; then
+		echo "     point $n failed: $(key status "$W/$n") $(key reason "$W/$n"); see $W/$n.log"
+		return 1
+	fi
+}
+
+# the algorithm of every convolution of a log: "NAME DIR ALGO MATH", sorted
+convs() {
+	sed -n -E "s/^matrix-engine: cuda: conv '([^']*)' ([a-z_]+) [^:]*: ([A-Z_0-9]+) ([a-z-]+)( \((cached|plan cache)\))?: .*/\1 \2 \3 \4/p" "$1" | sort
+}
+
+# tamper FILE: every conv entry's algorithm 99, the checksum made right again
+tamper() {
+	python3 - "$1" <<'EOF'
+import re, sys
+p = sys.argv[1]
+lines = open(p, "rb").read().split(b"\n")[:-2]  # without the end line
+lines = [re.sub(rb"^(conv1 [^\t]*\talgo=)\d+", rb"\g<1>99", l) for l in lines]
+body = b"\n".join(lines) + b"\n"
+h = 1469598103934665603
+for c in body:
+    h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+open(p, "wb").write(body + b"end\t%d\t%016x\n" % (len(lines) - 2, h))
+EOF
+}
+
+for pt in "resnet18:--model resnet18 --task train --batch 32 --precision fp16 --channels-last on --cudnn-benchmark on" \
+	"mnist:--model mnist_cnn --task train --batch 64 --compile max-autotune"; do
+	n=${pt%%:*} flags=${pt#*:}
+	d=$W/cache.$n
+	rm -rf "$d"
+	# shellcheck disable=SC2086
+	if ! run "$n.1" "$d" $flags || ! run "$n.2" "$d" $flags; then
+		fail "$n: a point did not run"
+		continue
+	fi
+	s1=$(key plan_cache_stored "$W/$n.1")
+	check "$n first run: plan_cache=on, load=new, 0 hits, $s1 stored" \
+		[ "$(key plan_cache "$W/$n.1")/$(key plan_cache_load "$W/$n.1")/$(key plan_cache_hits "$W/$n.1")" = on/new/0 -a "${s1:-0}" -gt 0 ]
+	h2=$(key plan_cache_hits "$W/$n.2")
+	check "$n second run: $h2 hits of $s1 stored, $(key plan_cache_misses "$W/$n.2") misses, $(key plan_cache_rejected "$W/$n.2") rejected" \
+		[ "$h2" = "$s1" -a "$(key plan_cache_rejected "$W/$n.2")" = 0 -a "$(key plan_cache_stored "$W/$n.2")" = 0 ]
+	convs "$W/$n.1.log" >"$W/$n.1.convs"
+	convs "$W/$n.2.log" >"$W/$n.2.convs"
+	check "$n: the same algorithm for each of $(wc -l <"$W/$n.1.convs") convolutions" \
+		cmp -s "$W/$n.1.convs" "$W/$n.2.convs"
+	fresh=$(grep "cuda: conv '" "$W/$n.2.log" | grep -vc -e '(cached)' -e '(plan cache)')
+	check "$n second run: no convolution searched ($fresh were)" [ "$fresh" = 0 ]
+	echo "     $n plan_ms: $(key plan_ms "$W/$n.1") ms searched, $(key plan_ms "$W/$n.2") ms from the cache; startup_s $(key startup_s "$W/$n.1") -> $(key startup_s "$W/$n.2")"
+
+	f=$(ls "$d"/plans-*.txt 2>/dev/null | head -n 1)
+	# a torn file: corrupt, ignored, rebuilt
+	head -c $(($(wc -c <"$f") / 2)) "$f" >"$f.half" && mv "$f.half" "$f"
+	# shellcheck disable=SC2086
+	if run "$n.3" "$d" $flags; then
+		check "$n truncated cache: load=corrupt, said on stderr, rebuilt ($(key plan_cache_stored "$W/$n.3") stored)" \
+			[ "$(key plan_cache_load "$W/$n.3")" = corrupt -a "$(key plan_cache_stored "$W/$n.3")" = "$s1" ]
+		grep -q "is corrupt" "$W/$n.3.log" || fail "$n: the corrupt cache was not said in the log"
+	else
+		fail "$n: the point on a truncated cache did not run"
+	fi
+	# algorithms that do not exist: rejected by the checks, searched again
+	if command -v python3 >/dev/null 2>&1 && tamper "$f"; then
+		# shellcheck disable=SC2086
+		if run "$n.4" "$d" $flags; then
+			nc=$(grep -c "^conv1 " "$f" 2>/dev/null)
+			check "$n tampered cache: $(key plan_cache_rejected "$W/$n.4") of $nc convolution choices rejected and searched again" \
+				[ "$(key plan_cache_load "$W/$n.4")" = loaded -a "$(key plan_cache_rejected "$W/$n.4")" -gt 0 ]
+		else
+			fail "$n: the point on a tampered cache did not run (a cached choice was trusted?)"
+		fi
+	else
+		echo "     $n: tampered cache not checked (no python3)"
+	fi
+done
+
+# off: nothing written (not even in the default place), plan_cache=off
+XDG_CACHE_HOME=$W/xdg
+export XDG_CACHE_HOME
+unset MATRIX_PLAN_CACHE
+if run off.1 off --model mnist_cnn --task train --batch 64 --cudnn-benchmark on; then
+	check "--plan-cache off: plan_cache=$(key plan_cache "$W/off.1"), nothing written" \
+		[ "$(key plan_cache "$W/off.1")" = off -a ! -e "$W/xdg/matrix" ]
+else
+	fail "--plan-cache off: the point did not run"
+fi
+
+echo "plan_cache: $npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
