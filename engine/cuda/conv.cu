@@ -33,7 +33,11 @@
  * math type and workspace cap, 2 warm-up runs then 5 timed runs each, median.
  * The heuristics' choice is timed too (before and after the others, 10 runs)
  * and kept unless another is faster by more than 2% and its slowest run is
- * faster than the heuristics' fastest (beyond the noise). Acceptable: status
+ * faster than the heuristics' fastest (beyond the noise), and, when the step
+ * is eager (no CUDA Graph), unless the other's runs with the host time of
+ * their calls counted are slower than the heuristics' (more host work can
+ * lose a host-bound step what the device gains; conv_search_host_kept
+ * counts the problems where that kept the heuristics' choice). Acceptable: status
  * SUCCESS, the math type allowed by the precision, workspace within
  * min(1 GiB, free / 4). Every choice is logged on stderr per convolution
  * (shape, layout, type, direction, algorithm, time). Choices are cached per
@@ -56,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef HAVE_CUDNN
 
@@ -100,6 +105,7 @@ typedef struct conv_priv {
 /* Algorithm choice of one problem, cached for the process. */
 typedef struct conv_key {
     int dir, need, dt, nhwc, math, search, fused, acc;
+    int eager; /* timed search for an eager step: host time of the call counted too */
     int n, c, h, w, k, r, s, stride, pad;
 } conv_key;
 
@@ -112,6 +118,7 @@ typedef struct conv_choice {
     int timed;      /* candidates timed (0: heuristics only) */
     int heur_algo;  /* the heuristics' choice */
     float ms, heur_ms; /* medians of the choice and of the heuristics' choice */
+    int host_kept;  /* another was faster on the device but not with its host time */
 } conv_choice;
 
 /* What a timed candidate run calls: the op, and whether the forward runs
@@ -130,6 +137,7 @@ static struct {
     int prepared;
     int fused_cudnn, fused_epilogue, fused_refused;
     int search_kept, search_replaced; /* distinct problems timed */
+    int search_host_kept; /* of the kept: another was faster on the device, not with its host time */
     int algos[NDIR][8];
     void *dw;          /* weight-gradient scratch shared by the backward ops */
     size_t dw_bytes;
@@ -158,6 +166,17 @@ static cudnnMathType_t conv_math(void)
     return cu.pt.precision == PREC_FP32   ? CUDNN_FMA_MATH
            : cu.pt.precision == PREC_TF32 ? CUDNN_DEFAULT_MATH
                                           : CUDNN_TENSOR_OP_MATH;
+}
+
+/* The step runs op by op (no CUDA Graph replay): each cuDNN call's host
+ * work is paid at every step, not only once at the capture. */
+static int conv_eager(void) { return cu.pt.compile < COMPILE_REDUCE_OVERHEAD; }
+
+static double conv_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int conv_math_ok(cudnnMathType_t m)
@@ -330,6 +349,7 @@ static conv_key conv_make_key(const conv_priv *p, int dir, int need, const conv_
     memset(&k, 0, sizeof k);
     k.dir = dir; k.need = need; k.dt = p->dt; k.nhwc = p->c.nhwc;
     k.math = (int)conv_math(); k.search = cu.search;
+    k.eager = cu.search && conv_eager();
     k.fused = cr->fused;
     k.acc = dir == FWD ? cr->o->in[3] >= 0 : (int)CU_ACC(cr->o, dir == BWD_DATA ? 0 : 1);
     k.n = p->c.N; k.c = p->c.C; k.h = p->c.H; k.w = p->c.W;
@@ -416,35 +436,51 @@ static int cmp_float(const void *a, const void *b)
 #define CONV_MARGIN 0.02f
 
 /* Time candidate c (its math type on the descriptor): CONV_REPS runs, each
- * timed alone by events, after CONV_WARM; t[] sorted ascending. 0, or -1
- * when cuDNN refuses the call (nothing of it lingers). */
+ * timed alone by events, after CONV_WARM; t[] sorted ascending. *hx: the
+ * median over the runs of the larger of the device time and the host time
+ * of the call (cuDNN's host work and launches: what a run costs an eager
+ * step that the host cannot run ahead of). 0, or -1 when cuDNN refuses the
+ * call (nothing of it lingers). */
 static int conv_time(conv_priv *p, const conv_run *cr, int dir, const conv_cand *c, void *ws,
-                     cudaEvent_t *ev, float *t)
+                     cudaEvent_t *ev, float *t, float *hx)
 {
+    float host[CONV_REPS];
     cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], c->math));
     for (int i = 0; i < CONV_WARM + CONV_REPS; i++) {
         int k = i - CONV_WARM;
         if (k >= 0)
             cudaCheck(cudaEventRecord(ev[2 * k], cu.s));
+        double h0 = conv_clock_ms();
         if (conv_call(p, cr, dir, c->algo, ws, c->memory) != CUDNN_STATUS_SUCCESS) {
             (void)cudaGetLastError();
             cudaCheck(cudaStreamSynchronize(cu.s));
             return -1;
         }
-        if (k >= 0)
+        if (k >= 0) {
+            host[k] = (float)(conv_clock_ms() - h0);
             cudaCheck(cudaEventRecord(ev[2 * k + 1], cu.s));
+        }
     }
     cudaCheck(cudaStreamSynchronize(cu.s));
-    for (int k = 0; k < CONV_REPS; k++)
+    for (int k = 0; k < CONV_REPS; k++) {
         cudaCheck(cudaEventElapsedTime(&t[k], ev[2 * k], ev[2 * k + 1]));
+        host[k] = host[k] > t[k] ? host[k] : t[k];
+    }
     qsort(t, CONV_REPS, sizeof *t, cmp_float);
+    qsort(host, CONV_REPS, sizeof *host, cmp_float);
+    *hx = host[CONV_REPS / 2];
     return 0;
 }
 
 /* The timed search over the acceptable candidates r[0..n) (heuristics'
  * order, r[h] the heuristics' choice, workspaces in .memory): the index
  * kept, with ch->ms / heur_ms / timed filled; -1 when none ran, -2 when
- * the workspace cannot be had. */
+ * the workspace cannot be had. The fastest on the device replaces the
+ * heuristics' choice only beyond the noise (median > 2% better, slowest run
+ * faster than the heuristics' fastest) and, for an eager step, when its
+ * runs with their host time counted are not slower than the heuristics'
+ * (a call with more host work can lose a host-bound step what it wins on
+ * the device; either way the heuristics' choice is the floor). */
 static int conv_search(conv_priv *p, const conv_run *cr, int dir, conv_cand *r, int n, int h,
                        conv_choice *ch)
 {
@@ -459,21 +495,25 @@ static int conv_search(conv_priv *p, const conv_run *cr, int dir, conv_cand *r, 
     for (int k = 0; k < 2 * CONV_REPS; k++)
         cudaCheck(cudaEventCreate(&ev[k]));
     float th[2 * CONV_REPS] = {0}, t[CONV_REPS], best_hi = 0, best_med = 0;
-    int best = -1, hok = conv_time(p, cr, dir, &r[h], ws, ev, th) == 0;
+    float hx, best_hx = 0, h_hx = 0, h_hx2 = 0;
+    int best = -1, hok = conv_time(p, cr, dir, &r[h], ws, ev, th, &h_hx) == 0;
     ch->timed = hok;
     for (int i = 0; i < n; i++) {
-        if (i == h || conv_time(p, cr, dir, &r[i], ws, ev, t) != 0)
+        if (i == h || conv_time(p, cr, dir, &r[i], ws, ev, t, &hx) != 0)
             continue;
         ch->timed++;
         if (best < 0 || t[CONV_REPS / 2] < best_med) {
             best = i;
             best_hi = t[CONV_REPS - 1];
             best_med = t[CONV_REPS / 2];
+            best_hx = hx;
         }
     }
     if (hok) { /* the heuristics' choice again, after the others: 10 runs */
-        if (conv_time(p, cr, dir, &r[h], ws, ev, th + CONV_REPS) != 0)
+        if (conv_time(p, cr, dir, &r[h], ws, ev, th + CONV_REPS, &h_hx2) != 0)
             memcpy(th + CONV_REPS, th, sizeof t);
+        else if (h_hx2 < h_hx)
+            h_hx = h_hx2; /* the heuristics' better of its two medians */
         qsort(th, 2 * CONV_REPS, sizeof *th, cmp_float);
     }
     for (int k = 0; k < 2 * CONV_REPS; k++)
@@ -483,9 +523,15 @@ static int conv_search(conv_priv *p, const conv_run *cr, int dir, conv_cand *r, 
     ch->heur_ms = hok ? h_med : -1.0f;
     if (!hok && best < 0)
         return -1;
-    if (!hok || (best >= 0 && best_med < h_med * (1.0f - CONV_MARGIN) && best_hi < h_lo)) {
+    int faster = best >= 0 && best_med < h_med * (1.0f - CONV_MARGIN) && best_hi < h_lo;
+    int host_ok = !conv_eager() || best_hx <= h_hx * (1.0f + CONV_MARGIN);
+    if (!hok || (faster && host_ok)) {
         ch->ms = best_med;
         return best;
+    }
+    if (faster) {
+        cv.search_host_kept++;
+        ch->host_kept = 1;
     }
     ch->ms = h_med;
     return h;
@@ -497,12 +543,14 @@ static const char *const dir_names[NDIR] = {"fwd", "bwd_data", "bwd_filter"};
 static void conv_log(const op *o, const conv_priv *p, int dir, const conv_choice *ch, int cached)
 {
     const conv_geo *c = &p->c;
-    char how[160];
+    char how[224];
     if (!ch->timed)
         snprintf(how, sizeof how, "heuristics (not timed)");
     else if (ch->algo == ch->heur_algo)
-        snprintf(how, sizeof how, "%.4f ms median, kept the heuristics' choice (%d timed)", ch->ms,
-                 ch->timed);
+        snprintf(how, sizeof how, "%.4f ms median, kept the heuristics' choice (%d timed%s)", ch->ms,
+                 ch->timed,
+                 ch->host_kept ? "; one faster on the device lost with the host time of its calls"
+                               : "");
     else
         snprintf(how, sizeof how, "%.4f ms median, heuristics' %s %.4f ms (%+.1f%%, %d timed)",
                  ch->ms, algo_names[dir][ch->heur_algo], ch->heur_ms,
@@ -533,7 +581,8 @@ static void conv_plan_key(const conv_key *k, size_t cap, char *s, size_t n)
              "cap%zuM #%016llx",
              dir_names[k->dir], k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
              k->nhwc ? "nhwc" : "nchw", k->dt == DT_F16 ? "f16" : k->dt == DT_BF16 ? "bf16" : "f32",
-             k->math, k->search ? "timed" : "heuristic", k->fused, k->acc, k->need, mib ? b : 0,
+             k->math, !k->search ? "heuristic" : k->eager ? "timed-eager" : "timed-graph", k->fused,
+             k->acc, k->need, mib ? b : 0,
              (unsigned long long)cu_digest(k, sizeof *k));
 }
 
@@ -1047,10 +1096,11 @@ static void conv_make_info(void)
     size_t n = sizeof cv.info;
     snprintf(s, n,
              "conv_fused_cudnn=%d\nconv_fused_epilogue=%d\nconv_algo_search=%s\n"
-             "conv_search_kept=%d\nconv_search_replaced=%d\nconv_cudnn_version=%zu\n",
+             "conv_search_kept=%d\nconv_search_replaced=%d\nconv_search_host_kept=%d\n"
+             "conv_cudnn_version=%zu\n",
              cv.fused_cudnn, cv.fused_epilogue,
              cu.search ? "timed" : "heuristic",
-             cv.search_kept, cv.search_replaced, cudnnGetVersion());
+             cv.search_kept, cv.search_replaced, cv.search_host_kept, cudnnGetVersion());
     conv_info_algos(s, n, "conv_algos_fwd", FWD);
     conv_info_algos(s, n, "conv_algos_bwd_data", BWD_DATA);
     conv_info_algos(s, n, "conv_algos_bwd_filter", BWD_FILTER);
