@@ -77,8 +77,8 @@ check_PROGRAMS += tests/unit/test_plancache
 tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h
 TESTS += tests/unit/test_plancache
 
-# ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader and for
-# results.csv -> report tables, built with clang apart from the rest (every
+# ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader, for
+# results.csv -> report tables and for the engine's plan cache files, built with clang apart from the rest (every
 # source instrumented): `make fuzz` builds them, `make fuzz-run` runs each for
 # FUZZ_SECONDS (default 60) from its seed corpus. .ci/run runs them when clang
 # and libFuzzer are installed.
@@ -90,14 +90,17 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' -DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 FUZZ_LIB_SRCS = $(filter %.c,$(matrix_libmatrix_a_SOURCES) $(matrix_libreport_a_SOURCES))
 FUZZ_LIBS = $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/corpus
+EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz_plancache.c tests/fuzz/corpus
 tests/fuzz/fuzz_recipe: $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
-fuzz: tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results
+# the engine's plan cache reader (engine/plancache.c, a file any earlier run wrote)
+tests/fuzz/fuzz_plancache: $(top_srcdir)/tests/fuzz/fuzz_plancache.c $(top_srcdir)/engine/plancache.c $(top_srcdir)/engine/plancache.h
+	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_plancache.c
+fuzz: tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_plancache
 fuzz-run: fuzz
-	@for f in recipe results; do \
+	@for f in recipe results plancache; do \
 	  mkdir -p tests/fuzz/work/$$f; \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  tests/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
@@ -105,5 +108,5 @@ fuzz-run: fuzz
 	    || { tail -n 60 tests/fuzz/work/$$f.log; exit 1; }; \
 	  grep -E '^stat::number_of_executed_units|^Done' tests/fuzz/work/$$f.log | tr '\n' ' '; echo; \
 	done
-CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results
+CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_plancache
 .PHONY: fuzz fuzz-run
