@@ -586,6 +586,15 @@ static void conv_plan_key(const conv_key *k, size_t cap, char *s, size_t n)
              (unsigned long long)cu_digest(k, sizeof *k));
 }
 
+/* A fused forward's new choice, kept until its fused call has been tried
+ * (conv_prepare_fwd): one that cuDNN then refuses is not stored, else every
+ * later run would reject it and search it again. */
+static struct {
+    char key[256];
+    conv_choice ch;
+    int pending;
+} fused_put;
+
 static void conv_plan_put(const char *key, const conv_choice *ch)
 {
     char v[160];
@@ -743,7 +752,12 @@ static int conv_choose(conv_priv *p, const conv_run *cr, int dir, int need, size
     conv_remember(&ch);
     if (!found)
         return 0;
-    conv_plan_put(pkey, &ch);
+    if (cr->fused) { /* stored once the fused call is accepted */
+        snprintf(fused_put.key, sizeof fused_put.key, "%s", pkey);
+        fused_put.ch = ch;
+        fused_put.pending = 1;
+    } else
+        conv_plan_put(pkey, &ch);
     return conv_use(p, cr, dir, &ch, 0);
 }
 
@@ -934,6 +948,9 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
         if (c > 0) {
             if ((r = conv_fused_trial(g, o, p, &st)))
                 return r;
+            if (st == CUDNN_STATUS_SUCCESS && fused_put.pending)
+                conv_plan_put(fused_put.key, &fused_put.ch);
+            fused_put.pending = 0;
             if (st == CUDNN_STATUS_SUCCESS)
                 p->epi = EPI_FUSED;
             else if (!cv.fused_refused++)
