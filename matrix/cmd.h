@@ -23,6 +23,7 @@ int cmd_build(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_recipes(int argc, char **argv);
 
 /* Print "usage: matrix <usage>" for the named command to stderr; returns 2. */

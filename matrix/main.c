@@ -45,7 +45,8 @@ static const char *const run_options[] = {
 static const char *const run_point_options[] = {"--help", NULL};
 static const char *const status_options[] = {"--help", NULL};
 static const char *const build_options[] = {"--rebuild", "--help", NULL};
-static const char *const report_options[] = {"--metric", "--quiet", "--help", NULL};
+static const char *const report_options[] = {"--metric", "--out", "--quiet", "--help", NULL};
+static const char *const merge_options[] = {"--out", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const recipes_options[] = {"--names", "--help", NULL};
 static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
@@ -116,13 +117,29 @@ static const struct cmd_entry commands[] = {
 	 "Exit status: 0 every image there, 1 some could not be had, 2 usage, recipe or\n"
 	 "runtime error.\n",
 	 build_options},
-	{"report", cmd_report, "report DIR... [--metric NAME] [--quiet]",
-	 "write the figures, tables, report.md and report.html of run directories",
+	{"report", cmd_report, "report DIR... [--out DIR] [--metric NAME] [--quiet]",
+	 "write the figures, tables, report.md and report.html of a run directory",
 	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"
 	 "                         a name no result has is an error\n"
+	 "  --out DIR              with several DIRs: where they are merged (default\n"
+	 "                         the first DIR's parent/merged-YYYYmmdd-HHMMSS)\n"
 	 "  -q, --quiet            print nothing but errors\n"
+	 "\nSeveral DIRs are runs made apart (other hosts, other GPUs): they are merged\n"
+	 "as 'matrix merge' does and reported as one study.\n"
 	 "\n" HELP_METRICS,
 	 report_options},
+	{"merge", cmd_merge, "merge DIR... --out DIR [--quiet]",
+	 "merge runs made on other hosts or GPUs into one run directory, one study",
+	 "  -o, --out DIR          the merged directory (missing or empty)\n"
+	 "  -q, --quiet            print nothing but errors\n"
+	 "\nThe merged directory holds a copy of each run (runs/N) and merge.txt;\n"
+	 "report, export and compare read it as one study in which 'machine' (the node\n"
+	 "each row ran on, with its GPU, else its CPU) is a factor. Factors not every\n"
+	 "run has are left out (rows at other than their baseline level, else their\n"
+	 "first, with them) and said; so are differing baselines and metrics, and\n"
+	 "points measured with different engine versions (a warning).\n"
+	 "Exit status: 0, 2 when the runs cannot be merged or usage.\n",
+	 merge_options},
 	{"export", cmd_export, "export DIR [--format json|csv] [--metric NAME]",
 	 "print every point of a run with its factors, metric, 95% interval and status",
 	 "  --format json|csv      JSON (the default: recipe, metric with unit, points) or\n"

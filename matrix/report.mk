@@ -12,6 +12,7 @@ matrix_libreport_a_SOURCES = \
 	matrix/report/cellset.c \
 	matrix/report/model.h \
 	matrix/report/report_load.c \
+	matrix/report/report_merge.c \
 	matrix/report/effects.h \
 	matrix/report/effects.c \
 	matrix/report/rtable.h \
@@ -35,7 +36,8 @@ matrix_libreport_a_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' \
 	-DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 
-matrix_matrix_SOURCES += matrix/report/cmd_report.c matrix/report/cmd_compare.c matrix/report/cmd_export.c
+matrix_matrix_SOURCES += matrix/report/cmd_report.c matrix/report/cmd_compare.c matrix/report/cmd_export.c \
+	matrix/report/cmd_merge.c
 # libreport uses libmatrix: list libmatrix again after it for the static link
 matrix_matrix_LDADD += matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
@@ -59,7 +61,7 @@ tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAM
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
-	tests/report/design.sh tests/report/metrics.sh
+	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -69,6 +71,7 @@ EXTRA_DIST += \
 	tests/report/engine.sh \
 	tests/report/design.sh \
 	tests/report/metrics.sh \
+	tests/report/merge.sh \
 	tests/report/design_engine.sh \
 	tests/report/known.yaml.in \
 	tests/report/golden/effects.csv \

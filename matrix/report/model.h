@@ -57,6 +57,8 @@ struct run {
 	size_t max_rep;       /* the most processes any point was measured in */
 	size_t epoch_rows[2]; /* metric epoch_time: ok rows from dataset_size /
 	                       * throughput [0], from the engine's epoch_s [1] */
+	size_t nnotes;        /* runs merged (report_merge.c): what the merge did and */
+	char **notes;         /* what differs between the runs, "warning: ..." first */
 };
 
 /* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.
@@ -69,5 +71,31 @@ struct strbuf;
 void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf,
 		    const char *sep, struct strbuf *sb);
 const char *run_level(const struct run *run, size_t f, size_t l);
+
+/* ---- runs merged (report_merge.c) ------------------------------------------ */
+
+/* A merged directory (matrix merge) holds MERGE_FILE, naming its runs
+ * ("run: runs/N FROM", copies of the runs in DIR/runs/N), and is loaded by
+ * run_load as one run whose recipe has the factor `machine` added. */
+#define MERGE_FILE "merge.txt"
+int merge_is_dir(const char *dir);
+/* The runs of merged directory dir: their directories and the names they had
+ * (allocated; *n of each). Returns 0, or -1 after printing why to err. */
+int merge_dir_sources(const char *dir, char ***subdirs, char ***names, size_t *n, FILE *err);
+struct table;
+/* Load the runs dirs[0..n-1] (called names[i] in messages) as one: into
+ * run->recipe the first run's recipe on the factors they share (each with
+ * the levels of all of them) plus `machine`; into t their rows with the
+ * columns machine and merge_source (the run's number); into run->notes what
+ * differs between them, each also printed to notes unless it is NULL.
+ * run must be zeroed. Returns 0, or -1 after printing why to err. */
+int merge_load(struct run *run, char *const *dirs, char *const *names, size_t n, struct table *t,
+	       FILE *err, FILE *notes);
+/* Write the merged directory out (missing or empty) of the runs dirs[0..n-1]:
+ * merge.txt, env.txt (theirs, one after the other), runs/N (recipe.yaml,
+ * results.csv, env.txt, plan.csv, logs/, profiles/). Nothing is written when
+ * the runs cannot be merged. notes as for merge_load. Returns 0, or 2 after
+ * printing why to err. */
+int merge_write(const char *out, char *const *dirs, size_t n, FILE *err, FILE *notes);
 
 #endif

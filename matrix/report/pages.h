@@ -20,6 +20,9 @@ void report_quality_paras(const struct run *run, struct paras *ps);
 /* "Uncertainty": how the intervals are computed, a worked example from
  * this run, how they propagate, the improvement formula, compare's rule. */
 void report_method_paras(const struct run *run, struct paras *ps);
+/* "Merged runs" (runs merged across machines): what the merge did and what
+ * differs between the runs; no paragraph for a single run. */
+void report_merge_paras(const struct run *run, struct paras *ps);
 
 int report_markdown_write(const struct run *run, const struct report_tables *rt,
 			  const struct plot_set *ps, const char *path);

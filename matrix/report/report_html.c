@@ -94,7 +94,13 @@ static void paras_html(const struct paras *ps, struct strbuf *sb)
 /* The sections "Measurement quality" and "Uncertainty". */
 static void sections(const struct run *run, struct strbuf *sb, int html)
 {
-	struct paras q = {0}, u = {0};
+	struct paras q = {0}, u = {0}, m = {0};
+	report_merge_paras(run, &m);
+	if (m.n) {
+		sb_puts(sb, html ? "<h2 id=\"merged\">Merged runs</h2>\n" : "## Merged runs\n\n");
+		(html ? paras_html : paras_markdown)(&m, sb);
+	}
+	paras_free(&m);
 	report_quality_paras(run, &q);
 	report_method_paras(run, &u);
 	sb_puts(sb, html ? "<h2 id=\"quality\">Measurement quality</h2>\n" : "## Measurement quality\n\n");

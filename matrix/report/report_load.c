@@ -309,6 +309,7 @@ static int cmp_rowkey(const void *a, const void *b)
 /* The columns of results.csv a run is read from; -1 where absent. */
 struct cols {
 	long id, repeat, status, reason, unit, lo, hi, thr, cmd;
+	long source;          /* merged runs: the run's number (report_merge.c) */
 	long *factor;         /* per factor of the recipe, all present */
 };
 
@@ -347,6 +348,25 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 	return 0;
 }
 
+/* A merged directory (report_merge.c): its runs as one, their notes printed
+ * to err. Returns 0, or -1 after printing why to err. */
+static int load_merged(struct run *run, const char *dir, struct table *t, int *have_recipe, FILE *err)
+{
+	char **subs, **names;
+	size_t n;
+	if (merge_dir_sources(dir, &subs, &names, &n, err) != 0)
+		return -1;
+	int rc = merge_load(run, subs, names, n, t, err, err);
+	*have_recipe = rc == 0;
+	for (size_t i = 0; i < n; i++) {
+		free(subs[i]);
+		free(names[i]);
+	}
+	free(subs);
+	free(names);
+	return rc;
+}
+
 /* Find the columns of t, and check the metric when one was asked for.
  * Returns 0, or -1 after printing why to err. */
 static int find_columns(const struct table *t, const struct recipe *r, const char *dir,
@@ -361,6 +381,7 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 	c->hi = table_column(t, "step_ms_hi");
 	c->thr = table_column(t, "throughput");
 	c->cmd = table_column(t, "command");
+	c->source = table_column(t, "merge_source");
 	c->factor = NULL;
 	if (c->id < 0 || c->status < 0) {
 		fprintf(err, "matrix: '%s' lacks the id or status column\n", cpath);
@@ -381,13 +402,13 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 }
 
 /* keep[i] = 1 for the rows that count: the last row of each (id, repeat)
- * wins, as a retried point supersedes. */
+ * wins, as a retried point supersedes (in its own run, when runs are merged). */
 static unsigned char *latest_rows(const struct table *t, const struct cols *c)
 {
 	struct rowkey *keys = xmalloc((t->nrows ? t->nrows : 1) * sizeof(*keys));
 	for (size_t i = 0; i < t->nrows; i++) {
-		keys[i].id = xasprintf("%s/%s", t->rows[i].cell[c->id],
-				       c->repeat >= 0 ? t->rows[i].cell[c->repeat] : "0");
+		keys[i].id = xasprintf("%s/%s/%s", c->source >= 0 ? t->rows[i].cell[c->source] : "",
+				       t->rows[i].cell[c->id], c->repeat >= 0 ? t->rows[i].cell[c->repeat] : "0");
 		keys[i].row = i;
 	}
 	qsort(keys, t->nrows, sizeof(*keys), cmp_rowkey);
@@ -537,8 +558,10 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	size_t *level = NULL;
 	struct recipe *r = &run->recipe;
 
-	if (load_files(run, dir, rpath, cpath, &t, &have_recipe, err) != 0 ||
-	    find_columns(&t, r, dir, cpath, metric, &cl, err) != 0)
+	if (merge_is_dir(dir) ? load_merged(run, dir, &t, &have_recipe, err) != 0
+			       : load_files(run, dir, rpath, cpath, &t, &have_recipe, err) != 0)
+		goto out;
+	if (find_columns(&t, r, dir, cpath, metric, &cl, err) != 0)
 		goto out;
 	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
 	metric_describe(&run->metric, mname,
@@ -583,6 +606,9 @@ void run_free(struct run *run)
 		free(run->failures[i].reason);
 	}
 	free(run->failures);
+	for (size_t i = 0; i < run->nnotes; i++)
+		free(run->notes[i]);
+	free(run->notes);
 	quality_free(&run->quality);
 	if (run->recipe.path || run->recipe.nfactors)
 		recipe_free(&run->recipe);

@@ -94,6 +94,12 @@ void report_quality_paras(const struct run *run, struct paras *ps)
 	}
 }
 
+void report_merge_paras(const struct run *run, struct paras *ps)
+{
+	for (size_t i = 0; i < run->nnotes; i++)
+		add(ps, i > 0, xstrdup(run->notes[i]));
+}
+
 void report_method_paras(const struct run *run, struct paras *ps)
 {
 	const struct metric *m = &run->metric;

@@ -19,7 +19,7 @@ REPORT_LEVELS='
 stats     stats.h stats.c
 quality   quality.h quality.c
 cellset   cellset.h cellset.c
-model     model.h report_load.c
+model     model.h report_load.c report_merge.c
 effects   effects.h effects.c
 rtable    rtable.h report_table.c
 factorial factorial.h factorial.c
@@ -29,7 +29,7 @@ plot      plot.h plot.c
 figures   figures.h report_figures.c
 pages     pages.h report_quality.c report_html.c
 report    report.h report.c
-commands  cmd_report.c cmd_compare.c cmd_export.c
+commands  cmd_report.c cmd_compare.c cmd_export.c cmd_merge.c
 '
 # report_level FILE (a path under report/): "RANK NAME", or nothing
 report_level() {

@@ -8,13 +8,15 @@
 #   step_ms    = 1000 * GPUS * 32 / throughput (batch 32 per GPU),
 #   step_ms_lo/hi = step_ms / 1.02, step_ms * 1.02 (a 95% CI of +-2%, log scale)
 # big, B=on, C=y, gpus=4 is unsupported.
+# engine_version = $KNOWN_ENGINE_VERSION (default 1): two versions of this
+# engine, for the warning of runs merged across versions (merge.sh).
 model=$1 a=$2 b=$3 c=$4 gpus=$5
 res=${MATRIX_RESULT:?}
 if [ "$model" = big ] && [ "$b" = on ] && [ "$c" = y ] && [ "$gpus" = 4 ]; then
 	printf 'status=unsupported\nreason=big with B needs more memory than 4 GPUs have\n' >"$res"
 	exit 3
 fi
-awk -v model="$model" -v a="$a" -v b="$b" -v gpus="$gpus" 'BEGIN {
+awk -v model="$model" -v a="$a" -v b="$b" -v gpus="$gpus" -v ver="${KNOWN_ENGINE_VERSION:-1}" 'BEGIN {
 	t = 100
 	if (model == "big") t *= 0.25
 	if (a == "on") t *= 1.5
@@ -24,4 +26,5 @@ awk -v model="$model" -v a="$a" -v b="$b" -v gpus="$gpus" 'BEGIN {
 	ms = 1000 * gpus * 32 / t
 	printf "status=ok\nthroughput=%.10g\nunit=samples/s\nstep_ms=%.10g\n", t, ms
 	printf "step_ms_lo=%.10g\nstep_ms_hi=%.10g\nsamples=50\ndevice=cpu\nengine=known\nkernel=k%s\n", ms / 1.02, ms * 1.02, gpus
+	printf "engine_version=%s\n", ver
 }' >"$res"

@@ -1,0 +1,130 @@
+# Runs merged across machines (issue 19, item 2), from real runs (about 5 s):
+# two native CPU runs of a tiny study, the second on "another node" and with
+# a factor the first lacks; two runs of the known-answers engine at two
+# engine versions. `matrix merge` and `matrix report A B` make one study in
+# which machine is a factor (effects, best per machine, figures coloured by
+# it, export), say which factors differ and what they left out, and warn
+# about points measured with different engine versions; bad input is exit 2
+# with nothing written.
+#
+# The second node, honestly: the runner writes each row's node from
+# SLURMD_NODENAME when it is set (Slurm's name for the node a task runs on,
+# the override the runner already has), so run B's rows say node-b while
+# its env.txt (the front end's) names this host, as a Slurm run's would.
+. "$top_srcdir/tests/setup"
+host=$(uname -n)
+cat > tiny.yaml <<'EOF'
+name: tiny
+engine: native
+device: cpu
+measure: {warmup: 2, min_time: 0.05s, max_time: 0.2s, rel_ci: 0.5, timeout: 60s}
+factors:
+  model: [mnist_cnn]
+  task: [infer]
+  batch: [1, 4]
+  threads: [1]
+  compile: [none, default]
+baseline: {compile: none}
+report:
+  metric: throughput
+  improvements: [{factor: compile, from: none, to: default, by: [batch]}]
+EOF
+"$MATRIX" run tiny.yaml --out A --no-report > a.txt 2>&1 || { cat a.txt >&2; fail "run A failed"; }
+SLURMD_NODENAME=node-b "$MATRIX" run tiny.yaml factors.eval=off,on batch=4,16 --out B --no-report > b.txt 2>&1 ||
+	{ cat b.txt >&2; fail "run B failed"; }
+expect_eq "$(csv_col B/results.csv status | sort -u)" ok "B's points ran"
+grep -q '^host: ' B/env.txt || fail "B/env.txt has no host line"
+# rowkey FILE KEY: the first row's KEY, its column or its key in extra
+rowkey() {
+	python3 - "$1" "$2" <<'PY'
+import csv, sys
+row = next(csv.DictReader(open(sys.argv[1], newline="")))
+if row.get(sys.argv[2]):
+    print(row[sys.argv[2]])
+else:
+    print("".join(kv.split("=", 1)[1] for kv in row["extra"].split("; ") if kv.startswith(sys.argv[2] + "=")))
+PY
+}
+cpu_a=$(rowkey A/results.csv cpu)
+[ -n "$cpu_a" ] || fail "A's rows name no cpu"
+ma="$cpu_a ($host)" mb="$cpu_a (node-b)"
+
+# matrix merge: what it did, said
+expect_status 0 "$MATRIX" merge A B --out M > m.out 2> m.err
+expect_grep "^M (2 runs; 'matrix report M' reports them as one study)$" m.out "merge says where"
+expect_grep "^matrix: merged 2 runs into one study with the factor 'machine' (2 levels): 'A' as run 1 (tiny, 4 rows, on $ma); 'B' as run 2 (tiny, 8 rows, on $mb)\.$" m.err "the runs and their machines"
+expect_grep "^matrix: factor 'eval' is not in every run: it is in 'B' (off on): its rows at eval=off kept, 4 at other levels left out and not in 'A'; the merged study has the factors the runs share, without it\. 4 rows left out\.$" m.err "the differing factor"
+grep -q warning m.err && fail "a warning about one engine version: $(cat m.err)"
+for f in merge.txt env.txt runs/1/recipe.yaml runs/1/results.csv runs/2/results.csv runs/2/env.txt; do
+	[ -s "M/$f" ] || fail "M/$f missing"
+done
+ls M/runs/1/logs/*.log > /dev/null || fail "A's logs not copied"
+expect_grep "^run: runs/1 $(cd A && pwd)$" M/merge.txt "merge.txt names run 1"
+expect_eq "$(grep -c '^== run [12]: runs/[12], from ' M/env.txt)" 2 "env.txt: both runs'"
+
+# matrix report M: one study over machine
+expect_status 0 "$MATRIX" report M > r.out 2> r.err
+expect_grep "factor 'eval' is not in every run" r.err "the report says it again"
+expect_grep '^machine,' M/tables/effects.csv "machine is a factor of the effects"
+# batch 4 is the one point both machines ran: 2 matched pairs (compile none, default)
+expect_eq "$(awk -F, '$1 == "machine" { print $4 }' M/tables/effects.csv)" 2 "machine: matched pairs"
+expect_grep '^batch,1,4,' M/tables/effects.csv "batch's levels from both runs"
+expect_grep 'batch (1 4 16)' M/report.md "batch's levels: A's, then B's"
+expect_grep '^## Merged runs$' M/report.md "report.md has the merge section"
+expect_grep "factor 'eval' is not in every run" M/report.md "report.md says which factors differ"
+expect_grep 'Merged runs</h2>' M/report.html "report.html has the merge section"
+expect_grep "machine (.*$mb" M/report.md "the factors list machine's levels"
+for f in scatter_batch_machine bars_batch_machine effects best; do
+	[ -s "M/plots/$f.svg" ] || fail "figure $f missing ($(ls M/plots | tr '\n' ' '))"
+done
+expect_grep "machine=" M/tables/best.csv "best configuration per machine"
+# export: every point with its machine
+"$MATRIX" export M --format csv > m.csv
+expect_eq "$(csv_col m.csv machine | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "4 4 " "points per machine"
+expect_eq "$(awk -F, 'NR > 1' m.csv | wc -l | tr -d ' ')" 8 "points exported (A 4, B 4 at eval=off)"
+
+# matrix report A B: the same, into --out, or next to A by default
+expect_status 0 "$MATRIX" report --quiet A B --out R 2> r2.err
+[ -s R/report.html ] && [ -s R/merge.txt ] || fail "report A B --out R wrote no merged report"
+cmp M/tables/effects.csv R/tables/effects.csv || fail "report A B and merge + report differ"
+# compare reads a merged directory as one run: M against R, the same runs
+expect_status 0 "$MATRIX" compare M R > c.out 2> c.err
+expect_grep "8 matched points" c.out "compare matches every point, machine included"
+expect_status 0 "$MATRIX" report A B > r3.out 2> r3.err
+d=$(sed -n 's|^\(\./merged-[0-9]\{8\}-[0-9]\{6\}\)/report.html.*|\1|p' r3.out)
+[ -n "$d" ] && [ -s "$d/merge.txt" ] || fail "report A B without --out: $(cat r3.out)"
+
+# engine versions: the known-answers engine at version 1, then 2, same points
+sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
+"$MATRIX" run known.yaml gpus=1 C=x --out K1 --no-report > /dev/null 2>&1 || fail "run K1 failed"
+KNOWN_ENGINE_VERSION=2 "$MATRIX" run known.yaml gpus=1 C=x --out K2 --no-report > /dev/null 2>&1 || fail "run K2 failed"
+expect_status 0 "$MATRIX" report K1 K2 --out K > k.out 2> k.err
+# the command engine's rows name no CPU: env.txt's does (when it has one)
+ecpu=$(sed -n '/^cpu:$/{n;p;q;}' K1/env.txt)
+mk=${ecpu:+$ecpu ($host)}
+mk=${mk:-$host}
+expect_grep "^matrix: warning: 8 points were measured with different engine versions, so their repeats or the differences between machines mix versions: model=big A=off B=off C=x gpus=1: known 1 on $mk (run 1), known 2 on $mk (run 2); .*; \.\.\.$" k.err "the version warning"
+expect_grep "warning: 8 points were measured with different engine versions" K/report.md "the warning in report.md"
+# one machine: the two runs' rows are two processes of each point
+expect_eq "$(csv_col K/tables/points.csv processes | sort -u)" 2 "two processes per point"
+
+# bad input: exit 2, nothing written
+expect_status 2 "$MATRIX" merge A --out X 2> e1.txt
+expect_grep "merge needs two or more run directories" e1.txt "one run"
+expect_status 2 "$MATRIX" merge A B 2> e2.txt
+expect_grep "merge needs --out DIR" e2.txt "no --out"
+expect_status 2 "$MATRIX" merge A nowhere --out X 2> e3.txt
+expect_grep "^matrix: 'nowhere' is not a run directory (no recipe.yaml)$" e3.txt "not a run directory"
+[ ! -e X ] || fail "a failed merge wrote X"
+expect_status 2 "$MATRIX" merge A B --out M 2> e4.txt
+expect_grep "^matrix: 'M' is not empty: a merge writes a new directory$" e4.txt "existing directory"
+expect_status 2 "$MATRIX" report A --out X 2> e5.txt
+expect_grep "give two or more directories" e5.txt "--out with one directory"
+# a run with a factor called machine (a copy of K1, factor C renamed in its
+# recipe and results.csv)
+mkdir C && sed -e 's/^  C: /  machine: /' -e 's/{C}/{machine}/' -e 's/C: x,/machine: x,/' K1/recipe.yaml > C/recipe.yaml
+sed '1s/,C,/,machine,/' K1/results.csv > C/results.csv
+"$MATRIX" expand C/recipe.yaml > /dev/null || fail "C's recipe does not load"
+expect_status 2 "$MATRIX" merge K1 C --out X 2> e6.txt
+expect_grep "its recipe has a factor 'machine', the one a merge adds" e6.txt "a machine factor already"
+echo ok
