@@ -24,7 +24,7 @@ bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
 	matrix/plan/cmd_expand.c matrix/plan/cmd_recipes.c \
-	matrix/run/cmd_run.c \
+	matrix/run/cmd_run.c matrix/run/progress.c matrix/run/progress.h \
 	matrix/run/cmd_status.c \
 	matrix/run/cmd_build.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

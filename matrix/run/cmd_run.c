@@ -28,6 +28,7 @@
 #include "plan/catalog.h"
 #include "plan/grid.h"
 #include "plan/recipe.h"
+#include "progress.h"
 #include "provenance.h"
 #include "report/quality.h"
 #include "report/report.h"
@@ -440,14 +441,7 @@ out:
 	return rc;
 }
 
-/* --- progress -------------------------------------------------------------------------- */
-
-struct progress {
-	int tty;
-	uint64_t total, done, ok, unsupported, failed;
-	uint64_t todo_at_start, done_now;
-	double start;
-};
+/* --- progress (progress.h) ---------------------------------------------------------- */
 
 static void fmt_hms(char *buf, size_t n, double s)
 {
@@ -455,44 +449,24 @@ static void fmt_hms(char *buf, size_t n, double s)
 	snprintf(buf, n, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
 }
 
-static void point_label(struct strbuf *sb, const struct recipe *r, const struct point *p)
+/* The level of every factor of point p (an array of nfactors strings
+ * borrowed from r; free the array only). */
+static const char **point_levels(const struct recipe *r, const struct point *p)
 {
-	for (size_t i = 0; i < r->nfactors; i++) {
-		if (i)
-			sb_putc(sb, ' ');
-		sb_printf(sb, "%s=%s", r->factors[i].name, r->factors[i].levels[p->level[i]]);
-	}
-	if (p->repeat)
-		sb_printf(sb, " repeat=%u", p->repeat);
+	const char **v = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(char *));
+	for (size_t i = 0; i < r->nfactors; i++)
+		v[i] = r->factors[i].levels[p->level[i]];
+	return v;
 }
 
-static void progress_line(struct progress *pg, const char *current)
+/* "name=level ..." of p's factors that vary in the run, for the progress line. */
+static void point_label(struct strbuf *sb, const struct progress *pg, const struct recipe *r, const struct point *p)
 {
-	if (!pg->tty)
-		return;
-	char el[48], eta[48] = "--:--:--";
-	double elapsed = now_monotonic() - pg->start;
-	fmt_hms(el, sizeof(el), elapsed);
-	if (pg->done_now)
-		fmt_hms(eta, sizeof(eta), elapsed / (double)pg->done_now *
-						  (double)(pg->todo_at_start - pg->done_now));
-	struct winsize ws;
-	size_t cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 100;
-	struct strbuf sb = {0};
-	sb_printf(&sb, "[%" PRIu64 "/%" PRIu64 "] ok %" PRIu64 ", failed %" PRIu64 " | elapsed %s, ETA %s | %s",
-		  pg->done, pg->total, pg->ok + pg->unsupported, pg->failed, el, eta, current ? current : "");
-	/* one column less than the width (no wrap), cut before a character:
-	 * a column per character, a UTF-8 character is its lead byte and its
-	 * continuation bytes */
-	size_t chars = 0, at = 0;
-	for (; at < sb.len; at++)
-		if (((unsigned char)sb.buf[at] & 0xc0) != 0x80 && ++chars == cols)
-			break;
-	char *line = text_clean(sb.buf, at, 0);
-	sb_free(&sb);
-	fprintf(stderr, "\r\033[K%s", line);
-	fflush(stderr);
-	free(line);
+	const char **levels = point_levels(r, p);
+	char rep[16];
+	snprintf(rep, sizeof(rep), "%u", p->repeat);
+	progress_label(pg, r, levels, rep, 0, sb);
+	free(levels);
 }
 
 /* --- running ----------------------------------------------------------------------------- */
@@ -663,43 +637,22 @@ static char **point_row(const struct recipe *r, const struct store *st, const st
 	return cells;
 }
 
-/* Count a finished point and print its line (every point without a
- * terminal, failures only with one: the progress line shows the rest). */
+/* Count a finished point and print its line (progress_point). */
 static void point_report(const struct recipe *r, const struct slot *s, const struct outcome *o,
 			 struct progress *pg, uint64_t *nfailed)
 {
-	pg->done++;
-	pg->done_now++;
-	if (strcmp(o->status, "ok") == 0)
-		pg->ok++;
-	else if (strcmp(o->status, "unsupported") == 0)
-		pg->unsupported++;
-	else {
-		pg->failed++;
+	if (!status_is_success(o->status))
 		(*nfailed)++;
-	}
-	struct strbuf label = {0};
-	point_label(&label, r, &s->pt);
-	if (pg->tty)
-		fprintf(stderr, "\r\033[K");
-	if (!pg->tty || !status_is_success(o->status)) {
-		FILE *out = pg->tty ? stderr : stdout;
-		const char *tp = result_get(&o->res, "throughput");
-		struct strbuf line = {0};
-		sb_printf(&line, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total, o->status,
-			  s->exit.wall_s, s->pt.id, label.buf);
-		if (tp && strcmp(o->status, "ok") == 0)
-			sb_printf(&line, "  throughput=%s %s", tp,
-				  result_get(&o->res, "unit") ? result_get(&o->res, "unit") : "");
-		if (o->reason)
-			sb_printf(&line, "  (%s)", o->reason);
-		char *clean = text_clean(line.buf, line.len, 0); /* levels may hold anything */
-		fprintf(out, "%s\n", clean);
-		fflush(out);
-		free(clean);
-		sb_free(&line);
-	}
-	sb_free(&label);
+	const char **levels = point_levels(r, &s->pt);
+	char rep[16];
+	snprintf(rep, sizeof(rep), "%u", s->pt.repeat);
+	struct progress_point pp = {
+		.status = o->status, .wall_s = s->exit.wall_s, .id = s->pt.id, .levels = levels, .repeat = rep,
+		.throughput = result_get(&o->res, "throughput"), .unit = result_get(&o->res, "unit"),
+		.reason = o->reason,
+	};
+	progress_point(pg, r, &pp);
+	free(levels);
 }
 
 /* The node a point ran on: Slurm's name for it in a task, else the host's. */
@@ -856,6 +809,8 @@ struct study {
 	struct grid_filter *filter;
 	struct idset done;        /* points not to run again */
 	struct progress pg;
+	int pg_ready;             /* pg is initialised */
+	struct idset plan;        /* the ids of the plan's points (those --only keeps) */
 	int lock;
 	struct executor *ex;
 	struct slot *slots;       /* ex->nslots */
@@ -1067,12 +1022,14 @@ static int study_resume(struct study *S)
 	if (rc < 0)
 		return -1;
 
-	S->pg.tty = isatty(2);
+	progress_init(&S->pg, S->r.nfactors);
+	S->pg_ready = 1;
 	struct grid g;
 	grid_init(&g, &S->r);
 	for (const struct point *p; (p = grid_next(&g));)
 		if (grid_filter_match(S->filter, p)) {
-			S->pg.total++;
+			progress_count(&S->pg, p->level, p->repeat);
+			idset_add(&S->plan, p->id);
 			if (idset_has(&S->done, p->id))
 				S->pg.done++;
 		}
@@ -1094,45 +1051,32 @@ static void row_merged(const struct row *row, void *ctx)
 {
 	struct study *S = ctx;
 	const struct recipe *r = &S->r;
-	size_t stc = 3 + r->nfactors, wallc = stc + 2 + result_ncolumns;
+	size_t stc = 3 + r->nfactors;
 	const char *st = row->cell[stc], *reason = row->cell[stc + 1];
 	idset_add(&S->done, row->cell[0]);
-	S->pg.done++;
 	if (S->merging_quiet) { /* counted as done before this run started */
+		S->pg.done++;
 		if (S->pg.todo_at_start)
 			S->pg.todo_at_start--;
 		return;
 	}
-	S->pg.done_now++;
-	if (strcmp(st, "ok") == 0)
-		S->pg.ok++;
-	else if (strcmp(st, "unsupported") == 0)
-		S->pg.unsupported++;
-	else {
-		S->pg.failed++;
+	if (!status_is_success(st))
 		S->nfailed++;
-	}
-	struct strbuf label = {0};
+	const char **levels = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(char *));
 	for (size_t i = 0; i < r->nfactors; i++)
-		sb_printf(&label, "%s%s=%s", i ? " " : "", r->factors[i].name, row->cell[3 + i]);
-	if (strcmp(row->cell[2], "0") != 0)
-		sb_printf(&label, " repeat=%s", row->cell[2]);
-	if (S->pg.tty)
-		fprintf(stderr, "\r\033[K");
-	if (!S->pg.tty || !status_is_success(st)) {
-		FILE *out = S->pg.tty ? stderr : stdout;
-		double wall = 0;
+		levels[i] = row->cell[3 + i];
+	double wall = 0;
+	long wallc = store_column(&S->st, "wall_s"), tpc = store_column(&S->st, "throughput"),
+	     unitc = store_column(&S->st, "unit");
+	if (wallc >= 0)
 		parse_double(row->cell[wallc], &wall);
-		char *line = xasprintf("[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s%s%s%s", S->pg.done,
-				       S->pg.total, st, wall, row->cell[0], label.buf, *reason ? "  (" : "", reason,
-				       *reason ? ")" : "");
-		char *clean = text_clean(line, strlen(line), 0); /* levels may hold anything */
-		fprintf(out, "%s\n", clean);
-		fflush(out);
-		free(clean);
-		free(line);
-	}
-	sb_free(&label);
+	struct progress_point pp = {
+		.status = st, .wall_s = wall, .id = row->cell[0], .levels = levels, .repeat = row->cell[2],
+		.throughput = tpc >= 0 ? row->cell[tpc] : NULL, .unit = unitc >= 0 ? row->cell[unitc] : NULL,
+		.reason = reason,
+	};
+	progress_point(&S->pg, r, &pp);
+	free(levels);
 }
 
 /* What one point asks of a node: GPUs per task (0: none). A point uses the
@@ -1505,8 +1449,7 @@ static void study_slurm(struct study *S)
 	} else if (njobs && slurm_follow(S, jobs, njobs) == 0) {
 		slurm_verdicts(S, jobs, njobs);
 	}
-	if (S->pg.tty)
-		fprintf(stderr, "\r\033[K");
+	progress_clear(&S->pg);
 	slurm_jobs_free(jobs, njobs);
 }
 
@@ -1757,7 +1700,7 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		}
 		s->busy = 1;
 		struct strbuf label = {0};
-		point_label(&label, &S->r, &s->pt);
+		point_label(&label, &S->pg, &S->r, &s->pt);
 		progress_line(&S->pg, label.buf);
 		sb_free(&label);
 	}
@@ -1784,9 +1727,10 @@ static void study_loop(struct study *S)
 	S->slots = xcalloc(nslots, sizeof(*S->slots));
 	for (size_t i = 0; i < nslots; i++)
 		S->slots[i].level = xcalloc(S->r.nfactors ? S->r.nfactors : 1, sizeof(size_t));
-	if (!S->pg.tty)
-		printf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'\n", S->pg.todo_at_start,
-		       S->pg.total, S->r.name, S->dir);
+	char *head = xasprintf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'", S->pg.todo_at_start,
+			       S->pg.total, S->r.name, S->dir);
+	progress_print(&S->pg, head);
+	free(head);
 	fflush(stdout);
 	S->pg.start = now_monotonic();
 	struct grid g;
@@ -1821,21 +1765,39 @@ static void study_loop(struct study *S)
 	}
 	grid_free(&g);
 	gpus_free_all(&S->gpus);
-	if (S->pg.tty)
-		fprintf(stderr, "\r\033[K");
+	progress_clear(&S->pg);
+}
+
+/* This invocation's counts (a fresh run), or this invocation's and the
+ * directory's (a resume), each saying which it is, into sb. */
+static void verdict_counts(const struct study *S, const uint64_t dir_rows[3], const char *elapsed,
+			   struct strbuf *sb)
+{
+	const struct progress *pg = &S->pg;
+	sb_printf(sb, "%s%" PRIu64 " point%s ran in %s: %" PRIu64 " ok, %" PRIu64 " unsupported, %" PRIu64 " failed",
+		  S->o.resume ? "this invocation: " : "", pg->done_now, pg->done_now == 1 ? "" : "s", elapsed, pg->ok,
+		  pg->unsupported, pg->failed);
+	if (S->o.resume)
+		sb_printf(sb, "; directory: %" PRIu64 " of %" PRIu64 " points have a row: %" PRIu64 " ok, %" PRIu64
+			      " unsupported, %" PRIu64 " failed",
+			  dir_rows[0] + dir_rows[1] + dir_rows[2], pg->total, dir_rows[0], dir_rows[1], dir_rows[2]);
 }
 
 /* The verdict over every row of the directory, not just this invocation,
- * and the report. Returns the exit status. */
+ * the counts, the summary and the report. Returns the exit status. */
 static int study_verdict(struct study *S)
 {
-	uint64_t failed_rows = 0;
+	uint64_t failed_rows = 0, dir_rows[3] = {0}; /* the plan's rows: ok, unsupported, failed */
 	struct table t;
 	char *why = NULL;
 	if (table_read(S->st.path, &t, NULL, &why) == 0) {
-		long stc = table_column(&t, "status");
-		for (size_t k = 0; stc >= 0 && k < t.nrows; k++)
-			failed_rows += !status_is_success(t.rows[k].cell[stc]) && status_known(t.rows[k].cell[stc]);
+		long stc = table_column(&t, "status"), idc = table_column(&t, "id");
+		for (size_t k = 0; stc >= 0 && k < t.nrows; k++) {
+			const char *st = t.rows[k].cell[stc];
+			failed_rows += !status_is_success(st) && status_known(st);
+			if (idc >= 0 && idset_has(&S->plan, t.rows[k].cell[idc]))
+				dir_rows[strcmp(st, "ok") == 0 ? 0 : strcmp(st, "unsupported") == 0 ? 1 : 2]++;
+		}
 		struct quality q;
 		quality_scan(&t, &S->r, &q);
 		quality_summary(&q, &S->quality);
@@ -1846,28 +1808,40 @@ static int study_verdict(struct study *S)
 	char el[48];
 	fmt_hms(el, sizeof(el), now_monotonic() - S->pg.start);
 	if (S->interrupted > 0) {
-		fprintf(stderr, "matrix: interrupted by %s after %" PRIu64 " of %" PRIu64
-				" points; resume with: matrix run --resume %s\n",
-			signal_name(S->interrupted), S->pg.done, S->pg.total, S->dir);
+		fprintf(stderr, "matrix: interrupted by %s: this invocation ran %" PRIu64 " points; the directory has "
+				"%" PRIu64 " of %" PRIu64 " points; resume with: matrix run --resume %s\n",
+			signal_name(S->interrupted), S->pg.done_now, S->pg.done, S->pg.total, S->dir);
 		return 130;
 	}
 	if (S->interrupted < 0) {
-		error("stopped after %" PRIu64 " of %" PRIu64 " points; resume with: matrix run --resume %s",
-		      S->pg.done, S->pg.total, S->dir);
+		error("stopped: this invocation ran %" PRIu64 " points; the directory has %" PRIu64 " of %" PRIu64
+		      " points; resume with: matrix run --resume %s",
+		      S->pg.done_now, S->pg.done, S->pg.total, S->dir);
 		return 1;
 	}
-	printf("matrix: %" PRIu64 " points in %s: %" PRIu64 " ok, %" PRIu64 " unsupported, %" PRIu64
-	       " failed%s; results in %s/results.csv\n",
-	       S->pg.total, el, S->pg.ok, S->pg.unsupported, failed_rows,
-	       failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", S->dir);
-	if (S->quality.len)
-		printf("matrix: %s\n", S->quality.buf);
+	struct strbuf sb = {0};
+	sb_puts(&sb, "matrix: ");
+	verdict_counts(S, dir_rows, el, &sb);
+	sb_printf(&sb, "%s; results in %s/results.csv",
+		  failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", S->dir);
+	progress_print(&S->pg, sb.buf);
+	if (S->quality.len) {
+		sb_reset(&sb);
+		sb_printf(&sb, "matrix: %s", S->quality.buf);
+		progress_print(&S->pg, sb.buf);
+	}
+	sb_free(&sb);
+	progress_summary(&S->pg, S->dir, 12);
+	fflush(stdout);
 	/* the report is a view of the directory: its trouble does not change
 	 * the run's verdict, and `matrix report DIR` redoes it at any time */
 	if (!S->o.no_report && report_write(S->dir, stderr) != 0)
 		error("the report of '%s' is incomplete (see above); the results are all stored", S->dir);
-	else if (!S->o.no_report)
-		printf("matrix: report in %s/report.html\n", S->dir);
+	else if (!S->o.no_report) {
+		char *line = xasprintf("matrix: report in %s/report.html", S->dir);
+		progress_print(&S->pg, line);
+		free(line);
+	}
 	return failed_rows ? 1 : 0;
 }
 
@@ -1884,6 +1858,9 @@ static void study_free(struct study *S)
 	images_free(&S->img);
 	free(S->done.key);
 	free(S->inflight.key);
+	free(S->plan.key);
+	if (S->pg_ready)
+		progress_free(&S->pg);
 	grid_filter_free(S->filter);
 	sb_free(&S->quality);
 	if (S->have_store)
@@ -2043,9 +2020,13 @@ static int run_point_store(const struct recipe *r, struct store *rs, const char 
 	if (stored < 0) {
 		error("cannot write '%s': %s", row_path, strerror(errno));
 	} else {
-		struct progress pg = {.total = 1};
+		struct progress pg;
+		progress_init(&pg, r->nfactors);
+		memset(pg.varies, 1, r->nfactors); /* one point: its every factor */
+		pg.total = 1;
 		uint64_t nfailed = 0;
 		point_report(r, s, &o, &pg, &nfailed);
+		progress_free(&pg);
 		rc = status_is_success(o.status) ? 0 : 1;
 	}
 	free(o.reason);

@@ -52,7 +52,7 @@ YAML
 set +e; "$MATRIX" run r.yaml --out run --executor slurm --no-report > out.txt 2> err.txt; rc=$?; set -e
 [ "$rc" = 1 ] || { cat out.txt err.txt "$S/slurmctld.log" >&2; fail "run exited $rc, expected 1 (3 failing points)"; }
 expect_grep "submitted 6 points of 'slurmcube' in 'run' as slurm job [0-9]* (array 1-6, 0 GPUs per task)" out.txt "submission line"
-expect_grep "matrix: 6 points in .*: 3 ok, 0 unsupported, 3 failed" out.txt "the local run's verdict"
+expect_grep "matrix: 6 points ran in .*: 3 ok, 0 unsupported, 3 failed" out.txt "the local run's verdict"
 tail -n +2 run/results.csv | cut -d, -f1 | sort > got.ids
 cmp plan.ids got.ids || fail "results.csv ids differ from the plan"
 expect_eq "$(csv_col run/results.csv status | sort | uniq -c | awk '{ printf "%s %s;", $1, $2 }')" "3 failed;3 ok;" "statuses"
