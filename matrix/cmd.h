@@ -18,6 +18,7 @@ struct cmd_entry {
 int cmd_expand(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_run_point(int argc, char **argv);
+int cmd_time(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -25,6 +25,7 @@ matrix_matrix_SOURCES = \
 	matrix/main.c matrix/cmd.h \
 	matrix/plan/cmd_expand.c matrix/plan/cmd_recipes.c \
 	matrix/run/cmd_run.c matrix/run/progress.c matrix/run/progress.h \
+	matrix/run/cmd_time.c \
 	matrix/run/cmd_status.c \
 	matrix/run/cmd_build.c
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)

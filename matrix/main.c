@@ -33,6 +33,7 @@
 #define HELP_METRICS                                                                     \
 	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
 	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \
+	"wall_time (s: a command timed by matrix, measure.metric: wall_time),\n"         \
 	"peak_mem_bytes (shown in MiB), epoch_time (s: the engine's epoch_s with --data,\n" \
 	"else the recipe's dataset_size / throughput), or any other numeric key of the\n"   \
 	"engines' results (a name ending in _ms, _s or _bytes is a time or a size: lower\n" \
@@ -43,6 +44,7 @@ static const char *const run_options[] = {
 	"--out", "--resume", "--retry-failed", "--allow-changed", "--only", "--jobs",
 	"--allow-oversubscribe", "--executor", "--detach", "--dry-run", "--no-report", "--help", NULL};
 static const char *const run_point_options[] = {"--help", NULL};
+static const char *const time_options[] = {"--warmup", "--min-time", "--max-time", "--rel-ci", "--result", "--help", NULL};
 static const char *const status_options[] = {"--help", NULL};
 static const char *const build_options[] = {"--rebuild", "--help", NULL};
 static const char *const report_options[] = {"--metric", "--out", "--quiet", "--help", NULL};
@@ -95,6 +97,23 @@ static const struct cmd_entry commands[] = {
 	 "\nA point that already has a row is not run again. Exit status: 0 ok or\n"
 	 "unsupported, 1 failed, 2 usage, 130 interrupted (no row written).\n",
 	 run_point_options},
+	{"time", cmd_time,
+	 "time [--warmup DUR|N] [--min-time DUR] [--max-time DUR] [--rel-ci X] --result FILE -- COMMAND [ARG...]",
+	 "time a command run after run, its median and 95% interval as a result file",
+	 "  --warmup DUR|N         warm-up: runs for DUR (0.2s, 150ms), or N runs (default 0.2s)\n"
+	 "  --min-time DUR         time runs for at least DUR (default 0.5s)\n"
+	 "  --max-time DUR         stop after DUR even when the interval is wide (default 5s)\n"
+	 "  --rel-ci X             stop once the 95% interval of the median run is within X\n"
+	 "                         of it (default 0.02), checked from the 10th run on\n"
+	 "  --result FILE          where the result goes, as key=value lines\n"
+	 "\nThe point of a command engine whose recipe says 'measure.metric: wall_time':\n"
+	 "each run is timed from fork to exit; the result holds wall_time (s, the\n"
+	 "median run), step_ms with step_ms_lo/step_ms_hi (its 95% interval, the order\n"
+	 "statistics that bound the median, as the native engine's), samples (timed\n"
+	 "runs), mean_ms, warmup_runs, throughput (runs/s) and ci_met. A run that fails\n"
+	 "ends it: status=failed, and matrix exits as the command did (its exit status or\n"
+	 "signal). Exit status: 0 timed, 2 usage.\n",
+	 time_options},
 	{"status", cmd_status, "status DIR",
 	 "show how far a run directory is: points done, running, pending, missing",
 	 "  DIR                    a run directory (its plan.csv)\n"

@@ -18,6 +18,7 @@ TESTS += \
 	tests/e2e/hostile_text.sh \
 	tests/e2e/hostile_terminal.sh \
 	tests/e2e/run_terminal.sh \
+	tests/e2e/command_time.sh \
 	tests/e2e/hostile_dirs.sh \
 	tests/e2e/hostile_echo.sh \
 	tests/e2e/hostile_markdown.sh \

@@ -213,10 +213,16 @@ static int engine_flags(const struct recipe *r, const struct point *p, const cha
 	return 0;
 }
 
+/* The command engine's paths, absolute. */
+struct cmd_paths {
+	const char *result, *run_dir, *recipe_dir;
+};
+
 /* Substitute {name} placeholders (as recipe_placeholder finds them, the
- * ones recipe_load checked) in a template argument. */
+ * ones recipe_load checked) in a template argument: a factor's level, or
+ * the runner's {result}, {run_dir} and {recipe_dir}. */
 static char *substitute(const struct recipe *r, const struct point *p, const char *tmpl,
-			const char *result_path)
+			const struct cmd_paths *paths)
 {
 	struct strbuf sb = {0};
 	sb_add(&sb, "", 0);
@@ -229,7 +235,11 @@ static char *substitute(const struct recipe *r, const struct point *p, const cha
 		if (fi >= 0)
 			sb_puts(&sb, r->factors[fi].levels[p->level[fi]]);
 		else if (strcmp(name, "result") == 0)
-			sb_puts(&sb, result_path);
+			sb_puts(&sb, paths->result);
+		else if (strcmp(name, "run_dir") == 0)
+			sb_puts(&sb, paths->run_dir);
+		else if (strcmp(name, "recipe_dir") == 0)
+			sb_puts(&sb, paths->recipe_dir);
 		else
 			sb_add(&sb, ph, len); /* recipe_load let no other name through */
 		free(name);
@@ -278,18 +288,60 @@ void argv_shell_quote(struct strbuf *sb, const char *s)
 	sb_putc(sb, '\'');
 }
 
-int argv_build(const struct recipe *r, const struct point *p, const char *result_path,
+/* path made absolute from the runner's directory (allocated). */
+static char *absolute(const char *path)
+{
+	if (path[0] == '/')
+		return xstrdup(path);
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return xstrdup(path);
+	return xasprintf("%s/%s", cwd, path);
+}
+
+/* The command engine's argv into v: the recipe's template, under `matrix
+ * time` (this matrix) with the recipe's measure settings when matrix times
+ * it (measure.metric: wall_time). */
+static void command_argv(const struct recipe *r, const struct point *p, const struct cmd_paths *paths,
+			 struct vec *v)
+{
+	if (r->measure.wall_time) {
+		const char *dir = self_dir();
+		const struct measure *m = &r->measure;
+		vec_push(v, dir ? xasprintf("%s/matrix", dir) : xstrdup("matrix"));
+		vec_push(v, xstrdup("time"));
+		vec_push(v, xstrdup("--warmup"));
+		vec_push(v, m->warmup_iters > 0 ? xasprintf("%ld", m->warmup_iters) : fmt_seconds(m->warmup_s));
+		vec_push(v, xstrdup("--min-time"));
+		vec_push(v, fmt_seconds(m->min_time_s));
+		vec_push(v, xstrdup("--max-time"));
+		vec_push(v, fmt_seconds(m->max_time_s));
+		vec_push(v, xstrdup("--rel-ci"));
+		vec_push(v, xasprintf("%g", m->rel_ci));
+		vec_push(v, xstrdup("--result"));
+		vec_push(v, xstrdup(paths->result));
+		vec_push(v, xstrdup("--"));
+	}
+	for (size_t i = 0; i < r->ncommand; i++)
+		vec_push(v, substitute(r, p, r->command[i], paths));
+}
+
+int argv_build(const struct recipe *r, const struct point *p, const char *run_dir, const char *result_path,
 	       struct point_cmd *cmd, FILE *err)
 {
 	memset(cmd, 0, sizeof(*cmd));
 	struct vec v = {0}, env = {0};
 	const char *engine = argv_engine(r, p);
-	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_path));
-	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
 	/* a point of a recipe with a container factor runs inside its image:
 	 * the engines at their paths there (containers/README.md), not the
 	 * host's, and no host python probed */
 	int in_image = recipe_factor_index(r, "container") >= 0;
+	/* a command on the host runs in the recipe's directory: the paths it
+	 * gets are absolute */
+	int command = strcmp(engine, "command") == 0, here = command && !in_image;
+	char *result_abs = here ? absolute(result_path) : xstrdup(result_path);
+	vec_push(&env, xasprintf("MATRIX_RESULT=%s", result_abs));
+	vec_push(&env, xasprintf("MATRIX_POINT_ID=%s", p->id));
 	int bad = 0;
 	if (strcmp(engine, "native") == 0) {
 		vec_push(&v, in_image ? xstrdup(ARGV_IMAGE_ENGINE) : argv_native_engine());
@@ -302,9 +354,14 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 		}
 		bad = !py || engine_flags(r, p, result_path, &v, err);
 	} else {
-		for (size_t i = 0; i < r->ncommand; i++)
-			vec_push(&v, substitute(r, p, r->command[i], result_path));
+		char *run_abs = absolute(run_dir);
+		struct cmd_paths paths = {.result = result_abs, .run_dir = run_abs, .recipe_dir = r->dir ? r->dir : "."};
+		command_argv(r, p, &paths, &v);
+		if (here)
+			cmd->cwd = xstrdup(paths.recipe_dir);
+		free(run_abs);
 	}
+	free(result_abs);
 	if (bad) {
 		for (size_t i = 0; i < v.n; i++)
 			free(v.v[i]);
@@ -315,7 +372,12 @@ int argv_build(const struct recipe *r, const struct point *p, const char *result
 		return -1;
 	}
 	struct strbuf sb = {0};
-	if (strcmp(engine, "command") == 0) {
+	if (command) {
+		if (cmd->cwd) {
+			sb_puts(&sb, "cd ");
+			argv_shell_quote(&sb, cmd->cwd);
+			sb_puts(&sb, " && ");
+		}
 		argv_shell_quote(&sb, env.v[0]);
 		sb_putc(&sb, ' ');
 	}
@@ -339,5 +401,6 @@ void argv_free(struct point_cmd *cmd)
 	free(cmd->argv);
 	free(cmd->env);
 	free(cmd->line);
+	free(cmd->cwd);
 	memset(cmd, 0, sizeof(*cmd));
 }

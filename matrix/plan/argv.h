@@ -1,6 +1,8 @@
 /* argv.h - the command line of a point: the native engine's flags from the
  * factor vocabulary, the PyTorch engine's (the same flags), or a command
- * engine's argv template with {factor} and {result} substituted. */
+ * engine's argv template with {factor}, {result}, {recipe_dir} and
+ * {run_dir} substituted (under `matrix time` when the recipe's
+ * measure.metric is wall_time). */
 #ifndef MATRIX_ARGV_H
 #define MATRIX_ARGV_H
 
@@ -12,7 +14,9 @@
 struct point_cmd {
 	char **argv;          /* NULL terminated */
 	char **env;           /* "K=V", NULL terminated (MATRIX_RESULT, ...) */
-	char *line;           /* shell-quoted "K=V argv..." to reproduce by hand */
+	char *line;           /* shell-quoted "[cd DIR && ]K=V argv..." to reproduce by hand */
+	char *cwd;            /* the directory to run it in (the command engine: the
+	                       * recipe's), or NULL: the runner's */
 };
 
 /* Where the engines are inside an image (containers/README.md): a recipe
@@ -21,10 +25,12 @@ struct point_cmd {
 #define ARGV_IMAGE_ENGINE "matrix-engine"
 #define ARGV_IMAGE_TORCH_SCRIPT "/usr/local/share/matrix/pytorch/matrix_torch.py"
 
-/* Build the command of point p writing its result to result_path.
- * Returns 0, or -1 after printing why to err (no python with torch, a data
- * level that is no directory). */
-int argv_build(const struct recipe *r, const struct point *p, const char *result_path,
+/* Build the command of point p of the run in run_dir writing its result to
+ * result_path. A command engine's point runs in the recipe's directory
+ * (r->dir), so that the paths it is given ({result}, {run_dir},
+ * $MATRIX_RESULT) are made absolute. Returns 0, or -1 after printing why to
+ * err (no python with torch, a data level that is no directory). */
+int argv_build(const struct recipe *r, const struct point *p, const char *run_dir, const char *result_path,
 	       struct point_cmd *cmd, FILE *err);
 void argv_free(struct point_cmd *cmd);
 

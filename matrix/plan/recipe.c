@@ -207,6 +207,8 @@ struct loader {
 	size_t novr;
 	const char **ovr_factors; /* factors whose levels an override replaced: a */
 	size_t novr_factors;      /* reference to a level they lost is no error */
+	yaml_node_t *wall_time_node; /* measure.metric: wall_time, or NULL */
+	int report_metric;       /* report.metric was given */
 };
 
 static void errorf(struct loader *L, struct mark m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -876,7 +878,8 @@ static int load_duration(struct loader *L, yaml_node_t *v, const char *path, int
 
 static void load_measure(struct loader *L, yaml_node_t *v)
 {
-	static const char *const keys[] = {"warmup", "min_time", "max_time", "rel_ci", "timeout", "grace"};
+	static const char *const keys[] = {"warmup", "min_time", "max_time", "rel_ci", "timeout", "grace", "metric"};
+	static const char *const metrics[] = {"engine", "wall_time"};
 	struct measure *m = &L->r->measure;
 	yaml_node_t *val[ARRAY_SIZE(keys)], *key[ARRAY_SIZE(keys)];
 	if (v->type != YAML_MAPPING_NODE) {
@@ -910,6 +913,10 @@ static void load_measure(struct loader *L, yaml_node_t *v)
 		load_duration(L, val[4], "measure.timeout", 1, &m->timeout_s);
 	if (val[5])
 		load_duration(L, val[5], "measure.grace", 0, &m->grace_s);
+	if (val[6]) {
+		m->wall_time = get_enum(L, val[6], "measure.metric", metrics, ARRAY_SIZE(metrics)) == 1;
+		L->wall_time_node = m->wall_time ? val[6] : NULL;
+	}
 	if (min_ok && max_ok && m->min_time_s > m->max_time_s) {
 		yaml_node_t *at = val[1] ? val[1] : val[2];
 		errorf(L, node_mark(at), "'measure.min_time' (%gs) must not exceed 'measure.max_time' (%gs)",
@@ -1541,10 +1548,14 @@ static void load_command(struct loader *L, yaml_node_t *v, yaml_node_t *key)
 		errorf(L, node_mark(v), "'command' must not be empty");
 		return;
 	}
-	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
+	/* the names a placeholder may have: a factor, then the runner's */
+	static const char *const runner_names[] = {"result", "recipe_dir", "run_dir"};
+	size_t ncands = r->nfactors + ARRAY_SIZE(runner_names);
+	const char **cands = xcalloc(ncands, sizeof(*cands));
 	for (size_t i = 0; i < r->nfactors; i++)
 		cands[i] = r->factors[i].name;
-	cands[r->nfactors] = "result";
+	for (size_t i = 0; i < ARRAY_SIZE(runner_names); i++)
+		cands[r->nfactors + i] = runner_names[i];
 	r->command = xcalloc(n, sizeof(*r->command));
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *it = node_at(L, items[i]);
@@ -1556,19 +1567,26 @@ static void load_command(struct loader *L, yaml_node_t *v, yaml_node_t *key)
 		size_t len;
 		while ((p = recipe_placeholder(s, &len))) {
 			char *name = xstrndup(p + 1, len - 2);
-			if (strcmp(name, "result") && recipe_factor_index(r, name) < 0) {
+			int known = recipe_factor_index(r, name) >= 0;
+			for (size_t k = 0; !known && k < ARRAY_SIZE(runner_names); k++)
+				known = strcmp(name, runner_names[k]) == 0;
+			if (!known) {
 				struct strbuf sb = {0};
 				sb_printf(&sb, "unknown placeholder '{%s}' in 'command'", name);
-				const char *c = vocab_closest(name, cands, r->nfactors + 1);
+				const char *c = vocab_closest(name, cands, ncands);
 				if (c) {
 					sb_printf(&sb, " (did you mean '{%s}'?)", c);
 				} else {
-					sb_puts(&sb, " (expected '{result}' or a factor: ");
+					sb_puts(&sb, " (expected '{result}', '{recipe_dir}', '{run_dir}' or a factor: ");
 					join(&sb, cands, r->nfactors);
 					sb_puts(&sb, ")");
 				}
 				errorf(L, node_mark(it), "%s", sb.buf);
 				sb_free(&sb);
+			} else if (!strcmp(name, "result") && r->measure.wall_time && recipe_factor_index(r, name) < 0) {
+				errorf(L, node_mark(it), "'{result}' in a command that matrix times itself "
+				       "('measure.metric: wall_time' writes the result): drop '{result}', or let the "
+				       "command write its result and drop 'measure.metric'");
 			}
 			free(name);
 			s = p + len;
@@ -1576,6 +1594,28 @@ static void load_command(struct loader *L, yaml_node_t *v, yaml_node_t *key)
 		r->command[r->ncommand++] = xstrdup(scalar(it));
 	}
 	free(cands);
+}
+
+/* measure.metric: wall_time needs a command engine that runs on the host
+ * (`matrix time` wraps the command), and makes wall_time the report's
+ * metric unless report.metric says otherwise. */
+static void check_wall_time(struct loader *L)
+{
+	struct recipe *r = L->r;
+	if (!L->wall_time_node)
+		return;
+	if (L->engine_known && !L->uses_command)
+		errorf(L, node_mark(L->wall_time_node), "'measure.metric: wall_time' times a command engine's "
+		       "command: the native and pytorch engines time their own steps (drop it, or use "
+		       "engine: command)");
+	else if (recipe_factor_index(r, "container") >= 0)
+		errorf(L, node_mark(L->wall_time_node), "'measure.metric: wall_time' times the command on the host: "
+		       "not with a 'container' factor (time the command inside the image and write a result "
+		       "file instead)");
+	if (!L->report_metric) {
+		free(r->report.metric);
+		r->report.metric = xstrdup("wall_time");
+	}
 }
 
 static void load_device(struct loader *L, yaml_node_t *v, yaml_node_t *key)
@@ -2302,6 +2342,7 @@ static void load_report(struct loader *L, yaml_node_t *v)
 	get_fields(L, v, "report", keys, 4, val, key);
 	if (val[0]) {
 		const char *m = get_string(L, val[0], "report.metric");
+		L->report_metric = 1;
 		if (m) {
 			free(rs->metric);
 			rs->metric = xstrdup(m);
@@ -2438,6 +2479,7 @@ static void load_schema(struct loader *L)
 	if (v[K_REPORT])
 		load_report(L, v[K_REPORT]);
 	load_dataset_size(L, v[K_DATASET_SIZE], v[K_REPORT]);
+	check_wall_time(L);
 	if (!L->nerrs && r->nfactors)
 		check_all_excluded(L, v[K_EXCLUDE] ? k[K_EXCLUDE] : k[K_FACTORS]);
 }
@@ -2809,6 +2851,23 @@ int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struc
 	return load_text(path, as_run, NULL, 0, r, err, NULL);
 }
 
+/* The absolute directory of the file at path ("." when it cannot be
+ * resolved). */
+static char *recipe_dir_of(const char *path)
+{
+	char *abs = realpath(path, NULL);
+	char *slash = abs ? strrchr(abs, '/') : NULL;
+	if (!slash) {
+		free(abs);
+		return xstrdup(".");
+	}
+	if (slash == abs)
+		slash[1] = '\0'; /* a recipe in / */
+	else
+		*slash = '\0';
+	return abs;
+}
+
 /* What a recipe is without the keys that set it otherwise. */
 static void recipe_defaults(struct recipe *r)
 {
@@ -2897,6 +2956,7 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 	L.ovr = ovr;
 	L.novr = novr;
 	r->path = xstrdup(path);
+	r->dir = recipe_dir_of(path);
 	r->text = given ? given : read_file(path, &r->text_len);
 	if (given)
 		r->text_len = strlen(given);
@@ -2958,6 +3018,7 @@ fail:
 void recipe_free(struct recipe *r)
 {
 	free(r->path);
+	free(r->dir);
 	free(r->text);
 	free(r->name);
 	free(r->description);

@@ -66,6 +66,8 @@ struct measure {
 	double rel_ci;          /* target half-width of the 95% CI of the median, relative */
 	double timeout_s;       /* per point, wall clock, seconds */
 	double grace_s;         /* SIGTERM to SIGKILL, seconds */
+	int wall_time;          /* metric: wall_time: matrix times the command engine's command
+	                         * itself (`matrix time`), which writes no result file */
 };
 
 /* report: section. Factor references are indexes into recipe.factors. */
@@ -145,8 +147,12 @@ struct recipe {
 	char *name;
 	char *description;    /* may be NULL */
 	enum recipe_engine engine;
-	size_t ncommand;      /* command engine: argv template with {factor}, {result} */
+	size_t ncommand;      /* command engine: argv template with {factor}, {result},
+	                       * {recipe_dir}, {run_dir} */
 	char **command;
+	char *dir;            /* the recipe file's directory, absolute: the command engine's
+	                       * working directory and {recipe_dir} (a run directory's
+	                       * recipe.yaml: the caller sets the directory the run began from) */
 	char *python;         /* pytorch engine: interpreter, NULL = first python3 that imports torch */
 	char *device;         /* auto | cuda | cpu; NULL when `device` is a factor */
 	struct measure measure;

@@ -19,7 +19,9 @@ struct metric {
 	int higher_better;    /* 1: throughput-like, 0: time- or memory-like */
 	char *unit;           /* "samples/s", "ms", "MiB", ... ("" when unknown) */
 	double scale;         /* multiply stored values by this for display */
-	int has_ci;           /* 1 when step_ms_lo/hi give its confidence interval */
+	int has_ci;           /* 1 when step_ms_lo/hi give its confidence interval (throughput,
+	                       * step_ms, tflops, pct_peak; wall_time: `matrix time`'s
+	                       * median run, whose interval they are too) */
 };
 
 /* Describe the metric called name; unit_hint is the `unit` column of a row

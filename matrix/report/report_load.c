@@ -42,6 +42,11 @@ void metric_describe(struct metric *m, const char *name, const char *unit_hint)
 		unit = "ms";
 		m->higher_better = 0;
 		m->has_ci = 1;
+	} else if (strcmp(name, "wall_time") == 0) {
+		/* `matrix time`'s median run: step_ms_lo/hi are its interval */
+		unit = "s";
+		m->higher_better = 0;
+		m->has_ci = 1;
 	} else if (strcmp(name, "tflops") == 0) {
 		unit = "TFLOP/s";
 		m->has_ci = 1;

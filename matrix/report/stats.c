@@ -208,6 +208,26 @@ double stat_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double stat_median_ci(double *v, size_t n, double *lo, double *hi)
+{
+	double med = stat_median(v, n);
+	*lo = *hi = NAN;
+	if (n < 2)
+		return med;
+	/* ranks (1-based) n/2 -+ 1.96 sqrt(n)/2: the normal approximation of
+	 * the binomial(n, 1/2) quantiles, clipped to the sample (the engine's
+	 * measure_median_ci, engine/measure.c) */
+	double h = 1.96 * sqrt((double)n) / 2.0;
+	long l = (long)floor((double)n / 2.0 - h), u = (long)ceil((double)n / 2.0 + h) + 1;
+	if (l < 1)
+		l = 1;
+	if (u > (long)n)
+		u = (long)n;
+	*lo = v[l - 1];
+	*hi = v[u - 1];
+	return med;
+}
+
 double stat_geomean(const double *v, size_t n)
 {
 	if (n == 0)

@@ -47,6 +47,11 @@ double improvement_pct(double base, double new, int higher_better);
 
 /* Median of n values (the array is sorted in place); NaN when n == 0. */
 double stat_median(double *v, size_t n);
+/* The same with the 95% interval of the median in *lo, *hi: the order
+ * statistics whose ranks bound it with 95% binomial coverage (normal
+ * approximation), the native engine's interval of its median step; NaN for
+ * fewer than 2 values. */
+double stat_median_ci(double *v, size_t n, double *lo, double *hi);
 /* Geometric mean of n positive values; NaN when n == 0. */
 double stat_geomean(const double *v, size_t n);
 /* Half-width of the 95% CI of log(value) from a CI [lo, hi]; NaN when unknown. */

@@ -244,7 +244,8 @@ static void classify(const struct exec_exit *c, const char *result_path, const c
 												: "failed measurement", bad);
 				free(bad);
 			}
-		} else if (code == 3) {
+		} else if (code == 3 && !(file_status && strcmp(file_status, "failed") == 0)) {
+			/* (a command that `matrix time` timed exits 3 with status=failed) */
 			o->status = "unsupported";
 			o->reason = xstrdup(file_reason ? file_reason : "exit status 3 without a reason");
 		} else if ((file_status && strcmp(file_status, "oom") == 0) || oom) {
@@ -372,6 +373,28 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 	return rc;
 }
 
+/* A recipe loaded from run directory dir's recipe.yaml: its directory is
+ * the one the run began from, env.txt's project_dir (provenance.h), not
+ * dir; a directory from before it was recorded ran its command points in
+ * the runner's directory, which they keep. */
+static void recipe_dir_from_env(struct recipe *r, const char *dir)
+{
+	char *env_path = xasprintf("%s/env.txt", dir), *why = NULL;
+	char *env = read_file_capped(env_path, 1 << 20, 1, NULL, &why);
+	free(env_path);
+	free(why);
+	const char *line = env ? strstr(env, "\nproject_dir: ") : NULL;
+	char *rd = line ? xstrndup(line + 14, strcspn(line + 14, "\n")) : NULL;
+	free(env);
+	if (!rd || rd[0] != '/') { /* not recorded */
+		char cwd[4096];
+		free(rd);
+		rd = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : ".");
+	}
+	free(r->dir);
+	r->dir = rd;
+}
+
 /* plan.csv: every point of the plan (with --only, those that match), with
  * its command, streamed to a file. */
 static int write_plan(const char *dir, const struct recipe *r, const struct grid_filter *filter)
@@ -407,7 +430,7 @@ static int write_plan(const char *dir, const struct recipe *r, const struct grid
 		snprintf(rep, sizeof(rep), "%u", p->repeat);
 		char *result = xasprintf("%s/logs/%s.result", dir, p->id);
 		struct point_cmd cmd;
-		if (argv_build(r, p, result, &cmd, stderr) < 0) {
+		if (argv_build(r, p, dir, result, &cmd, stderr) < 0) {
 			free(result);
 			rc = -1;
 			break;
@@ -655,6 +678,17 @@ static void point_report(const struct recipe *r, const struct slot *s, const str
 	free(levels);
 }
 
+/* The program a point measures, for its engine_path: its argv, or the
+ * command after `matrix time ... --` when matrix times it. */
+static char *const *point_program(const struct recipe *r, const struct point_cmd *cmd)
+{
+	if (r->measure.wall_time && cmd->argv[0] && cmd->argv[1] && strcmp(cmd->argv[1], "time") == 0)
+		for (char *const *a = cmd->argv; *a; a++)
+			if (strcmp(*a, "--") == 0 && a[1])
+				return a + 1;
+	return cmd->argv;
+}
+
 /* The node a point ran on: Slurm's name for it in a task, else the host's. */
 static void set_node(struct result *res)
 {
@@ -683,7 +717,7 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 	if (s->image_id)
 		result_set(&o.res, "image_id", s->image_id);
 	set_node(&o.res);
-	provenance_row(pv, s->cmd.argv, s->image_ref != NULL, &o.res);
+	provenance_row(pv, point_program(r, &s->cmd), s->cmd.cwd, s->image_ref != NULL, &o.res);
 	struct strbuf extra = {0};
 	char bufs[3][32];
 	char **cells = point_row(r, st, s, &o, &extra, bufs);
@@ -878,6 +912,8 @@ static int study_load_recipe(struct study *S)
 	S->have_recipe = 1;
 	if (S->o.resume && !S->o.recipe && saved_recipe_edited(S) < 0)
 		return -1;
+	if (S->o.resume && !S->o.recipe)
+		recipe_dir_from_env(&S->r, S->dir);
 	if (S->o.resume && S->o.recipe) {
 		size_t len;
 		char *old = read_file(S->saved_path, &len);
@@ -1206,7 +1242,7 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	}
 	char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
 	struct point_cmd cmd;
-	int rc = argv_build(&S->r, p, result, &cmd, stderr);
+	int rc = argv_build(&S->r, p, S->dir, result, &cmd, stderr);
 	free(result);
 	if (rc < 0) {
 		free(reason);
@@ -1463,7 +1499,7 @@ static int study_dry_run(struct study *S)
 			continue;
 		char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
 		struct point_cmd cmd;
-		int built = argv_build(&S->r, p, result, &cmd, stderr);
+		int built = argv_build(&S->r, p, S->dir, result, &cmd, stderr);
 		free(result);
 		if (built < 0) {
 			grid_free(&g);
@@ -1669,7 +1705,7 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		s->log_path = xasprintf("%s/logs/%s.log", S->dir, (*next)->id);
 		*next = NULL;
 		s->noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), busy + 1};
-		if (argv_build(&S->r, &s->pt, s->result_path, &s->cmd, stderr) < 0) {
+		if (argv_build(&S->r, &s->pt, S->dir, s->result_path, &s->cmd, stderr) < 0) {
 			slot_clear(s);
 			return -1;
 		}
@@ -1690,7 +1726,7 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		struct exec_point ep = {
 			.id = s->pt.id, .image = S->cf >= 0 ? &S->img.im[s->pt.level[S->cf]] : NULL,
 			.argv = s->cmd.argv, .env = s->env ? s->env : s->cmd.env,
-			.log_path = s->log_path, .result_path = s->result_path,
+			.log_path = s->log_path, .result_path = s->result_path, .cwd = s->cmd.cwd,
 			.res = {.timeout_s = S->r.measure.timeout_s, .grace_s = S->r.measure.grace_s, .gpu = gpu},
 		};
 		if (S->ex->ops->start(S->ex, free_slot, &ep, stderr) < 0) {
@@ -1967,7 +2003,7 @@ static int run_point_exec(struct executor *ex, const struct recipe *r, struct sl
 {
 	struct exec_point ep = {
 		.argv = s->cmd.argv, .env = s->cmd.env, .log_path = s->log_path, .result_path = s->result_path,
-		.res = {.timeout_s = r->measure.timeout_s, .grace_s = r->measure.grace_s, .gpu = s->gpu},
+		.cwd = s->cmd.cwd, .res = {.timeout_s = r->measure.timeout_s, .grace_s = r->measure.grace_s, .gpu = s->gpu},
 	};
 	if (ex->ops->start(ex, 0, &ep, stderr) < 0)
 		return 2;
@@ -2010,7 +2046,7 @@ static int run_point_store(const struct recipe *r, struct store *rs, const char 
 		result_set(&o.res, "slurm_job", job);
 	if (getenv("SLURM_ARRAY_TASK_ID"))
 		result_set(&o.res, "slurm_task", getenv("SLURM_ARRAY_TASK_ID"));
-	provenance_row(pv, s->cmd.argv, 0, &o.res);
+	provenance_row(pv, point_program(r, &s->cmd), s->cmd.cwd, 0, &o.res);
 	struct strbuf extra = {0};
 	char bufs[3][32];
 	char **cells = point_row(r, rs, s, &o, &extra, bufs);
@@ -2062,6 +2098,7 @@ int cmd_run_point(int argc, char **argv)
 	free(recipe_path);
 	if (rc < 0)
 		return 2;
+	recipe_dir_from_env(&r, dir);
 	rc = 2;
 	struct slot s = {0};
 	s.level = xcalloc(r.nfactors ? r.nfactors : 1, sizeof(size_t));
@@ -2094,7 +2131,7 @@ int cmd_run_point(int argc, char **argv)
 	s.result_path = attempt_result_path(dir, s.pt.id);
 	s.log_path = xasprintf("%s/logs/%s.log", dir, s.pt.id);
 	s.noise = (struct noise_start){noise_loadavg(), noise_cpu_mhz(), 1};
-	if (argv_build(&r, &s.pt, s.result_path, &s.cmd, stderr) < 0)
+	if (argv_build(&r, &s.pt, dir, s.result_path, &s.cmd, stderr) < 0)
 		goto out;
 	rc = run_point_exec(ex, &r, &s);
 	if (rc == 0)

@@ -260,7 +260,8 @@ static void keeper_reap(pid_t engine, int block, int *status, int *have)
 		}
 }
 
-_Noreturn static void engine_child(char *const argv[], char *const env[], int log, int ep, const char *cgroup)
+_Noreturn static void engine_child(char *const argv[], char *const env[], const char *cwd, int log, int ep,
+				   const char *cgroup)
 {
 	setpgid(0, 0);
 	if (cgroup) {
@@ -287,8 +288,16 @@ _Noreturn static void engine_child(char *const argv[], char *const env[], int lo
 	dup2(log, 2);
 	for (size_t i = 0; env && env[i]; i++)
 		putenv(env[i]);
+	int e;
+	if (cwd && chdir(cwd) < 0) {
+		e = errno;
+		dprintf(2, "matrix: cannot run '%s' in '%s': %s\n", argv[0], cwd, strerror(e));
+		ssize_t rc = write(ep, &e, sizeof(e));
+		(void)rc;
+		_exit(127);
+	}
 	execvp(argv[0], argv);
-	int e = errno;
+	e = errno;
 	dprintf(2, "matrix: cannot run '%s': %s\n", argv[0], strerror(e));
 	ssize_t rc = write(ep, &e, sizeof(e));
 	(void)rc;
@@ -311,8 +320,8 @@ static void close_others(int keep1, int keep2)
 	closedir(d);
 }
 
-_Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[], int log, int ep, double grace_s,
-			     const char *cgroup)
+_Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[], const char *cwd, int log, int ep,
+			     double grace_s, const char *cgroup)
 {
 	pid_t self = getpid();
 	setpgid(0, 0);
@@ -328,7 +337,7 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 	int ending = getppid() != runner; /* the runner died before prctl */
 	pid_t engine = fork();
 	if (engine == 0)
-		engine_child(argv, env, log, ep, cgroup);
+		engine_child(argv, env, cwd, log, ep, cgroup);
 	if (engine < 0) {
 		dprintf(log, "matrix: fork: %s\n", strerror(errno));
 		_exit(127);
@@ -388,8 +397,8 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 	_exit(128 + sig);
 }
 
-static int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *log_path,
-		      double timeout_s, double grace_s, FILE *err)
+static int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *cwd,
+		      const char *log_path, double timeout_s, double grace_s, FILE *err)
 {
 	memset(c, 0, sizeof(*c));
 	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -428,7 +437,7 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 	}
 	if (pid == 0) {
 		close(ep[0]);
-		keeper(runner, argv, env, log, ep[1], grace_s, c->cgroup);
+		keeper(runner, argv, env, cwd, log, ep[1], grace_s, c->cgroup);
 	}
 	setpgid(pid, pid);
 	close(log);
@@ -564,7 +573,7 @@ struct local {
 static int local_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
 {
 	struct local *l = ex->state;
-	return exec_start(&l->children[slot], pt->argv, pt->env, pt->log_path, pt->res.timeout_s,
+	return exec_start(&l->children[slot], pt->argv, pt->env, pt->cwd, pt->log_path, pt->res.timeout_s,
 			  pt->res.grace_s, err);
 }
 

@@ -41,6 +41,7 @@ struct exec_point {
 	char *const *env;         /* extra "K=V" strings, NULL terminated, or NULL */
 	const char *log_path;     /* stdout and stderr */
 	const char *result_path;  /* the engine's result file (already in argv/env) */
+	const char *cwd;          /* the directory it runs in, or NULL: the runner's */
 	struct exec_resources res;
 };
 

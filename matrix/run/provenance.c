@@ -171,12 +171,22 @@ void provenance_env(const struct provenance *pv, struct strbuf *sb)
 		  MATRIX_BUILD_CUDNN, MATRIX_BUILD_NCCL, MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI, MATRIX_BUILD_ARCH);
 }
 
-/* name as an absolute path: itself with a '/', else the first executable
- * of that name on PATH; NULL when neither resolves. */
-static char *absolute_program(const char *name)
+/* path from directory cwd (NULL: this process's) as an absolute path, or NULL. */
+static char *realpath_in(const char *cwd, const char *path)
+{
+	if (!cwd || path[0] == '/')
+		return realpath(path, NULL);
+	char *p = xasprintf("%s/%s", cwd, path), *abs = realpath(p, NULL);
+	free(p);
+	return abs;
+}
+
+/* name as an absolute path: itself with a '/' (from cwd), else the first
+ * executable of that name on PATH; NULL when neither resolves. */
+static char *absolute_program(const char *name, const char *cwd)
 {
 	if (strchr(name, '/'))
-		return realpath(name, NULL);
+		return realpath_in(cwd, name);
 	const char *path = getenv("PATH");
 	char *p = xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL, *found = NULL;
 	for (char *d = strtok_r(p, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
@@ -189,9 +199,10 @@ static char *absolute_program(const char *name)
 	return found;
 }
 
-void provenance_row(const struct provenance *pv, char *const *argv, int in_image, struct result *res)
+void provenance_row(const struct provenance *pv, char *const *argv, const char *cwd, int in_image,
+		    struct result *res)
 {
-	result_set(res, "workdir", pv->workdir);
+	result_set(res, "workdir", cwd ? cwd : pv->workdir);
 	if (pv->git_commit)
 		result_set(res, "git_commit", pv->git_commit);
 	if (pv->git_top && pv->git_dirty >= 0)
@@ -199,14 +210,16 @@ void provenance_row(const struct provenance *pv, char *const *argv, int in_image
 	if (!argv || !argv[0])
 		return;
 	struct strbuf sb = {0};
-	char *prog = in_image ? NULL : absolute_program(argv[0]);
+	char *prog = in_image ? NULL : absolute_program(argv[0], cwd);
 	sb_puts(&sb, prog ? prog : argv[0]);
 	free(prog);
 	/* an interpreter's script (python3 matrix_torch.py, sh bench.sh) */
 	struct stat st;
-	char *script = !in_image && argv[1] && argv[1][0] != '-' && stat(argv[1], &st) == 0 && S_ISREG(st.st_mode)
-			       ? realpath(argv[1], NULL)
-			       : NULL;
+	char *script = !in_image && argv[1] && argv[1][0] != '-' ? realpath_in(cwd, argv[1]) : NULL;
+	if (script && (stat(script, &st) != 0 || !S_ISREG(st.st_mode))) {
+		free(script);
+		script = NULL;
+	}
 	size_t n = argv[1] ? strlen(argv[1]) : 0;
 	if (!script && in_image && n > 3 && strcmp(argv[1] + n - 3, ".py") == 0)
 		script = xstrdup(argv[1]); /* the image's PyTorch engine */

@@ -30,13 +30,15 @@ void provenance_gather(struct provenance *pv, const char *recipe_path, const cha
  * (top level, commit, dirty; or why there is none), compiler, cflags,
  * libraries (matrix's), engine_build (this tree's native engine). */
 void provenance_env(const struct provenance *pv, struct strbuf *sb);
-/* The row keys of a point whose argv is argv (NULL terminated): workdir,
- * git_commit, git_dirty (yes|no) when known, and engine_path: argv[0] as
- * an absolute path (found on PATH when it has no '/'), followed by its
- * script when argv[1] is a file (python3 matrix_torch.py, sh bench.sh);
+/* The row keys of a point whose argv is argv (NULL terminated) run in
+ * directory cwd (NULL: pv->workdir, the runner's): workdir, git_commit,
+ * git_dirty (yes|no) when known, and engine_path: argv[0] as an absolute
+ * path (found on PATH when it has no '/', else taken from cwd), followed by
+ * its script when argv[1] is a file (python3 matrix_torch.py, sh bench.sh);
  * in_image: argv is a container's, its paths are the image's (kept as they
  * are). */
-void provenance_row(const struct provenance *pv, char *const *argv, int in_image, struct result *res);
+void provenance_row(const struct provenance *pv, char *const *argv, const char *cwd, int in_image,
+		    struct result *res);
 void provenance_free(struct provenance *pv);
 
 #endif

@@ -58,7 +58,7 @@ M=$MATRIX E=$MATRIX_ENGINE
 cat > want.txt <<EOT
 complete -F _matrix matrix
 complete -F _matrix_engine matrix-engine
-$M |build compare expand export help merge recipes report run run-point status 
+$M |build compare expand export help merge recipes report run run-point status time 
 $M r|recipes report run run-point 
 $M -|--help --version -V -h 
 $M help ex|expand export 

@@ -119,7 +119,7 @@ EOT
 MATRIX_RECIPES=$work/rec zsh -f driver.zsh || fail "the zsh driver failed"
 
 cat > want.txt <<EOT
-$M |build compare expand export help merge recipes report run run-point status 
+$M |build compare expand export help merge recipes report run run-point status time 
 $M r|recipes report run run-point 
 $M -|--help --version -V -h 
 $M help ex|expand export 

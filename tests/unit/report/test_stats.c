@@ -160,5 +160,29 @@ int main(void)
 	double mu1, cov1 = coverage(1, 0.05, 0.005, 4000, &mu1);
 	printf("coverage K=1 (within-process only): %.4f\n", cov1);
 	CHECK(cov1 < 0.2); /* what ci_kind=within warns about */
+
+	/* the median's order-statistic interval (the engine's and `matrix
+	 * time`'s): n = 20 sorted 1..20: ranks floor(10 - 4.38) = 5 and
+	 * ceil(10 + 4.38) + 1 = 16; fewer than 2 values: no interval */
+	double ord[20], lo, hi;
+	for (int i = 0; i < 20; i++)
+		ord[i] = 20 - i;
+	NEAR(stat_median_ci(ord, 20, &lo, &hi), 10.5, 1e-12);
+	NEAR(lo, 5, 0);
+	NEAR(hi, 16, 0);
+	double one[1] = {3};
+	NEAR(stat_median_ci(one, 1, &lo, &hi), 3, 0);
+	CHECK(isnan(lo) && isnan(hi));
+	/* its coverage on a skewed distribution: at least about 95% */
+	size_t hit = 0;
+	for (int t = 0; t < 4000; t++) {
+		double x[30];
+		for (int i = 0; i < 30; i++)
+			x[i] = exp(normal()); /* lognormal: the true median is 1 */
+		stat_median_ci(x, 30, &lo, &hi);
+		hit += lo <= 1 && 1 <= hi;
+	}
+	printf("coverage of the median's order-statistic interval, n=30: %.4f\n", hit / 4000.0);
+	CHECK(hit >= (size_t)(0.94 * 4000));
 	return T_DONE();
 }
