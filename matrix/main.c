@@ -159,10 +159,13 @@ static const struct cmd_entry commands[] = {
 	 "points measured with different engine versions (a warning).\n"
 	 "Exit status: 0, 2 when the runs cannot be merged or usage.\n",
 	 merge_options},
-	{"export", cmd_export, "export DIR [--format json|csv] [--metric NAME]",
-	 "print every point of a run with its factors, metric, 95% interval and status",
-	 "  --format json|csv      JSON (the default: recipe, metric with unit, points) or\n"
-	 "                         CSV (a row per point); values in the metric's unit\n"
+	{"export", cmd_export, "export DIR [--format json|jsonl|csv|markdown] [--metric NAME]",
+	 "print every point of a run with its factors, metric, 95% interval, status, command and environment",
+	 "  --format json|jsonl|csv|markdown\n"
+	 "                         JSON (the default: recipe, metric with unit, points), JSON\n"
+	 "                         Lines (an object per point), CSV (a row per point), all\n"
+	 "                         with every digit; or the report's per-point Markdown table\n"
+	 "                         (3 significant digits); values in the metric's unit\n"
 	 "  --metric NAME          export NAME instead of the recipe's metric (see below)\n"
 	 "\n" HELP_METRICS,
 	 export_options},

@@ -206,6 +206,19 @@ size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+const char *fmt_sig3(char *buf, double v)
+{
+	if (!isfinite(v)) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, 32, "%.3g", v == 0 ? 0.0 : v);
+	double r = strtod(buf, NULL), a = fabs(r);
+	if (a >= 1e3 && a < 1e6 && strchr(buf, 'e'))
+		snprintf(buf, 32, "%.0f", r); /* 3.2e+04 -> 32000 */
+	return buf;
+}
+
 int parse_double(const char *s, double *out)
 {
 	char *end;

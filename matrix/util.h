@@ -54,6 +54,12 @@ int parse_duration(const char *s, double *seconds);
 int parse_long(const char *s, long *out);
 /* Parse a finite double that fills the whole string; 0 on success. */
 int parse_double(const char *s, double *out);
+/* v rounded to 3 significant digits for a person to read (report pages,
+ * terminal tables; results.csv, the tables' CSV files and the JSON export keep every
+ * digit): "0.000685", "1.23", "45.6", "32000" (31951.9); "1.23e+09" and
+ * "4.56e-05" outside 0.001 .. 1e6; "" for NaN and the infinities; never
+ * "-0". buf holds at least 32 bytes; returns buf. */
+const char *fmt_sig3(char *buf, double v);
 
 /* Seconds from a monotonic clock. */
 double now_monotonic(void);

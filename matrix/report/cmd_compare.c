@@ -23,14 +23,14 @@
 #include "stats.h"
 #include "util.h"
 
-/* A gain (or a percentage) for the terminal: fixed 4 decimals while it is
- * of a sane size, else %g (a gain of 1e300 is not 300 digits). */
-static const char *gain_str(char *buf, size_t n, const char *fmt_fixed, double v)
+/* A value, gain or percentage for the terminal: 3 significant digits
+ * (fmt_sig3; a gain of 1e300 is not 300 digits), with sign a '+' before a
+ * positive one. buf holds at least 40 bytes. */
+static const char *sig3(char *buf, double v, int sign)
 {
-	if (isfinite(v) && fabs(v) < 1e6)
-		snprintf(buf, n, fmt_fixed, v);
-	else
-		snprintf(buf, n, "%.4g", v);
+	char t[32];
+	fmt_sig3(t, v);
+	snprintf(buf, 40, "%s%s", sign && v > 0 ? "+" : "", isfinite(v) ? t : "nan");
 	return buf;
 }
 
@@ -325,12 +325,12 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 		double change = 100.0 * (x->gain - 1);
 		const char *mark = verdict(x, o, ty);
 		ty->within += x->within && isnan(x->p);
-		char ci[64] = "", test[32], procs[24];
+		char ci[96] = "", test[32], procs[24];
 		if (!isnan(x->u))
 		{
-			char lo[24], hi[24];
-			snprintf(ci, sizeof(ci), "%s..%s", gain_str(lo, sizeof(lo), "%.4f", x->gain * exp(-x->u)),
-				 gain_str(hi, sizeof(hi), "%.4f", x->gain * exp(x->u)));
+			char lo[40], hi[40];
+			snprintf(ci, sizeof(ci), "%s..%s", sig3(lo, x->gain * exp(-x->u), 0),
+				 sig3(hi, x->gain * exp(x->u), 0));
 		}
 		if (!isnan(x->p))
 			snprintf(test, sizeof(test), "U p=%.3f", x->p);
@@ -338,11 +338,11 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 			snprintf(test, sizeof(test), "%s",
 				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
 		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
-		char gs[24], cs[24];
+		char gs[40], cs[40], va[40], vb[40];
 		char *shown = text_clean(lab.buf ? lab.buf : "", lab.len, 0); /* levels from any results.csv */
-		printf("%-44s %12.6g %12.6g %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? shown : "(all)",
-		       a->cells.value[x->a] * mt->scale, b->cells.value[x->b] * mt->scale,
-		       gain_str(gs, sizeof(gs), "%.4f", x->gain), ci, gain_str(cs, sizeof(cs), "%+.2f", change),
+		printf("%-44s %12s %12s %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? shown : "(all)",
+		       sig3(va, a->cells.value[x->a] * mt->scale, 0), sig3(vb, b->cells.value[x->b] * mt->scale, 0),
+		       sig3(gs, x->gain, 0), ci, sig3(cs, change, 1),
 		       procs, test, mark);
 		free(shown);
 		ty->slog += log(x->gain);
@@ -370,13 +370,12 @@ static int print_summary(const struct run *a, const struct run *b, const struct 
 		if (!isnan(gu) && ge > gu)
 			gu = ge;
 	}
-	char g1[24], g2[24], g3[24];
+	char g1[40], g2[40], g3[40];
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
-	       nm, a->cells.ncells - nm, b->cells.ncells - nm, gain_str(g1, sizeof(g1), "%.4f", gm));
+	       nm, a->cells.ncells - nm, b->cells.ncells - nm, sig3(g1, gm, 0));
 	if (!isnan(gu))
-		printf(" (95%% CI %s..%s)", gain_str(g2, sizeof(g2), "%.4f", gm * exp(-gu)),
-		       gain_str(g3, sizeof(g3), "%.4f", gm * exp(gu)));
-	printf(" = %s%%\n", gain_str(g1, sizeof(g1), "%+.2f", 100.0 * (gm - 1)));
+		printf(" (95%% CI %s..%s)", sig3(g2, gm * exp(-gu), 0), sig3(g3, gm * exp(gu), 0));
+	printf(" = %s%%\n", sig3(g1, 100.0 * (gm - 1), 1));
 	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", o->threshold,
 	       ty->faster, ty->slower, ty->noise);
 	if (ty->small)

@@ -1,8 +1,11 @@
-/* cmd_export.c - `matrix export DIR [--format json|csv] [--metric NAME]`:
- * one entry per point of a run (its factors, the metric's value with its 95%
- * interval and unit, the processes it merges, its status and reason), for
- * other tools, in the spirit of hyperfine's --export-json and nvbench's
- * --json. Values are in the metric's display unit (peak_mem_bytes in MiB). */
+/* cmd_export.c - `matrix export DIR [--format json|jsonl|csv|markdown]
+ * [--metric NAME]`: one entry per point of a run (its factors, the metric's
+ * value with its 95% interval and unit, the processes it merges, its status
+ * and reason, the command that reproduces it and where it ran), for other
+ * tools, in the spirit of hyperfine's --export-json and nvbench's --json.
+ * Values are in the metric's display unit (peak_mem_bytes in MiB), with
+ * every digit in JSON, JSON Lines and CSV; the Markdown table is for
+ * reading (3 significant digits). */
 #include "config.h"
 
 #include <math.h>
@@ -12,8 +15,11 @@
 
 #include "cmd.h"
 #include "model.h"
+#include "result.h"
+#include "rtable.h"
 #include "stats.h"
 #include "table.h"
+#include "tables.h"
 #include "util.h"
 
 /* A JSON string: control characters and DEL as \u00XX, a byte that is not
@@ -71,40 +77,123 @@ static void sheet_record(struct strbuf *sb, char **cell, size_t n)
 	free(safe);
 }
 
-/* A number for JSON: finite with 6 significant digits, else null. */
-static void json_num(struct strbuf *sb, double v)
+/* A number for a machine: the shortest text that reads back as exactly v
+ * (%.15g, else %.17g); "" for NaN and the infinities. buf: 32 bytes. */
+static const char *full_num(char *buf, double v)
 {
-	if (isfinite(v))
-		sb_printf(sb, "%.6g", v);
-	else
-		sb_puts(sb, "null");
+	if (!isfinite(v)) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, 32, "%.15g", v == 0 ? 0.0 : v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, 32, "%.17g", v);
+	return buf;
 }
 
-static void export_json(const struct run *run, struct strbuf *sb)
+/* A number for JSON: full_num, or null. */
+static void json_num(struct strbuf *sb, double v)
 {
+	char buf[32];
+	sb_puts(sb, isfinite(v) ? full_num(buf, v) : "null");
+}
+
+/* What each exported point takes from its first row of results.csv: the
+ * command that reproduces it and where it ran (provenance, result.h). */
+static const char *const env_cols[] = {"device", "engine", "node", "workdir", "git_commit", "git_dirty",
+				       "engine_path"};
+
+struct export {
+	const struct run *run;
+	struct table rows;    /* results.csv, this version's columns */
+	int have_rows;
+	size_t *by_id;        /* row indices sorted by id */
+	size_t nrows;
+};
+
+static const struct table *sort_rows;
+static int cmp_row_id(const void *a, const void *b)
+{
+	const struct table *t = sort_rows;
+	return strcmp(t->rows[*(const size_t *)a].cell[0], t->rows[*(const size_t *)b].cell[0]);
+}
+
+static void export_open(struct export *x, const struct run *run)
+{
+	memset(x, 0, sizeof(*x));
+	x->run = run;
+	char *path = xasprintf("%s/results.csv", run->dir), *why = NULL;
+	x->have_rows = table_read(path, &x->rows, NULL, &why) == 0;
+	free(why);
+	free(path);
+	if (!x->have_rows)
+		return;
+	result_table_upgrade(&x->rows);
+	x->nrows = x->rows.nrows;
+	x->by_id = xmalloc((x->nrows ? x->nrows : 1) * sizeof(size_t));
+	for (size_t i = 0; i < x->nrows; i++)
+		x->by_id[i] = i;
+	sort_rows = &x->rows;
+	if (x->nrows && x->rows.ncols)
+		qsort(x->by_id, x->nrows, sizeof(size_t), cmp_row_id); /* stable enough: equal ids keep no order */
+}
+
+static void export_close(struct export *x)
+{
+	if (x->have_rows)
+		table_free(&x->rows);
+	free(x->by_id);
+}
+
+/* Cell col of the first row (the lowest index) of point id, or NULL. */
+static const char *row_cell(const struct export *x, const char *id, const char *col)
+{
+	long c = x->have_rows ? table_column(&x->rows, col) : -1;
+	if (c < 0)
+		return NULL;
+	size_t lo = 0, hi = x->nrows, best = (size_t)-1;
+	while (lo < hi) { /* the first sorted entry of id */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(x->rows.rows[x->by_id[mid]].cell[0], id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < x->nrows && strcmp(x->rows.rows[x->by_id[i]].cell[0], id) == 0; i++)
+		if (x->by_id[i] < best)
+			best = x->by_id[i];
+	const char *v = best == (size_t)-1 ? NULL : x->rows.rows[best].cell[c];
+	return v && *v ? v : NULL;
+}
+
+/* Point k (a cell, then the failures) as JSON members: id, factors,
+ * status, value, ci95, ci_kind, processes, values or reason, command,
+ * environment. */
+static void point_members(const struct export *x, size_t k, struct strbuf *sb)
+{
+	const struct run *run = x->run;
 	const struct recipe *r = &run->recipe;
 	const struct metric *m = &run->metric;
 	const struct cellset *cs = &run->cells;
-	sb_puts(sb, "{\n  \"recipe\": ");
-	json_str(sb, r->name);
-	sb_puts(sb, ",\n  \"metric\": {\"name\": ");
-	json_str(sb, m->name);
-	sb_puts(sb, ", \"unit\": ");
-	json_str(sb, m->unit);
-	sb_printf(sb, ", \"higher_is_better\": %s},\n  \"points\": [", m->higher_better ? "true" : "false");
-	size_t n = 0;
-	for (size_t c = 0; c < cs->ncells; c++, n++) {
-		sb_puts(sb, n ? ",\n    {\"id\": " : "\n    {\"id\": ");
-		json_str(sb, cs->id[c]);
-		sb_puts(sb, ", \"factors\": {");
-		for (size_t f = 0; f < r->nfactors; f++) {
-			sb_puts(sb, f ? ", " : "");
-			json_str(sb, r->factors[f].name);
-			sb_puts(sb, ": ");
-			json_str(sb, run_level(run, f, CELL_LEVEL(cs, c, f)));
-		}
-		double v = cs->value[c], u = cs->u[c];
-		sb_puts(sb, "}, \"status\": \"ok\", \"value\": ");
+	const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
+	const char *id = fl ? fl->id : cs->id[k];
+	sb_puts(sb, "\"id\": ");
+	json_str(sb, id);
+	sb_puts(sb, ", \"factors\": {");
+	for (size_t f = 0; f < r->nfactors; f++) {
+		sb_puts(sb, f ? ", " : "");
+		json_str(sb, r->factors[f].name);
+		sb_puts(sb, ": ");
+		json_str(sb, fl ? fl->levels[f] : run_level(run, f, CELL_LEVEL(cs, k, f)));
+	}
+	sb_puts(sb, "}, \"status\": ");
+	json_str(sb, fl ? fl->status : "ok");
+	if (fl) {
+		sb_puts(sb, ", \"reason\": ");
+		json_str(sb, fl->reason);
+	} else {
+		double v = cs->value[k], u = cs->u[k];
+		sb_puts(sb, ", \"value\": ");
 		json_num(sb, v * m->scale);
 		sb_puts(sb, ", \"ci95\": ");
 		if (isfinite(u)) {
@@ -117,72 +206,132 @@ static void export_json(const struct run *run, struct strbuf *sb)
 			sb_puts(sb, "null");
 		}
 		sb_puts(sb, ", \"ci_kind\": ");
-		json_str(sb, ci_kind_name((enum ci_kind)cs->kind[c]));
-		sb_printf(sb, ", \"processes\": %zu, \"values\": [", cs->nrep[c]);
-		for (size_t k = 0; cs->rep && cs->rep[c] && k < cs->nrep[c]; k++) {
-			sb_puts(sb, k ? ", " : "");
-			json_num(sb, cs->rep[c][k] * m->scale);
+		json_str(sb, ci_kind_name((enum ci_kind)cs->kind[k]));
+		sb_printf(sb, ", \"processes\": %zu, \"values\": [", cs->nrep[k]);
+		for (size_t i = 0; cs->rep && cs->rep[k] && i < cs->nrep[k]; i++) {
+			sb_puts(sb, i ? ", " : "");
+			json_num(sb, cs->rep[k][i] * m->scale);
 		}
-		sb_puts(sb, "]}");
+		sb_puts(sb, "]");
 	}
-	for (size_t i = 0; i < run->nfailures; i++, n++) {
-		const struct failure *fl = &run->failures[i];
-		sb_puts(sb, n ? ",\n    {\"id\": " : "\n    {\"id\": ");
-		json_str(sb, fl->id);
-		sb_puts(sb, ", \"factors\": {");
-		for (size_t f = 0; f < r->nfactors; f++) {
-			sb_puts(sb, f ? ", " : "");
-			json_str(sb, r->factors[f].name);
-			sb_puts(sb, ": ");
-			json_str(sb, fl->levels[f]);
-		}
-		sb_puts(sb, "}, \"status\": ");
-		json_str(sb, fl->status);
-		sb_puts(sb, ", \"reason\": ");
-		json_str(sb, fl->reason);
+	const char *cmd = row_cell(x, id, "command");
+	sb_puts(sb, ", \"command\": ");
+	if (cmd)
+		json_str(sb, cmd);
+	else
+		sb_puts(sb, "null");
+	sb_puts(sb, ", \"environment\": {");
+	for (size_t i = 0, n = 0; i < ARRAY_SIZE(env_cols); i++) {
+		const char *v = row_cell(x, id, env_cols[i]);
+		if (!v)
+			continue;
+		sb_puts(sb, n++ ? ", " : "");
+		json_str(sb, env_cols[i]);
+		sb_puts(sb, ": ");
+		json_str(sb, v);
+	}
+	sb_puts(sb, "}");
+}
+
+/* The recipe and the metric as JSON members. */
+static void head_members(const struct run *run, struct strbuf *sb, int flat)
+{
+	const struct metric *m = &run->metric;
+	sb_puts(sb, "\"recipe\": ");
+	json_str(sb, run->recipe.name);
+	sb_puts(sb, flat ? ", \"metric\": " : ",\n  \"metric\": {\"name\": ");
+	json_str(sb, m->name);
+	sb_puts(sb, flat ? ", \"unit\": " : ", \"unit\": ");
+	json_str(sb, m->unit);
+	sb_printf(sb, ", \"higher_is_better\": %s%s", m->higher_better ? "true" : "false", flat ? "" : "}");
+}
+
+/* JSON: {"recipe", "metric": {name, unit, higher_is_better}, "points": [...]}. */
+static void export_json(const struct export *x, struct strbuf *sb)
+{
+	const struct run *run = x->run;
+	size_t n = run->cells.ncells + run->nfailures;
+	sb_puts(sb, "{\n  ");
+	head_members(run, sb, 0);
+	sb_puts(sb, ",\n  \"points\": [");
+	for (size_t k = 0; k < n; k++) {
+		sb_puts(sb, k ? ",\n    {" : "\n    {");
+		point_members(x, k, sb);
 		sb_puts(sb, "}");
 	}
 	sb_puts(sb, n ? "\n  ]\n}\n" : "]\n}\n");
 }
 
-static void export_csv(const struct run *run, struct strbuf *sb)
+/* JSON Lines: one object per point, each with the recipe and the metric
+ * (name, unit, higher_is_better) beside the point's members. */
+static void export_jsonl(const struct export *x, struct strbuf *sb)
 {
+	const struct run *run = x->run;
+	size_t n = run->cells.ncells + run->nfailures;
+	for (size_t k = 0; k < n; k++) {
+		sb_puts(sb, "{");
+		head_members(run, sb, 1);
+		sb_puts(sb, ", ");
+		point_members(x, k, sb);
+		sb_puts(sb, "}\n");
+	}
+}
+
+/* CSV: a row per point, every digit; then the command and where it ran. */
+static void export_csv(const struct export *x, struct strbuf *sb)
+{
+	const struct run *run = x->run;
 	const struct recipe *r = &run->recipe;
 	const struct metric *m = &run->metric;
 	const struct cellset *cs = &run->cells;
-	size_t nf = r->nfactors, ncells = nf + 9;
+	static const char *const tail[] = {"status", "metric", "unit", "value", "ci95_lo", "ci95_hi", "processes",
+					   "reason", "command"};
+	size_t nf = r->nfactors, nt = ARRAY_SIZE(tail), ncells = 1 + nf + nt + ARRAY_SIZE(env_cols);
 	char **cell = xcalloc(ncells, sizeof(char *));
-	char num[5][32];
+	char num[4][32];
 	cell[0] = "id";
 	for (size_t f = 0; f < nf; f++)
 		cell[1 + f] = r->factors[f].name;
-	const char *const tail[] = {"status", "metric", "unit", "value", "ci95_lo", "ci95_hi", "processes", "reason"};
-	for (size_t k = 0; k < ARRAY_SIZE(tail); k++)
+	for (size_t k = 0; k < nt; k++)
 		cell[1 + nf + k] = (char *)tail[k];
-	sheet_record(sb, cell, nf + 9);
-	for (size_t c = 0; c < cs->ncells; c++) {
-		double v = cs->value[c], u = cs->u[c];
-		cell[0] = cs->id[c];
+	for (size_t k = 0; k < ARRAY_SIZE(env_cols); k++)
+		cell[1 + nf + nt + k] = (char *)env_cols[k];
+	sheet_record(sb, cell, ncells);
+	for (size_t k = 0; k < cs->ncells + run->nfailures; k++) {
+		const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
+		const char *id = fl ? fl->id : cs->id[k];
+		cell[0] = (char *)id;
 		for (size_t f = 0; f < nf; f++)
-			cell[1 + f] = (char *)run_level(run, f, CELL_LEVEL(cs, c, f));
-		snprintf(num[0], sizeof(num[0]), "%.6g", v * m->scale);
-		snprintf(num[1], sizeof(num[1]), isfinite(u) ? "%.6g" : "", v * exp(-u) * m->scale);
-		snprintf(num[2], sizeof(num[2]), isfinite(u) ? "%.6g" : "", v * exp(u) * m->scale);
-		snprintf(num[3], sizeof(num[3]), "%zu", cs->nrep[c]);
-		char *row[] = {"ok", m->name, m->unit, num[0], num[1], num[2], num[3], ""};
+			cell[1 + f] = fl ? fl->levels[f] : (char *)run_level(run, f, CELL_LEVEL(cs, k, f));
+		for (size_t i = 0; i < 4; i++)
+			num[i][0] = '\0';
+		if (!fl) {
+			double v = cs->value[k], u = cs->u[k];
+			full_num(num[0], v * m->scale);
+			if (isfinite(u)) {
+				full_num(num[1], v * exp(-u) * m->scale);
+				full_num(num[2], v * exp(u) * m->scale);
+			}
+			snprintf(num[3], sizeof(num[3]), "%zu", cs->nrep[k]);
+		}
+		const char *row[] = {fl ? fl->status : "ok", m->name, m->unit, num[0], num[1], num[2], num[3],
+				     fl ? fl->reason : "", row_cell(x, id, "command")};
 		memcpy(cell + 1 + nf, row, sizeof(row));
-		sheet_record(sb, cell, nf + 9);
-	}
-	for (size_t i = 0; i < run->nfailures; i++) {
-		const struct failure *fl = &run->failures[i];
-		cell[0] = fl->id;
-		for (size_t f = 0; f < nf; f++)
-			cell[1 + f] = fl->levels[f];
-		char *row[] = {fl->status, m->name, m->unit, "", "", "", "", fl->reason};
-		memcpy(cell + 1 + nf, row, sizeof(row));
-		sheet_record(sb, cell, nf + 9);
+		for (size_t i = 0; i < ARRAY_SIZE(env_cols); i++)
+			cell[1 + nf + nt + i] = (char *)row_cell(x, id, env_cols[i]);
+		sheet_record(sb, cell, ncells);
 	}
 	free(cell);
+}
+
+/* Markdown: the per-point table that opens report.md (the factors that
+ * vary, the metric, its 95% interval, the status), every point, numbers
+ * with 3 significant digits. */
+static void export_markdown(const struct export *x, struct strbuf *sb)
+{
+	struct rtable *t = report_per_point_table(x->run);
+	rtable_markdown(t, 0, sb);
+	rtable_free(t);
 }
 
 int cmd_export(int argc, char **argv)
@@ -210,18 +359,25 @@ int cmd_export(int argc, char **argv)
 		error("export: no run directory given");
 		return cmd_usage("export");
 	}
-	if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0) {
-		error("export: unknown format '%s' (expected json or csv)", format);
+	static const char *const formats[] = {"json", "jsonl", "csv", "markdown"};
+	void (*const writers[])(const struct export *, struct strbuf *) = {export_json, export_jsonl, export_csv,
+									  export_markdown};
+	size_t fi = 0;
+	while (fi < ARRAY_SIZE(formats) && strcmp(format, formats[fi]) != 0)
+		fi++;
+	if (fi == ARRAY_SIZE(formats)) {
+		error("export: unknown format '%s' (expected json, jsonl, csv or markdown)", format);
 		return 2;
 	}
 	struct run run;
 	if (run_load(&run, dir, metric, stderr) != 0)
 		return 2;
+	struct export x;
+	export_open(&x, &run);
 	struct strbuf sb = {0};
-	if (format[0] == 'j')
-		export_json(&run, &sb);
-	else
-		export_csv(&run, &sb);
+	sb_add(&sb, "", 0);
+	writers[fi](&x, &sb);
+	export_close(&x);
 	run_free(&run);
 	int ok = fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
 	sb_free(&sb);

@@ -203,8 +203,10 @@ struct rtable *factorial_table(const struct run *run)
 	struct factorial_lenth lt;
 	factorial_lenth(r, &run->cells, &lt);
 	t->caption = factorial_caption(run, missing, &lt);
-	for (size_t i = 0; i < t->ncols; i++)
+	for (size_t i = 0; i < t->ncols; i++) {
 		t->align_right[i] = i >= 4 && i <= 10;
+		t->sig[i] = i >= 6 && i <= 10; /* the gains, not the run counts */
+	}
 	for (size_t e = 0; e < n; e++) {
 		struct strbuf name = {0}, letters = {0}, al = {0};
 		char b[7][48];

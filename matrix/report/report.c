@@ -38,6 +38,12 @@ static int report_run(struct run *run, FILE *err)
 		}
 		free(path);
 	}
+	char *pp = xasprintf("%s/%s.csv", tdir, rt.per_point->name);
+	if (rtable_write_csv(rt.per_point, pp) != 0) {
+		fprintf(err, "matrix: unable to write '%s': %s\n", pp, strerror(errno));
+		rc = 2;
+	}
+	free(pp);
 	report_figures_build(run, &rt, pdir, &ps, err);
 	size_t undrawn = plot_run_all(&ps, pdir, err);
 	char *md = xasprintf("%s/report.md", run->dir);

@@ -15,6 +15,8 @@
 
 /* Rows of each table shown in the pages; the CSV files hold all of them. */
 #define PAGE_ROWS 40
+/* Rows of the per-point table that opens the pages. */
+#define PER_POINT_ROWS 100
 
 static char *read_text(const char *dir, const char *name)
 {
@@ -91,6 +93,26 @@ static void paras_html(const struct paras *ps, struct strbuf *sb)
 	}
 }
 
+/* "Points": the per-point table that opens the pages. */
+static void per_point_section(const struct rtable *t, struct strbuf *sb, int html)
+{
+	if (html) {
+		sb_puts(sb, "<h2 id=\"points\">Points</h2>\n<p class=\"caption\">");
+		html_escape(sb, t->caption);
+		sb_puts(sb, "</p>\n");
+		if (t->nrows)
+			rtable_html(t, PER_POINT_ROWS, sb);
+		return;
+	}
+	sb_puts(sb, "## Points\n\n");
+	md_escape(sb, t->caption, 0);
+	sb_puts(sb, "\n\n");
+	if (t->nrows) {
+		rtable_markdown(t, PER_POINT_ROWS, sb);
+		sb_putc(sb, '\n');
+	}
+}
+
 /* The sections "Measurement quality" and "Uncertainty". */
 static void sections(const struct run *run, struct strbuf *sb, int html)
 {
@@ -145,6 +167,7 @@ int report_markdown_write(const struct run *run, const struct report_tables *rt,
 		md_escape(&sb, r->description, 0);
 		sb_puts(&sb, "\n\n");
 	}
+	per_point_section(rt->per_point, &sb, 0);
 	summary(run, &sb, 0);
 	factorial_section(run, &sb, 0);
 	sections(run, &sb, 0);
@@ -252,8 +275,9 @@ static const char css[] =
     ".caption{color:#444;font-size:.92em;max-width:960px}.missing{color:#a33}\n"
     "nav a{margin-right:1em}\n";
 
-/* The page's head, title, description, summary and navigation. */
-static void html_head(const struct run *run, struct strbuf *sb)
+/* The page's head, title, description, the per-point table, summary and
+ * navigation. */
+static void html_head(const struct run *run, const struct report_tables *rt, struct strbuf *sb)
 {
 	const struct recipe *r = &run->recipe;
 	sb_puts(sb, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -269,8 +293,9 @@ static void html_head(const struct run *run, struct strbuf *sb)
 		html_escape(sb, r->description);
 		sb_puts(sb, "</p>\n");
 	}
+	per_point_section(rt->per_point, sb, 1);
 	summary(run, sb, 1);
-	sb_puts(sb, "<nav><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
+	sb_puts(sb, "<nav><a href=\"#points\">Points</a><a href=\"#quality\">Measurement quality</a><a href=\"#uncertainty\">Uncertainty</a>"
 		    "<a href=\"#figures\">Figures</a><a href=\"#tables\">Tables</a>"
 		    "<a href=\"#provenance\">Provenance</a></nav>\n");
 	factorial_section(run, sb, 1);
@@ -354,7 +379,7 @@ int report_html_write(const struct run *run, const struct report_tables *rt,
 		      const struct plot_set *ps, const char *plotdir, const char *path)
 {
 	struct strbuf sb = {0};
-	html_head(run, &sb);
+	html_head(run, rt, &sb);
 	sections(run, &sb, 1);
 	html_figures(ps, plotdir, &sb);
 	html_tables(rt, &sb);

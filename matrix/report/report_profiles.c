@@ -105,8 +105,10 @@ static struct rtable *top_table(const struct prof *ps, size_t n)
 	t->caption = xasprintf("the %d ops with the most time in each profiled point (profiles/ID.csv: the "
 			       "steps after the timed ones, each op timed); pct_step: share of the step, percent",
 			       PROFILES_TOP);
-	for (size_t k = 3; k < 7; k++)
+	for (size_t k = 3; k < 7; k++) {
 		t->align_right[k] = 1;
+		t->sig[k] = k > 3; /* the times and shares, not the calls */
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct prof *p = &ps[i];
 		size_t *ix = xmalloc((p->t.nrows + 1) * sizeof(size_t));
@@ -186,7 +188,7 @@ static struct rtable *side_table(const struct prof *ps, size_t n)
 			free(num[i]);
 	}
 	for (size_t i = 0; i < np; i++)
-		t->align_right[2 + i] = 1;
+		t->align_right[2 + i] = t->sig[2 + i] = 1;
 	for (size_t k = 0; k < nops; k++)
 		free(ops[k].pct);
 	free(ops);

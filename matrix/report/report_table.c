@@ -19,6 +19,7 @@ struct rtable *rtable_new(const char *name, const char *title, size_t ncols, con
 	for (size_t i = 0; i < ncols; i++)
 		t->cols[i] = xstrdup(cols[i]);
 	t->align_right = xcalloc(ncols, sizeof(size_t));
+	t->sig = xcalloc(ncols ? ncols : 1, 1);
 	return t;
 }
 
@@ -54,15 +55,17 @@ static int word_char(char c)
  * kept), a backslash before every character that could start markup inline
  * (\ ` [ ] < > |; * ~ _ unless between spaces, _ inside a word neither; &
  * before a letter, a digit or #: no link, image, HTML, entity, emphasis, code
- * span or table cell ends early) and before a line's first character
- * when it could start a block (# - + = > or a number followed by . or )). */
+ * span or table cell ends early) and, outside a cell, before a line's first
+ * character when it could start a block (# - + = > or a number followed by
+ * . or )). */
 void md_escape(struct strbuf *sb, const char *s, int cell)
 {
 	if (!s)
 		return;
 	char *clean = cell ? text_clean(s, strlen(s), 0) : text_clean_lines(s, strlen(s));
 	for (const char *c = clean; *c; c++) {
-		int line_start = c == clean || c[-1] == '\n';
+		/* a cell is inline: no block starts in it ("9.51" stays as it is) */
+		int line_start = !cell && (c == clean || c[-1] == '\n');
 		if (line_start && strchr("#-+=>", *c))
 			sb_putc(sb, '\\');
 		if (line_start && *c >= '0' && *c <= '9') {
@@ -85,8 +88,30 @@ void md_escape(struct strbuf *sb, const char *s, int cell)
 	free(clean);
 }
 
+/* Cell r, i as a page shows it: a number of a sig column, or both ends of
+ * an interval "LO .. HI" there, with 3 significant digits; anything else
+ * as it is. buf holds at least 80 bytes. */
+static const char *shown(const struct rtable *t, size_t r, size_t i, char *buf)
+{
+	const char *c = t->cell[r * t->ncols + i], *dots = c ? strstr(c, " .. ") : NULL;
+	double v, w;
+	if (!c || !t->sig[i])
+		return c;
+	if (parse_double(c, &v) == 0)
+		return fmt_sig3(buf, v);
+	char *lo = dots ? xstrndup(c, (size_t)(dots - c)) : NULL;
+	if (lo && parse_double(lo, &v) == 0 && parse_double(dots + 4, &w) == 0) {
+		char a[32], b[32];
+		snprintf(buf, 80, "%s .. %s", fmt_sig3(a, v), fmt_sig3(b, w));
+		c = buf;
+	}
+	free(lo);
+	return c;
+}
+
 void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 {
+	char buf[80];
 	size_t n = max_rows && t->nrows > max_rows ? max_rows : t->nrows;
 	sb_puts(sb, "|");
 	for (size_t i = 0; i < t->ncols; i++) {
@@ -102,7 +127,7 @@ void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 		sb_puts(sb, "|");
 		for (size_t i = 0; i < t->ncols; i++) {
 			sb_putc(sb, ' ');
-			md_escape(sb, t->cell[r * t->ncols + i], 1);
+			md_escape(sb, shown(t, r, i, buf), 1);
 			sb_puts(sb, " |");
 		}
 		sb_putc(sb, '\n');
@@ -133,6 +158,7 @@ void html_escape(struct strbuf *sb, const char *s)
 
 void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 {
+	char buf[80];
 	size_t n = max_rows && t->nrows > max_rows ? max_rows : t->nrows;
 	sb_printf(sb, "<table id=\"table-%s\">\n<thead><tr>", t->name);
 	for (size_t i = 0; i < t->ncols; i++) {
@@ -145,7 +171,7 @@ void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb)
 		sb_puts(sb, "<tr>");
 		for (size_t i = 0; i < t->ncols; i++) {
 			sb_puts(sb, t->align_right[i] ? "<td class=\"num\">" : "<td>");
-			html_escape(sb, t->cell[r * t->ncols + i]);
+			html_escape(sb, shown(t, r, i, buf));
 			sb_puts(sb, "</td>");
 		}
 		sb_puts(sb, "</tr>\n");
@@ -167,6 +193,7 @@ void rtable_free(struct rtable *t)
 	free(t->cell);
 	free(t->cols);
 	free(t->align_right);
+	free(t->sig);
 	free(t->name);
 	free(t->title);
 	free(t->caption);

@@ -1,6 +1,7 @@
 /* report_tables.c - the report's tables from a loaded run: effects,
  * interactions, improvements, best configuration, scaling and failures.
- * Numbers are printed with %.6g so that golden files stay readable. */
+ * Numbers are held with %.6g (the CSV files, golden files); the
+ * pages show the measured ones with 3 significant digits (rtable's sig). */
 #include "config.h"
 
 #include <math.h>
@@ -44,12 +45,20 @@ static const char *count(size_t n)
 	return b;
 }
 
+/* Numeric columns right-aligned; the measured ones (all but counts) shown
+ * with 3 significant digits on the pages. */
 static void right(struct rtable *t, const char *const *cols)
 {
+	static const char *const counts[] = {"pairs", "points", "processes", "gpus"};
 	for (size_t i = 0; i < t->ncols; i++)
 		for (size_t k = 0; cols[k]; k++)
-			if (strcmp(t->cols[i], cols[k]) == 0)
+			if (strcmp(t->cols[i], cols[k]) == 0) {
 				t->align_right[i] = 1;
+				t->sig[i] = 1;
+				for (size_t c = 0; c < ARRAY_SIZE(counts); c++)
+					if (strcmp(cols[k], counts[c]) == 0)
+						t->sig[i] = 0;
+			}
 }
 
 static const char *const numeric_cols[] = {
@@ -206,7 +215,7 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 				run_level(run, im->factor, im->from), run_level(run, im->factor, im->to), ln);
 	struct rtable *t = rtable_new(name, title, ncols, (const char *const *)cols);
 	for (size_t i = nby - 1; i < ncols; i++)
-		t->align_right[i] = 1;
+		t->align_right[i] = t->sig[i] = 1;
 	t->caption = xasprintf("the rows of tables/improvements.csv for this entry, one column per level of %s "
 			       "(values in %s; the 95%% intervals are in tables/improvements.csv)",
 			       ln, *run->metric.unit ? run->metric.unit : run->metric.name);
@@ -368,6 +377,100 @@ static struct rtable *points_table(const struct run *run)
 	return t;
 }
 
+/* One point of the per-point table: a measured cell or a failure, with its
+ * level per factor (a level the recipe lacks sorts last). */
+struct pp_entry {
+	size_t *lv;
+	long cell;            /* the cell, or -1: failure */
+	size_t failure;
+};
+static size_t pp_nfactors;
+static int cmp_pp(const void *a, const void *b)
+{
+	const struct pp_entry *x = a, *y = b;
+	for (size_t f = 0; f < pp_nfactors; f++)
+		if (x->lv[f] != y->lv[f])
+			return x->lv[f] < y->lv[f] ? -1 : 1;
+	return (x->cell < 0) - (y->cell < 0);
+}
+
+/* The per-point table that opens report.md and report.html: the factors
+ * that vary (all when none does), the metric with its 95% interval, the
+ * status; every point of results.csv, measured or not, in the recipe's
+ * level order. Written as tables/per_point.csv too, not listed among the
+ * tables (the pages show it first). */
+struct rtable *report_per_point_table(const struct run *run)
+{
+	const struct recipe *r = &run->recipe;
+	size_t nv = 0, *fs = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(size_t));
+	for (size_t f = 0; f < r->nfactors; f++)
+		if (r->factors[f].nlevels > 1)
+			fs[nv++] = f;
+	if (!nv)
+		for (size_t f = 0; f < r->nfactors; f++)
+			fs[nv++] = f;
+	size_t nc = nv + 3;
+	const char **cols = xmalloc(nc * sizeof(char *));
+	for (size_t k = 0; k < nv; k++)
+		cols[k] = r->factors[fs[k]].name;
+	cols[nv] = metric_label(&run->metric);
+	cols[nv + 1] = "95% interval";
+	cols[nv + 2] = "status";
+	struct rtable *t = rtable_new("per_point", "Points", nc, cols);
+	t->align_right[nv] = t->sig[nv] = t->sig[nv + 1] = 1;
+	t->caption = xasprintf("every point: %s (the median of its processes) with its 95%% interval, "
+			       "3 significant digits (tables/per_point.csv holds this table with every digit); "
+			       "the last table says why a point has no value.",
+			       run->metric.name);
+	const struct cellset *cs = &run->cells;
+	size_t n = cs->ncells + run->nfailures;
+	struct pp_entry *e = xcalloc(n ? n : 1, sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		e[i].lv = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+		e[i].cell = i < cs->ncells ? (long)i : -1;
+		e[i].failure = i < cs->ncells ? 0 : i - cs->ncells;
+		for (size_t f = 0; f < r->nfactors; f++) {
+			if (e[i].cell >= 0) {
+				e[i].lv[f] = CELL_LEVEL(cs, (size_t)e[i].cell, f);
+				continue;
+			}
+			const char *name = run->failures[e[i].failure].levels[f];
+			size_t l = 0;
+			while (l < r->factors[f].nlevels && strcmp(r->factors[f].levels[l], name) != 0)
+				l++;
+			e[i].lv[f] = l;
+		}
+	}
+	pp_nfactors = r->nfactors;
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_pp);
+	const char **row = xmalloc(nc * sizeof(char *));
+	char ci[112];
+	for (size_t i = 0; i < n; i++) {
+		const struct failure *fl = e[i].cell < 0 ? &run->failures[e[i].failure] : NULL;
+		for (size_t k = 0; k < nv; k++)
+			row[k] = fl ? fl->levels[fs[k]] : run_level(run, fs[k], e[i].lv[fs[k]]);
+		ci[0] = '\0';
+		if (!fl) {
+			double v = cs->value[e[i].cell] * run->metric.scale, u = cs->u[e[i].cell];
+			row[nv] = num(v);
+			if (isfinite(u))
+				snprintf(ci, sizeof(ci), "%s .. %s", num(v * exp(-u)), num(v * exp(u)));
+		} else {
+			row[nv] = "";
+		}
+		row[nv + 1] = ci;
+		row[nv + 2] = fl ? fl->status : "ok";
+		rtable_add(t, (char *const *)row);
+		free(e[i].lv);
+	}
+	free(e);
+	free(row);
+	free(cols);
+	free(fs);
+	return t;
+}
+
 static struct rtable *scaling_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"series", "gpus", "throughput", "ideal", "scale_factor"};
@@ -497,12 +600,14 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	if (side)
 		rt->t[rt->n++] = side;
 	rt->t[rt->n++] = failures_table(run);
+	rt->per_point = report_per_point_table(run);
 }
 
 void report_tables_free(struct report_tables *rt)
 {
 	for (size_t i = 0; i < rt->n; i++)
 		rtable_free(rt->t[i]);
+	rtable_free(rt->per_point);
 	effects_free(rt->effects, rt->neffects);
 	best_free(rt->best, rt->nbest);
 	free(rt->cell_group);

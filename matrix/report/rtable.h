@@ -17,13 +17,17 @@ struct rtable {
 	size_t nrows, cap;
 	char **cell;          /* nrows * ncols, NULL for empty */
 	size_t *align_right;  /* ncols flags: numeric columns */
+	unsigned char *sig;   /* ncols flags: measured numbers (or intervals "LO .. HI"),
+			       * shown with 3 significant digits in Markdown and HTML
+			       * (fmt_sig3); CSV keeps the cell */
 };
 
 struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols);
 /* Append a row of ncols cells (copied; NULL for empty). */
 void rtable_add(struct rtable *t, char *const *cells);
 int rtable_write_csv(const struct rtable *t, const char *path);
-/* Markdown / HTML: at most max_rows rows (0: all), with a note of the rest. */
+/* Markdown / HTML: at most max_rows rows (0: all), with a note of the rest;
+ * a number in a `sig` column rounded to 3 significant digits. */
 void rtable_markdown(const struct rtable *t, size_t max_rows, struct strbuf *sb);
 void rtable_html(const struct rtable *t, size_t max_rows, struct strbuf *sb);
 void rtable_free(struct rtable *t);

@@ -30,10 +30,17 @@ struct report_tables {
 	long scaling_factor;  /* -1 when none */
 	double *scaling_count;
 	long scatter_x;       /* default x of figures: model, else the factor with most levels */
+	struct rtable *per_point; /* the table that opens the pages: every point, the
+				   * factors that vary, value, interval, status */
 };
 void report_tables_build(const struct run *run, struct report_tables *rt);
+/* The per-point table alone (rt->per_point; `matrix export --format
+ * markdown`): the factors that vary, the metric with its 95% interval
+ * ("LO .. HI"), the status, every point in the recipe's level order. */
+struct rtable *report_per_point_table(const struct run *run);
 void report_tables_free(struct report_tables *rt);
-/* Format a number for a table: %.6g, or "" for NaN. */
+/* Format a number for a table: %.6g, or "" for NaN (the pages show 3
+ * significant digits of the columns that rtable marks sig). */
 char *fmt_num(double v);
 
 #endif

@@ -219,8 +219,12 @@ void progress_point(struct progress *pg, const struct recipe *r, const struct pr
 		else
 			sb_printf(&line, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total,
 				  pp->status, pp->wall_s, pp->id, label.buf);
-		if (pp->throughput && *pp->throughput && strcmp(pp->status, "ok") == 0)
-			sb_printf(&line, "  throughput=%s %s", pp->throughput, pp->unit ? pp->unit : "");
+		double tv;
+		char t3[32];
+		if (pp->throughput && *pp->throughput && strcmp(pp->status, "ok") == 0) /* results.csv has every digit */
+			sb_printf(&line, "  throughput=%s %s",
+				  parse_double(pp->throughput, &tv) == 0 ? fmt_sig3(t3, tv) : pp->throughput,
+				  pp->unit ? pp->unit : "");
 		if (pp->reason && *pp->reason)
 			sb_printf(&line, "  (%s)", pp->reason);
 		if (term)

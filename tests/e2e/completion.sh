@@ -70,7 +70,7 @@ printf '%s\n' "$M run -|$(printf '%s\n' $opts --help | sort -u | tr '\n' ' ')" >
 cat >> want.txt <<EOT
 $M expand --format |csv table 
 $M run --executor |local slurm 
-$M export --format j|json 
+$M export --format j|json jsonl 
 $M run tin|tinier tiny 
 $M run tiny |batch= compile= model= 
 $M run tiny com|compile= 

@@ -132,7 +132,7 @@ printf '%s\n' "$M run -j 2 -|$(printf '%s\n' $opts --help | LC_ALL=C sort -u | t
 cat >> want.txt <<EOT
 $M expand --format |csv table 
 $M run --executor |local slurm 
-$M export --format j|json 
+$M export --format j|json jsonl 
 $M run tin|tinier tiny 
 $M run tiny |batch= compile= model= 
 $M run tiny com|compile= 

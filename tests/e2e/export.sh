@@ -1,6 +1,8 @@
-# matrix export DIR --format json|csv (issue 21, item 3): one entry per
-# point with its factors, metric value, 95% interval, processes and status;
-# failures kept with their reason; the JSON parses and agrees with the CSV.
+# matrix export DIR --format json|jsonl|csv|markdown (issue 21, items 2
+# and 3): one entry per point with its factors, metric value, 95% interval,
+# processes, status, command and environment (from its row); failures kept
+# with their reason; the JSON and JSON Lines parse and agree with the CSV,
+# every digit kept; the Markdown table is report.md's per-point table.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<YAML
 name: ex
@@ -14,7 +16,11 @@ exclude:
 YAML
 "$MATRIX" run r.yaml --out run > /dev/null 2>&1 && fail "the failing point went unnoticed"
 "$MATRIX" export run --format csv > e.csv
-expect_eq "$(head -1 e.csv)" "id,mode,speed,status,metric,unit,value,ci95_lo,ci95_hi,processes,reason" "csv header"
+expect_eq "$(head -1 e.csv)" "id,mode,speed,status,metric,unit,value,ci95_lo,ci95_hi,processes,reason,command,device,engine,node,workdir,git_commit,git_dirty,engine_path" "csv header"
+expect_eq "$(csv_col e.csv workdir | sort -u)" "$PWD" "csv: where the points ran"
+expect_eq "$(csv_col e.csv node | sort -u)" "$(hostname)" "csv: node"
+# every digit: the interval's ends are not cut to 6 significant digits
+csv_col e.csv ci95_lo | head -1 | grep -q '^[0-9]\.[0-9]\{8,\}$' || fail "ci95_lo cut short: $(csv_col e.csv ci95_lo | head -1)"
 expect_eq "$(csv_col e.csv value | head -2 | sort -n | tr '\n' ' ')" "10 20 " "values"
 expect_eq "$(csv_col e.csv status | sort | tr '\n' ' ')" "failed ok ok " "statuses"
 expect_eq "$(csv_col e.csv processes | head -2 | tr '\n' ' ')" "1 1 " "processes"
@@ -22,25 +28,44 @@ expect_eq "$(csv_col e.csv unit | head -1)" "samples/s" "unit"
 lo=$(csv_col e.csv ci95_lo | head -1); hi=$(csv_col e.csv ci95_hi | head -1); v=$(csv_col e.csv value | head -1)
 awk -v lo="$lo" -v hi="$hi" -v v="$v" 'BEGIN { exit !(lo > 0 && lo < v && v < hi) }' || fail "interval $lo..$hi around $v"
 "$MATRIX" export run > e.json
+"$MATRIX" export run --format jsonl > e.jsonl
+expect_eq "$(wc -l < e.jsonl)" 3 "jsonl: a line per point"
 if command -v python3 > /dev/null; then
-	python3 - e.json e.csv <<'PY' || fail "the JSON does not parse or disagrees with the CSV"
+	python3 - e.json e.csv e.jsonl <<'PY' || fail "the JSON does not parse or disagrees with the CSV"
 import csv, json, sys
 j = json.load(open(sys.argv[1]))
 rows = list(csv.DictReader(open(sys.argv[2])))
+lines = [json.loads(l) for l in open(sys.argv[3])]
+for p, l in zip(j["points"], lines):
+    assert l["recipe"] == "ex" and l["metric"] == "throughput" and l["unit"] == "samples/s", l
+    assert l["higher_is_better"] is True
+    assert {k: v for k, v in l.items() if k not in ("recipe", "metric", "unit", "higher_is_better")} == p, (l, p)
 assert j["recipe"] == "ex" and j["metric"]["name"] == "throughput" and j["metric"]["higher_is_better"] is True
 assert len(j["points"]) == len(rows) == 3
 for p, r in zip(j["points"], rows):
     assert p["id"] == r["id"] and p["status"] == r["status"], (p, r)
     assert p["factors"] == {"mode": r["mode"], "speed": r["speed"]}
     if p["status"] == "ok":
-        assert abs(p["value"] - float(r["value"])) < 1e-9 and p["ci95"][0] < p["value"] < p["ci95"][1]
+        assert p["value"] == float(r["value"]) and p["ci95"][0] < p["value"] < p["ci95"][1]
+        assert p["ci95"] == [float(r["ci95_lo"]), float(r["ci95_hi"])], (p, r)
         assert p["values"] == [p["value"]] and p["processes"] == 1
     else:
         assert "went wrong" in p["reason"], p
+    assert p["command"] == r["command"] and "engine.sh" in p["command"], p
+    assert p["environment"]["workdir"] == r["workdir"] and p["environment"]["node"] == r["node"], p
 PY
 fi
+# Markdown: the per-point table, the factors that vary, 3 significant digits
+"$MATRIX" export run --format markdown > e.md
+expect_eq "$(head -2 e.md)" "| mode | speed | throughput (samples/s) | 95% interval | status |
+| --- | --- | ---: | --- | --- |" "markdown header"
+expect_eq "$(sed -n 3,5p e.md | cut -d'|' -f2,3,4,6 | tr -s ' ' | sed 's/ $//')" " ok | 10 | 10 | ok
+ ok | 20 | 20 | ok
+ fail | 10 | | failed" "markdown rows in the recipe's level order"
+sed -n 3p e.md | grep -q '| 9\.[0-9][0-9]* \.\. 1[0-9]\.[0-9]* |' || fail "markdown interval: $(sed -n 3p e.md)"
+sed -n 3p e.md | grep -q '[0-9]\.[0-9]\{3\}' && fail "markdown with more than 3 significant digits: $(sed -n 3p e.md)"
 expect_status 2 "$MATRIX" export run --format xml 2> err.txt
-expect_eq "$(cat err.txt)" "matrix: export: unknown format 'xml' (expected json or csv)" "bad format"
+expect_eq "$(cat err.txt)" "matrix: export: unknown format 'xml' (expected json, jsonl, csv or markdown)" "bad format"
 expect_status 2 "$MATRIX" export run --formt csv 2> err.txt
 expect_eq "$(head -1 err.txt)" "matrix: export: unknown option '--formt' (did you mean '--format'?)" "option typo"
 echo ok

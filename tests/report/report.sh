@@ -18,6 +18,20 @@ expect_grep '^model=small,.*,A=on B=on gpus=4,[0-9a-f]*,no$' run/tables/best.csv
 expect_grep '^model=big,.*,A=on B=on gpus=4,[0-9a-f]*,yes$' run/tables/best.csv "one best point: a clear winner"
 expect_grep '^A,off,on,model=small B=off,6,.*,50,' run/tables/improvements.csv "A: +50 % at B=off"
 expect_grep '^A,off,on,model=small B=on,6,.*,200,' run/tables/improvements.csv "A: +200 % at B=on"
+# report.md opens with the per-point table (issue 21, item 2): the factors
+# that vary, the metric, its 95% interval, the status, every point (the
+# failures too), numbers with 3 significant digits; the CSV keeps them all
+expect_eq "$(grep -m1 '^## ' run/report.md)" "## Points" "report.md opens with the points"
+expect_grep '^| model | A | B | C | gpus | throughput (samples/s) | 95% interval | status |$' run/report.md "per-point header"
+pp=$(sed -n '/^## Points/,/^## /p' run/report.md | grep '^| [a-z]* | o' )
+expect_eq "$(echo "$pp" | wc -l)" "$(($(wc -l < run/results.csv) - 1))" "a row per point"
+expect_eq "$(echo "$pp" | head -1)" "| small | off | off | x | 1 | 100 | 98 .. 102 | ok |" "first point: the recipe's level order"
+echo "$pp" | grep -q '| big | off | on | y | 4 |  |  | unsupported |$' || fail "a failure in the per-point table: $(echo "$pp" | grep big | head -3)"
+echo "$pp" | grep -q '[0-9]\.[0-9]\{3\}\|[1-9][0-9]\.[0-9]\{2\}\|[1-9][0-9][0-9]\.[0-9]' && fail "more than 3 significant digits: $(echo "$pp" | head -3)"
+expect_eq "$(head -1 run/tables/per_point.csv)" "model,A,B,C,gpus,throughput (samples/s),95% interval,status" "tables/per_point.csv"
+grep -q '<h2 id="points">Points</h2>' run/report.html || fail "report.html has no per-point table"
+[ "$(grep -n 'id="points"' run/report.html | cut -d: -f1)" -lt "$(grep -n 'id="quality"' run/report.html | tail -1 | cut -d: -f1)" ] ||
+	fail "report.html does not open with the points"
 # figures: every one drawn, svg and png, not empty
 for f in scatter_model_A scatter_model_B normalised bars_model_B scaling effects best; do
 	[ -s "run/plots/$f.svg" ] || fail "plots/$f.svg missing or empty"
@@ -43,6 +57,9 @@ grep -qF "$formula" run/report.html || fail "report.html does not state the impr
 expect_status 0 "$MATRIX" report --quiet --metric step_ms run
 expect_grep '^A,off,on,model=small B=off,6,.*,33.3333,' run/tables/improvements.csv "step time -33 %"
 expect_grep '^A,off,on,model=small B=on,6,.*,66.6667,' run/tables/improvements.csv "step time -67 %"
+# the page shows 3 significant digits of it
+expect_grep '^| A | off | on | model=small B=on | 6 | .* | 66.7 | ' run/report.md "3 significant digits on the page"
+grep -q '66\.6667' run/report.md && fail "report.md shows 66.6667"
 expect_grep '^A,off,on,B,on,11,3,3,3,' run/tables/interactions.csv "gain is the same on times"
 # a run that is still going: a torn last line is dropped, the rest reported
 head -n 20 run/results.csv > part.csv && printf '4a3e0293,1,0,sm' >> part.csv

@@ -155,6 +155,17 @@ static void test_util(void)
 	long v;
 	CHECK(parse_long("12", &v) == 0 && v == 12);
 	CHECK(parse_long("12x", &v) < 0);
+	/* 3 significant digits for a person (issue 21, item 2) */
+	char b[32];
+	CHECK_STR(fmt_sig3(b, 0.000685487), "0.000685");
+	CHECK_STR(fmt_sig3(b, 31951.9), "32000");
+	CHECK_STR(fmt_sig3(b, 999.6), "1000");
+	CHECK_STR(fmt_sig3(b, 1.23456), "1.23");
+	CHECK_STR(fmt_sig3(b, -45.67), "-45.7");
+	CHECK_STR(fmt_sig3(b, 1.5e9), "1.5e+09");
+	CHECK_STR(fmt_sig3(b, 4.567e-5), "4.57e-05");
+	CHECK_STR(fmt_sig3(b, -0.0), "0");
+	CHECK_STR(fmt_sig3(b, 0.0 / 0.0), "");
 }
 
 /* An older matrix's results.csv (the quality columns and those after them
