@@ -110,9 +110,10 @@ static const struct cmd_entry commands[] = {
 	 "each run is timed from fork to exit; the result holds wall_time (s, the\n"
 	 "median run), step_ms with step_ms_lo/step_ms_hi (its 95% interval, the order\n"
 	 "statistics that bound the median, as the native engine's), samples (timed\n"
-	 "runs), mean_ms, warmup_runs, throughput (runs/s) and ci_met. A run that fails\n"
-	 "ends it: status=failed, and matrix exits as the command did (its exit status or\n"
-	 "signal). Exit status: 0 timed, 2 usage.\n",
+	 "runs), mean_ms, warmup_runs, throughput (runs/s) and ci_met, and stderr a line\n"
+	 "with the runs, the median and its interval. A run that fails ends it:\n"
+	 "status=failed, and matrix exits as the command did (its exit status or signal).\n"
+	 "Exit status: 0 timed, 2 usage.\n",
 	 time_options},
 	{"status", cmd_status, "status DIR",
 	 "show how far a run directory is: points done, running, pending, missing",

@@ -181,6 +181,14 @@ static int ok_result(const struct time_opts *o, double *ms, size_t n, long warmu
 		  sum / (double)n, n, warmup, total_s, 1e3 / med, ci_met);
 	int rc = write_result(o->result, &sb);
 	sb_free(&sb);
+	/* for the point's log, and for a person who runs it by hand */
+	if (isnan(lo))
+		fprintf(stderr, "matrix: time: %zu run after %ld warm-up runs: %.4g ms (no interval from one run)\n", n,
+			warmup, med);
+	else
+		fprintf(stderr, "matrix: time: %zu runs after %ld warm-up runs: median %.4g ms, 95%% interval "
+				"[%.4g, %.4g] ms%s\n",
+			n, warmup, med, lo, hi, ci_met ? "" : " (wider than --rel-ci)");
 	return rc < 0 ? 1 : 0;
 }
 

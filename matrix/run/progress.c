@@ -329,7 +329,8 @@ void progress_summary(const struct progress *pg, const char *dir, size_t max_gro
 			  run.metric.higher_better ? "higher" : "lower");
 		for (size_t g = 0; g < run.ngroup; g++)
 			sb_printf(&sb, "%s%s", g ? ", " : " per ", run.recipe.factors[run.group[g]].name);
-		sb_puts(&sb, "; gain over the baseline (> 1: better); [lo, hi]: 95% intervals");
+		sb_printf(&sb, "; gain over the baseline (> 1: better%s); [lo, hi]: 95%% intervals",
+			  run.recipe.has_baseline ? "" : "; no baseline in the recipe: the first level of each factor");
 		progress_print(pg, sb.buf);
 		sb_free(&sb);
 		for (size_t i = 0; i < nb && i < max_groups; i++)

@@ -80,6 +80,12 @@ factors:
 YAML
 "$MATRIX" run rdir/plain.yaml --out prun --no-report > /dev/null || fail "plain command run"
 expect_eq "$(cat prun/where)" "$real/rdir" "a plain command's directory"
+# matrix time by hand: the result, and a line on stderr
+"$MATRIX" time --warmup 1 --min-time 0.05s --max-time 0.2s --result direct.txt -- sleep 0.01 2> direct.err ||
+	fail "matrix time: $(cat direct.err)"
+expect_grep "^status=ok" direct.txt "matrix time: status"
+expect_grep "^matrix: time: [0-9]* runs\{0,1\} after 1 warm-up runs: " direct.err "matrix time: its line"
+expect_grep "no baseline in the recipe: the first level of each factor" out.txt "the summary says what the baseline is"
 # a command killed by a signal: matrix time dies of it, the result says so
 expect_status 143 "$MATRIX" time --warmup 0 --result killed.txt -- sh -c 'kill -TERM $$' 2> kerr.txt
 expect_grep "^status=failed" killed.txt "killed: status"
