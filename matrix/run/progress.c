@@ -239,24 +239,6 @@ void progress_point(struct progress *pg, const struct recipe *r, const struct pr
 	}
 }
 
-/* x with 3 significant digits, without an exponent from 1e-4 to 1e6. */
-static void sig3(char *buf, size_t n, double x)
-{
-	if (!isfinite(x) || x == 0) {
-		snprintf(buf, n, "%g", x);
-		return;
-	}
-	int e = (int)floor(log10(fabs(x)));
-	if (e >= 6 || e < -4) {
-		snprintf(buf, n, "%.2e", x);
-	} else if (e >= 2) {
-		double p = pow(10, e - 2);
-		snprintf(buf, n, "%.0f", round(x / p) * p);
-	} else {
-		snprintf(buf, n, "%.*f", 2 - e, x);
-	}
-}
-
 /* One group's line: "  GROUP: best CONFIG: VALUE UNIT [LO, HI]; gain over
  * the baseline G [GLO, GHI]". */
 static void summary_group(const struct progress *pg, const struct run *run, const struct best *b)
@@ -280,19 +262,19 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 	if (!n)
 		sb_puts(&sb, "(the baseline)");
 	double val = cs->value[b->best] * m->scale, u = cs->u[b->best];
-	sig3(v, sizeof(v), val);
+	fmt_sig3(v, val);
 	sb_printf(&sb, ": %s%s%s", v, *m->unit ? " " : "", m->unit);
 	if (isfinite(u)) {
-		sig3(lo, sizeof(lo), val * exp(-u));
-		sig3(hi, sizeof(hi), val * exp(u));
+		fmt_sig3(lo, val * exp(-u));
+		fmt_sig3(hi, val * exp(u));
 		sb_printf(&sb, " [%s, %s]", lo, hi);
 	}
 	if (b->baseline >= 0 && b->baseline != b->best && isfinite(b->gain)) {
-		sig3(v, sizeof(v), b->gain);
+		fmt_sig3(v, b->gain);
 		sb_printf(&sb, "; gain over the baseline %s", v);
 		if (isfinite(b->gain_u)) {
-			sig3(lo, sizeof(lo), b->gain * exp(-b->gain_u));
-			sig3(hi, sizeof(hi), b->gain * exp(b->gain_u));
+			fmt_sig3(lo, b->gain * exp(-b->gain_u));
+			fmt_sig3(hi, b->gain * exp(b->gain_u));
 			sb_printf(&sb, " [%s, %s]", lo, hi);
 		} else {
 			sb_puts(&sb, " (interval unknown)");

@@ -55,14 +55,10 @@ done
 tr '\n' ' ' < l100.txt | sed 's/  */ /g' > flat.txt
 expect_grep "matrix: summary: throughput (samples/s), higher is better; best point per size; gain over the baseline (> 1: better); \[lo, hi\]: 95% intervals" flat.txt "summary header"
 /usr/bin/python3 - run100/tables/best.csv flat.txt <<'PY'
-import csv, math, sys
-def sig3(x):  # progress.c's
-    e = math.floor(math.log10(abs(x)))
-    if e >= 6 or e < -4:
-        return "%.2e" % x
-    if e >= 2:
-        return "%.0f" % (round(x / 10 ** (e - 2)) * 10 ** (e - 2))
-    return "%.*f" % (2 - e, x)
+import csv, sys
+def sig3(x):  # util.c's fmt_sig3
+    t = "%.3g" % x
+    return "%.0f" % float(t) if 1e3 <= abs(float(t)) < 1e6 and "e" in t else t
 rows = list(csv.DictReader(open(sys.argv[1])))
 flat = open(sys.argv[2]).read()
 assert len(rows) == 2, rows
