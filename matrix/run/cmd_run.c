@@ -30,6 +30,7 @@
 #include "plan/recipe.h"
 #include "progress.h"
 #include "provenance.h"
+#include "report/model.h"
 #include "report/quality.h"
 #include "report/report.h"
 #include "result.h"
@@ -901,7 +902,11 @@ static int study_load_recipe(struct study *S)
 		S->saved_path = xasprintf("%s/recipe.yaml", S->dir);
 		struct stat sb;
 		if (stat(S->saved_path, &sb) < 0) {
-			error("'%s' is not a run directory: it has no recipe.yaml", S->dir);
+			if (merge_is_dir(S->dir))
+				error("'%s' is a merged directory (matrix merge): it is reported, not resumed; "
+				      "resume the runs it copied", S->dir);
+			else
+				error("'%s' is not a run directory: it has no recipe.yaml", S->dir);
 			return -1;
 		}
 	}

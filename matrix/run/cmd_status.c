@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "exec_slurm.h"
+#include "report/model.h"
 #include "store.h"
 #include "table.h"
 #include "util.h"
@@ -131,7 +132,9 @@ static int plan_load(const char *dir, struct table *plan, struct planned **P, si
 	char *path = xasprintf("%s/plan.csv", dir), *why = NULL;
 	int rc = table_read(path, plan, NULL, &why);
 	if (rc < 0 && errno == ENOENT && !why)
-		error("'%s' is not a run directory: it has no plan.csv", dir);
+		error(merge_is_dir(dir) ? "'%s' is a merged directory (matrix merge): it has no plan; 'matrix "
+					  "report' reads it as one study"
+					: "'%s' is not a run directory: it has no plan.csv", dir);
 	else if (rc < 0)
 		error("cannot read '%s': %s", path, why ? why : strerror(errno));
 	free(why);

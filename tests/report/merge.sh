@@ -118,6 +118,10 @@ expect_grep "^matrix: 'nowhere' is not a run directory (no recipe.yaml)$" e3.txt
 [ ! -e X ] || fail "a failed merge wrote X"
 expect_status 2 "$MATRIX" merge A B --out M 2> e4.txt
 expect_grep "^matrix: 'M' is not empty: a merge writes a new directory$" e4.txt "existing directory"
+expect_status 2 "$MATRIX" status M 2> e7.txt
+expect_grep "^matrix: 'M' is a merged directory (matrix merge): it has no plan; 'matrix report' reads it as one study$" e7.txt "status on a merged directory"
+expect_status 2 "$MATRIX" run --resume M 2> e8.txt
+expect_grep "^matrix: 'M' is a merged directory (matrix merge): it is reported, not resumed; resume the runs it copied$" e8.txt "resume of a merged directory"
 expect_status 2 "$MATRIX" report A --out X 2> e5.txt
 expect_grep "give two or more directories" e5.txt "--out with one directory"
 # a run with a factor called machine (a copy of K1, factor C renamed in its
