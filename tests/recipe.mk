@@ -71,6 +71,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/exclude_unknown_factor.yaml \
 	tests/recipes/bad/exclude_unknown_level.err \
 	tests/recipes/bad/exclude_unknown_level.yaml \
+	tests/recipes/bad/facets.err \
+	tests/recipes/bad/facets.yaml \
 	tests/recipes/bad/factors_sequence.err \
 	tests/recipes/bad/factors_sequence.yaml \
 	tests/recipes/bad/grid_repeat_overflow.err \

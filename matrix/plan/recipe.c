@@ -2252,25 +2252,166 @@ static yaml_node_item_t *report_items(struct loader *L, yaml_node_t *v, const ch
 	return v->data.sequence.items.start;
 }
 
-/* An item of report.scatter or report.bars (path): a mapping of x and an
- * optional second factor (keys[1]: color, group). Returns 0 with the
- * factors' indexes (*second -1 when absent), -1 after an error. */
-static int load_report_xy(struct loader *L, yaml_node_t *it, const char *path,
-			  const char *const keys[2], long *x, long *second)
+/* report.*.where (path): a mapping of factors to a level or a list of
+ * levels, into f. Returns 0, or -1 after reporting. */
+static int load_where(struct loader *L, yaml_node_t *v, const char *path, struct report_facet *f)
 {
-	yaml_node_t *fv[2], *fk[2];
+	struct recipe *r = L->r;
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, path, "a mapping of factors to levels");
+		return -1;
+	}
+	unsigned char *skip = check_mapping_keys(L, v);
+	yaml_node_pair_t *pairs = v->data.mapping.pairs.start;
+	size_t np = (size_t)(v->data.mapping.pairs.top - pairs);
+	f->where = xcalloc(np ? np : 1, sizeof(*f->where));
+	int ok = 1;
+	for (size_t i = 0; i < np; i++) {
+		if (skip[i]) {
+			ok = 0;
+			continue;
+		}
+		long fi = resolve_factor(L, node_at(L, pairs[i].key), path);
+		yaml_node_t *val = node_at(L, pairs[i].value);
+		if (fi < 0) {
+			ok = 0;
+			continue;
+		}
+		yaml_node_item_t *it = NULL;
+		size_t n = 1;
+		if (val->type == YAML_SEQUENCE_NODE) {
+			it = val->data.sequence.items.start;
+			n = (size_t)(val->data.sequence.items.top - it);
+			if (n == 0) {
+				errorf(L, node_mark(val), "'%s.%s' names no level (write at least one)", path,
+				       r->factors[fi].name);
+				ok = 0;
+				continue;
+			}
+		}
+		unsigned char *keep = xcalloc(r->factors[fi].nlevels, 1);
+		int lok = 1;
+		for (size_t k = 0; k < n; k++) {
+			long li = resolve_level(L, (size_t)fi, it ? node_at(L, it[k]) : val, path);
+			if (li < 0)
+				lok = 0;
+			else
+				keep[li] = 1;
+		}
+		if (!lok) {
+			free(keep);
+			ok = 0;
+			continue;
+		}
+		f->where[f->nwhere].factor = (size_t)fi;
+		f->where[f->nwhere].keep = keep;
+		f->nwhere++;
+	}
+	free(skip);
+	return ok ? 0 : -1;
+}
+
+/* How many levels of factor fi f's where terms keep. */
+static size_t facet_levels(const struct recipe *r, const struct report_facet *f, size_t fi)
+{
+	size_t n = r->factors[fi].nlevels;
+	for (size_t t = 0; t < f->nwhere; t++)
+		if (f->where[t].factor == fi) {
+			size_t k = 0;
+			for (size_t l = 0; l < r->factors[fi].nlevels; l++)
+				k += f->where[t].keep[l];
+			if (k < n)
+				n = k;
+		}
+	return n;
+}
+
+/* report.*.panels (path): a factor or a list of at most FACET_MAX_PANELS
+ * factors, each once, making at most FACET_MAX_CELLS panels given f's
+ * where. Returns 0, or -1 after reporting. */
+static int load_panels(struct loader *L, yaml_node_t *v, const char *path, struct report_facet *f)
+{
+	struct recipe *r = L->r;
+	yaml_node_item_t *it = NULL;
+	size_t n = 1;
+	if (v->type == YAML_SEQUENCE_NODE) {
+		it = v->data.sequence.items.start;
+		n = (size_t)(v->data.sequence.items.top - it);
+		if (n == 0 || n > FACET_MAX_PANELS) {
+			errorf(L, node_mark(v), "'%s' must name 1 or %d factors, not %zu", path, FACET_MAX_PANELS, n);
+			return -1;
+		}
+	}
+	int ok = 1;
+	for (size_t k = 0; k < n; k++) {
+		yaml_node_t *node = it ? node_at(L, it[k]) : v;
+		long fi = resolve_factor(L, node, path);
+		if (fi < 0) {
+			ok = 0;
+			continue;
+		}
+		for (size_t j = 0; j < f->npanels; j++)
+			if (f->panels[j] == (size_t)fi) {
+				errorf(L, node_mark(node), "factor '%s' is twice in '%s'", r->factors[fi].name, path);
+				fi = -1;
+				ok = 0;
+				break;
+			}
+		if (fi >= 0)
+			f->panels[f->npanels++] = (size_t)fi;
+	}
+	if (!ok)
+		return -1;
+	size_t cells = 1;
+	for (size_t j = 0; j < f->npanels; j++)
+		cells *= facet_levels(r, f, f->panels[j]);
+	if (cells > FACET_MAX_CELLS) {
+		errorf(L, node_mark(v), "'%s' makes %zu panels, more than %d (keep fewer levels with 'where')", path,
+		       cells, FACET_MAX_CELLS);
+		return -1;
+	}
+	return 0;
+}
+
+/* An item of report.scatter, report.normalised, report.bars or report.best
+ * (path): a mapping of keys[0..nkeys-1], the first two factors (x and
+ * color or group; x is required when nkeys is 4), then where and panels.
+ * Returns 0 with the factors' indexes (-1 when absent) and the facets in f,
+ * -1 after an error. */
+static int load_report_item(struct loader *L, yaml_node_t *it, const char *path, const char *const *keys,
+			    size_t nkeys, long *x, long *second, struct report_facet *f)
+{
+	yaml_node_t *fv[4], *fk[4];
+	memset(f, 0, sizeof(*f));
+	*x = *second = -1;
 	if (it->type != YAML_MAPPING_NODE) {
 		wrong_type(L, it, path, "a sequence of mappings");
 		return -1;
 	}
-	get_fields(L, it, path, keys, 2, fv, fk);
-	if (!fv[0]) {
-		errorf(L, node_mark(it), "missing required key 'x' in '%s'", path);
-		return -1;
+	get_fields(L, it, path, keys, nkeys, fv, fk);
+	int ok = 1;
+	if (nkeys == 4) {
+		if (!fv[0]) {
+			errorf(L, node_mark(it), "missing required key 'x' in '%s'", path);
+			ok = 0;
+		} else if ((*x = resolve_factor(L, fv[0], path)) < 0) {
+			ok = 0;
+		}
+		if (fv[1] && (*second = resolve_factor(L, fv[1], path)) < 0)
+			ok = 0;
 	}
-	*x = resolve_factor(L, fv[0], path);
-	*second = fv[1] ? resolve_factor(L, fv[1], path) : -1;
-	return *x < 0 || (fv[1] && *second < 0) ? -1 : 0;
+	yaml_node_t *where = fv[nkeys - 2], *panels = fv[nkeys - 1];
+	char *p = xasprintf("%s.where", path);
+	if (where && load_where(L, where, p, f) != 0)
+		ok = 0;
+	free(p);
+	p = xasprintf("%s.panels", path);
+	if (panels && load_panels(L, panels, p, f) != 0)
+		ok = 0;
+	free(p);
+	if (!ok)
+		recipe_facet_free(f);
+	return ok ? 0 : -1;
 }
 
 /* An item of report.improvements: {factor, from, to, by}, added to rs when
@@ -2327,21 +2468,77 @@ static void load_report_improvement(struct loader *L, yaml_node_t *it, struct re
 	ri->by = by;
 }
 
+/* report.scatter or report.normalised (path): a list of {x, color, where,
+ * panels} into *out, *n. */
+static void load_report_scatters(struct loader *L, yaml_node_t *v, const char *path, struct report_scatter **out,
+				 size_t *n)
+{
+	static const char *const keys[] = {"x", "color", "where", "panels"};
+	size_t ni;
+	yaml_node_item_t *items = report_items(L, v, path, &ni);
+	if (!items)
+		return;
+	*out = xcalloc(ni ? ni : 1, sizeof(**out));
+	for (size_t i = 0; i < ni; i++) {
+		struct report_scatter *s = &(*out)[*n];
+		if (load_report_item(L, node_at(L, items[i]), path, keys, 4, &s->x, &s->color, &s->facet) == 0)
+			(*n)++;
+	}
+}
+
+/* report.effects: {factors: [...]}, the factors the effects figure shows. */
+static void load_report_effects(struct loader *L, yaml_node_t *v)
+{
+	static const char *const keys[] = {"factors"};
+	struct recipe *r = L->r;
+	yaml_node_t *fv[1], *fk[1];
+	if (v->type != YAML_MAPPING_NODE) {
+		wrong_type(L, v, "report.effects", "a mapping");
+		return;
+	}
+	get_fields(L, v, "report.effects", keys, 1, fv, fk);
+	if (!fv[0])
+		return;
+	yaml_node_item_t *it = NULL;
+	size_t n = 1;
+	if (fv[0]->type == YAML_SEQUENCE_NODE) {
+		it = fv[0]->data.sequence.items.start;
+		n = (size_t)(fv[0]->data.sequence.items.top - it);
+	}
+	unsigned char *shown = xcalloc(r->nfactors ? r->nfactors : 1, 1);
+	int ok = 1;
+	for (size_t k = 0; k < n; k++) {
+		long fi = resolve_factor(L, it ? node_at(L, it[k]) : fv[0], "report.effects.factors");
+		if (fi < 0)
+			ok = 0;
+		else
+			shown[fi] = 1;
+	}
+	if (!ok) {
+		free(shown);
+		return;
+	}
+	r->report.effects_given = 1;
+	r->report.effects_shown = shown;
+}
+
 static void load_report(struct loader *L, yaml_node_t *v)
 {
-	static const char *const keys[] = {"metric", "scatter", "bars", "improvements"};
-	static const char *const scatter_keys[] = {"x", "color"};
-	static const char *const bars_keys[] = {"x", "group"};
+	enum { R_METRIC, R_SCATTER, R_NORMALISED, R_BARS, R_BEST, R_EFFECTS, R_IMPROVEMENTS, R_COUNT };
+	static const char *const keys[] = {"metric", "scatter", "normalised", "bars", "best", "effects",
+					   "improvements"};
+	static const char *const bars_keys[] = {"x", "group", "where", "panels"};
+	static const char *const best_keys[] = {"where", "panels"};
 	struct recipe *r = L->r;
 	struct report_spec *rs = &r->report;
-	yaml_node_t *val[4], *key[4];
+	yaml_node_t *val[R_COUNT], *key[R_COUNT];
 	if (v->type != YAML_MAPPING_NODE) {
 		wrong_type(L, v, "report", "a mapping");
 		return;
 	}
-	get_fields(L, v, "report", keys, 4, val, key);
-	if (val[0]) {
-		const char *m = get_string(L, val[0], "report.metric");
+	get_fields(L, v, "report", keys, R_COUNT, val, key);
+	if (val[R_METRIC]) {
+		const char *m = get_string(L, val[R_METRIC], "report.metric");
 		L->report_metric = 1;
 		if (m) {
 			free(rs->metric);
@@ -2351,25 +2548,29 @@ static void load_report(struct loader *L, yaml_node_t *v)
 	size_t n;
 	yaml_node_item_t *items;
 	long x, second;
-	if (val[1] && (items = report_items(L, val[1], "report.scatter", &n))) {
-		rs->scatter = xcalloc(n ? n : 1, sizeof(*rs->scatter));
-		for (size_t i = 0; i < n; i++)
-			if (load_report_xy(L, node_at(L, items[i]), "report.scatter", scatter_keys, &x, &second) == 0) {
-				rs->scatter[rs->nscatter].x = x;
-				rs->scatter[rs->nscatter].color = second;
-				rs->nscatter++;
-			}
-	}
-	if (val[2] && (items = report_items(L, val[2], "report.bars", &n))) {
+	if (val[R_SCATTER])
+		load_report_scatters(L, val[R_SCATTER], "report.scatter", &rs->scatter, &rs->nscatter);
+	if (val[R_NORMALISED])
+		load_report_scatters(L, val[R_NORMALISED], "report.normalised", &rs->normalised, &rs->nnormalised);
+	if (val[R_BARS] && (items = report_items(L, val[R_BARS], "report.bars", &n))) {
 		rs->bars = xcalloc(n ? n : 1, sizeof(*rs->bars));
-		for (size_t i = 0; i < n; i++)
-			if (load_report_xy(L, node_at(L, items[i]), "report.bars", bars_keys, &x, &second) == 0) {
-				rs->bars[rs->nbars].x = x;
-				rs->bars[rs->nbars].group = second;
+		for (size_t i = 0; i < n; i++) {
+			struct report_bars *b = &rs->bars[rs->nbars];
+			if (load_report_item(L, node_at(L, items[i]), "report.bars", bars_keys, 4, &b->x, &b->group,
+					     &b->facet) == 0)
 				rs->nbars++;
-			}
+		}
 	}
-	if (val[3] && (items = report_items(L, val[3], "report.improvements", &n))) {
+	if (val[R_BEST] && (items = report_items(L, val[R_BEST], "report.best", &n))) {
+		rs->best = xcalloc(n ? n : 1, sizeof(*rs->best));
+		for (size_t i = 0; i < n; i++)
+			if (load_report_item(L, node_at(L, items[i]), "report.best", best_keys, 2, &x, &second,
+					     &rs->best[rs->nbest].facet) == 0)
+				rs->nbest++;
+	}
+	if (val[R_EFFECTS])
+		load_report_effects(L, val[R_EFFECTS]);
+	if (val[R_IMPROVEMENTS] && (items = report_items(L, val[R_IMPROVEMENTS], "report.improvements", &n))) {
 		rs->improvements = xcalloc(n ? n : 1, sizeof(*rs->improvements));
 		for (size_t i = 0; i < n; i++)
 			load_report_improvement(L, node_at(L, items[i]), rs);
@@ -2753,10 +2954,63 @@ static void prune_lost_improvements(struct loader *L, int root, int fmap, const 
 	seq->data.sequence.items.top = w;
 }
 
+/* Whether a report item (a mapping node) must go after factor name lost
+ * levels: its where term for name is left without a level (a list loses
+ * the lost ones). */
+static int where_lost(struct loader *L, int item, int fmap, const char *name)
+{
+	yaml_node_t *e = node_at(L, item);
+	long wp = e->type == YAML_MAPPING_NODE ? map_find(L, item, "where", 5) : -1;
+	if (wp < 0)
+		return 0;
+	int wmap = e->data.mapping.pairs.start[wp].value;
+	yaml_node_t *w = node_at(L, wmap);
+	long p = w->type == YAML_MAPPING_NODE ? map_find(L, wmap, name, strlen(name)) : -1;
+	if (p < 0)
+		return 0;
+	yaml_node_t *v = node_at(L, w->data.mapping.pairs.start[p].value);
+	if (v->type != YAML_SEQUENCE_NODE)
+		return !doc_has_level(L, fmap, name, v);
+	yaml_node_item_t *it = v->data.sequence.items.start, *o = it;
+	for (; it < v->data.sequence.items.top; it++)
+		if (doc_has_level(L, fmap, name, node_at(L, *it)))
+			*o++ = *it;
+	int gone = o == v->data.sequence.items.start && it != o;
+	v->data.sequence.items.top = o;
+	return gone;
+}
+
+/* Drop from report.scatter, normalised, bars and best the figures whose
+ * where keeps only levels that factor name lost (they would draw nothing),
+ * and the lost levels from the others' where lists. */
+static void prune_lost_where(struct loader *L, int root, int fmap, const char *name)
+{
+	static const char *const lists[] = {"scatter", "normalised", "bars", "best"};
+	long rp = map_find(L, root, "report", 6);
+	if (rp < 0)
+		return;
+	int rmap = node_at(L, root)->data.mapping.pairs.start[rp].value;
+	if (node_at(L, rmap)->type != YAML_MAPPING_NODE)
+		return;
+	for (size_t k = 0; k < ARRAY_SIZE(lists); k++) {
+		long lp = map_find(L, rmap, lists[k], strlen(lists[k]));
+		if (lp < 0)
+			continue;
+		yaml_node_t *seq = node_at(L, node_at(L, rmap)->data.mapping.pairs.start[lp].value);
+		if (seq->type != YAML_SEQUENCE_NODE)
+			continue;
+		yaml_node_item_t *it = seq->data.sequence.items.start, *w = it;
+		for (; it < seq->data.sequence.items.top; it++)
+			if (!where_lost(L, *it, fmap, name))
+				*w++ = *it;
+		seq->data.sequence.items.top = w;
+	}
+}
+
 /* After overrides replaced factors' levels: drop from exclude rules the
  * levels those factors lost (a rule left with none goes), baseline entries
- * and report.improvements entries that name a lost level, so the recipe as
- * run is whole. */
+ * report.improvements entries that name a lost level and figures whose
+ * where keeps none of the levels left, so the recipe as run is whole. */
 static void prune_lost_levels(struct loader *L)
 {
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
@@ -2805,6 +3059,7 @@ static void prune_lost_levels(struct loader *L)
 			b->data.mapping.pairs.top--;
 		}
 		prune_lost_improvements(L, root, fmap, name);
+		prune_lost_where(L, root, fmap, name);
 	}
 }
 
@@ -3044,8 +3299,19 @@ void recipe_free(struct recipe *r)
 	free(r->excludes);
 	free(r->baseline.level);
 	free(r->report.metric);
+	for (size_t i = 0; i < r->report.nscatter; i++)
+		recipe_facet_free(&r->report.scatter[i].facet);
 	free(r->report.scatter);
+	for (size_t i = 0; i < r->report.nnormalised; i++)
+		recipe_facet_free(&r->report.normalised[i].facet);
+	free(r->report.normalised);
+	for (size_t i = 0; i < r->report.nbars; i++)
+		recipe_facet_free(&r->report.bars[i].facet);
 	free(r->report.bars);
+	for (size_t i = 0; i < r->report.nbest; i++)
+		recipe_facet_free(&r->report.best[i].facet);
+	free(r->report.best);
+	free(r->report.effects_shown);
 	for (size_t i = 0; i < r->report.nimprovements; i++)
 		free(r->report.improvements[i].by);
 	free(r->report.improvements);
@@ -3095,4 +3361,111 @@ long recipe_level_index(const struct recipe *r, size_t fi, const char *level)
 		if (!strcmp(f->levels[j], canon))
 			return (long)j;
 	return -1;
+}
+
+/* The factor named by the n bytes at name, or -1 with *why saying so. */
+static long facet_factor(const struct recipe *r, const char *name, size_t n, char **why)
+{
+	char *nm = xstrndup(name, n);
+	long fi = recipe_factor_index(r, nm);
+	if (fi < 0) {
+		const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
+		for (size_t i = 0; i < r->nfactors; i++)
+			cands[i] = r->factors[i].name;
+		struct strbuf sb = {0};
+		sb_printf(&sb, "unknown factor '%s'", nm);
+		hint(&sb, nm, cands, r->nfactors);
+		*why = sb.buf;
+		free(cands);
+	}
+	free(nm);
+	return fi;
+}
+
+int recipe_facet_arg(const struct recipe *r, const char *arg, int panels, struct report_facet *f, char **why)
+{
+	*why = NULL;
+	if (panels) {
+		struct report_facet p = {0};
+		for (const char *s = arg;;) {
+			size_t n = strcspn(s, ",");
+			long fi = facet_factor(r, s, n, why);
+			if (fi < 0)
+				return -1;
+			if (p.npanels == FACET_MAX_PANELS) {
+				*why = xasprintf("at most %d factors make panels", FACET_MAX_PANELS);
+				return -1;
+			}
+			for (size_t j = 0; j < p.npanels; j++)
+				if (p.panels[j] == (size_t)fi) {
+					*why = xasprintf("factor '%s' is named twice", r->factors[fi].name);
+					return -1;
+				}
+			p.panels[p.npanels++] = (size_t)fi;
+			if (!s[n])
+				break;
+			s += n + 1;
+		}
+		size_t cells = 1;
+		for (size_t j = 0; j < p.npanels; j++)
+			cells *= facet_levels(r, f, p.panels[j]);
+		if (cells > FACET_MAX_CELLS) {
+			*why = xasprintf("%zu panels, more than %d (keep fewer levels with --where)", cells,
+					 FACET_MAX_CELLS);
+			return -1;
+		}
+		f->npanels = p.npanels;
+		memcpy(f->panels, p.panels, sizeof(p.panels));
+		return 0;
+	}
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg || !eq[1]) {
+		*why = xstrdup("expected FACTOR=LEVEL[,LEVEL...]");
+		return -1;
+	}
+	long fi = facet_factor(r, arg, (size_t)(eq - arg), why);
+	if (fi < 0)
+		return -1;
+	const struct factor *fa = &r->factors[fi];
+	unsigned char *keep = xcalloc(fa->nlevels, 1);
+	for (const char *s = eq + 1;;) {
+		size_t n = strcspn(s, ",");
+		char *lv = xstrndup(s, n);
+		long li = recipe_level_index(r, (size_t)fi, lv);
+		if (li < 0) {
+			struct strbuf sb = {0};
+			sb_printf(&sb, "unknown level '%s' for factor '%s'", lv, fa->name);
+			hint(&sb, lv, (const char *const *)fa->levels, fa->nlevels);
+			*why = sb.buf;
+			free(lv);
+			free(keep);
+			return -1;
+		}
+		keep[li] = 1;
+		free(lv);
+		if (!s[n])
+			break;
+		s += n + 1;
+	}
+	f->where = xrealloc(f->where, (f->nwhere + 1) * sizeof(*f->where));
+	f->where[f->nwhere].factor = (size_t)fi;
+	f->where[f->nwhere].keep = keep;
+	f->nwhere++;
+	return 0;
+}
+
+int recipe_facet_keeps(const struct report_facet *f, const size_t *lv)
+{
+	for (size_t t = 0; t < f->nwhere; t++)
+		if (!f->where[t].keep[lv[f->where[t].factor]])
+			return 0;
+	return 1;
+}
+
+void recipe_facet_free(struct report_facet *f)
+{
+	for (size_t t = 0; t < f->nwhere; t++)
+		free(f->where[t].keep);
+	free(f->where);
+	memset(f, 0, sizeof(*f));
 }

@@ -71,8 +71,26 @@ struct measure {
 };
 
 /* report: section. Factor references are indexes into recipe.factors. */
-struct report_scatter { long x, color; };          /* color: -1 when none */
-struct report_bars { long x, group; };             /* group: -1 when none */
+
+/* A figure's facets: which points it draws (where) and how it splits them
+ * (panels). A term of where keeps the points whose factor is at one of the
+ * levels whose byte is set; panels draws one panel, on the same axes, per
+ * combination of the panel factors' levels. */
+#define FACET_MAX_PANELS 2      /* panel factors */
+#define FACET_MAX_CELLS 16      /* panels in one figure */
+struct where_term {
+	size_t factor;          /* index into recipe.factors */
+	unsigned char *keep;    /* nlevels bytes, 1 where the level is drawn */
+};
+struct report_facet {
+	size_t nwhere;
+	struct where_term *where;
+	size_t npanels;
+	size_t panels[FACET_MAX_PANELS]; /* factor indexes */
+};
+struct report_scatter { long x, color; struct report_facet facet; }; /* color: -1 when none */
+struct report_bars { long x, group; struct report_facet facet; };    /* group: -1 when none */
+struct report_best { struct report_facet facet; };
 struct report_improvement {
 	long factor;
 	long from, to;        /* level indexes */
@@ -85,6 +103,12 @@ struct report_spec {
 	struct report_scatter *scatter;
 	size_t nbars;
 	struct report_bars *bars;
+	size_t nnormalised;   /* report.normalised: gain over the group's baseline */
+	struct report_scatter *normalised;
+	size_t nbest;         /* report.best: baseline vs optimal */
+	struct report_best *best;
+	int effects_given;    /* report.effects.factors was written */
+	unsigned char *effects_shown; /* nfactors bytes: 1 where the effects figure shows the factor */
 	size_t nimprovements;
 	struct report_improvement *improvements;
 };
@@ -204,6 +228,16 @@ long recipe_factor_index(const struct recipe *r, const char *name);
 int recipe_surviving(const struct recipe *r, uint64_t budget, uint64_t *out);
 /* Index of a level of factor fi (canonical spelling accepted), or -1. */
 long recipe_level_index(const struct recipe *r, size_t fi, const char *level);
+
+/* Add to f what a command-line facet says: for a where, arg is
+ * FACTOR=LEVEL[,LEVEL...] (a term of f.where; a second term for the same
+ * factor narrows it); for panels, FACTOR[,FACTOR] (replacing f.panels).
+ * Returns 0, or -1 with *why a message (allocated) naming what is wrong and
+ * what would be right. */
+int recipe_facet_arg(const struct recipe *r, const char *arg, int panels, struct report_facet *f, char **why);
+/* Whether cell levels lv (nfactors level indexes) pass f's where terms. */
+int recipe_facet_keeps(const struct report_facet *f, const size_t *lv);
+void recipe_facet_free(struct report_facet *f);
 
 /* Find the first {name} placeholder in s: returns a pointer to its '{' and
  * sets *len to the length of the whole placeholder, braces included, or
