@@ -47,7 +47,7 @@ static const char *const run_point_options[] = {"--help", NULL};
 static const char *const time_options[] = {"--warmup", "--min-time", "--max-time", "--rel-ci", "--result", "--help", NULL};
 static const char *const status_options[] = {"--help", NULL};
 static const char *const build_options[] = {"--rebuild", "--help", NULL};
-static const char *const report_options[] = {"--metric", "--out", "--quiet", "--help", NULL};
+static const char *const report_options[] = {"--metric", "--out", "--where", "--panels", "--quiet", "--help", NULL};
 static const char *const merge_options[] = {"--out", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const recipes_options[] = {"--names", "--help", NULL};
@@ -137,12 +137,21 @@ static const struct cmd_entry commands[] = {
 	 "Exit status: 0 every image there, 1 some could not be had, 2 usage, recipe or\n"
 	 "runtime error.\n",
 	 build_options},
-	{"report", cmd_report, "report DIR... [--out DIR] [--metric NAME] [--quiet]",
+	{"report", cmd_report,
+	 "report DIR... [--out DIR] [--metric NAME] [--where FACTOR=LEVEL[,LEVEL...]] [--panels FACTOR[,FACTOR]] [--quiet]",
 	 "write the figures, tables, report.md and report.html of a run directory",
 	 "  --metric NAME          report NAME instead of the recipe's metric (see below);\n"
 	 "                         a name no result has is an error\n"
 	 "  --out DIR              with several DIRs: where they are merged (default\n"
 	 "                         the first DIR's parent/merged-YYYYmmdd-HHMMSS)\n"
+	 "  --where FACTOR=LEVEL[,LEVEL...]\n"
+	 "                         draw the scatter, normalised, bars and best figures\n"
+	 "                         over the points at those levels only (repeatable: every\n"
+	 "                         one must hold), besides each figure's own where:\n"
+	 "  --panels FACTOR[,FACTOR]\n"
+	 "                         split those figures in panels on the same axes, one per\n"
+	 "                         level (pair of levels) of the factors, where a figure has\n"
+	 "                         none of its own and does not draw the factor on an axis\n"
 	 "  -q, --quiet            print nothing but errors\n"
 	 "\nSeveral DIRs are runs made apart (other hosts, other GPUs): they are merged\n"
 	 "as 'matrix merge' does and reported as one study.\n"

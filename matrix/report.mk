@@ -25,6 +25,8 @@ matrix_libreport_a_SOURCES = \
 	matrix/report/report_tables.c \
 	matrix/report/plot.h \
 	matrix/report/plot.c \
+	matrix/report/facets.h \
+	matrix/report/report_facets.c \
 	matrix/report/figures.h \
 	matrix/report/report_figures.c \
 	matrix/report/pages.h \
@@ -47,6 +49,7 @@ dist_plots_DATA = \
 	plots/style.gp \
 	plots/scatter.gp \
 	plots/bars.gp \
+	plots/lines.gp \
 	plots/scaling.gp \
 	plots/effects.gp \
 	plots/best.gp
@@ -61,6 +64,7 @@ tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAM
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
+	tests/report/facets.sh \
 	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
@@ -68,6 +72,7 @@ EXTRA_DIST += \
 	tests/report/compare.sh \
 	tests/report/bad_input.sh \
 	tests/report/html.sh \
+	tests/report/facets.sh \
 	tests/report/engine.sh \
 	tests/report/design.sh \
 	tests/report/metrics.sh \

@@ -1,4 +1,5 @@
-/* cmd_report.c - `matrix report DIR... [--out M] [--metric NAME] [--quiet]`:
+/* cmd_report.c - `matrix report DIR... [--out M] [--metric NAME] [--where
+ * FACTOR=LEVEL[,LEVEL...]] [--panels FACTOR[,FACTOR]] [--quiet]`:
  * write the figures, tables, report.md and report.html of a run directory
  * (report.h); several directories are runs made apart (other hosts, other
  * GPUs) merged into M first (`matrix merge`, report_merge.c: default
@@ -36,26 +37,38 @@ static char *default_out(const char *first)
 int cmd_report(int argc, char **argv)
 {
 	int quiet = 0, ndirs = 0, rc = 0;
-	const char *metric = NULL, *out = NULL;
+	const char *metric = NULL, *out = NULL, *panels = NULL;
 	char **dirs = xcalloc((size_t)argc, sizeof(char *));
+	char **where = xcalloc((size_t)argc, sizeof(char *));
+	size_t nwhere = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
 			quiet = 1;
-		} else if (strcmp(argv[i], "--metric") == 0 || strcmp(argv[i], "--out") == 0) {
+		} else if (strcmp(argv[i], "--metric") == 0 || strcmp(argv[i], "--out") == 0 ||
+			   strcmp(argv[i], "--where") == 0 || strcmp(argv[i], "--panels") == 0) {
 			if (i + 1 == argc) {
 				error("option '%s' needs a value", argv[i]);
 				free(dirs);
+				free(where);
 				return cmd_usage("report");
 			}
-			const char **opt = argv[i][2] == 'm' ? &metric : &out;
-			*opt = argv[++i];
+			const char **opt = argv[i][2] == 'm' ? &metric : argv[i][2] == 'o' ? &out : &panels;
+			if (argv[i][2] == 'w')
+				where[nwhere++] = argv[++i];
+			else
+				*opt = argv[++i];
 		} else if (strncmp(argv[i], "--metric=", 9) == 0) {
 			metric = argv[i] + 9;
 		} else if (strncmp(argv[i], "--out=", 6) == 0) {
 			out = argv[i] + 6;
+		} else if (strncmp(argv[i], "--where=", 8) == 0) {
+			where[nwhere++] = argv[i] + 8;
+		} else if (strncmp(argv[i], "--panels=", 9) == 0) {
+			panels = argv[i] + 9;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cmd_unknown_option("report", argv[i]);
 			free(dirs);
+			free(where);
 			return cmd_usage("report");
 		} else {
 			dirs[ndirs++] = argv[i];
@@ -65,6 +78,7 @@ int cmd_report(int argc, char **argv)
 		if (out)
 			error("--out names where several runs are merged: give two or more directories");
 		free(dirs);
+		free(where);
 		return cmd_usage("report");
 	}
 	double t0 = now_monotonic();
@@ -76,13 +90,16 @@ int cmd_report(int argc, char **argv)
 		if (merge_write(merged, dirs, (size_t)ndirs, stderr, NULL) != 0) {
 			free(merged);
 			free(dirs);
+			free(where);
 			return 2;
 		}
 	}
-	rc = report_write_metric(dir, metric, stderr);
+	struct report_opts o = {metric, where, nwhere, panels};
+	rc = report_write_opts(dir, &o, stderr);
 	if (rc != 2 && !quiet)
 		printf("%s/report.html%s (%.2f s)\n", dir, rc ? ", some figures missing" : "", now_monotonic() - t0);
 	free(merged);
 	free(dirs);
+	free(where);
 	return rc;
 }

@@ -10,7 +10,11 @@
 #include "plot.h"
 #include "tables.h"
 
-void report_figures_build(const struct run *run, const struct report_tables *rt,
-			  const char *plotdir, struct plot_set *ps, FILE *err);
+/* Every figure of the run into plotdir, prepared in ps (drawn by
+ * plot_run_all). cli: the command line's facets (matrix report --where,
+ * --panels), added to every scatter, normalised scatter, bars and best
+ * figure, or NULL. */
+void report_figures_build(const struct run *run, const struct report_tables *rt, const char *plotdir,
+			  const struct report_facet *cli, struct plot_set *ps, FILE *err);
 
 #endif

@@ -239,20 +239,26 @@ int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, con
 		why = xasprintf("unable to read template '%s': %s", !style ? spath : tpath, strerror(errno));
 		goto out;
 	}
+	/* The script draws twice, SVG then PNG, running the whole body each
+	 * time: a figure in panels (multiplot) cannot be replotted. */
 	sb_printf(&sb, "# %s.gp - drawn by `matrix report` from the template %s.gp;\n"
 		       "# re-draw with: cd plots && gnuplot %s.gp\n", name, tmpl, name);
-	sb_printf(&sb, "set terminal svg size %d,%d dynamic enhanced font \"Helvetica,13\" background rgb \"white\"\n"
-		       "set output \"%s.svg\"\n", width, height, name);
+	sb_printf(&sb, "do for [matrix_png = 0:1] {\n"
+		       "if (matrix_png) {\n"
+		       "  if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+		       "    set terminal pngcairo size %d,%d enhanced font \"Helvetica,13\" background rgb \"white\"\n"
+		       "  } else {\n"
+		       "    set terminal png size %d,%d enhanced background rgb \"white\"\n"
+		       "  }\n"
+		       "  set output \"%s.png\"\n"
+		       "} else {\n"
+		       "  set terminal svg size %d,%d dynamic enhanced font \"Helvetica,13\" background rgb \"white\"\n"
+		       "  set output \"%s.svg\"\n"
+		       "}\n",
+		  width, height, width, height, name, width, height, name);
 	if (substitute(style, all, nkv + 3, &sb, &why) != 0 || substitute(body, all, nkv + 3, &sb, &why) != 0)
 		goto out;
-	sb_printf(&sb, "\nunset output\n"
-		       "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-		       "  set terminal pngcairo size %d,%d enhanced font \"Helvetica,13\" background rgb \"white\"\n"
-		       "} else {\n"
-		       "  set terminal png size %d,%d enhanced background rgb \"white\"\n"
-		       "}\n"
-		       "set output \"%s.png\"\nreplot\nunset output\n",
-		  width, height, width, height, name);
+	sb_puts(&sb, "\nunset output\n}\n");
 	char *gp = xasprintf("%s/%s.gp", plotdir, name);
 	if (write_file_atomic(gp, sb.buf, sb.len) != 0)
 		why = xasprintf("unable to write '%s': %s", gp, strerror(errno));
@@ -269,6 +275,22 @@ out:
 	free(spath);
 	free(tpath);
 	return rc;
+}
+
+void plot_note_empty(struct plot_set *ps, const char *name, const char *title, const char *caption,
+		     const char *why)
+{
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 16;
+		ps->p = xrealloc(ps->p, ps->cap * sizeof(*ps->p));
+	}
+	struct plot *p = &ps->p[ps->n++];
+	memset(p, 0, sizeof(*p));
+	p->name = xstrdup(name);
+	p->title = xstrdup(title);
+	p->caption = caption ? xstrdup(caption) : NULL;
+	p->why = xstrdup(why);
+	p->empty = 1;
 }
 
 /* Start gnuplot on plot p in plotdir; stderr to <name>.err. */
@@ -322,7 +344,9 @@ static size_t plot_fail_all(struct plot_set *ps, const char *gnuplot, FILE *err)
 			      "(or set GNUPLOT) to draw the figures", gnuplot);
 	fprintf(err, "matrix: %s; tables and pages written without figures\n", why);
 	for (size_t i = 0; i < ps->n; i++)
-		if (!ps->p[i].why) {
+		if (ps->p[i].empty)
+			continue;
+		else if (!ps->p[i].why) {
 			plot_fail(ps, &ps->p[i], xstrdup(why));
 			failed++;
 		} else {
@@ -402,7 +426,7 @@ size_t plot_run_all(struct plot_set *ps, const char *plotdir, FILE *err)
 	}
 	free(pids);
 	for (size_t i = 0; i < ps->n; i++)
-		if (!ps->p[i].drawn) {
+		if (!ps->p[i].drawn && !ps->p[i].empty) {
 			failed++;
 			fprintf(err, "matrix: figure '%s' not drawn: %s\n", ps->p[i].name,
 				ps->p[i].why ? ps->p[i].why : "unknown reason");

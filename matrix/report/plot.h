@@ -23,6 +23,7 @@ struct plot {
 	char *caption;
 	int drawn;            /* 1 when the svg exists and is not empty */
 	char *why;            /* why it was not drawn, or NULL */
+	int empty;            /* not drawn because no point is left to draw (a note, not a failure) */
 };
 
 struct plot_set {
@@ -40,6 +41,10 @@ struct plot_set {
 int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, const char *title,
 		 const char *caption, const char *tmpl, const char *const *kv, size_t nkv,
 		 int width, int height);
+/* Add a figure that has nothing to draw (its where: keeps no measured
+ * point): the pages say why; it is no failure. */
+void plot_note_empty(struct plot_set *ps, const char *name, const char *title, const char *caption,
+		     const char *why);
 /* Run gnuplot on every prepared figure (a few at a time) to write <name>.svg
  * and <name>.png; marks each figure drawn or records why not. Returns the
  * number of figures not drawn. */

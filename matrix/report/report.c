@@ -15,8 +15,9 @@
 #include "tables.h"
 #include "util.h"
 
-/* Write the report for an already loaded run. */
-static int report_run(struct run *run, FILE *err)
+/* Write the report for an already loaded run; cli: the command line's
+ * figure facets, or NULL. */
+static int report_run(struct run *run, const struct report_facet *cli, FILE *err)
 {
 	char *tdir = xasprintf("%s/tables", run->dir);
 	char *pdir = xasprintf("%s/plots", run->dir);
@@ -44,7 +45,7 @@ static int report_run(struct run *run, FILE *err)
 		rc = 2;
 	}
 	free(pp);
-	report_figures_build(run, &rt, pdir, &ps, err);
+	report_figures_build(run, &rt, pdir, cli, &ps, err);
 	size_t undrawn = plot_run_all(&ps, pdir, err);
 	char *md = xasprintf("%s/report.md", run->dir);
 	char *html = xasprintf("%s/report.html", run->dir);
@@ -74,10 +75,39 @@ int report_write(const char *dir, FILE *err)
 
 int report_write_metric(const char *dir, const char *metric, FILE *err)
 {
-	struct run run;
-	if (run_load(&run, dir, metric, err) != 0)
+	struct report_opts o = {.metric = metric};
+	return report_write_opts(dir, &o, err);
+}
+
+/* o's facets, resolved against the run's recipe, into cli. Returns 0, or
+ * 2 after saying which is wrong. */
+static int cli_facets(const struct run *run, const struct report_opts *o, struct report_facet *cli, FILE *err)
+{
+	char *why = NULL;
+	for (size_t i = 0; i < o->nwhere; i++)
+		if (recipe_facet_arg(&run->recipe, o->where[i], 0, cli, &why) != 0) {
+			fprintf(err, "matrix: --where '%s': %s\n", o->where[i], why);
+			free(why);
+			return 2;
+		}
+	if (o->panels && recipe_facet_arg(&run->recipe, o->panels, 1, cli, &why) != 0) {
+		fprintf(err, "matrix: --panels '%s': %s\n", o->panels, why);
+		free(why);
 		return 2;
-	int rc = report_run(&run, err);
+	}
+	return 0;
+}
+
+int report_write_opts(const char *dir, const struct report_opts *o, FILE *err)
+{
+	struct run run;
+	struct report_facet cli = {0};
+	if (run_load(&run, dir, o->metric, err) != 0)
+		return 2;
+	int rc = cli_facets(&run, o, &cli, err);
+	if (rc == 0)
+		rc = report_run(&run, o->nwhere || o->panels ? &cli : NULL, err);
+	recipe_facet_free(&cli);
 	run_free(&run);
 	return rc;
 }

@@ -9,6 +9,7 @@
  *   rtable.h    one table as CSV, Markdown, HTML (report_table.c)
  *   tables.h    the report's tables (report_tables.c)
  *   plot.h      gnuplot from C: templates, scripts, quoting, running
+ *   facets.h    a figure's where, panels and numeric axes (report_facets.c)
  *   figures.h   the report's figures (report_figures.c)
  *   pages.h     report.md and report.html (report_html.c, report_quality.c)
  *   report.h    report_write: the whole report of one directory
@@ -26,5 +27,17 @@
 int report_write(const char *dir, FILE *err);
 /* The same with another metric than the recipe's (NULL: the recipe's). */
 int report_write_metric(const char *dir, const char *metric, FILE *err);
+/* What `matrix report` may change: the metric (NULL: the recipe's), and
+ * facets added to every scatter, normalised scatter, bars and best figure:
+ * where[0..nwhere-1] as FACTOR=LEVEL[,LEVEL...], panels as
+ * FACTOR[,FACTOR] (NULL: none). A facet that names an unknown factor or
+ * level is an error (2) before anything is written. */
+struct report_opts {
+	const char *metric;
+	char *const *where;
+	size_t nwhere;
+	const char *panels;
+};
+int report_write_opts(const char *dir, const struct report_opts *o, FILE *err);
 
 #endif

@@ -321,9 +321,12 @@ static void html_figures(const struct plot_set *ps, const char *plotdir, struct 
 		html_escape(sb, p->title);
 		sb_puts(sb, ".</b> ");
 		html_escape(sb, p->caption);
-		sb_printf(sb, " <a href=\"plots/%s.png\">PNG</a> <a href=\"plots/%s.dat\">data</a> "
-			      "<a href=\"plots/%s.gp\">script</a></figcaption>\n</figure>\n",
-			  p->name, p->name, p->name);
+		if (p->empty)
+			sb_puts(sb, "</figcaption>\n</figure>\n");
+		else
+			sb_printf(sb, " <a href=\"plots/%s.png\">PNG</a> <a href=\"plots/%s.dat\">data</a> "
+				      "<a href=\"plots/%s.gp\">script</a></figcaption>\n</figure>\n",
+				  p->name, p->name, p->name);
 	}
 }
 

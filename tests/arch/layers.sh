@@ -26,6 +26,7 @@ factorial factorial.h factorial.c
 profiles  profiles.h report_profiles.c
 tables    tables.h report_tables.c
 plot      plot.h plot.c
+facets    facets.h report_facets.c
 figures   figures.h report_figures.c
 pages     pages.h report_quality.c report_html.c
 report    report.h report.c

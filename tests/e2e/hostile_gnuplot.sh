@@ -2,7 +2,8 @@
 # an engine's unit with backticks, system(), quotes, backslashes, $(), %,
 # '#' and '@' are drawn as text and run nothing, in `matrix run` and in
 # a later `matrix report DIR` on the same directory; every figure is drawn and
-# every level is one row of the figures' data files.
+# every level is one row of the figures' data files. The same with the levels
+# as panel titles (panels:) and in a --where and --panels of `matrix report`.
 . "$top_srcdir/tests/setup"
 cat > eng.sh <<SH
 #!/bin/sh
@@ -18,10 +19,10 @@ factors:
   v: [1, 2, 4]
 baseline: {v: 1}
 report:
-  scatter: [{x: lvl, color: v}, {x: v, color: lvl}]
+  scatter: [{x: lvl, color: v}, {x: v, color: lvl}, {x: v, panels: lvl, where: {v: [1, 4]}}]
   bars: [{x: lvl, group: v}, {x: v, group: lvl}]
 YAML
-figures="scatter_lvl_v scatter_v_lvl normalised bars_lvl_v bars_v_lvl effects best"
+figures="scatter_lvl_v scatter_v_lvl scatter_v_by_lvl_where_v normalised bars_lvl_v bars_v_lvl effects best"
 check() {
 	for f in $work/pwned.*; do
 		[ ! -e "$f" ] || fail "$1: a string ran as a command: $f exists"
@@ -39,4 +40,11 @@ check "matrix run"
 rm -rf run/plots run/report.html run/report.md
 expect_status 0 "$MATRIX" report run > out2.txt 2> err2.txt
 check "matrix report"
+expect_eq "$(grep -c '^set title "lvl = ' run/plots/scatter_v_by_lvl_where_v.gp)" 6 "a panel per level"
+grep -qF 'set title "lvl = \043hash first"' run/plots/scatter_v_by_lvl_where_v.gp || fail "panel titles quoted"
+expect_status 0 "$MATRIX" report run --where "lvl=\`touch $work/pwned.tick\`,\$(touch $work/pwned.dollar)" \
+	--panels lvl > out3.txt 2> err3.txt
+figures="scatter_lvl_v_where_lvl scatter_v_lvl_where_lvl scatter_v_by_lvl_where_v_lvl bars_lvl_v_where_lvl
+	bars_v_lvl_where_lvl best_by_lvl_where_lvl"
+check "matrix report --where --panels"
 echo ok
