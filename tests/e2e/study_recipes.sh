@@ -69,11 +69,19 @@ slice accel "$R/inference_accelerators.yaml" 2 scatter_batch_runtime scatter_mod
 	device=cpu engine=native model=resnet_tiny batch=1,8 --only precision=fp32,quant=dynamic,runtime=eager\|tensorrt
 expect_eq "$(csv_col accel/results.csv status | grep -c '^unsupported$')" 2 "accel: tensorrt unsupported"
 
-# 003: the cube's switches that the CPU backend honours, at fp32
+# 003: the cube's switches that the CPU backend honours, at fp32. Its subset
+# charts are scatters with where: chart 7 (compiled points only) is drawn;
+# chart 2 (fp16 only) keeps no point of the fp32 slice and is listed as not
+# drawn; chart 5 (the conv models) went with the override of model.
 slice cube "$R/inference_cube.yaml" 8 scatter_model_precision scatter_model_eval \
-	scatter_channels_last_cudnn_benchmark scatter_eval_inference_mode best -- \
+	scatter_model_eval_where_compile scatter_model_cudnn_benchmark_where_channels_last \
+	scatter_eval_inference_mode best -- \
 	device=cpu model=resnet_tiny,bert_tiny batch=1 --only precision=fp32,compile=none\|default,cudnn_benchmark=off,channels_last=off,inference_mode=off
 improved cube compile none default 2
+expect_eq "$(awk -F'\t' 'NF == 3' cube/plots/scatter_model_eval_where_compile.dat | wc -l | tr -d ' ')" 4 \
+	"cube: chart 7 draws the compiled points only"
+expect_grep 'no measured point is left where precision = fp16' cube/report.md "cube: chart 2 said not drawn"
+grep -q 'x: channels_last, color: cudnn_benchmark' cube/recipe.yaml && fail "cube: chart 5 kept after model was overridden"
 
 # 004: the CPU half (device is a factor here: --only picks it), repeat 1
 slice cpu "$R/cpu_vs_gpu.yaml" 2 bars_device_threads -- \
