@@ -217,6 +217,23 @@ static int panel_px(const struct facet_view *v, int w)
 	return (w - 300) / (int)cols;
 }
 
+/* Make the file name in name unique among the figures so far: two items
+ * with the same axes and facet factors (other levels) get _2, _3, ... */
+static void unique_name(const struct figs *F, struct strbuf *name)
+{
+	char *base = xstrdup(name->buf ? name->buf : "");
+	for (unsigned k = 2;; k++) {
+		size_t i = 0;
+		while (i < F->ps->n && strcmp(F->ps->p[i].name, name->buf))
+			i++;
+		if (i == F->ps->n)
+			break;
+		sb_reset(name);
+		sb_printf(name, "%s_%u", base, k);
+	}
+	free(base);
+}
+
 /* Note a figure that its where: left without a point. */
 static void note_empty(struct figs *F, const struct facet_view *v, const char *name, const char *title)
 {
@@ -357,6 +374,7 @@ static void scatter(struct figs *F, const struct scatter_spec *sp)
 	struct strbuf name = {0}, title = {0}, cap = {0};
 	sb_puts(&name, sp->name);
 	facet_name_suffix(&v, &name);
+	unique_name(F, &name);
 	sb_puts(&title, sp->title);
 	facet_where_text(&v, &title);
 	facet_panels_text(&v, &title);
@@ -652,6 +670,7 @@ static void bars(struct figs *F, size_t x, long group, const struct report_facet
 		sb_printf(&title, "%s by %s", run->metric.name, fname(run, x));
 	}
 	facet_name_suffix(&v, &name);
+	unique_name(F, &name);
 	facet_where_text(&v, &title);
 	facet_panels_text(&v, &title);
 	if (!v.ndrawn) {
@@ -966,6 +985,7 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	struct strbuf name = {0}, title = {0}, dat = {0};
 	sb_puts(&name, "best");
 	facet_name_suffix(&v, &name);
+	unique_name(F, &name);
 	sb_puts(&title, "baseline vs optimal");
 	facet_where_text(&v, &title);
 	facet_panels_text(&v, &title);

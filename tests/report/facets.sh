@@ -32,6 +32,7 @@ baseline: {precision: fp32, version: v1, threads: 1}
 report:
   scatter:
     - {x: model, color: precision, where: {precision: fp16}}
+    - {x: model, color: precision, where: {precision: fp32}}
     - {x: batch, color: precision}
     - {x: threads, color: model}
     - {x: model, color: batch, panels: version}
@@ -63,6 +64,8 @@ expect_eq "$(points scatter_model_precision_where_precision)" 32 "points where p
 expect_grep 'title "fp16"' $P/scatter_model_precision_where_precision.gp "fp16 dots"
 grep -q 'title "fp32"' $P/scatter_model_precision_where_precision.gp && fail "fp32 dots drawn where precision = fp16"
 expect_grep 'where precision = fp16' $P/scatter_model_precision_where_precision.gp "the title says where"
+expect_eq "$(points scatter_model_precision_where_precision_2)" 32 "a second where on the same factor"
+expect_grep 'title "fp32"' $P/scatter_model_precision_where_precision_2.gp "its own file"
 expect_eq "$(points scatter_batch_precision)" 64 "every point without where"
 
 # numeric axes: batch (declared 64, 1, 512, 8) sorted, log (512x); threads linear
