@@ -101,7 +101,7 @@ expect_grep 'precision: fp32 → fp16' $P/effects.gp "the effects figure shows p
 expect_grep 'Left out: the effects of .*model' run/report.md "the caption says what is left out"
 
 # matrix report --where / --panels: added to every such figure
-expect_status 0 "$MATRIX" report --quiet run --where model=big --panels precision
+expect_status 0 "$MATRIX" report --quiet run --where=model=big --panels precision --metric throughput
 expect_eq "$(points scatter_threads_model_by_precision_where_model)" 32 "--where model=big"
 expect_grep 'set multiplot layout 1,2' $P/scatter_threads_model_by_precision_where_model.gp "--panels precision"
 [ -s $P/scatter_batch_precision_where_model.svg ] || fail "a figure coloured by the panel factor keeps one panel"
