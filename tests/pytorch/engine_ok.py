@@ -37,7 +37,11 @@ for r, model, task, batch in ((mnist, "mnist_cnn", "train", 16), (resnet, "resne
     check(r["ignored"] == "none", "%s: nothing ignored" % name)
     if platform.machine() in ("x86_64", "AMD64", "i686"):
         check(r["flush_denormal"] == "1", "%s: subnormals flushed on the x86 cpu" % name)
-    check(float(r["timed_s"]) < 1.0 + 0.5 + med / 1e3 * 6, "%s: timing stopped near --max-time 1s (%ss)" % (name, r["timed_s"]))
+    # --max-time is obeyed: the loop ends within a few steps of 1 s, not at
+    # some later bound. Not a speed check: the slack (2 s plus 10 of the
+    # slowest steps) covers a machine loaded by other processes (it failed
+    # once at 1.5 s while eight builds ran on 2 cores).
+    check(float(r["timed_s"]) < 1.0 + 2.0 + hi / 1e3 * 10, "%s: timing stopped near --max-time 1s (%ss)" % (name, r["timed_s"]))
 
 # FLOPs: conv/linear 2*MACs, x3 for training. MNIST CNN per sample forward:
 # conv1 2*10*24*24*25 + conv2 2*20*8*8*250 + fc1 2*320*50 + fc2 2*50*10 = 961000
