@@ -51,7 +51,8 @@ static const char *const report_options[] = {"--metric", "--out", "--where", "--
 static const char *const merge_options[] = {"--out", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const recipes_options[] = {"--names", "--help", NULL};
-static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--help", NULL};
+static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--format", "--help",
+						NULL};
 
 static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [KEY=VALUE...] [--count] [--format table|csv] [--only FILTER]",
@@ -186,11 +187,16 @@ static const struct cmd_entry commands[] = {
 	 "A name found in an earlier directory hides the same name in a later one.\n"
 	 "Exit status: 0, 1 when some recipe does not load or none is found.\n",
 	 recipes_options},
-	{"compare", cmd_compare, "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT]",
+	{"compare", cmd_compare,
+	 "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT] [--format table|json|csv|markdown]",
 	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions",
 	 "  --metric NAME              compare NAME instead of the recipe's metric (see below)\n"
 	 "  --threshold PCT            the least change called faster or SLOWER (default 2%)\n"
 	 "  --fail-on-regression PCT   exit 1 when a point is SLOWER by more than PCT\n"
+	 "  --format table|json|csv|markdown\n"
+	 "                             the table for the terminal (the default) and markdown:\n"
+	 "                             3 significant digits; json and csv: every digit, a\n"
+	 "                             point per match with both ids (json), then the summary\n"
 	 "\n" HELP_METRICS,
 	 compare_options},
 };

@@ -219,6 +219,42 @@ const char *fmt_sig3(char *buf, double v)
 	return buf;
 }
 
+const char *fmt_full(char *buf, double v)
+{
+	if (!isfinite(v)) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, 32, "%.15g", v == 0 ? 0.0 : v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, 32, "%.17g", v);
+	return buf;
+}
+
+void json_quote(struct strbuf *sb, const char *s)
+{
+	sb_putc(sb, '"');
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_len(p + i, n - i);
+		if (!len) {
+			sb_puts(sb, "\\ufffd");
+			i++;
+		} else if (p[i] == '"' || p[i] == '\\') {
+			sb_printf(sb, "\\%c", p[i]);
+			i++;
+		} else if (p[i] < 0x20 || p[i] == 0x7f) {
+			sb_printf(sb, "\\u%04x", p[i]);
+			i++;
+		} else {
+			sb_add(sb, (const char *)p + i, len);
+			i += len;
+		}
+	}
+	sb_putc(sb, '"');
+}
+
 int parse_double(const char *s, double *out)
 {
 	char *end;

@@ -60,6 +60,13 @@ int parse_double(const char *s, double *out);
  * "4.56e-05" outside 0.001 .. 1e6; "" for NaN and the infinities; never
  * "-0". buf holds at least 32 bytes; returns buf. */
 const char *fmt_sig3(char *buf, double v);
+/* v for a machine: the shortest text that reads back as exactly v (%.15g,
+ * else %.17g); "" for NaN and the infinities. buf: 32 bytes; returns buf. */
+const char *fmt_full(char *buf, double v);
+/* s as a JSON string, quoted: control characters and DEL as \u00XX, a byte
+ * that is not part of valid UTF-8 as U+FFFD, so the output is always valid
+ * JSON. */
+void json_quote(struct strbuf *sb, const char *s);
 
 /* Seconds from a monotonic clock. */
 double now_monotonic(void);

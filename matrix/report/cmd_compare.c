@@ -20,7 +20,9 @@
 #include "cmd.h"
 #include "effects.h"
 #include "model.h"
+#include "rtable.h"
 #include "stats.h"
+#include "table.h"
 #include "util.h"
 
 /* A value, gain or percentage for the terminal: 3 significant digits
@@ -154,6 +156,7 @@ static void decide(const struct cellset *ca, const struct cellset *cb, struct ma
 struct compare_opts {
 	const char *dirs[2];
 	const char *metric;   /* NULL: the recipe's */
+	const char *format;   /* table | json | csv | markdown */
 	double fail_pct;      /* --fail-on-regression, NaN when not given */
 	double threshold;     /* --threshold, percent */
 };
@@ -163,11 +166,11 @@ struct compare_opts {
 static int compare_args(int argc, char **argv, struct compare_opts *o)
 {
 	int ndirs = 0;
-	*o = (struct compare_opts){{NULL, NULL}, NULL, NAN, 2};
+	*o = (struct compare_opts){{NULL, NULL}, NULL, "table", NAN, 2};
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
-		static const char *const valued[] = {"--metric", "--fail-on-regression", "--threshold"};
+		static const char *const valued[] = {"--metric", "--fail-on-regression", "--threshold", "--format"};
 		size_t k;
 		for (k = 0; k < ARRAY_SIZE(valued); k++) {
 			size_t n = strlen(valued[k]);
@@ -199,6 +202,12 @@ static int compare_args(int argc, char **argv, struct compare_opts *o)
 		}
 		if (strcmp(arg, "--metric") == 0) {
 			o->metric = val;
+		} else if (strcmp(arg, "--format") == 0) {
+			o->format = val;
+			if (strcmp(val, "table") && strcmp(val, "json") && strcmp(val, "csv") && strcmp(val, "markdown")) {
+				error("compare: unknown format '%s' (expected table, json, csv or markdown)", val);
+				return 2;
+			}
 		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0 ? &o->threshold : &o->fail_pct) != 0) {
 			error("%s wants a percentage >= 0 (like 5%%), not '%s'", arg, val);
 			return cmd_usage("compare");
@@ -296,9 +305,33 @@ static const char *verdict(const struct match *x, const struct compare_opts *o, 
 	return "SLOWER";
 }
 
+/* "model=resnet50 batch=64": the levels of match x in the factors of a
+ * that vary, into lab (reset first). */
+static void match_label(const struct run *a, const struct match *x, struct strbuf *lab)
+{
+	sb_reset(lab);
+	for (size_t f = 0; f < a->recipe.nfactors; f++) {
+		if (a->recipe.factors[f].nlevels < 2)
+			continue;
+		if (lab->len)
+			sb_putc(lab, ' ');
+		sb_printf(lab, "%s=%s", a->recipe.factors[f].name, run_level(a, f, CELL_LEVEL(&a->cells, x->a, f)));
+	}
+}
+
+/* How match x was decided: "U p=0.031", "CI", "CI (1 process)", ... */
+static const char *match_test(const struct match *x, double spread, char *buf, size_t n)
+{
+	if (!isnan(x->p))
+		snprintf(buf, n, "U p=%.3f", x->p);
+	else
+		snprintf(buf, n, "%s", !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
+	return buf;
+}
+
 /* The table: a heading, then a line per matched point, worst first. */
 static void print_matches(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			  double spread, const struct compare_opts *o, struct tally *ty)
+			  double spread, const struct compare_opts *o, const char *const *marks)
 {
 	const struct metric *mt = &a->metric;
 	char *head = xasprintf("%s: %s, %s; gain = B over A (> 1: B better), worst first", mt->name,
@@ -313,18 +346,9 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 	struct strbuf lab = {0};
 	for (size_t i = 0; i < nm; i++) {
 		const struct match *x = &m[i];
-		sb_reset(&lab);
-		for (size_t f = 0; f < a->recipe.nfactors; f++) {
-			if (a->recipe.factors[f].nlevels < 2)
-				continue;
-			if (lab.len)
-				sb_putc(&lab, ' ');
-			sb_printf(&lab, "%s=%s", a->recipe.factors[f].name,
-				  run_level(a, f, CELL_LEVEL(&a->cells, x->a, f)));
-		}
+		match_label(a, x, &lab);
 		double change = 100.0 * (x->gain - 1);
-		const char *mark = verdict(x, o, ty);
-		ty->within += x->within && isnan(x->p);
+		const char *mark = marks[i];
 		char ci[96] = "", test[32], procs[24];
 		if (!isnan(x->u))
 		{
@@ -332,11 +356,7 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 			snprintf(ci, sizeof(ci), "%s..%s", sig3(lo, x->gain * exp(-x->u), 0),
 				 sig3(hi, x->gain * exp(x->u), 0));
 		}
-		if (!isnan(x->p))
-			snprintf(test, sizeof(test), "U p=%.3f", x->p);
-		else
-			snprintf(test, sizeof(test), "%s",
-				 !x->within ? "CI" : isnan(spread) ? "CI (1 process)" : "CI+spread (1 p.)");
+		match_test(x, spread, test, sizeof(test));
 		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
 		char gs[40], cs[40], va[40], vb[40];
 		char *shown = text_clean(lab.buf ? lab.buf : "", lab.len, 0); /* levels from any results.csv */
@@ -345,8 +365,6 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 		       sig3(gs, x->gain, 0), ci, sig3(cs, change, 1),
 		       procs, test, mark);
 		free(shown);
-		ty->slog += log(x->gain);
-		ty->su2 += x->u * x->u;
 	}
 	sb_free(&lab);
 }
@@ -354,22 +372,30 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 /* The summary under the table: the geometric mean gain with its interval,
  * the verdicts counted, a note on single-process points, the regression
  * line. Returns the exit status: 1 when --fail-on-regression found one. */
-static int print_summary(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			 double spread, const struct compare_opts *o, const struct tally *ty)
+/* The geometric mean gain *gm of the matches and the half-width *gu of its
+ * 95% interval on the log scale: from the points' intervals, or from the
+ * scatter of the matched log gains (t over nm - 1 degrees of freedom) when
+ * that is wider, as it is when the intervals miss between-process noise
+ * (one process per point). */
+static void geomean(const struct match *m, size_t nm, const struct tally *ty, double *gm, double *gu)
 {
-	/* the geometric mean's interval: from the points' intervals, or from the
-	 * scatter of the matched log gains (t over nm - 1 degrees of freedom)
-	 * when that is wider, as it is when the intervals miss between-process
-	 * noise (one process per point) */
-	double gm = exp(ty->slog / (double)nm), gu = sqrt(ty->su2) / (double)nm;
+	*gm = exp(ty->slog / (double)nm);
+	*gu = sqrt(ty->su2) / (double)nm;
 	if (nm >= 2) {
 		double ss = 0, mean = ty->slog / (double)nm;
 		for (size_t i = 0; i < nm; i++)
 			ss += (log(m[i].gain) - mean) * (log(m[i].gain) - mean);
 		double ge = stat_t975(nm - 1) * sqrt(ss / (double)(nm - 1) / (double)nm);
-		if (!isnan(gu) && ge > gu)
-			gu = ge;
+		if (!isnan(*gu) && ge > *gu)
+			*gu = ge;
 	}
+}
+
+static int print_summary(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			 double spread, const struct compare_opts *o, const struct tally *ty)
+{
+	double gm, gu;
+	geomean(m, nm, ty, &gm, &gu);
 	char g1[40], g2[40], g3[40];
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
 	       nm, a->cells.ncells - nm, b->cells.ncells - nm, sig3(g1, gm, 0));
@@ -402,6 +428,161 @@ static int print_summary(const struct run *a, const struct run *b, const struct 
 	return 0;
 }
 
+/* A number for JSON: every digit, or null. */
+static void json_num(struct strbuf *sb, double v)
+{
+	char buf[32];
+	sb_puts(sb, isfinite(v) ? fmt_full(buf, v) : "null");
+}
+
+/* --format json: the metric, the directories, a point per match (its
+ * factors, both values, gain with its 95% interval, change, processes,
+ * test, verdict) and the summary; every digit. */
+static void compare_json(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			 double spread, const struct compare_opts *o, const char *const *marks,
+			 const struct tally *ty, struct strbuf *sb)
+{
+	const struct metric *mt = &a->metric;
+	sb_puts(sb, "{\n  \"metric\": {\"name\": ");
+	json_quote(sb, mt->name);
+	sb_puts(sb, ", \"unit\": ");
+	json_quote(sb, mt->unit);
+	sb_printf(sb, ", \"higher_is_better\": %s},\n  \"a\": ", mt->higher_better ? "true" : "false");
+	json_quote(sb, o->dirs[0]);
+	sb_puts(sb, ", \"b\": ");
+	json_quote(sb, o->dirs[1]);
+	sb_puts(sb, ", \"threshold_pct\": ");
+	json_num(sb, o->threshold);
+	sb_puts(sb, ",\n  \"points\": [");
+	char test[32];
+	for (size_t i = 0; i < nm; i++) {
+		const struct match *x = &m[i];
+		sb_puts(sb, i ? ",\n    {\"id_a\": " : "\n    {\"id_a\": ");
+		json_quote(sb, a->cells.id[x->a]);
+		sb_puts(sb, ", \"id_b\": ");
+		json_quote(sb, b->cells.id[x->b]);
+		sb_puts(sb, ", \"factors\": {");
+		for (size_t f = 0; f < a->recipe.nfactors; f++) {
+			sb_puts(sb, f ? ", " : "");
+			json_quote(sb, a->recipe.factors[f].name);
+			sb_puts(sb, ": ");
+			json_quote(sb, run_level(a, f, CELL_LEVEL(&a->cells, x->a, f)));
+		}
+		sb_puts(sb, "}, \"value_a\": ");
+		json_num(sb, a->cells.value[x->a] * mt->scale);
+		sb_puts(sb, ", \"value_b\": ");
+		json_num(sb, b->cells.value[x->b] * mt->scale);
+		sb_puts(sb, ", \"gain\": ");
+		json_num(sb, x->gain);
+		sb_puts(sb, ", \"gain_ci95\": ");
+		if (isnan(x->u)) {
+			sb_puts(sb, "null");
+		} else {
+			sb_puts(sb, "[");
+			json_num(sb, x->gain * exp(-x->u));
+			sb_puts(sb, ", ");
+			json_num(sb, x->gain * exp(x->u));
+			sb_puts(sb, "]");
+		}
+		sb_puts(sb, ", \"change_pct\": ");
+		json_num(sb, 100.0 * (x->gain - 1));
+		sb_printf(sb, ", \"processes\": [%zu, %zu], \"test\": ", a->cells.nrep[x->a], b->cells.nrep[x->b]);
+		json_quote(sb, match_test(x, spread, test, sizeof(test)));
+		sb_puts(sb, ", \"p\": ");
+		json_num(sb, x->p);
+		sb_puts(sb, ", \"verdict\": ");
+		json_quote(sb, marks[i]);
+		sb_puts(sb, "}");
+	}
+	double gm, gu;
+	geomean(m, nm, ty, &gm, &gu);
+	sb_printf(sb, "%s],\n  \"summary\": {\"matched\": %zu, \"only_a\": %zu, \"only_b\": %zu, \"geomean_gain\": ",
+		  nm ? "\n  " : "", nm, a->cells.ncells - nm, b->cells.ncells - nm);
+	json_num(sb, gm);
+	sb_puts(sb, ", \"geomean_ci95\": ");
+	if (isnan(gu)) {
+		sb_puts(sb, "null");
+	} else {
+		sb_puts(sb, "[");
+		json_num(sb, gm * exp(-gu));
+		sb_puts(sb, ", ");
+		json_num(sb, gm * exp(gu));
+		sb_puts(sb, "]");
+	}
+	sb_printf(sb, ", \"faster\": %zu, \"slower\": %zu, \"within_noise\": %zu, \"small\": %zu, "
+		      "\"no_ci\": %zu, \"regressed\": %zu}\n}\n",
+		  ty->faster, ty->slower, ty->noise, ty->small, ty->unknown, ty->regressed);
+}
+
+/* --format csv: a row per match, the factors of A, both values, the gain
+ * with its interval, change, processes, test, p and verdict; every digit. */
+static void compare_csv(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			double spread, const char *const *marks, struct strbuf *sb)
+{
+	const struct metric *mt = &a->metric;
+	static const char *const tail[] = {"metric", "unit", "value_a", "value_b", "gain", "gain_lo", "gain_hi",
+					   "change_pct", "processes_a", "processes_b", "test", "p", "verdict"};
+	size_t nf = a->recipe.nfactors, nt = ARRAY_SIZE(tail), nc = nf + nt;
+	char **cell = xcalloc(nc, sizeof(char *));
+	for (size_t f = 0; f < nf; f++)
+		cell[f] = a->recipe.factors[f].name;
+	for (size_t k = 0; k < nt; k++)
+		cell[nf + k] = (char *)tail[k];
+	csv_record(sb, cell, nc);
+	char num[9][32], test[32];
+	for (size_t i = 0; i < nm; i++) {
+		const struct match *x = &m[i];
+		for (size_t f = 0; f < nf; f++)
+			cell[f] = (char *)run_level(a, f, CELL_LEVEL(&a->cells, x->a, f));
+		fmt_full(num[0], a->cells.value[x->a] * mt->scale);
+		fmt_full(num[1], b->cells.value[x->b] * mt->scale);
+		fmt_full(num[2], x->gain);
+		fmt_full(num[3], x->gain * exp(-x->u));
+		fmt_full(num[4], x->gain * exp(x->u));
+		fmt_full(num[5], 100.0 * (x->gain - 1));
+		snprintf(num[6], sizeof(num[6]), "%zu", a->cells.nrep[x->a]);
+		snprintf(num[7], sizeof(num[7]), "%zu", b->cells.nrep[x->b]);
+		fmt_full(num[8], x->p);
+		char *row[] = {mt->name, mt->unit, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7],
+			       (char *)match_test(x, spread, test, sizeof(test)), num[8], (char *)marks[i]};
+		memcpy(cell + nf, row, sizeof(row));
+		csv_record(sb, cell, nc);
+	}
+	free(cell);
+}
+
+/* --format markdown: the table a person reads (3 significant digits), then
+ * the geometric mean and the counts. */
+static void compare_markdown(const struct run *a, const struct run *b, const struct match *m, size_t nm,
+			     const char *const *marks, const struct tally *ty, struct strbuf *sb)
+{
+	const struct metric *mt = &a->metric;
+	struct strbuf lab = {0};
+	char va[40], vb[40], g[40], lo[40], hi[40], c[40];
+	sb_puts(sb, "| point | A | B | gain | 95% CI | change | verdict |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+	for (size_t i = 0; i < nm; i++) {
+		const struct match *x = &m[i];
+		match_label(a, x, &lab);
+		sb_puts(sb, "| ");
+		md_escape(sb, lab.len ? lab.buf : "(all)", 1);
+		sb_printf(sb, " | %s | %s | %s | ", sig3(va, a->cells.value[x->a] * mt->scale, 0),
+			  sig3(vb, b->cells.value[x->b] * mt->scale, 0), sig3(g, x->gain, 0));
+		if (!isnan(x->u))
+			sb_printf(sb, "%s .. %s", sig3(lo, x->gain * exp(-x->u), 0), sig3(hi, x->gain * exp(x->u), 0));
+		sb_printf(sb, " | %s%% | ", sig3(c, 100.0 * (x->gain - 1), 1));
+		md_escape(sb, marks[i], 1);
+		sb_puts(sb, " |\n");
+	}
+	sb_free(&lab);
+	double gm, gu;
+	geomean(m, nm, ty, &gm, &gu);
+	sb_printf(sb, "\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s", nm,
+		  a->cells.ncells - nm, b->cells.ncells - nm, sig3(g, gm, 0));
+	if (!isnan(gu))
+		sb_printf(sb, " (95%% CI %s .. %s)", sig3(lo, gm * exp(-gu), 0), sig3(hi, gm * exp(gu), 0));
+	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise.\n", ty->faster, ty->slower, ty->noise);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_opts o;
@@ -420,6 +601,7 @@ int cmd_compare(int argc, char **argv)
 	size_t *fa = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
 	size_t *fb = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
 	struct match *m = xmalloc((b.cells.ncells + 1) * sizeof(*m));
+	const char **marks = NULL;
 	if (join_factors(&a, &b, fa, fb, &nf) != 0)
 		goto out;
 	nm = match_points(&a, &b, fa, fb, nf, m);
@@ -430,9 +612,31 @@ int cmd_compare(int argc, char **argv)
 	qsort(m, nm, sizeof(*m), cmp_match);
 	double spread = spread_check(m, nm);
 	struct tally ty = {0};
-	print_matches(&a, &b, m, nm, spread, &o, &ty);
-	rc = print_summary(&a, &b, m, nm, spread, &o, &ty);
+	marks = xmalloc(nm * sizeof(char *));
+	for (size_t i = 0; i < nm; i++) {
+		marks[i] = verdict(&m[i], &o, &ty);
+		ty.within += m[i].within && isnan(m[i].p);
+		ty.slog += log(m[i].gain);
+		ty.su2 += m[i].u * m[i].u;
+	}
+	if (strcmp(o.format, "table") == 0) {
+		print_matches(&a, &b, m, nm, spread, &o, marks);
+		rc = print_summary(&a, &b, m, nm, spread, &o, &ty);
+	} else {
+		struct strbuf sb = {0};
+		sb_add(&sb, "", 0);
+		if (o.format[0] == 'j')
+			compare_json(&a, &b, m, nm, spread, &o, marks, &ty, &sb);
+		else if (o.format[0] == 'c')
+			compare_csv(&a, &b, m, nm, spread, marks, &sb);
+		else
+			compare_markdown(&a, &b, m, nm, marks, &ty, &sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		sb_free(&sb);
+		rc = !isnan(o.fail_pct) && ty.regressed ? 1 : 0;
+	}
 out:
+	free(marks);
 	free(m);
 	free(fa);
 	free(fb);

@@ -22,33 +22,6 @@
 #include "tables.h"
 #include "util.h"
 
-/* A JSON string: control characters and DEL as \u00XX, a byte that is not
- * part of valid UTF-8 (a results.csv from elsewhere) as U+FFFD, so that the
- * output is always valid JSON. */
-static void json_str(struct strbuf *sb, const char *s)
-{
-	sb_putc(sb, '"');
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_len(p + i, n - i);
-		if (!len) {
-			sb_puts(sb, "\\ufffd");
-			i++;
-		} else if (p[i] == '"' || p[i] == '\\') {
-			sb_printf(sb, "\\%c", p[i]);
-			i++;
-		} else if (p[i] < 0x20 || p[i] == 0x7f) {
-			sb_printf(sb, "\\u%04x", p[i]);
-			i++;
-		} else {
-			sb_add(sb, (const char *)p + i, len);
-			i += len;
-		}
-	}
-	sb_putc(sb, '"');
-}
-
 /* A cell for a spreadsheet: text that starts with = + - @ (or a tab or a
  * carriage return) would be read as a formula by Excel, LibreOffice or
  * Google Sheets, so it gets a leading apostrophe, which they show as text;
@@ -77,25 +50,11 @@ static void sheet_record(struct strbuf *sb, char **cell, size_t n)
 	free(safe);
 }
 
-/* A number for a machine: the shortest text that reads back as exactly v
- * (%.15g, else %.17g); "" for NaN and the infinities. buf: 32 bytes. */
-static const char *full_num(char *buf, double v)
-{
-	if (!isfinite(v)) {
-		buf[0] = '\0';
-		return buf;
-	}
-	snprintf(buf, 32, "%.15g", v == 0 ? 0.0 : v);
-	if (strtod(buf, NULL) != v)
-		snprintf(buf, 32, "%.17g", v);
-	return buf;
-}
-
-/* A number for JSON: full_num, or null. */
+/* A number for JSON: every digit (fmt_full), or null. */
 static void json_num(struct strbuf *sb, double v)
 {
 	char buf[32];
-	sb_puts(sb, isfinite(v) ? full_num(buf, v) : "null");
+	sb_puts(sb, isfinite(v) ? fmt_full(buf, v) : "null");
 }
 
 /* What each exported point takes from its first row of results.csv: the
@@ -178,19 +137,19 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 	const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
 	const char *id = fl ? fl->id : cs->id[k];
 	sb_puts(sb, "\"id\": ");
-	json_str(sb, id);
+	json_quote(sb, id);
 	sb_puts(sb, ", \"factors\": {");
 	for (size_t f = 0; f < r->nfactors; f++) {
 		sb_puts(sb, f ? ", " : "");
-		json_str(sb, r->factors[f].name);
+		json_quote(sb, r->factors[f].name);
 		sb_puts(sb, ": ");
-		json_str(sb, fl ? fl->levels[f] : run_level(run, f, CELL_LEVEL(cs, k, f)));
+		json_quote(sb, fl ? fl->levels[f] : run_level(run, f, CELL_LEVEL(cs, k, f)));
 	}
 	sb_puts(sb, "}, \"status\": ");
-	json_str(sb, fl ? fl->status : "ok");
+	json_quote(sb, fl ? fl->status : "ok");
 	if (fl) {
 		sb_puts(sb, ", \"reason\": ");
-		json_str(sb, fl->reason);
+		json_quote(sb, fl->reason);
 	} else {
 		double v = cs->value[k], u = cs->u[k];
 		sb_puts(sb, ", \"value\": ");
@@ -206,7 +165,7 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 			sb_puts(sb, "null");
 		}
 		sb_puts(sb, ", \"ci_kind\": ");
-		json_str(sb, ci_kind_name((enum ci_kind)cs->kind[k]));
+		json_quote(sb, ci_kind_name((enum ci_kind)cs->kind[k]));
 		sb_printf(sb, ", \"processes\": %zu, \"values\": [", cs->nrep[k]);
 		for (size_t i = 0; cs->rep && cs->rep[k] && i < cs->nrep[k]; i++) {
 			sb_puts(sb, i ? ", " : "");
@@ -217,7 +176,7 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 	const char *cmd = row_cell(x, id, "command");
 	sb_puts(sb, ", \"command\": ");
 	if (cmd)
-		json_str(sb, cmd);
+		json_quote(sb, cmd);
 	else
 		sb_puts(sb, "null");
 	sb_puts(sb, ", \"environment\": {");
@@ -226,9 +185,9 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 		if (!v)
 			continue;
 		sb_puts(sb, n++ ? ", " : "");
-		json_str(sb, env_cols[i]);
+		json_quote(sb, env_cols[i]);
 		sb_puts(sb, ": ");
-		json_str(sb, v);
+		json_quote(sb, v);
 	}
 	sb_puts(sb, "}");
 }
@@ -238,11 +197,11 @@ static void head_members(const struct run *run, struct strbuf *sb, int flat)
 {
 	const struct metric *m = &run->metric;
 	sb_puts(sb, "\"recipe\": ");
-	json_str(sb, run->recipe.name);
+	json_quote(sb, run->recipe.name);
 	sb_puts(sb, flat ? ", \"metric\": " : ",\n  \"metric\": {\"name\": ");
-	json_str(sb, m->name);
+	json_quote(sb, m->name);
 	sb_puts(sb, flat ? ", \"unit\": " : ", \"unit\": ");
-	json_str(sb, m->unit);
+	json_quote(sb, m->unit);
 	sb_printf(sb, ", \"higher_is_better\": %s%s", m->higher_better ? "true" : "false", flat ? "" : "}");
 }
 
@@ -307,10 +266,10 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 			num[i][0] = '\0';
 		if (!fl) {
 			double v = cs->value[k], u = cs->u[k];
-			full_num(num[0], v * m->scale);
+			fmt_full(num[0], v * m->scale);
 			if (isfinite(u)) {
-				full_num(num[1], v * exp(-u) * m->scale);
-				full_num(num[2], v * exp(u) * m->scale);
+				fmt_full(num[1], v * exp(-u) * m->scale);
+				fmt_full(num[2], v * exp(u) * m->scale);
 			}
 			snprintf(num[3], sizeof(num[3]), "%zu", cs->nrep[k]);
 		}

@@ -27,6 +27,40 @@ expect_status 0 "$MATRIX" compare a b --fail-on-regression 25 > /dev/null
 expect_status 0 "$MATRIX" compare --metric step_ms a b > ms.txt
 expect_grep 'geometric mean gain 0.948 ' ms.txt "step time geometric mean"
 # bad input
+# --format (issue 21, item 2): JSON and CSV with every digit, Markdown as
+# the terminal's table (3 significant digits); the same exit status
+expect_status 0 "$MATRIX" compare a b --format json > c.json
+expect_status 0 "$MATRIX" compare a b --format csv > c.csv
+expect_status 0 "$MATRIX" compare a b --format markdown > c.md
+expect_status 1 "$MATRIX" compare a b --format csv --fail-on-regression 10 > /dev/null
+expect_eq "$(head -2 c.md)" "| point | A | B | gain | 95% CI | change | verdict |
+| --- | ---: | ---: | ---: | ---: | ---: | --- |" "markdown header"
+expect_grep '^| model=big A=on B=off C=x gpus=1 | 37.5 | 30 | 0.8 | 0.778 .. 0.823 | -20% | SLOWER |$' c.md "markdown row"
+expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.921 .. 0.976); 0 faster, 11 slower, 35 within noise.$' c.md "markdown summary"
+expect_eq "$(head -1 c.csv)" "model,A,B,C,gpus,metric,unit,value_a,value_b,gain,gain_lo,gain_hi,change_pct,processes_a,processes_b,test,p,verdict" "csv header"
+expect_eq "$(tail -n +2 c.csv | wc -l)" 46 "csv: a row per match"
+if command -v python3 > /dev/null; then
+	python3 - c.json c.csv <<'PY' || fail "the JSON does not parse or disagrees with the CSV"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+s = j["summary"]
+assert (s["matched"], s["only_a"], s["only_b"], s["slower"], s["faster"], s["within_noise"]) == (46, 0, 0, 11, 0, 35), s
+assert abs(s["geomean_gain"] - 0.8 ** (11 / 46)) < 1e-12, s
+assert j["metric"]["name"] == "throughput" and j["a"] == "a" and j["b"] == "b"
+assert len(j["points"]) == len(rows) == 46
+for p, r in zip(j["points"], rows):
+    assert p["factors"] == {k: r[k] for k in ("model", "A", "B", "C", "gpus")}, (p, r)
+    assert p["value_a"] == float(r["value_a"]) and p["gain"] == float(r["gain"]), (p, r)
+    assert p["gain_ci95"] == [float(r["gain_lo"]), float(r["gain_hi"])] and p["verdict"] == r["verdict"]
+    assert p["id_a"] == p["id_b"] and len(p["id_a"]) == 16
+slow = [p for p in j["points"] if p["verdict"] == "SLOWER"]
+assert len(slow) == 11 and all(p["factors"]["model"] == "big" and p["factors"]["A"] == "on" for p in slow)
+assert all(abs(p["gain"] - 0.8) < 1e-9 for p in slow)
+PY
+fi
+expect_status 2 "$MATRIX" compare a b --format xml 2> err5.txt
+expect_eq "$(cat err5.txt)" "matrix: compare: unknown format 'xml' (expected table, json, csv or markdown)" "bad format"
 expect_status 2 "$MATRIX" compare a 2> err1.txt
 expect_grep 'usage: matrix compare' err1.txt "usage"
 expect_status 2 "$MATRIX" compare a b --fail-on-regression lots 2> err2.txt
