@@ -15,7 +15,6 @@
 
 #include "cmd.h"
 #include "model.h"
-#include "result.h"
 #include "rtable.h"
 #include "stats.h"
 #include "table.h"
@@ -64,10 +63,10 @@ static const char *const env_cols[] = {"device", "engine", "node", "workdir", "g
 
 struct export {
 	const struct run *run;
-	struct table rows;    /* results.csv, this version's columns */
-	int have_rows;
+	const struct table *rows; /* the run's rows (run->table) */
 	size_t *by_id;        /* row indices sorted by id */
-	size_t nrows;
+	long machine_col;     /* a merged study: the rows' machine column, else -1 */
+	long machine_factor;  /* and the recipe's machine factor */
 };
 
 static const struct table *sort_rows;
@@ -81,48 +80,61 @@ static void export_open(struct export *x, const struct run *run)
 {
 	memset(x, 0, sizeof(*x));
 	x->run = run;
-	char *path = xasprintf("%s/results.csv", run->dir), *why = NULL;
-	x->have_rows = table_read(path, &x->rows, NULL, &why) == 0;
-	free(why);
-	free(path);
-	if (!x->have_rows)
-		return;
-	result_table_upgrade(&x->rows);
-	x->nrows = x->rows.nrows;
-	x->by_id = xmalloc((x->nrows ? x->nrows : 1) * sizeof(size_t));
-	for (size_t i = 0; i < x->nrows; i++)
+	x->rows = &run->table;
+	size_t n = x->rows->nrows;
+	x->by_id = xmalloc((n ? n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
 		x->by_id[i] = i;
-	sort_rows = &x->rows;
-	if (x->nrows && x->rows.ncols)
-		qsort(x->by_id, x->nrows, sizeof(size_t), cmp_row_id); /* stable enough: equal ids keep no order */
+	sort_rows = x->rows;
+	if (n && x->rows->ncols)
+		qsort(x->by_id, n, sizeof(size_t), cmp_row_id);
+	x->machine_col = table_column(x->rows, "machine");
+	x->machine_factor = recipe_factor_index(&run->recipe, "machine");
+	if (x->machine_factor < 0)
+		x->machine_col = -1;
 }
 
 static void export_close(struct export *x)
 {
-	if (x->have_rows)
-		table_free(&x->rows);
 	free(x->by_id);
 }
 
-/* Cell col of the first row (the lowest index) of point id, or NULL. */
-static const char *row_cell(const struct export *x, const char *id, const char *col)
+/* Cell col of the first row (the lowest index) of point id (on machine, in
+ * a merged study: one id is a point on every machine), or NULL. */
+static const char *row_cell(const struct export *x, const char *id, const char *machine, const char *col)
 {
-	long c = x->have_rows ? table_column(&x->rows, col) : -1;
-	if (c < 0)
+	const struct table *t = x->rows;
+	long c = table_column(t, col);
+	if (c < 0 || !t->ncols)
 		return NULL;
-	size_t lo = 0, hi = x->nrows, best = (size_t)-1;
+	size_t lo = 0, hi = t->nrows, best = (size_t)-1;
 	while (lo < hi) { /* the first sorted entry of id */
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(x->rows.rows[x->by_id[mid]].cell[0], id) < 0)
+		if (strcmp(t->rows[x->by_id[mid]].cell[0], id) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < x->nrows && strcmp(x->rows.rows[x->by_id[i]].cell[0], id) == 0; i++)
-		if (x->by_id[i] < best)
+	for (size_t i = lo; i < t->nrows && strcmp(t->rows[x->by_id[i]].cell[0], id) == 0; i++)
+		if (x->by_id[i] < best &&
+		    (x->machine_col < 0 || !machine || strcmp(t->rows[x->by_id[i]].cell[x->machine_col], machine) == 0))
 			best = x->by_id[i];
-	const char *v = best == (size_t)-1 ? NULL : x->rows.rows[best].cell[c];
+	const char *v = best == (size_t)-1 ? NULL : t->rows[best].cell[c];
 	return v && *v ? v : NULL;
+}
+
+/* Point k's id and, in a merged study, its machine. */
+static const char *point_id(const struct export *x, size_t k, const char **machine)
+{
+	const struct run *run = x->run;
+	const struct cellset *cs = &run->cells;
+	const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
+	*machine = NULL;
+	if (x->machine_col >= 0) {
+		size_t f = (size_t)x->machine_factor;
+		*machine = fl ? fl->levels[f] : run_level(run, f, CELL_LEVEL(cs, k, f));
+	}
+	return fl ? fl->id : cs->id[k];
 }
 
 /* Point k (a cell, then the failures) as JSON members: id, factors,
@@ -135,7 +147,7 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 	const struct metric *m = &run->metric;
 	const struct cellset *cs = &run->cells;
 	const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
-	const char *id = fl ? fl->id : cs->id[k];
+	const char *machine, *id = point_id(x, k, &machine);
 	sb_puts(sb, "\"id\": ");
 	json_quote(sb, id);
 	sb_puts(sb, ", \"factors\": {");
@@ -173,7 +185,7 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 		}
 		sb_puts(sb, "]");
 	}
-	const char *cmd = row_cell(x, id, "command");
+	const char *cmd = row_cell(x, id, machine, "command");
 	sb_puts(sb, ", \"command\": ");
 	if (cmd)
 		json_quote(sb, cmd);
@@ -181,7 +193,7 @@ static void point_members(const struct export *x, size_t k, struct strbuf *sb)
 		sb_puts(sb, "null");
 	sb_puts(sb, ", \"environment\": {");
 	for (size_t i = 0, n = 0; i < ARRAY_SIZE(env_cols); i++) {
-		const char *v = row_cell(x, id, env_cols[i]);
+		const char *v = row_cell(x, id, machine, env_cols[i]);
 		if (!v)
 			continue;
 		sb_puts(sb, n++ ? ", " : "");
@@ -258,7 +270,7 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 	sheet_record(sb, cell, ncells);
 	for (size_t k = 0; k < cs->ncells + run->nfailures; k++) {
 		const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
-		const char *id = fl ? fl->id : cs->id[k];
+		const char *machine, *id = point_id(x, k, &machine);
 		cell[0] = (char *)id;
 		for (size_t f = 0; f < nf; f++)
 			cell[1 + f] = fl ? fl->levels[f] : (char *)run_level(run, f, CELL_LEVEL(cs, k, f));
@@ -274,10 +286,10 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 			snprintf(num[3], sizeof(num[3]), "%zu", cs->nrep[k]);
 		}
 		const char *row[] = {fl ? fl->status : "ok", m->name, m->unit, num[0], num[1], num[2], num[3],
-				     fl ? fl->reason : "", row_cell(x, id, "command")};
+				     fl ? fl->reason : "", row_cell(x, id, machine, "command")};
 		memcpy(cell + 1 + nf, row, sizeof(row));
 		for (size_t i = 0; i < ARRAY_SIZE(env_cols); i++)
-			cell[1 + nf + nt + i] = (char *)row_cell(x, id, env_cols[i]);
+			cell[1 + nf + nt + i] = (char *)row_cell(x, id, machine, env_cols[i]);
 		sheet_record(sb, cell, ncells);
 	}
 	free(cell);

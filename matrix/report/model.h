@@ -11,6 +11,7 @@
 #include "cellset.h"
 #include "plan/recipe.h"
 #include "quality.h"
+#include "table.h"
 
 /* ---- metrics ------------------------------------------------------------- */
 
@@ -61,6 +62,9 @@ struct run {
 	                       * throughput [0], from the engine's epoch_s [1] */
 	size_t nnotes;        /* runs merged (report_merge.c): what the merge did and */
 	char **notes;         /* what differs between the runs, "warning: ..." first */
+	struct table table;   /* results.csv as read (this version's columns; a merged
+			       * directory's rows with machine and merge_source): each
+			       * point's command and environment for export */
 };
 
 /* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.

@@ -585,6 +585,8 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	cellset_sort(&run->cells);
 	free(keep);
 	set_references(run);
+	run->table = t; /* kept for export */
+	memset(&t, 0, sizeof(t));
 	rc = 0;
 out:
 	free(cl.factor);
@@ -614,6 +616,7 @@ void run_free(struct run *run)
 	for (size_t i = 0; i < run->nnotes; i++)
 		free(run->notes[i]);
 	free(run->notes);
+	table_free(&run->table);
 	quality_free(&run->quality);
 	if (run->recipe.path || run->recipe.nfactors)
 		recipe_free(&run->recipe);

@@ -64,6 +64,16 @@ expect_eq "$(sed -n 3,5p e.md | cut -d'|' -f2,3,4,6 | tr -s ' ' | sed 's/ $//')"
  fail | 10 | | failed" "markdown rows in the recipe's level order"
 sed -n 3p e.md | grep -q '| 9\.[0-9][0-9]* \.\. 1[0-9]\.[0-9]* |' || fail "markdown interval: $(sed -n 3p e.md)"
 sed -n 3p e.md | grep -q '[0-9]\.[0-9]\{3\}' && fail "markdown with more than 3 significant digits: $(sed -n 3p e.md)"
+# a merged study (matrix merge): one id is a point on every machine, and
+# each point's command and environment come from its machine's row
+SLURMD_NODENAME=node-b "$MATRIX" run r.yaml --out runb > /dev/null 2>&1 && fail "run b: the failing point went unnoticed"
+"$MATRIX" merge run runb --out merged > /dev/null 2>&1 || fail "merge"
+"$MATRIX" export merged --format csv > m.csv 2> /dev/null || fail "export of a merged study"
+expect_eq "$(tail -n +2 m.csv | wc -l)" 6 "merged: every point on each machine"
+expect_eq "$(csv_col m.csv node | sort | uniq -c | awk '{ printf "%s %s;", $1, $2 }')" \
+	"$(printf '%s\n%s\n' "3 $(hostname)" "3 node-b" | sort -k2 | tr '\n' ';')" "merged: each machine's node"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "machine") m = i; if ($i == "node") n = i } next }
+	index($m, $n) == 0 { bad = 1 } END { exit bad }' m.csv || fail "merged: a point's node is not its machine's: $(cat m.csv)"
 expect_status 2 "$MATRIX" export run --format xml 2> err.txt
 expect_eq "$(cat err.txt)" "matrix: export: unknown format 'xml' (expected json, jsonl, csv or markdown)" "bad format"
 expect_status 2 "$MATRIX" export run --formt csv 2> err.txt
