@@ -30,6 +30,7 @@ TESTS += \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \
 	tests/e2e/container_images.sh \
+	tests/e2e/dry_run_images.sh \
 	tests/e2e/study_recipes.sh \
 	tests/e2e/version.sh \
 	tests/e2e/recipes_by_name.sh \

@@ -332,8 +332,8 @@ static int lock_dir(const char *dir)
 
 /* env.txt: this runner, the command line, and the executor's description of
  * where the points run. */
-static int write_env(const char *dir, int argc, char **argv, struct executor *ex, uint64_t recipe_hash,
-		     const struct provenance *pv)
+static int write_env(const char *dir, int argc, char **argv, struct executor *ex, const struct images *img,
+		     uint64_t recipe_hash, const struct provenance *pv)
 {
 	struct strbuf sb = {0};
 	struct utsname u;
@@ -365,6 +365,8 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 		ex->ops->describe(ex, &sb);
 	else /* the slurm executor: the nodes are the scheduler's choice, each row names its node */
 		sb_puts(&sb, "executor: slurm\n");
+	if (img)
+		images_describe(img, &sb);
 	char *path = xasprintf("%s/env.txt", dir);
 	int rc = write_file_atomic(path, sb.buf, sb.len);
 	if (rc < 0)
@@ -507,6 +509,7 @@ struct slot {
 	char **env;               /* cmd.env + CUDA_VISIBLE_DEVICES (GPU points) */
 	int busy;
 	const char *image_id;     /* the container's image id, or NULL */
+	const char *image_digest; /* its repository digests, or NULL */
 	const char *image_ref;    /* the container's image reference, or NULL */
 	const char *unstarted;    /* why the point failed without running (its image), or NULL */
 };
@@ -717,6 +720,8 @@ static int finish_point(const struct recipe *r, struct store *st, struct slot *s
 		result_set(&o.res, "image", s->image_ref);
 	if (s->image_id)
 		result_set(&o.res, "image_id", s->image_id);
+	if (s->image_digest)
+		result_set(&o.res, "image_digest", s->image_digest);
 	set_node(&o.res);
 	provenance_row(pv, point_program(r, &s->cmd), s->cmd.cwd, s->image_ref != NULL, &o.res);
 	struct strbuf extra = {0};
@@ -1494,22 +1499,35 @@ static void study_slurm(struct study *S)
 	slurm_jobs_free(jobs, njobs);
 }
 
-/* --dry-run: print the command of every point that would run. */
+static void slot_give_gpus(struct study *S, struct slot *s, size_t slot, int n);
+
+/* --dry-run: print the command of every point that would run, as the run
+ * starts it: a GPU point with the CUDA_VISIBLE_DEVICES it gets when it runs
+ * alone (its first GPUs), a container point with the whole container command
+ * (the runtime and --user probed as the run probes them). What only the run
+ * can know: the runner's pid and slot that end the container's name, and
+ * the nonce in the result file's name of each attempt. */
 static int study_dry_run(struct study *S)
 {
 	struct grid g;
+	int rc = 0;
 	grid_init(&g, &S->r);
+	gpus_init(&S->gpus);
 	for (const struct point *p; (p = grid_next(&g));) {
 		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
 			continue;
 		char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
-		struct point_cmd cmd;
-		int built = argv_build(&S->r, p, S->dir, result, &cmd, stderr);
+		struct slot tmp = {0};
+		int built = argv_build(&S->r, p, S->dir, result, &tmp.cmd, stderr);
 		free(result);
 		if (built < 0) {
-			grid_free(&g);
-			return -1;
+			rc = -1;
+			break;
 		}
+		int uses_gpu = point_uses_gpu(&S->r, p), ngpu = point_gpus(&S->r, p, uses_gpu);
+		if (ngpu && !S->slurm) /* a slurm task's GPUs are the scheduler's */
+			slot_give_gpus(S, &tmp, 0, ngpu);
+		struct strbuf sb = {0};
 		if (S->cf >= 0) {
 			/* the full container command, as the executor runs it */
 			char cwd[4096] = ".";
@@ -1517,29 +1535,52 @@ static int study_dry_run(struct study *S)
 						    : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", S->dir);
 			if (!S->img.im[0].run_label)
 				images_claim_run(&S->img, abs, 1, stdout);
-			struct exec_point ep = {.id = p->id, .argv = cmd.argv, .env = cmd.env,
-						.image = &S->img.im[p->level[S->cf]],
-						.res = {.gpu = point_uses_gpu(&S->r, p)}};
+			struct exec_point ep = {.id = p->id, .argv = tmp.cmd.argv, .env = tmp.env ? tmp.env : tmp.cmd.env,
+						.cwd = tmp.cmd.cwd, .image = &S->img.im[p->level[S->cf]],
+						.res = {.gpu = uses_gpu}};
 			char *name = xasprintf("matrix-%s", p->id);
 			char **argv = exec_container_argv(&ep, name, abs);
-			struct strbuf sb = {0};
 			for (char **a = argv; *a; a++) {
 				if (a != argv)
 					sb_putc(&sb, ' ');
 				argv_shell_quote(&sb, *a);
 				free(*a);
 			}
-			printf("%s\n", sb.buf);
-			sb_free(&sb);
 			free(argv);
 			free(name);
 			free(abs);
 		} else {
-			printf("%s\n", cmd.line);
+			size_t skip = 0; /* "cd DIR && " of a command engine: the variable goes after it */
+			if (tmp.cmd.cwd) {
+				struct strbuf cd = {0};
+				sb_puts(&cd, "cd ");
+				argv_shell_quote(&cd, tmp.cmd.cwd);
+				sb_puts(&cd, " && ");
+				if (strncmp(tmp.cmd.line, cd.buf, cd.len) == 0)
+					skip = cd.len;
+				sb_free(&cd);
+			}
+			sb_add(&sb, tmp.cmd.line, skip);
+			if (tmp.env) { /* CUDA_VISIBLE_DEVICES=... */
+				const char *eq = strchr(tmp.env[0], '=');
+				sb_printf(&sb, "%.*s", (int)(eq - tmp.env[0] + 1), tmp.env[0]);
+				argv_shell_quote(&sb, eq + 1);
+				sb_putc(&sb, ' ');
+			}
+			sb_puts(&sb, tmp.cmd.line + skip);
 		}
-		argv_free(&cmd);
+		printf("%s\n", sb.buf);
+		sb_free(&sb);
+		gpus_release(&S->gpus, 0);
+		if (tmp.env)
+			free(tmp.env[0]);
+		free(tmp.env);
+		argv_free(&tmp.cmd);
 	}
 	grid_free(&g);
+	gpus_free_all(&S->gpus);
+	if (rc < 0)
+		return -1;
 	if (S->slurm)
 		slurm_plan(S, 1);
 	fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
@@ -1608,7 +1649,8 @@ static int study_prepare(struct study *S)
 			return -1;
 		}
 	}
-	if (write_env(S->dir, S->argc, S->argv, S->ex, S->r.text_hash, &S->prov) < 0 || write_plan(S->dir, &S->r, S->filter) < 0)
+	if (write_env(S->dir, S->argc, S->argv, S->ex, S->cf >= 0 ? &S->img : NULL, S->r.text_hash, &S->prov) < 0 ||
+	    write_plan(S->dir, &S->r, S->filter) < 0)
 		return -1;
 	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
 		return -1;
@@ -1717,6 +1759,7 @@ static int fill_slots(struct study *S, struct grid *g, const struct point **next
 		if (gpu)
 			slot_give_gpus(S, s, free_slot, gpu);
 		s->image_id = S->cf >= 0 ? S->img.id[s->pt.level[S->cf]] : NULL;
+		s->image_digest = S->cf >= 0 ? S->img.digest[s->pt.level[S->cf]] : NULL;
 		s->image_ref = S->cf >= 0 ? S->img.im[s->pt.level[S->cf]].ref : NULL;
 		s->unstarted = S->cf >= 0 ? S->img.failed[s->pt.level[S->cf]] : NULL;
 		if (s->unstarted) { /* its image could not be had: a failed point, not run */

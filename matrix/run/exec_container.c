@@ -159,6 +159,24 @@ int exec_container_image_id(const char *runtime, const char *ref, char **id, cha
 	return -1;
 }
 
+char *exec_container_image_digest(const char *runtime, const char *ref)
+{
+	char *argv[] = {(char *)runtime, "image", "inspect", "--format", "{{.RepoDigests}}", (char *)ref, NULL};
+	char *out = NULL;
+	if (run_capture(argv, &out, -1) != 0 || !out) {
+		free(out);
+		return NULL;
+	}
+	/* "[a b]" (both runtimes print the list so), or "[]" */
+	char *s = out + strspn(out, "[ \t");
+	size_t n = strcspn(s, "]\r\n");
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	char *digest = n ? xstrndup(s, n) : NULL;
+	free(out);
+	return digest;
+}
+
 /* The tail of the log at log_path for a failure's reason. */
 static char *log_tail_lines(const char *log_path, int n)
 {

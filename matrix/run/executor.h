@@ -100,6 +100,11 @@ int exec_container_probe(const char *runtime, char **why);
 /* The id of image ref under runtime into *id (free it): 0, or -1 with why. */
 int exec_container_image_id(const char *runtime, const char *ref, char **id, char **why);
 
+/* The repository digests of image ref under runtime ("REPO@sha256:...",
+ * space-separated; free it), or NULL when it has none (built here, never
+ * pushed or pulled) or cannot be inspected. */
+char *exec_container_image_digest(const char *runtime, const char *ref);
+
 /* What to build: the Containerfile (or Dockerfile) in dir, with context
  * (dir when NULL) and "NAME=VALUE" build arguments args[0..nargs-1]. */
 struct exec_build {

@@ -42,12 +42,14 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 	char *why[2] = {0};
 	int works[2] = {-1, -1}; /* -1: not probed yet */
 	char *user[2] = {0};
+	int warned[2] = {0}; /* a dry run said that this runtime does not work */
 	int rc = 0;
 	memset(I, 0, sizeof(*I));
 	I->n = f->nlevels;
 	I->entry = xcalloc(I->n, sizeof(*I->entry));
 	I->im = xcalloc(I->n, sizeof(*I->im));
 	I->id = xcalloc(I->n, sizeof(*I->id));
+	I->digest = xcalloc(I->n, sizeof(*I->digest));
 	I->failed = xcalloc(I->n, sizeof(*I->failed));
 	I->built = xcalloc(I->n, sizeof(*I->built));
 	for (size_t j = 0; j < I->n && rc == 0; j++) {
@@ -60,14 +62,11 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 		I->entry[j] = c;
 		const char *rt = NULL;
 		size_t k;
+		/* a dry run probes as the run does, so that it shows the runtime
+		 * and the --user the run will use */
 		for (k = 0; k < 2 && !rt; k++) {
 			if (c->runtime && strcmp(c->runtime, all[k]))
 				continue;
-			if (dry_run) {
-				if (c->runtime || program_in_path(all[k]))
-					break;
-				continue;
-			}
 			if (works[k] < 0) {
 				works[k] = exec_container_probe(all[k], &why[k]) == 0;
 				if (works[k])
@@ -78,19 +77,33 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 		}
 		if (k < 2) {
 			rt = all[k];
-		} else if (dry_run) {
-			rt = "podman";
 		} else {
 			struct strbuf sb = {0};
 			for (k = 0; k < 2; k++)
 				if (works[k] == 0)
 					sb_printf(&sb, "%s%s: %s", sb.len ? "; " : "", all[k], why[k]);
-			error("container '%s' needs %s, and it does not work here (%s): install podman (with "
-			      "runc or crun) or docker.io and start dockerd, or set DOCKER_HOST / CONTAINERS_CONF",
-			      c->name, c->runtime ? c->runtime : "podman or docker", sb.buf ? sb.buf : "");
+			if (dry_run) {
+				/* the commands as they would be with the runtime named, else
+				 * the first installed, once it works */
+				if (c->runtime)
+					k = strcmp(c->runtime, "podman") == 0 ? 0 : 1;
+				else
+					k = program_in_path("podman") || !program_in_path("docker") ? 0 : 1;
+				rt = all[k];
+				if (!warned[k]++) {
+					user[k] = exec_container_user(rt);
+					error("dry run: container '%s' needs %s, and it does not work here (%s): the run would "
+					      "stop with this error; the commands below are %s's once it works",
+					      c->name, c->runtime ? c->runtime : "podman or docker", sb.buf ? sb.buf : "", rt);
+				}
+			} else {
+				error("container '%s' needs %s, and it does not work here (%s): install podman (with "
+				      "runc or crun) or docker.io and start dockerd, or set DOCKER_HOST / CONTAINERS_CONF",
+				      c->name, c->runtime ? c->runtime : "podman or docker", sb.buf ? sb.buf : "");
+				rc = -1;
+				rt = "podman";
+			}
 			sb_free(&sb);
-			rc = -1;
-			rt = "podman";
 		}
 		k = strcmp(rt, "podman") == 0 ? 0 : 1;
 		I->im[j] = (struct exec_image){
@@ -116,10 +129,14 @@ size_t images_ensure(struct images *I, const unsigned char *want, const char *lo
 		char *why = NULL;
 		free(I->id[j]);
 		I->id[j] = NULL;
+		free(I->digest[j]);
+		I->digest[j] = NULL;
 		free(I->failed[j]);
 		I->failed[j] = NULL;
-		if (!(rebuild && c->build) && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0)
+		if (!(rebuild && c->build) && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0) {
+			I->digest[j] = exec_container_image_digest(im->runtime, im->ref);
 			continue;
+		}
 		free(why);
 		why = NULL;
 		char *log = logdir ? xasprintf("%s/build-%s.log", logdir, c->name) : NULL;
@@ -140,6 +157,7 @@ size_t images_ensure(struct images *I, const unsigned char *want, const char *lo
 		}
 		if (ok && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0) {
 			I->built[j] = 1;
+			I->digest[j] = exec_container_image_digest(im->runtime, im->ref);
 		} else {
 			I->failed[j] = xasprintf("container '%s': no image: %s", c->name, why ? why : "");
 			fprintf(out, "matrix: %s\n", I->failed[j]);
@@ -170,6 +188,20 @@ void images_claim_run(struct images *I, const char *rundir_abs, int dry_run, FIL
 	free(label);
 }
 
+void images_describe(const struct images *I, struct strbuf *sb)
+{
+	for (size_t j = 0; j < I->n; j++) {
+		const struct exec_image *im = &I->im[j];
+		sb_printf(sb, "container: %s runtime=%s image=%s id=%s", I->entry[j]->name, im->runtime, im->ref,
+			  I->id[j] ? I->id[j] : "unknown");
+		if (I->digest[j])
+			sb_printf(sb, " digest=%s", I->digest[j]);
+		if (im->user)
+			sb_printf(sb, " user=%s", im->user);
+		sb_putc(sb, '\n');
+	}
+}
+
 void images_free(struct images *I)
 {
 	for (size_t j = 0; j < I->n; j++) {
@@ -177,11 +209,13 @@ void images_free(struct images *I)
 		free((char *)I->im[j].user);
 		free((char *)I->im[j].run_label);
 		free(I->id[j]);
+		free(I->digest[j]);
 		free(I->failed[j]);
 	}
 	free(I->entry);
 	free(I->im);
 	free(I->id);
+	free(I->digest);
 	free(I->failed);
 	free(I->built);
 	memset(I, 0, sizeof(*I));

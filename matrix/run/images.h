@@ -17,14 +17,17 @@ struct images {
 	const struct container **entry;  /* the recipe's entry of each level */
 	struct exec_image *im;           /* its runtime, reference, limits */
 	char **id;                       /* its image id once known, else NULL */
+	char **digest;                   /* its repository digests once known, else NULL */
 	char **failed;                   /* why its image could not be had, else NULL */
 	int *built;                      /* 1: built (or pulled) by images_ensure */
 };
 
-/* Resolve every level of r's container factor (cf) into I. A dry run probes
- * nothing (auto: the first runtime installed). Returns -1 after one error on
- * stderr when a runtime needed is absent or cannot start (free I with
- * images_free all the same). */
+/* Resolve every level of r's container factor (cf) into I: the runtime
+ * (probed: the one named, or the first of podman and docker that works) and
+ * the --user it needs. Returns -1 after one error on stderr when a runtime
+ * needed is absent or cannot start (free I with images_free all the same);
+ * a dry run says so on stderr instead and goes on with the runtime named
+ * (auto: the first installed), so that its commands can be shown. */
 int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run);
 
 /* Make sure each level j with want[j] has an image: its id when present; a
@@ -40,6 +43,11 @@ size_t images_ensure(struct images *I, const unsigned char *want, const char *lo
  * it left (one killed by SIGKILL cannot remove them itself) under every
  * runtime of I, saying how many on out. */
 void images_claim_run(struct images *I, const char *rundir_abs, int dry_run, FILE *out);
+
+/* env.txt's lines on the images: per level of the container factor,
+ * "container: NAME runtime=RT image=REF id=ID [digest=REPO@sha256:...]
+ * [user=UID:GID]" (the id "unknown" when it could not be had). */
+void images_describe(const struct images *I, struct strbuf *sb);
 
 void images_free(struct images *I);
 

@@ -49,6 +49,15 @@ expect_eq "$(csv_col run/results.csv id | wc -l)" 8 "rows"
 # every row names its image's id
 id=$("$rt" image inspect --format '{{.Id}}' localhost/matrix-ctr-marked)
 expect_eq "$(grep -c "image_id=$id" run/results.csv)" 8 "image ids"
+# env.txt names each container level's runtime, image, id and (what the
+# runtime says of it: none for an image built here, under docker) digests
+digest=$("$rt" image inspect --format '{{.RepoDigests}}' localhost/matrix-ctr-marked | tr -d '[]')
+expect_grep "^container: marked runtime=$rt image=localhost/matrix-ctr-marked id=$id${digest:+ digest=$digest}$" run/env.txt "env.txt's image line"
+if [ -n "$digest" ]; then
+	expect_eq "$(grep -c "image_digest=$digest" run/results.csv)" 8 "image digests"
+else
+	grep -q image_digest= run/results.csv && fail "a digest in the rows, none from $rt: $(cat run/results.csv)"
+fi
 # no container left behind, the timed-out ones included
 expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
 # the same shape as a local run: the columns, but for the container factor

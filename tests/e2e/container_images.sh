@@ -7,12 +7,14 @@
 . "$top_srcdir/tests/setup"
 rt=docker
 . "$top_srcdir/tests/e2e/container_lib.sh"
-# (an override drops a level from the exclusions and the baseline, not from
-# report.improvements: the PyPI one goes here)
-sed -e "s/^  runtime: auto/  runtime: $rt/" -e '/to: torch-pypi/d' "$top_srcdir/recipes/container_comparison.yaml" > cc.yaml
+# the recipe as shipped, with overrides: the runtime, and the containers
+# without the PyPI one (an override drops a level from the exclusions, the
+# baseline and report.improvements alike)
+recipe=$top_srcdir/recipes/container_comparison.yaml
+ovr="containers.runtime=$rt container=native,torch-debian"
 # the build paths are relative to the top of the source tree
 cd "$top_srcdir"
-"$MATRIX" build "$work/cc.yaml" container=native,torch-debian > "$work/build.txt" 2>&1 ||
+"$MATRIX" build "$recipe" $ovr > "$work/build.txt" 2>&1 ||
 	fail "matrix build: $(tail -n 30 "$work/build.txt")"
 cd "$work"
 expect_grep "^native	$rt	localhost/matrix-container_comparison-native	sha256:[0-9a-f]*	built$" build.txt "the native image"
@@ -22,7 +24,7 @@ docker run --rm localhost/matrix-container_comparison-native sh -c 'command -v g
 	fail "the native image holds a compiler: $(cat cc.txt)"
 # one point per image: MNIST inference, batch 1, short
 cd "$top_srcdir"
-"$MATRIX" run "$work/cc.yaml" container=native,torch-debian model=mnist_cnn task=infer batch=1 \
+"$MATRIX" run "$recipe" $ovr model=mnist_cnn task=infer batch=1 \
 	measure.warmup=2 measure.min_time=0.2s measure.max_time=1s --out "$work/run" > "$work/run.txt" 2>&1 ||
 	fail "matrix run: $(cat "$work/run.txt")"
 cd "$work"
@@ -32,6 +34,9 @@ grep '^[^,]*,[^,]*,[^,]*,native,' run/results.csv | grep -q "engine_version=" ||
 grep '^[^,]*,[^,]*,[^,]*,torch-debian,' run/results.csv | grep -q "torch_version=1\.13" ||
 	fail "the Debian image's torch is not 1.13: $(cat run/results.csv)"
 expect_eq "$(grep -c "image_id=sha256:" run/results.csv)" 2 "image ids"
+expect_eq "$(grep -c "^container: .* runtime=$rt image=localhost/matrix-container_comparison-.* id=sha256:" run/env.txt)" 2 \
+	"env.txt's image lines"
+grep -q "^  runtime: $rt$" run/recipe.yaml || fail "the run's recipe.yaml lacks the runtime override: $(cat run/recipe.yaml)"
 expect_grep "container" run/report.md "the report names the container"
 expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
 echo "images of containers/: native and Debian PyTorch built and run"
