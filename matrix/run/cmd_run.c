@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -314,7 +313,11 @@ static int lock_dir(const char *dir)
 		free(path);
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	/* A POSIX record lock, not flock(): it belongs to this process, so a
+	 * child forked but not yet exec'd (a keeper before it closes its
+	 * descriptors) does not keep it after this runner dies. */
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	if (fcntl(fd, F_SETLK, &fl) < 0) {
 		char pid[32] = "";
 		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
 		pid[n > 0 ? n : 0] = '\0';

@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -97,14 +96,10 @@ static long lock_holder(const char *dir)
 	if (fd < 0)
 		return 0;
 	long pid = 0;
-	if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-		char buf[32] = "";
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-		buf[n > 0 ? n : 0] = '\0';
-		pid = strtol(buf, NULL, 10);
-		if (pid <= 0)
-			pid = -1; /* held, pid unknown */
-	}
+	/* the runner holds a POSIX record lock (see lock_dir in cmd_run.c) */
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+		pid = fl.l_pid > 0 ? (long)fl.l_pid : -1; /* -1: held, pid unknown (another host) */
 	close(fd);
 	return pid;
 }

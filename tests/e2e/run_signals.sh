@@ -17,6 +17,13 @@ i=0; while [ ! -s grandchild.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1))
 # a second runner is locked out
 expect_status 2 "$MATRIX" run --resume run 2> lock.txt
 expect_grep "is locked by another runner (pid $pid)" lock.txt "lock message"
+# the lock is a POSIX record lock of the runner alone: a child forked but not
+# yet exec'd does not inherit it, so the directory is free once the runner
+# dies (an flock() was shared with such a child; seen as a resume refused
+# right after a kill -9 under load)
+ino=$(stat -c %i run/.lock)
+grep -q "POSIX  *ADVISORY  *WRITE  *$pid  *[0-9a-f:]*:$ino " /proc/locks ||
+	fail "no POSIX write lock of the runner $pid on run/.lock in /proc/locks: $(cat /proc/locks)"
 kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 expect_eq "$rc" 130 "exit status after SIGINT"
