@@ -337,7 +337,9 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 			continue;
 		}
 		fs[k] = *fa;
-		base[k] = r0->has_baseline ? r0->baseline.level[f] : -1;
+		/* without a baseline, every factor but model is a setting at its
+		 * first level (set_references); machine is never one */
+		base[k] = r0->has_baseline ? r0->baseline.level[f] : strcmp(fa->name, "model") == 0 ? -1 : 0;
 		for (size_t i = 1; i < n; i++) {
 			const struct factor *o = &s[i].r.factors[recipe_factor_index(&s[i].r, fa->name)];
 			for (size_t l = 0; l < o->nlevels; l++)
@@ -354,6 +356,7 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 	r0->factors = fs;
 	r0->nfactors = nf + 1;
 	r0->baseline.level = base;
+	r0->has_baseline = 1; /* machine is free: the best configuration is per machine */
 	for (size_t i = 0; i < r0->nexcludes; i++) {
 		for (size_t j = 0; j < r0->excludes[i].nterms; j++)
 			free(r0->excludes[i].terms[j].match);
