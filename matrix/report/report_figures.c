@@ -256,6 +256,24 @@ struct scatter_spec {
 	const struct report_facet *facet; /* the recipe item's, or NULL */
 };
 
+/* The levels of factor f (-1: one level, 0) in the order of their series
+ * and key entries: by value for a numeric factor (batch 1, 8, 64 however
+ * declared), else as declared; colours stay by level index. Allocated. */
+static size_t *level_order(const struct run *run, long f)
+{
+	size_t n = f >= 0 ? run->recipe.factors[f].nlevels : 1;
+	size_t *ord = xcalloc(n, sizeof(size_t));
+	double *val = xcalloc(n, sizeof(double));
+	for (size_t l = 0; l < n; l++)
+		ord[l] = l;
+	if (f >= 0 && facet_numeric(run, (size_t)f, val)) {
+		sort_key = val;
+		qsort(ord, n, sizeof(size_t), cmp_by_key);
+	}
+	free(val);
+	return ord;
+}
+
 /* Panel p's data blocks (dots, then with a numeric axis the line through
  * each level's geometric mean, per colour) into dat, from block *blocks on,
  * and its plot body; colours used in no panel before get a key entry in the
@@ -268,9 +286,9 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 	const struct cellset *cs = &run->cells;
 	size_t ncol = sp->color >= 0 ? run->recipe.factors[sp->color].nlevels : 1;
 	double *buf = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
-	size_t series = 0;
-	for (size_t k = 0; k < ncol; k++) {
-		size_t n = 0;
+	size_t series = 0, *ord = level_order(run, sp->color);
+	for (size_t i = 0; i < ncol; i++) {
+		size_t k = ord[i], n = 0;
 		for (size_t c = 0; c < cs->ncells; c++) {
 			if (v->panel[c] != (long)p || isnan(sp->y[c]) ||
 			    (sp->color >= 0 && CELL_LEVEL(cs, c, sp->color) != k))
@@ -291,8 +309,8 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 		if (!ax->numeric)
 			continue;
 		sb_puts(dat, "\n\n");
-		for (size_t i = 0; i < ax->n; i++) {
-			size_t l = ax->order[i], m = 0;
+		for (size_t j = 0; j < ax->n; j++) {
+			size_t l = ax->order[j], m = 0;
 			for (size_t c = 0; c < cs->ncells; c++)
 				if (v->panel[c] == (long)p && !isnan(sp->y[c]) && CELL_LEVEL(cs, c, sp->x) == l &&
 				    (sp->color < 0 || CELL_LEVEL(cs, c, sp->color) == k))
@@ -304,9 +322,8 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 			  name, (*blocks)++, plot_color(k));
 	}
 	free(buf);
-	if (p > 0)
-		return;
-	for (size_t k = 0; k < ncol; k++)
+	for (size_t i = 0; i < ncol && p == 0; i++) {
+		size_t k = ord[i];
 		if (!keyed[k] && sp->color >= 0) {
 			for (size_t c = 0; c < cs->ncells; c++)
 				if (v->panel[c] >= 0 && !isnan(sp->y[c]) && CELL_LEVEL(cs, c, sp->color) == k) {
@@ -318,6 +335,8 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 					break;
 				}
 		}
+	}
+	free(ord);
 }
 
 /* Labelled tics of a log y axis from lo to hi: gnuplot labels the powers
@@ -624,8 +643,9 @@ static void bars_data(const struct run *run, const struct facet_view *v, size_t 
 static void bars_series(const struct run *run, const char *name, size_t p, const struct xaxis *ax, long group,
 			size_t ng, const unsigned char *used, struct strbuf *plot)
 {
-	size_t k = 0;
-	for (size_t g = 0; g < ng; g++) {
+	size_t k = 0, *ord = level_order(run, group);
+	for (size_t i = 0; i < ng; i++) {
+		size_t g = ord[i];
 		if (!used[g])
 			continue;
 		if (k)
@@ -647,6 +667,7 @@ static void bars_series(const struct run *run, const char *name, size_t p, const
 	}
 	if (!k)
 		sb_puts(plot, "keyentry notitle");
+	free(ord);
 }
 
 /* Grouped bars: the geometric mean of the metric at each (x level, group

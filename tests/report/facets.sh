@@ -75,6 +75,10 @@ expect_eq "$(block scatter_batch_precision 1 1)" "1 8 64 512 " "the fp32 line, i
 expect_grep 'with lines' $P/scatter_batch_precision.gp "lines through the means"
 grep -q '^set logscale x' $P/scatter_threads_model.gp && fail "log x for threads 1..2"
 expect_grep 'set xtics ("1" 1, "2" 2)' $P/scatter_threads_model.gp "threads tics in numeric order"
+expect_eq "$(grep -o 'title "[0-9]*"' $P/scatter_model_batch_by_version.gp | head -n 4 | tr '\n' ' ')" \
+	'title "1" title "8" title "64" title "512" ' "a numeric colour factor's key in numeric order"
+expect_eq "$(grep -o 'title "[0-9]*"' $P/bars_version_batch_by_model_precision.gp | head -n 4 | tr '\n' ' ')" \
+	'title "1" title "8" title "64" title "512" ' "a numeric group factor's bars in numeric order"
 expect_grep 'yerrorlines' $P/bars_batch_version.gp "bars on a numeric x are lines"
 expect_grep '^set logscale x' $P/bars_batch_version.gp "log x for the batch lines"
 expect_eq "$(block bars_batch_version 0 1)" "1 8 64 512 " "the batch rows in numeric order"
