@@ -58,7 +58,8 @@ void facet_layout(const struct facet_view *v, char *const *body, const char *yra
 		  struct strbuf *plot, int *w, int *h);
 
 /* Whether factor f is numeric: the vocabulary's integer factors (batch,
- * threads, gpus, seq_len) and any factor whose every level is a number. On
+ * threads, gpus, seq_len) and any factor whose every level is an integer,
+ * all different (levels such as 2.2 and 2.10 are versions: categories). On
  * 1, val[l] is level l's value (nlevels entries). */
 int facet_numeric(const struct run *run, size_t f, double *val);
 /* A numeric axis over values val[0..n-1]: log when they are all > 0 and

@@ -212,12 +212,16 @@ int facet_numeric(const struct run *run, size_t f, double *val)
 	if (fa->nlevels < 2)
 		return 0;
 	for (size_t l = 0; l < fa->nlevels; l++) {
+		/* integers only: "2.2" and "2.10" are versions more often than
+		 * numbers, and as numbers they would sort (and collide) wrongly */
 		const char *s = fa->levels[l];
-		char *end;
-		double x = strtod(s, &end);
-		if (end == s || *end || !isfinite(x) || s[strspn(s, "0123456789.eE+-")])
+		const char *d = s + (*s == '-' || *s == '+');
+		if (!*d || d[strspn(d, "0123456789")] || strlen(d) > 15)
 			return 0;
-		val[l] = x;
+		val[l] = strtod(s, NULL);
+		for (size_t k = 0; k < l; k++)
+			if (val[k] == val[l]) /* "8" and "08": not one scale */
+				return 0;
 	}
 	return 1;
 }

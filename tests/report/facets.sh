@@ -135,4 +135,20 @@ cmp before.md run/report.md || fail "a mistake changed the report"
 
 # an override that removes the only level a where keeps drops that figure
 expect_eq "$("$MATRIX" expand f.yaml precision=fp32 --count)" 32 "override of a where level"
+
+# levels that look like decimals (versions 2.10 and 2.2) are categories in the
+# recipe's order, not a numeric axis (where 2.10 would be 2.1, before 2.2)
+cat > v.yaml <<YAML
+name: versions
+engine: command
+command: [sh, $work/eng.sh, small, fp32, 8, 1, "{version}"]
+factors:
+  version: ["2.2", "2.10"]
+report:
+  bars: [{x: version}]
+YAML
+"$MATRIX" run v.yaml --out vrun > vrun.txt 2> vrun.err || fail "versions run failed: $(cat vrun.err)"
+grep -q 'yerrorlines\|^set logscale x' vrun/plots/bars_version.gp && fail "versions 2.2 and 2.10 drawn on a numeric axis"
+expect_eq "$(awk -F'\t' 'NF > 1 && !/^#/ { print $5 }' vrun/plots/bars_version.dat | tr '\n' ' ')" "2.2 2.10 " \
+	"versions in the recipe's order"
 echo ok
