@@ -177,7 +177,7 @@ static char *factorial_caption(const struct run *run, size_t missing, const stru
 			  "estimated (see Design).", 1u << d->p, design_roman(d->resolution));
 	if (lt->ncontrasts)
 		sb_printf(&cap, " lenth_lo..lenth_hi: 95%% interval from Lenth's pseudo standard error of the "
-			  "design's %zu contrasts (PSE %.4g on the log scale, margin t(0.975, %zu) * PSE = %.4g): "
+			  "design's %zu contrasts (PSE %.3g on the log scale, margin t(0.975, %zu) * PSE = %.3g): "
 			  "it holds the noise between runs, which the points' intervals leave out when each point "
 			  "ran in one process, on the assumption that most contrasts are noise.",
 			  lt->ncontrasts, lt->pse, lt->ncontrasts / 3, lt->me);

@@ -111,11 +111,14 @@ static void scan_repeats(const struct table *t, const struct recipe *rc, const l
 			    table_number(t, (size_t)slow, "step_ms_lo", &slo) == 0 &&
 			    table_number(t, (size_t)slow, "step_ms_hi", &shi) == 0 && slo > fhi) {
 				q->disagree++;
+				char n[7][32];
 				note(q, t, (size_t)fast, rc, fcol,
 				     xasprintf("%zu processes disagree beyond their within-process 95%% CIs: "
-					       "step time %.4g ms (%.4g..%.4g ms) in one, %.4g ms (%.4g..%.4g ms) "
-					       "in another, %.1f %% apart",
-					       j - i, fv, flo, fhi, sv, slo, shi, 100.0 * (sv - fv) / fv));
+					       "step time %s ms (%s..%s ms) in one, %s ms (%s..%s ms) "
+					       "in another, %s %% apart",
+					       j - i, fmt_sig3(n[0], fv), fmt_sig3(n[1], flo), fmt_sig3(n[2], fhi),
+					       fmt_sig3(n[3], sv), fmt_sig3(n[4], slo), fmt_sig3(n[5], shi),
+					       fmt_sig3(n[6], 100.0 * (sv - fv) / fv)));
 			}
 		}
 		i = j;

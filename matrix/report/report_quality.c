@@ -121,6 +121,7 @@ void report_method_paras(const struct run *run, struct paras *ps)
 			ex = (long)c;
 	if (ex >= 0) {
 		size_t c = (size_t)ex, k = run->cells.nrep[c];
+		char n[7][32];
 		struct strbuf sb = {0};
 		double mean = 0, ss = 0;
 		for (size_t i = 0; i < k; i++)
@@ -129,19 +130,20 @@ void report_method_paras(const struct run *run, struct paras *ps)
 		for (size_t i = 0; i < k; i++) {
 			double d = log(run->cells.rep[c][i]) - mean;
 			ss += d * d;
-			sb_printf(&sb, "%s%.6g", i ? ", " : "", run->cells.rep[c][i] * m->scale);
+			sb_printf(&sb, "%s%s", i ? ", " : "", fmt_sig3(n[0], run->cells.rep[c][i] * m->scale));
 		}
 		double sd = sqrt(ss / (double)(k - 1)), t = stat_t975(k - 1);
 		double v = run->cells.value[c] * m->scale, u = run->cells.u[c];
 		struct strbuf lab = {0};
 		run_cell_label(run, c, NULL, 0, " ", &lab);
 		add(ps, 0, xasprintf(
-		    "Worked example, point %s (%s): %zu processes gave %s %s; median %.6g %s; sd of the "
-		    "logs %.4g, t(0.975, %zu) = %.4g, so t * sd / sqrt(%zu) = %.4g; with the widening "
-		    "and recentring the half-width on the log scale is u = %.4g, and the interval is "
-		    "%.6g * exp(-u) .. %.6g * exp(u) = %.6g .. %.6g %s.",
-		    run->cells.id[c], lab.buf ? lab.buf : "", k, sb.buf, m->unit, v, m->unit, sd, k - 1,
-		    t, k, t * sd / sqrt((double)k), u, v, v, v * exp(-u), v * exp(u), m->unit));
+		    "Worked example, point %s (%s): %zu processes gave %s %s; median %s %s; sd of the "
+		    "logs %s, t(0.975, %zu) = %s, so t * sd / sqrt(%zu) = %s; with the widening "
+		    "and recentring the half-width on the log scale is u = %s, and the interval is "
+		    "%s * exp(-u) .. %s * exp(u) = %s .. %s %s (3 significant digits).",
+		    run->cells.id[c], lab.buf ? lab.buf : "", k, sb.buf, m->unit, fmt_sig3(n[0], v), m->unit,
+		    fmt_sig3(n[1], sd), k - 1, fmt_sig3(n[2], t), k, fmt_sig3(n[3], t * sd / sqrt((double)k)),
+		    fmt_sig3(n[4], u), n[0], n[0], fmt_sig3(n[5], v * exp(-u)), fmt_sig3(n[6], v * exp(u)), m->unit));
 		sb_free(&sb);
 		sb_free(&lab);
 	}
