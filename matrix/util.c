@@ -206,17 +206,44 @@ size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
-const char *fmt_sig3(char *buf, double v)
+/* v with p significant digits, written as fmt_sig3 says. */
+static const char *fmt_sig(char *buf, double v, int p)
 {
 	if (!isfinite(v)) {
 		buf[0] = '\0';
 		return buf;
 	}
-	snprintf(buf, 32, "%.3g", v == 0 ? 0.0 : v);
+	snprintf(buf, 32, "%.*g", p, v == 0 ? 0.0 : v);
 	double r = strtod(buf, NULL), a = fabs(r);
 	if (a >= 1e3 && a < 1e6 && strchr(buf, 'e'))
 		snprintf(buf, 32, "%.0f", r); /* 3.2e+04 -> 32000 */
 	return buf;
+}
+
+const char *fmt_sig3(char *buf, double v)
+{
+	return fmt_sig(buf, v, 3);
+}
+
+/* -1, 0, 1: x below, at, above y */
+static int side(double x, double y)
+{
+	return (x > y) - (x < y);
+}
+
+void fmt_sig_range(char *a, char *b, double lo, double hi, double pivot)
+{
+	for (int p = 3;; p++) {
+		fmt_sig(a, lo, p);
+		fmt_sig(b, hi, p);
+		if (p == 9 || !isfinite(lo) || !isfinite(hi))
+			return;
+		double rl = strtod(a, NULL), rh = strtod(b, NULL);
+		int apart = lo == hi || strcmp(a, b) != 0;
+		int sides = !isfinite(pivot) || (side(rl, pivot) == side(lo, pivot) && side(rh, pivot) == side(hi, pivot));
+		if (apart && sides)
+			return;
+	}
 }
 
 const char *fmt_full(char *buf, double v)

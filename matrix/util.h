@@ -60,6 +60,14 @@ int parse_double(const char *s, double *out);
  * "4.56e-05" outside 0.001 .. 1e6; "" for NaN and the infinities; never
  * "-0". buf holds at least 32 bytes; returns buf. */
 const char *fmt_sig3(char *buf, double v);
+/* The ends lo and hi of an interval in a and b (32 bytes each) for a person:
+ * 3 significant digits, more (up to 9) while the two would read the same
+ * though they differ ("28000 .. 28000" for 28012 .. 28047 becomes
+ * "28010 .. 28050"), or while an end
+ * would read as on the other side of pivot, or at it, than it is (a gain's
+ * interval 1.0004 .. 1.0031 excludes 1: "1.0004 .. 1.0031", not "1 .. 1");
+ * pivot NaN: none. */
+void fmt_sig_range(char *a, char *b, double lo, double hi, double pivot);
 /* v for a machine: the shortest text that reads back as exactly v (%.15g,
  * else %.17g); "" for NaN and the infinities. buf: 32 bytes; returns buf. */
 const char *fmt_full(char *buf, double v);

@@ -36,6 +36,14 @@ static const char *sig3(char *buf, double v, int sign)
 	return buf;
 }
 
+/* A gain's 95% interval gain * exp(-u) .. gain * exp(u) in lo and hi (40
+ * bytes each): 3 significant digits, more where the ends would read the same
+ * or on the wrong side of 1 (fmt_sig_range). */
+static void gain_ci(char *lo, char *hi, double gain, double u)
+{
+	fmt_sig_range(lo, hi, gain * exp(-u), gain * exp(u), 1.0);
+}
+
 struct keyed {
 	char *key;            /* "name=level\n" over the joined factors, by name */
 	size_t cell;
@@ -353,8 +361,8 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 		if (!isnan(x->u))
 		{
 			char lo[40], hi[40];
-			snprintf(ci, sizeof(ci), "%s..%s", sig3(lo, x->gain * exp(-x->u), 0),
-				 sig3(hi, x->gain * exp(x->u), 0));
+			gain_ci(lo, hi, x->gain, x->u);
+			snprintf(ci, sizeof(ci), "%s..%s", lo, hi);
 		}
 		match_test(x, spread, test, sizeof(test));
 		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
@@ -400,7 +408,10 @@ static int print_summary(const struct run *a, const struct run *b, const struct 
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
 	       nm, a->cells.ncells - nm, b->cells.ncells - nm, sig3(g1, gm, 0));
 	if (!isnan(gu))
-		printf(" (95%% CI %s..%s)", sig3(g2, gm * exp(-gu), 0), sig3(g3, gm * exp(gu), 0));
+	{
+		gain_ci(g2, g3, gm, gu);
+		printf(" (95%% CI %s..%s)", g2, g3);
+	}
 	printf(" = %s%%\n", sig3(g1, 100.0 * (gm - 1), 1));
 	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", o->threshold,
 	       ty->faster, ty->slower, ty->noise);
@@ -568,7 +579,10 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 		sb_printf(sb, " | %s | %s | %s | ", sig3(va, a->cells.value[x->a] * mt->scale, 0),
 			  sig3(vb, b->cells.value[x->b] * mt->scale, 0), sig3(g, x->gain, 0));
 		if (!isnan(x->u))
-			sb_printf(sb, "%s .. %s", sig3(lo, x->gain * exp(-x->u), 0), sig3(hi, x->gain * exp(x->u), 0));
+		{
+			gain_ci(lo, hi, x->gain, x->u);
+			sb_printf(sb, "%s .. %s", lo, hi);
+		}
 		sb_printf(sb, " | %s%% | ", sig3(c, 100.0 * (x->gain - 1), 1));
 		md_escape(sb, marks[i], 1);
 		sb_puts(sb, " |\n");
@@ -579,7 +593,10 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 	sb_printf(sb, "\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s", nm,
 		  a->cells.ncells - nm, b->cells.ncells - nm, sig3(g, gm, 0));
 	if (!isnan(gu))
-		sb_printf(sb, " (95%% CI %s .. %s)", sig3(lo, gm * exp(-gu), 0), sig3(hi, gm * exp(gu), 0));
+	{
+		gain_ci(lo, hi, gm, gu);
+		sb_printf(sb, " (95%% CI %s .. %s)", lo, hi);
+	}
 	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise.\n", ty->faster, ty->slower, ty->noise);
 }
 

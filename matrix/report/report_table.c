@@ -89,7 +89,8 @@ void md_escape(struct strbuf *sb, const char *s, int cell)
 }
 
 /* Cell r, i as a page shows it: a number of a sig column, or both ends of
- * an interval "LO .. HI" there, with 3 significant digits; anything else
+ * an interval "LO .. HI" there, with 3 significant digits (more where the
+ * ends would read the same or as at 1: fmt_sig_range); anything else
  * as it is. buf holds at least 80 bytes. */
 static const char *shown(const struct rtable *t, size_t r, size_t i, char *buf)
 {
@@ -102,7 +103,9 @@ static const char *shown(const struct rtable *t, size_t r, size_t i, char *buf)
 	char *lo = dots ? xstrndup(c, (size_t)(dots - c)) : NULL;
 	if (lo && parse_double(lo, &v) == 0 && parse_double(dots + 4, &w) == 0) {
 		char a[32], b[32];
-		snprintf(buf, 80, "%s .. %s", fmt_sig3(a, v), fmt_sig3(b, w));
+		/* pivot 1: a gain's interval never reads as touching 1 when it does not */
+		fmt_sig_range(a, b, v, w, 1.0);
+		snprintf(buf, 80, "%s .. %s", a, b);
 		c = buf;
 	}
 	free(lo);

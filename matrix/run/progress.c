@@ -265,16 +265,14 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 	fmt_sig3(v, val);
 	sb_printf(&sb, ": %s%s%s", v, *m->unit ? " " : "", m->unit);
 	if (isfinite(u)) {
-		fmt_sig3(lo, val * exp(-u));
-		fmt_sig3(hi, val * exp(u));
+		fmt_sig_range(lo, hi, val * exp(-u), val * exp(u), NAN);
 		sb_printf(&sb, " [%s, %s]", lo, hi);
 	}
 	if (b->baseline >= 0 && b->baseline != b->best && isfinite(b->gain)) {
 		fmt_sig3(v, b->gain);
 		sb_printf(&sb, "; gain over the baseline %s", v);
 		if (isfinite(b->gain_u)) {
-			fmt_sig3(lo, b->gain * exp(-b->gain_u));
-			fmt_sig3(hi, b->gain * exp(b->gain_u));
+			fmt_sig_range(lo, hi, b->gain * exp(-b->gain_u), b->gain * exp(b->gain_u), 1.0);
 			sb_printf(&sb, " [%s, %s]", lo, hi);
 		} else {
 			sb_puts(&sb, " (interval unknown)");

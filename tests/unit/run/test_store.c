@@ -2,6 +2,7 @@
  * row, header mismatch, filtering; and the result-file parser. */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,27 @@ static void test_util(void)
 	CHECK_STR(fmt_sig3(b, 999.6), "1000");
 	CHECK_STR(fmt_sig3(b, 1.23456), "1.23");
 	CHECK_STR(fmt_sig3(b, -45.67), "-45.7");
+	{
+		char lo[32], hi[32];
+		fmt_sig_range(lo, hi, 28012, 28047, NAN); /* not "28000 .. 28000" */
+		CHECK_STR(lo, "28010");
+		CHECK_STR(hi, "28050");
+		fmt_sig_range(lo, hi, 1.0004, 1.0031, 1.0); /* excludes 1: must not read "1" */
+		CHECK_STR(lo, "1.0004");
+		CHECK_STR(hi, "1.0031");
+		fmt_sig_range(lo, hi, 0.9981, 1.0024, 1.0); /* contains 1: "1" would be at it */
+		CHECK_STR(lo, "0.9981");
+		CHECK_STR(hi, "1.002");
+		fmt_sig_range(lo, hi, 0.912, 1.13, 1.0);
+		CHECK_STR(lo, "0.912");
+		CHECK_STR(hi, "1.13");
+		fmt_sig_range(lo, hi, 1.5, 1.5, 1.0); /* no spread: as it is */
+		CHECK_STR(lo, "1.5");
+		CHECK_STR(hi, "1.5");
+		fmt_sig_range(lo, hi, 0.000685487, 0.000912, NAN);
+		CHECK_STR(lo, "0.000685");
+		CHECK_STR(hi, "0.000912");
+	}
 	CHECK_STR(fmt_sig3(b, 1.5e9), "1.5e+09");
 	CHECK_STR(fmt_sig3(b, 4.567e-5), "4.57e-05");
 	CHECK_STR(fmt_sig3(b, -0.0), "0");
