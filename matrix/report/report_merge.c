@@ -243,29 +243,75 @@ static void drop_factors(struct run *run, struct src *s, size_t n, FILE *notes)
 	}
 }
 
-/* The report items of the first recipe, on the merged factors: those
- * naming a dropped factor go (said in a note), the rest are renumbered;
- * then a scatter and bars coloured by machine when it has several levels. */
-static void remap_report(struct run *run, const long *map, const char *first, FILE *notes)
+/* Renumber facet f's factors by map (-1: not in the merged study) and widen
+ * its where terms to the merged levels (oldn: each merged factor's level
+ * count in the first run, whose levels come first; a level the other runs
+ * added is not one the where named, so it is not drawn). Returns 0, or -1
+ * (f freed) when f names a factor the merged study lacks. */
+static int remap_facet(struct report_facet *f, const long *map, const struct recipe *r, const size_t *oldn)
 {
-	struct report_spec *rs = &run->recipe.report;
-	struct strbuf gone = {0};
+	int ok = 1;
+	for (size_t i = 0; i < f->nwhere; i++)
+		ok = ok && map[f->where[i].factor] >= 0;
+	for (size_t i = 0; i < f->npanels; i++)
+		ok = ok && map[f->panels[i]] >= 0;
+	if (!ok) {
+		recipe_facet_free(f);
+		return -1;
+	}
+	for (size_t i = 0; i < f->nwhere; i++) {
+		size_t k = (size_t)map[f->where[i].factor], nl = r->factors[k].nlevels;
+		f->where[i].factor = k;
+		f->where[i].keep = xrealloc(f->where[i].keep, nl);
+		memset(f->where[i].keep + oldn[k], 0, nl - oldn[k]);
+	}
+	for (size_t i = 0; i < f->npanels; i++)
+		f->panels[i] = (size_t)map[f->panels[i]];
+	return 0;
+}
+
+/* The scatter-like items v[0..*n-1] (scatter, normalised) on the merged
+ * factors: those naming a factor the study lacks go, named in gone. */
+static void remap_scatters(struct report_scatter *v, size_t *n, const char *what, const long *map,
+			   const struct recipe *r, const size_t *oldn, struct strbuf *gone)
+{
 	size_t w = 0;
-	for (size_t i = 0; i < rs->nscatter; i++) {
-		struct report_scatter sc = rs->scatter[i];
-		if (map[sc.x] < 0 || (sc.color >= 0 && map[sc.color] < 0)) {
-			sb_printf(&gone, "%sscatter %zu", gone.len ? ", " : "", i + 1);
+	for (size_t i = 0; i < *n; i++) {
+		struct report_scatter sc = v[i];
+		int ok = map[sc.x] >= 0 && (sc.color < 0 || map[sc.color] >= 0);
+		if (!ok)
+			recipe_facet_free(&sc.facet);
+		if (!ok || remap_facet(&sc.facet, map, r, oldn) != 0) {
+			sb_printf(gone, "%s%s %zu", gone->len ? ", " : "", what, i + 1);
 			continue;
 		}
 		sc.x = map[sc.x];
 		sc.color = sc.color >= 0 ? map[sc.color] : -1;
-		rs->scatter[w++] = sc;
+		v[w++] = sc;
 	}
-	rs->nscatter = w;
-	w = 0;
+	*n = w;
+}
+
+/* The report items of the first recipe, on the merged factors (map: its
+ * factor's index in the merged recipe, or -1; oldn as for remap_facet):
+ * those naming a dropped factor go (said in a note), the rest are
+ * renumbered; then a scatter and bars coloured by machine when it has
+ * several levels. */
+static void remap_report(struct run *run, const long *map, const size_t *oldn, size_t nold, const char *first,
+			 FILE *notes)
+{
+	struct report_spec *rs = &run->recipe.report;
+	const struct recipe *r = &run->recipe;
+	struct strbuf gone = {0};
+	remap_scatters(rs->scatter, &rs->nscatter, "scatter", map, r, oldn, &gone);
+	remap_scatters(rs->normalised, &rs->nnormalised, "normalised", map, r, oldn, &gone);
+	size_t w = 0;
 	for (size_t i = 0; i < rs->nbars; i++) {
 		struct report_bars b = rs->bars[i];
-		if (map[b.x] < 0 || (b.group >= 0 && map[b.group] < 0)) {
+		int ok = map[b.x] >= 0 && (b.group < 0 || map[b.group] >= 0);
+		if (!ok)
+			recipe_facet_free(&b.facet);
+		if (!ok || remap_facet(&b.facet, map, r, oldn) != 0) {
 			sb_printf(&gone, "%sbars %zu", gone.len ? ", " : "", i + 1);
 			continue;
 		}
@@ -274,6 +320,14 @@ static void remap_report(struct run *run, const long *map, const char *first, FI
 		rs->bars[w++] = b;
 	}
 	rs->nbars = w;
+	w = 0;
+	for (size_t i = 0; i < rs->nbest; i++) {
+		if (remap_facet(&rs->best[i].facet, map, r, oldn) != 0)
+			sb_printf(&gone, "%sbest %zu", gone.len ? ", " : "", i + 1);
+		else
+			rs->best[w++] = rs->best[i];
+	}
+	rs->nbest = w;
 	w = 0;
 	for (size_t i = 0; i < rs->nimprovements; i++) {
 		struct report_improvement im = rs->improvements[i];
@@ -291,12 +345,20 @@ static void remap_report(struct run *run, const long *map, const char *first, FI
 		rs->improvements[w++] = im;
 	}
 	rs->nimprovements = w;
+	if (rs->effects_shown) { /* report.effects.factors: machine is shown too */
+		unsigned char *shown = xcalloc(r->nfactors, 1);
+		for (size_t f = 0; f < nold; f++)
+			if (map[f] >= 0)
+				shown[map[f]] = rs->effects_shown[f];
+		shown[r->nfactors - 1] = 1;
+		free(rs->effects_shown);
+		rs->effects_shown = shown;
+	}
 	if (gone.len) {
 		note(run, notes, xasprintf("report items of '%s' that name a factor not every run has are left "
 					   "out: %s.", first, gone.buf));
 		sb_free(&gone);
 	}
-	const struct recipe *r = &run->recipe;
 	size_t m = r->nfactors - 1;
 	if (r->factors[m].nlevels < 2)
 		return;
@@ -325,6 +387,7 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 		nf += s[0].map[f] >= 0;
 	struct factor *fs = xcalloc(nf + 1, sizeof(struct factor));
 	long *base = xcalloc(nf + 1, sizeof(long));
+	size_t *oldn = xcalloc(nf + 1, sizeof(size_t)), nold = r0->nfactors;
 	for (size_t f = 0; f < r0->nfactors; f++) {
 		struct factor *fa = &r0->factors[f];
 		long k = s[0].map[f];
@@ -337,6 +400,7 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 			continue;
 		}
 		fs[k] = *fa;
+		oldn[k] = fa->nlevels;
 		/* without a baseline, every factor but model is a setting at its
 		 * first level (set_references); machine is never one */
 		base[k] = r0->has_baseline ? r0->baseline.level[f] : strcmp(fa->name, "model") == 0 ? -1 : 0;
@@ -386,7 +450,8 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 	run->recipe = *r0;
 	memset(r0, 0, sizeof(*r0));
 	s[0].have_recipe = 0;
-	remap_report(run, s[0].map, s[0].name, notes);
+	remap_report(run, s[0].map, oldn, nold, s[0].name, notes);
+	free(oldn);
 }
 
 /* What the runs' recipes say differently that the merge cannot keep: their

@@ -26,10 +26,11 @@ factors:
   compile: [none, default]
 report:
   metric: throughput
+  scatter: [{x: batch, color: compile, where: {batch: [1, 4]}, panels: compile}]
   improvements: [{factor: compile, from: none, to: default, by: [batch]}]
 EOF
 "$MATRIX" run tiny.yaml --out A --no-report > a.txt 2>&1 || { cat a.txt >&2; fail "run A failed"; }
-SLURMD_NODENAME=node-b "$MATRIX" run tiny.yaml factors.eval=off,on batch=4,16 --out B --no-report > b.txt 2>&1 ||
+SLURMD_NODENAME=node-b "$MATRIX" run tiny.yaml factors.eval=off,on batch=1,16 --out B --no-report > b.txt 2>&1 ||
 	{ cat b.txt >&2; fail "run B failed"; }
 expect_eq "$(csv_col B/results.csv status | sort -u)" ok "B's points ran"
 grep -q '^host: ' B/env.txt || fail "B/env.txt has no host line"
@@ -65,7 +66,7 @@ expect_eq "$(grep -c '^== run [12]: runs/[12], from ' M/env.txt)" 2 "env.txt: bo
 expect_status 0 "$MATRIX" report M > r.out 2> r.err
 expect_grep "factor 'eval' is not in every run" r.err "the report says it again"
 expect_grep '^machine,' M/tables/effects.csv "machine is a factor of the effects"
-# batch 4 is the one point both machines ran: 2 matched pairs (compile none, default)
+# batch 1 is the one point both machines ran: 2 matched pairs (compile none, default)
 expect_eq "$(awk -F, '$1 == "machine" { print $4 }' M/tables/effects.csv)" 2 "machine: matched pairs"
 expect_grep '^batch,1,4,' M/tables/effects.csv "batch's levels from both runs"
 expect_grep 'batch (1 4 16)' M/report.md "batch's levels: A's, then B's"
@@ -73,6 +74,18 @@ expect_grep '^## Merged runs$' M/report.md "report.md has the merge section"
 expect_grep "factor 'eval' is not in every run" M/report.md "report.md says which factors differ"
 expect_grep 'Merged runs</h2>' M/report.html "report.html has the merge section"
 expect_grep "machine (.*$mb" M/report.md "the factors list machine's levels"
+# the recipe's where: names batch 1 and 4, so B's batch 16 is not drawn
+f=$(ls M/plots/scatter_batch_compile*.dat | head -n 1)
+[ -s "$f" ] || fail "the recipe's faceted scatter was not drawn ($(ls M/plots | tr '\n' ' '))"
+# (the x axis is batch's numeric one: points jittered around 1 and 4)
+expect_eq "$(awk '!/^#/ && NF >= 2 && $1 > 10' "$f" | wc -l | tr -d ' ')" 0 "batch 16 not in the where's figure"
+expect_eq "$(awk '!/^#/ && NF == 3' "$f" | wc -l | tr -d ' ')" 6 "the where's points: batch 1 and 4 (A's 4, B's 2)"
+# facets over machine from the command line: a panel per machine
+# (B ran batch 1 too: each machine's group has its baseline point)
+"$MATRIX" report --quiet --panels machine --where compile=none M 2> p.err ||
+	{ cat p.err >&2; fail "report --panels machine --where compile=none"; }
+ls M/plots/*by_machine*.svg > /dev/null 2>&1 || fail "no figure in panels per machine ($(ls M/plots | tr '\n' ' '))"
+"$MATRIX" report --quiet M 2> p.err || { cat p.err >&2; fail "report M again"; }
 for f in scatter_batch_machine bars_batch_machine effects best; do
 	[ -s "M/plots/$f.svg" ] || fail "figure $f missing ($(ls M/plots | tr '\n' ' '))"
 done
