@@ -52,7 +52,10 @@ void facet_name_suffix(const struct facet_view *v, struct strbuf *sb);
  * panel's settings and plot command. title (the page's), ylabel and xlabel
  * (shown on the first column and last row only) are quoted; rot_bottom is
  * extra room under rotated tics (pixels); keychars the key's widest text.
- * *w and *h are the figure's size: grown for the panels. */
+ * *w and *h are the figure's size: grown for the panels. A NULL body is a
+ * panel without points: its place is left empty with a note "LEVELS: no
+ * points" (gnuplot cannot plot an empty data block); with one panel, or
+ * when every body is NULL, the caller draws nothing. */
 void facet_layout(const struct facet_view *v, char *const *body, const char *yrange, const char *title,
 		  const char *xlabel, const char *ylabel, int rot_bottom, size_t keychars, struct strbuf *extra,
 		  struct strbuf *plot, int *w, int *h);

@@ -180,10 +180,32 @@ void facet_layout(const struct facet_view *v, char *const *body, const char *yra
 			 "title \"%s\" font \",15\"",
 		  rows, cols, l, r, b, t, sx, sy, title);
 	sb_printf(extra, "\nset key at screen %.4f,%.4f left top", r + 10.0 / W, t);
+	/* a panel without points (body NULL: e.g. no baseline in it) is
+	 * skipped, its place said by a note drawn with the first panel that
+	 * has points: gnuplot cannot plot an empty data block */
+	size_t first = 0, nempty = 0;
+	while (first < n && !body[first])
+		first++;
+	double pw = (r - l - (double)(cols - 1) * sx) / (double)cols, ph = (t - b - (double)(rows - 1) * sy) / (double)rows;
 	for (size_t p = 0; p < n; p++) {
-		struct strbuf label = {0}, *out = p ? plot : extra;
+		if (body[p])
+			continue;
+		struct strbuf label = {0};
 		facet_panel_label(v, p, &label);
-		if (p) {
+		sb_printf(extra, "\nset label %zu \"", 900 + nempty++);
+		plot_quote(extra, label.buf ? label.buf : "");
+		sb_printf(extra, ": no points\" at screen %.4f,%.4f center noenhanced", l + (double)(p % cols) * (pw + sx) + pw / 2,
+			  t - (double)(p / cols) * (ph + sy) - ph / 2);
+		sb_free(&label);
+	}
+	for (size_t p = 0; p < n; p++) {
+		if (!body[p]) {
+			sb_puts(p < first ? extra : plot, "\nset multiplot next");
+			continue;
+		}
+		struct strbuf label = {0}, *out = p != first ? plot : extra;
+		facet_panel_label(v, p, &label);
+		if (p != first) {
 			sb_puts(out, "\nunset key");
 		}
 		sb_puts(out, "\nset title \"");
@@ -198,9 +220,11 @@ void facet_layout(const struct facet_view *v, char *const *body, const char *yra
 			sb_printf(out, "\nset xlabel \"%s\"", xlabel);
 		else
 			sb_puts(out, "\nunset xlabel");
-		if (p)
+		if (p != first)
 			sb_puts(plot, "\nplot ");
 		sb_puts(plot, body[p]);
+		for (size_t k = 0; p == first && k < nempty; k++)
+			sb_printf(plot, "\nunset label %zu", 900 + k);
 		sb_free(&label);
 	}
 	sb_puts(plot, "\nunset multiplot");

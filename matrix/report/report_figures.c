@@ -287,6 +287,9 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 	size_t ncol = sp->color >= 0 ? run->recipe.factors[sp->color].nlevels : 1;
 	double *buf = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
 	size_t series = 0, *ord = level_order(run, sp->color);
+	int earlier = 0; /* an earlier panel had points (and so the key) */
+	for (size_t i = 0; i < ncol; i++)
+		earlier |= keyed[i];
 	for (size_t i = 0; i < ncol; i++) {
 		size_t k = ord[i], n = 0;
 		for (size_t c = 0; c < cs->ncells; c++) {
@@ -322,7 +325,7 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 			  name, (*blocks)++, plot_color(k));
 	}
 	free(buf);
-	for (size_t i = 0; i < ncol && p == 0; i++) {
+	for (size_t i = 0; i < ncol && series && !earlier; i++) {
 		size_t k = ord[i];
 		if (!keyed[k] && sp->color >= 0) {
 			for (size_t c = 0; c < cs->ncells; c++)
@@ -415,7 +418,7 @@ static void scatter(struct figs *F, const struct scatter_spec *sp)
 	for (size_t p = 0; p < v.npanels; p++) {
 		struct strbuf b = {0};
 		scatter_panel(F, sp, &v, &ax, p, name.buf, &dat, &blocks, &b, keyed);
-		body[p] = b.buf ? b.buf : xstrdup("keyentry notitle");
+		body[p] = b.buf; /* NULL: no points in this panel (facet_layout) */
 	}
 	struct strbuf tics = {0}, ex = {0}, plot = {0};
 	xaxis_tics(&ax, run, &tics);
@@ -665,9 +668,7 @@ static void bars_series(const struct run *run, const char *name, size_t p, const
 		sb_putc(plot, '"');
 		k++;
 	}
-	if (!k)
-		sb_puts(plot, "keyentry notitle");
-	free(ord);
+	free(ord); /* nothing written: no points in this panel (facet_layout) */
 }
 
 /* Grouped bars: the geometric mean of the metric at each (x level, group
@@ -966,8 +967,6 @@ static size_t best_rows(const struct run *run, const struct report_tables *rt, c
 {
 	const struct cellset *cs = &run->cells;
 	size_t rows = 0;
-	if (p)
-		sb_puts(dat, "\n\n");
 	for (size_t i = 0; i < rt->nbest && rows < 40; i++) {
 		const struct best *b = &rt->best[i];
 		long best = best_in(run, rt, v, i, p);
@@ -980,6 +979,8 @@ static size_t best_rows(const struct run *run, const struct report_tables *rt, c
 			sb_puts(&lv, run_level(run, run->group[k], b->group[k]));
 		}
 		double base = cs->value[b->baseline] * run->metric.scale, opt = cs->value[best] * run->metric.scale;
+		if (!rows && dat->len)
+			sb_puts(dat, "\n\n"); /* a block per panel with rows */
 		sb_printf(dat, "%zu\t%.6g\t%.6g\t%.4g\t", rows, base, opt,
 			  effects_gain(cs->value[b->baseline], cs->value[best], run->metric.higher_better));
 		dat_text(dat, lv.buf ? lv.buf : "all");
@@ -1010,10 +1011,10 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	sb_puts(&title, "baseline vs optimal");
 	facet_where_text(&v, &title);
 	facet_panels_text(&v, &title);
-	size_t maxchars = 0, most = 0;
+	size_t maxchars = 0, most = 0, *nrows = xcalloc(v.npanels ? v.npanels : 1, sizeof(size_t));
 	double top = 0, bot = INFINITY;
 	for (size_t p = 0; p < v.npanels; p++) {
-		size_t rows = best_rows(run, rt, &v, p, &dat, &maxchars, &top, &bot);
+		size_t rows = nrows[p] = best_rows(run, rt, &v, p, &dat, &maxchars, &top, &bot);
 		most = rows > most ? rows : most;
 	}
 	if (!most) {
@@ -1025,12 +1026,16 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	for (size_t k = 0; k < run->ngroup; k++)
 		sb_printf(&groups, "%s%s", k ? " " : "", fname(run, run->group[k]));
 	char **body = xcalloc(v.npanels, sizeof(char *));
-	for (size_t p = 0; p < v.npanels; p++)
+	for (size_t p = 0, blk = 0; p < v.npanels; p++) {
+		if (!nrows[p])
+			continue; /* no baseline in this panel: NULL (facet_layout) */
 		body[p] = xasprintf("\"%s.dat\" index %zu using 2:xtic(5) lc rgb \"%s\" title \"baseline\", \\\n"
 				    "     \"\" index %zu using 3 lc rgb \"%s\" title \"optimal\", \\\n"
 				    "     \"\" index %zu using 0:($2 > $3 ? $2 : $3):(sprintf(\"×%%.2f\", $4)) "
 				    "with labels offset 0,0.8 font \",11\" notitle",
-				    name.buf, p, plot_color(5), p, plot_color(0), p);
+				    name.buf, blk, plot_color(5), blk, plot_color(0), blk);
+		blk++;
+	}
 	int w = v.npanels > 1 ? FIG_W : (int)(260 + 48 * most) > FIG_W ? (int)(260 + 48 * most) : FIG_W, h = FIG_H;
 	int bottom = tics_turn(maxchars, most, panel_px(&v, w), &ex);
 	char *yr = xasprintf("[%.6g:%.6g]", bot / 1.5, top * 2);
@@ -1060,6 +1065,7 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	sb_free(&plot);
 	sb_free(&ex);
 out:
+	free(nrows);
 	sb_free(&dat);
 	sb_free(&name);
 	sb_free(&title);

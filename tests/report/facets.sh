@@ -151,4 +151,30 @@ YAML
 grep -q 'yerrorlines\|^set logscale x' vrun/plots/bars_version.gp && fail "versions 2.2 and 2.10 drawn on a numeric axis"
 expect_eq "$(awk -F'\t' 'NF > 1 && !/^#/ { print $5 }' vrun/plots/bars_version.dat | tr '\n' ' ')" "2.2 2.10 " \
 	"versions in the recipe's order"
+
+# a panel without points (model big has no baseline point: excluded) is left
+# empty with a note; the figure is still drawn (gnuplot fails on an empty
+# data block, which made the whole figure fail)
+cat > e.yaml <<YAML
+name: empty-panel
+engine: command
+command: [sh, $work/eng.sh, "{model}", "{precision}", 8, 1, "{version}"]
+factors:
+  model: [small, big]
+  version: [v1, v2]
+  precision: [fp32, fp16]
+baseline: {version: v1, precision: fp32}
+exclude:
+  - {model: big, version: v1}
+report:
+  best: [{panels: model}]
+  normalised: [{x: version, color: precision, panels: model}]
+YAML
+"$MATRIX" run e.yaml --out erun > erun.txt 2> erun.err || fail "empty-panel run failed: $(cat erun.err)"
+P=erun/plots
+for f in best_by_model normalised_version_precision_by_model; do
+	[ -s $P/$f.png ] && [ -s $P/$f.svg ] || fail "$f not drawn: $(cat $P/$f.err 2>/dev/null)"
+	expect_grep 'set label 900 "model = big: no points"' $P/$f.gp "$f: the empty panel's note"
+	expect_grep '^set multiplot next' $P/$f.gp "$f: the empty panel skipped"
+done
 echo ok
