@@ -98,8 +98,11 @@ enum op_type {
     OP_EMBED_BWD,     /* in: dy, ids, types; out: dword, dpos, dtype */
     OP_LAYERNORM,     /* in: x, gamma, beta; out: y, mean, rstd */
     OP_LAYERNORM_BWD, /* in: dy, x, gamma, mean, rstd; out: dx, dgamma, dbeta */
-    OP_ATTENTION,     /* in: q, k, v (B*T, C); out: y (B*T, C), probs (B,H,T,T), [mask] */
-    OP_ATTENTION_BWD, /* in: dy, q, k, v, probs, [mask]; out: dq, dk, dv */
+    OP_ATTENTION,     /* in: q, k, v (B*T, C); out: y (B*T, C), probs (B,H,T,T), [mask];
+                       * flash form (pass_flash_attention): out[1] is lse (B,H,T), the
+                       * log-sum-exp of each row of scaled scores, no mask */
+    OP_ATTENTION_BWD, /* in: dy, q, k, v, probs, [mask]; out: dq, dk, dv;
+                       * flash form: in[4] lse, in[5] the forward's y (recomputes the probabilities) */
     OP_SELECT0,       /* in: x (B*T, C); out: y (B, C), token 0 of each row */
     OP_SELECT0_BWD,   /* in: dy; out: dx */
     OP_SGD,           /* in: w, g, momentum buf */

@@ -29,7 +29,7 @@ engine_matrix_engine_LDADD = $(BLAS_LIBS) $(ZLIB_LIBS) $(LIBM) $(PTHREAD_LIBS)
 # ---- the CUDA backend: a module (dlopen), so CPU points never load CUDA ----
 CUDA_MODULE_SRCS = engine/cuda/backend_cuda.cu engine/cuda/kernels.cu \
 	engine/cuda/ops.cu engine/cuda/conv.cu engine/cuda/gemm.cu engine/cuda/gemm_check.cu \
-	engine/cuda/comm_nccl.cu engine/cuda/plans.cu
+	engine/cuda/sdpa.cu engine/cuda/comm_nccl.cu engine/cuda/plans.cu
 EXTRA_DIST += $(CUDA_MODULE_SRCS) engine/cuda/cuda.h engine/cuda/vec.cuh engine/cuda/gemm_view.h engine/cuda/PERF.md
 SUFFIXES += .cu
 NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \

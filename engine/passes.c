@@ -380,7 +380,8 @@ static void ad_op(struct ad *a, int fi)
         o->in[2] = f.in[1];
         o->in[3] = f.in[2];
         o->in[4] = f.out[1];
-        o->in[5] = f.out[2];
+        /* flash form: the forward's output instead of a mask (rowsum dy . y) */
+        o->in[5] = g->t[f.out[1]].ndim == 3 ? f.out[0] : f.out[2];
         o->heads = f.heads;
         o->flops = 2 * f.flops;
         for (int k = 0; k < 3; k++)
@@ -629,6 +630,29 @@ int pass_saved(graph *g, char *saved)
     for (int i = 0; i < nt0; i++) {
         g->t[i].grad = -1;
         g->t[i].needs_grad = 0;
+    }
+    return n;
+}
+
+/* ---- flash attention -------------------------------------------------------- */
+
+int pass_flash_attention(graph *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->nfwd; i++) {
+        op *o = &g->ops[i];
+        if (o->dead || o->type != OP_ATTENTION || o->out[2] >= 0)
+            continue;
+        tensor *p = &g->t[o->out[1]];
+        if (p->ndim != 4 || p->dtype != DT_F32)
+            continue;
+        p->ndim = 3; /* (B, H, T, T) -> (B, H, T) */
+        p->shape[3] = 0;
+        p->bytes = (size_t)graph_numel(p) * graph_dtype_size(p->dtype);
+        size_t len = strlen(p->name);
+        if (len >= 6 && !strcmp(p->name + len - 6, ".probs"))
+            strcpy(p->name + len - 6, ".lse");
+        n++;
     }
     return n;
 }

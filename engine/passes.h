@@ -61,6 +61,14 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn);
  * weights). Run after autodiff, before pass_plan; returns the number of
  * tensors changed. */
 int pass_precision(graph *g, int dt);
+/* Flash attention on a device backend with fp16 / bf16: every attention
+ * op without a dropout mask keeps the log-sum-exp of its rows, out[1]
+ * (B, H, T) f32, instead of the probabilities (B, H, T, T); its backward
+ * (pass_autodiff, run after this pass) recomputes them from q, k and the
+ * lse and reads the forward's output y (in[5]). What cuDNN's fused SDPA
+ * keeps; the CPU and the CUDA kernels run both forms. Run before
+ * pass_autodiff; returns the number of ops changed. */
+int pass_flash_attention(graph *g);
 /* Drop dead ops from the list (keeps indices of live ops in order). */
 void pass_compact(graph *g);
 

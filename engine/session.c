@@ -732,6 +732,10 @@ int session_passes(struct session *s)
     const struct opts *o = &s->o;
     struct run *r = &s->r;
     graph *g = &r->g;
+    /* fp16 / bf16 on a device: attention keeps the rows' log-sum-exp, not
+     * the probabilities (cuDNN's fused SDPA, or the kernels' flash form) */
+    if (!r->be.host_visible && (o->pt.precision == PREC_FP16 || o->pt.precision == PREC_BF16))
+        s->flash = pass_flash_attention(g);
     if (!o->pt.train && o->pt.eval && o->pt.compile != COMPILE_NONE)
         s->folded = pass_fold_bn(g);
     if (o->pt.compile != COMPILE_NONE)
@@ -1231,6 +1235,7 @@ int session_result(struct session *s)
     rec(&rr, "ops_per_step", "%d", r->nrun);
     rec(&rr, "bn_folded", "%d", s->folded);
     rec(&rr, "ops_fused", "%d", s->fused);
+    rec(&rr, "attention_flash_form", "%d", s->flash);
     /* training: lifetimes of the step; infer: reuse (inference_mode on) or
      * autograd-saved (off: what a backward would read kept to the end) */
     rec(&rr, "memory_plan", "%s",

@@ -43,6 +43,7 @@ struct session {
     double t_plan0, t_plan1; /* the backend's prepare (algorithm choice) began / ended, s */
     int folded, fused;   /* BN folded, ops fused by the passes */
     int nsaved;          /* infer, autograd on: activations kept for a backward */
+    int flash;           /* attention ops in the flash form (pass_flash_attention) */
     int quiet;           /* a rank other than 0: writes no result */
     int buckets;         /* data parallel: gradient buckets */
     char *arena;         /* planned activations */

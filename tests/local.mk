@@ -74,6 +74,16 @@ tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
 	engine/models/resnet.c engine/models/bert.c
 tests_unit_test_saved_LDADD = $(LIBM)
 TESTS += tests/unit/test_saved
+# the flash form of attention: the pass and the CPU backend's two forms
+check_PROGRAMS += tests/unit/test_flash
+tests_unit_test_flash_SOURCES = tests/unit/test_flash.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c \
+	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
+	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
+	engine/models/resnet.c engine/models/bert.c
+tests_unit_test_flash_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
+tests_unit_test_flash_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
+TESTS += tests/unit/test_flash
 
 # ---- the engine's persistent plan cache (engine/plancache.c): files, staleness, concurrent writers
 check_PROGRAMS += tests/unit/test_plancache

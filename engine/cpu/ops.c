@@ -996,13 +996,17 @@ static void cpu_layernorm_bwd(graph *g, op *o)
 
 /* ---- multi-head self-attention: q, k, v (B*T, C), head h = columns
  * [h*d, (h+1)*d); probs = softmax(q k^T / sqrt(d)) saved for the backward;
- * with a mask (attention dropout) y = (probs * mask) v ----------------------- */
+ * with a mask (attention dropout) y = (probs * mask) v. Flash form (out[1]
+ * 3-D, pass_flash_attention): the probabilities stay in the workspace and
+ * out[1] gets each row's lse = max + log(sum exp(s - max)) of the scaled
+ * scores s; the backward recomputes probs = exp(s - lse) ------------------- */
 
 static void attention_range(graph *g, op *o, long lo, long hi, int tid)
 {
-    const tensor *pt = &g->t[o->out[1]]; /* probs (B, H, T, T) */
+    const tensor *pt = &g->t[o->out[1]]; /* probs (B, H, T, T) or lse (B, H, T) */
     long H = pt->shape[1], T = pt->shape[2];
     long C = g->t[o->out[0]].shape[1], d = C / H;
+    int flash = pt->ndim == 3;
     const float *Q = TF(g, o->in[0]), *K = TF(g, o->in[1]), *V = TF(g, o->in[2]);
     float *y = TF(g, o->out[0]), *probs = TF(g, o->out[1]);
     const float *mask = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;
@@ -1010,7 +1014,7 @@ static void attention_range(graph *g, op *o, long lo, long hi, int tid)
     float scale = 1.0f / sqrtf((float)d);
     for (long bh = lo; bh < hi; bh++) {
         long b = bh / H, h = bh % H, off = b * T * C + h * d;
-        float *P = probs + bh * T * T;
+        float *P = flash ? pd + T * T : probs + bh * T * T;
         cpu_gemm(0, 1, T, T, d, scale, Q + off, C, K + off, C, 0.0f, P, T);
         for (long i = 0; i < T; i++) {
             float *r = P + i * T, m = r[0], s = 0.0f;
@@ -1022,6 +1026,8 @@ static void attention_range(graph *g, op *o, long lo, long hi, int tid)
             }
             for (long j = 0; j < T; j++)
                 r[j] /= s;
+            if (flash)
+                probs[bh * T + i] = m + logf(s);
         }
         const float *A = P;
         if (mask) {
@@ -1050,15 +1056,23 @@ static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
     const tensor *pt = &g->t[o->in[4]];
     long H = pt->shape[1], T = pt->shape[2];
     long C = g->t[o->in[0]].shape[1], d = C / H;
+    int flash = pt->ndim == 3; /* in[4] is the lse, in[5] the forward's y (unused here) */
     const float *dy = TF(g, o->in[0]), *Q = TF(g, o->in[1]), *K = TF(g, o->in[2]);
     const float *V = TF(g, o->in[3]), *probs = TF(g, o->in[4]);
-    const float *mask = o->in[5] >= 0 ? TF(g, o->in[5]) : NULL;
+    const float *mask = !flash && o->in[5] >= 0 ? TF(g, o->in[5]) : NULL;
     float *dQ = TF(g, o->out[0]), *dK = TF(g, o->out[1]), *dV = TF(g, o->out[2]);
     float *dP = (float *)backend_ws + (size_t)tid * 2 * T * T, *pd = dP + T * T;
     float scale = 1.0f / sqrtf((float)d);
     for (long bh = lo; bh < hi; bh++) {
         long b = bh / H, h = bh % H, off = b * T * C + h * d;
         const float *P = probs + bh * T * T, *A = P;
+        if (flash) { /* P = exp(s - lse), into the second workspace slot */
+            cpu_gemm(0, 1, T, T, d, scale, Q + off, C, K + off, C, 0.0f, pd, T);
+            for (long i = 0; i < T; i++)
+                for (long j = 0; j < T; j++)
+                    pd[i * T + j] = expf(pd[i * T + j] - probs[bh * T + i]);
+            P = A = pd;
+        }
         if (mask) {
             for (long i = 0; i < T * T; i++)
                 pd[i] = P[i] * mask[bh * T * T + i];

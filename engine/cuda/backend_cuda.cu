@@ -228,6 +228,7 @@ static void be_fini(void)
     run.cg = NULL;
     if (run.prepared && run.g) {
         cu_ops_release(run.g);
+        cu_sdpa_release(run.g);
         cu_nccl_release();
         cu_gemm_release(run.g);
         cu_conv_release(run.g);
@@ -272,7 +273,8 @@ static int be_prepare(graph *g, int nrun)
     run.prepared = 1;
     cu_plans_open(); /* the choices of earlier runs (plans.cu), saved below */
     if ((rc = cu_conv_prepare(g, nrun)) || (rc = cu_gemm_prepare(g, nrun)) ||
-        (rc = cu_ops_prepare(g, nrun)) || (rc = cu_nccl_prepare(g, nrun))) {
+        (rc = cu_sdpa_prepare(g, nrun)) || (rc = cu_ops_prepare(g, nrun)) ||
+        (rc = cu_nccl_prepare(g, nrun))) {
         cu_plans_close(); /* what was searched before the failure still holds */
         return rc;
     }
@@ -523,6 +525,7 @@ static const char *be_info(void)
     if (run.prepared) {
         info_add("%s", cu_conv_info());
         info_add("%s", cu_gemm_info());
+        info_add("%s", cu_sdpa_info());
         info_add("%s", cu_nccl_info());
     }
     return info_buf;

@@ -13,6 +13,9 @@
  *                    log-softmax / NLL, SGD, multi-tensor EMA, loss scaling.
  *   kernels.cu       kernels shared by the files above (epilogue, channel
  *                    sums, casts, weight re-layout).
+ *   sdpa.cu          OP_ATTENTION(_BWD) in the flash form on cuDNN's fused
+ *                    scaled-dot-product attention (graph API), when cuDNN has
+ *                    an engine; else ops.cu's kernels run them.
  *   gemm_check.cu    the linear products from their definition (gemm_view.h):
  *                    validation of every cuBLASLt algorithm before use, and
  *                    the fallback kernel when none is right.
@@ -246,6 +249,16 @@ int cu_ops_prepare(graph *g, int nrun);
 void cu_conv_release(graph *g);
 void cu_gemm_release(graph *g);
 void cu_ops_release(graph *g);
+
+/* sdpa.cu: attention in the flash form on cuDNN's fused SDPA. Prepare (run
+ * before cu_ops_prepare) builds a plan per problem and takes the ops cuDNN
+ * has an engine for; cu_sdpa_takes says whether it took op o;
+ * cu_sdpa_run runs o when taken (1), else 0 (ops.cu's kernels run it). */
+int cu_sdpa_prepare(graph *g, int nrun);
+int cu_sdpa_takes(const graph *g, const op *o);
+int cu_sdpa_run(graph *g, op *o);
+void cu_sdpa_release(graph *g);
+const char *cu_sdpa_info(void);
 
 /* Lines "key=value\n" about the library choices made (algorithms, fusions),
  * appended to the result record; "" when none. */

@@ -129,11 +129,14 @@ struct {
     size_t lnp_bytes;
     float *ds;           /* attention backward: dS = P (dA - rowsum), (B H, T, T) */
     size_t ds_bytes;
+    float *pb;           /* flash-form attention backward: the recomputed P, (B H, T, T) */
+    size_t pb_bytes;
     float *ep;           /* embedding backward: token-type partials */
     size_t ep_bytes;
     void *sort;          /* embedding backward: ids sorted with their rows (cub) */
     size_t sort_bytes, sort_tmp;
-} S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0};
+} S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+       NULL, 0, NULL, 0, 0};
 
 /* ---- activation, add, copy ----------------------------------------------------------- */
 
@@ -1625,9 +1628,11 @@ void op_layernorm_bwd(graph *g, op *o)
     cu_launched();
 }
 
-/* Attention geometry: q, k, v (B T, C), H heads of d = C / H columns. */
+/* Attention geometry: q, k, v (B T, C), H heads of d = C / H columns;
+ * flash: out[1] / in[4] is the rows' lse (B, H, T), not the probabilities. */
 struct att_geo {
     size_t B, H, T, C, d;
+    int flash;
 };
 
 att_geo att_dims(const graph *g, int probs, int y)
@@ -1639,10 +1644,13 @@ att_geo att_dims(const graph *g, int probs, int y)
     a.T = (size_t)p->shape[2];
     a.C = (size_t)g->t[y].shape[1];
     a.d = a.C / a.H;
+    a.flash = p->ndim == 3;
     return a;
 }
 
-constexpr int ATT_WARPS = 4; /* warps per block; dynamic shared memory: T + d floats per warp */
+/* warps per block; dynamic shared memory: T + d floats per warp (the flash
+ * form's backward: T + 2 d) */
+constexpr int ATT_WARPS = 4;
 
 /* The row a warp of the attention kernels owns: (b, h, i) and the offset of
  * its d columns in the (B T, C) tensors. 0 past the last row. */
@@ -1676,10 +1684,12 @@ __device__ __forceinline__ void att_load_row(float *dst, const void *x, int dt, 
 }
 
 /* A warp per query row (b, h, i): scores over the T keys (lane j, j + 32,
- * ...), softmax (probs saved, f32), then y_i = sum_j (p_ij mask_ij) v_j,
- * lanes over the d columns (cpu attention_range). */
+ * ...), softmax (probs saved, f32; or in the flash form only the row's lse),
+ * then y_i = sum_j (p_ij mask_ij) v_j, lanes over the d columns (cpu
+ * attention_range). */
 __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt, float *probs,
-                            const float *mask, void *y, int ydt, att_geo a, float scale)
+                            float *lse, const float *mask, void *y, int ydt, att_geo a,
+                            float scale)
 {
     extern __shared__ float sm[];
     att_row r;
@@ -1707,11 +1717,14 @@ __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt
         sum += e;
     }
     sum = warp_sum(sum);
-    float *pr = probs + (bh * a.T + i) * a.T;
+    float *pr = probs ? probs + (bh * a.T + i) * a.T : NULL;
     const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    if (lse && lane == 0)
+        lse[bh * a.T + i] = mx + logf(sum);
     for (size_t j = lane; j < a.T; j += 32) {
         float p = sc[j] / sum;
-        pr[j] = p;
+        if (pr)
+            pr[j] = p;
         sc[j] = mr ? p * mr[j] : p;
     }
     __syncwarp();
@@ -1724,9 +1737,15 @@ __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt
 }
 
 size_t att_smem(const att_geo &a) { return (size_t)ATT_WARPS * (a.T + a.d) * sizeof(float); }
+size_t att_smem_bwd(const att_geo &a)
+{
+    return (size_t)ATT_WARPS * (a.T + (a.flash ? 2 : 1) * a.d) * sizeof(float);
+}
 
 void op_attention(graph *g, op *o)
 {
+    if (cu_sdpa_run(g, o)) /* cuDNN's fused SDPA (sdpa.cu) */
+        return;
     att_geo a = att_dims(g, o->out[1], o->out[0]);
     size_t rows = a.B * a.H * a.T;
     const float *mask = NULL;
@@ -1742,30 +1761,44 @@ void op_attention(graph *g, op *o)
         return;
     k_attention<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, att_smem(a),
                   cu.s>>>(CU_PTR(g, o->in[0]), CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]),
-                          CU_DT(g, o->in[0]), (float *)CU_PTR(g, o->out[1]), mask,
+                          CU_DT(g, o->in[0]), a.flash ? NULL : (float *)CU_PTR(g, o->out[1]),
+                          a.flash ? (float *)CU_PTR(g, o->out[1]) : NULL, mask,
                           CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), a, 1.0f / sqrtf((float)a.d));
     cu_launched();
 }
 
 /* Backward, pass 1, a warp per query row i: dA_ij = dy_i . v_j (masked),
- * dS_ij = p_ij (dA_ij - sum_j dA_ij p_ij) saved, dq_i (+)= scale sum_j dS_ij k_j. */
+ * dS_ij = p_ij (dA_ij - sum_j dA_ij p_ij) saved, dq_i (+)= scale sum_j dS_ij k_j.
+ * Flash form (lse): p_ij = exp(scale q_i . k_j - lse_i) recomputed and
+ * written to pbuf (B H, T, T), which pass 2 reads as the probabilities. */
 __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const void *K,
-                                  const void *V, int qdt, const float *probs, const float *mask,
-                                  float *dS, void *dQ, int dqdt, att_geo a, float scale, int acc)
+                                  const void *V, int qdt, const float *probs, const float *lse,
+                                  float *pbuf, const float *mask, float *dS, void *dQ, int dqdt,
+                                  att_geo a, float scale, int acc)
 {
     extern __shared__ float sm[];
     att_row r;
     if (!att_row_of(a, &r))
         return;
-    float *sc = sm + (size_t)r.w * (a.T + a.d), *dy = sc + a.T;
+    float *sc = sm + (size_t)r.w * (a.T + (lse ? 2 : 1) * a.d), *dy = sc + a.T, *q = dy + a.d;
     size_t bh = r.bh, i = r.i, b = r.b, h = r.h, qo = r.qo;
     int lane = r.lane;
     att_load_row(dy, dY, ddt, qo, a.d, lane);
-    const float *pr = probs + (bh * a.T + i) * a.T;
+    if (lse)
+        att_load_row(q, Q, qdt, qo, a.d, lane);
+    float *pw = lse ? pbuf + (bh * a.T + i) * a.T : NULL;
+    const float *pr = lse ? pw : probs + (bh * a.T + i) * a.T;
     const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    float li = lse ? lse[bh * a.T + i] : 0.0f;
     float s = 0.0f;
     for (size_t j = lane; j < a.T; j += 32) {
         size_t vo = (b * a.T + j) * a.C + h * a.d;
+        if (pw) { /* this lane writes p_ij and reads it back below: no sync needed */
+            float sj = 0.0f;
+            for (size_t k = 0; k < a.d; k++)
+                sj += q[k] * cu_ld(K, qdt, vo + k);
+            pw[j] = expf(sj * scale - li);
+        }
         float da = 0.0f;
         for (size_t k = 0; k < a.d; k++)
             da += dy[k] * cu_ld(V, qdt, vo + k);
@@ -1824,18 +1857,23 @@ __global__ void k_attention_bwd_kv(const void *dY, int ddt, const void *Q, int q
 
 void op_attention_bwd(graph *g, op *o)
 {
+    if (cu_sdpa_run(g, o)) /* cuDNN's fused SDPA backward (sdpa.cu) */
+        return;
     att_geo a = att_dims(g, o->in[4], o->in[0]);
     size_t rows = a.B * a.H * a.T;
     if (!rows)
         return;
-    const float *mask = o->in[5] >= 0 ? (const float *)CU_PTR(g, o->in[5]) : NULL;
+    /* flash form: in[5] is the forward's y, not a mask */
+    const float *mask = !a.flash && o->in[5] >= 0 ? (const float *)CU_PTR(g, o->in[5]) : NULL;
     float scale = 1.0f / sqrtf((float)a.d);
     unsigned blocks = (unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS);
     int qdt = CU_DT(g, o->in[1]), ddt = CU_DT(g, o->in[0]);
-    const float *probs = (const float *)CU_PTR(g, o->in[4]);
-    k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem(a), cu.s>>>(
+    const float *lse = a.flash ? (const float *)CU_PTR(g, o->in[4]) : NULL;
+    const float *probs = a.flash ? S.pb : (const float *)CU_PTR(g, o->in[4]);
+    k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem_bwd(a), cu.s>>>(
         CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]), CU_PTR(g, o->in[3]),
-        qdt, probs, mask, S.ds, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), a, scale, CU_ACC(o, 0));
+        qdt, a.flash ? NULL : probs, lse, S.pb, mask, S.ds, CU_PTR(g, o->out[0]),
+        CU_DT(g, o->out[0]), a, scale, CU_ACC(o, 0));
     cu_launched();
     k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(
         CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), qdt, probs, mask, S.ds,
@@ -1962,7 +2000,7 @@ void cu_ops_register(backend_op_fn *t)
  * maintained on (no GPU), so it is kept as verified on one. */
 int cu_ops_prepare(graph *g, int nrun)
 {
-    size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0;
+    size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0, pbb = 0;
     int nopt = 0, nema = 0, bad = 0;
     cu_ops_release(g);
     for (int i = 0; i < nrun; i++) {
@@ -2050,15 +2088,22 @@ int cu_ops_prepare(graph *g, int nrun)
             int fwd = o->type == OP_ATTENTION;
             att_geo a = att_dims(g, fwd ? o->out[1] : o->in[4], fwd ? o->out[0] : o->in[0]);
             bad |= fwd ? want(g, o, 1, DT_F32, 0) | want(g, o, 2, DT_F32, 0)
-                       : want(g, o, 4, DT_F32, 1) | want(g, o, 5, DT_F32, 1);
-            if (att_smem(a) > 48 * 1024) {
+                       : want(g, o, 4, DT_F32, 1) | (a.flash ? 0 : want(g, o, 5, DT_F32, 1));
+            if (a.flash && (fwd ? o->out[2] : -1) >= 0) {
+                fprintf(stderr, "matrix-engine: cuda: attention '%s': a dropout mask in the "
+                        "flash form (BUG)\n", o->name);
+                bad = -1;
+            }
+            if ((fwd ? att_smem(a) : att_smem_bwd(a)) > 48 * 1024 && !cu_sdpa_takes(g, o)) {
                 fprintf(stderr, "matrix-engine: cuda: attention '%s': sequence length %zu is "
                         "beyond the attention kernel's shared memory\n", o->name, a.T);
                 bad = -1;
             }
-            if (!fwd) {
+            if (!fwd && !cu_sdpa_takes(g, o)) {
                 size_t b = a.B * a.H * a.T * a.T * sizeof(float);
                 dsb = b > dsb ? b : dsb;
+                if (a.flash)
+                    pbb = b > pbb ? b : pbb;
             }
             break;
         }
@@ -2081,7 +2126,8 @@ int cu_ops_prepare(graph *g, int nrun)
     if ((sortb && !(S.sort = cu_alloc(S.sort_bytes = sortb))) ||
         (epb && !(S.ep = (float *)cu_alloc(S.ep_bytes = epb))) ||
         (lnb && !(S.lnp = (float *)cu_alloc(S.lnp_bytes = lnb))) ||
-        (dsb && !(S.ds = (float *)cu_alloc(S.ds_bytes = dsb))))
+        (dsb && !(S.ds = (float *)cu_alloc(S.ds_bytes = dsb))) ||
+        (pbb && !(S.pb = (float *)cu_alloc(S.pb_bytes = pbb))))
         return -1;
     S.sort_tmp = sortt;
     S.fp16 = cu.pt.precision == PREC_FP16 && nopt > 0;
@@ -2139,9 +2185,10 @@ void cu_ops_release(graph *g)
     cu_free(S.ep, S.ep_bytes);
     cu_free(S.lnp, S.lnp_bytes);
     cu_free(S.ds, S.ds_bytes);
+    cu_free(S.pb, S.pb_bytes);
     S.sort = NULL;
-    S.ep = S.lnp = S.ds = NULL;
-    S.sort_bytes = S.ep_bytes = S.lnp_bytes = S.ds_bytes = S.sort_tmp = 0;
+    S.ep = S.lnp = S.ds = S.pb = NULL;
+    S.sort_bytes = S.ep_bytes = S.lnp_bytes = S.ds_bytes = S.pb_bytes = S.sort_tmp = 0;
     S.part = NULL;
     S.coef = NULL;
     S.grads = NULL;

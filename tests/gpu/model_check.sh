@@ -10,6 +10,10 @@
 #
 #   sh tests/gpu/model_check.sh [OUTDIR]
 #
+# bert_tiny also runs without dropout in fp16 / bf16 (bert_flash below):
+# attention in the flash form on cuDNN's fused SDPA against the CPU and
+# against the engine's own kernels.
+#
 # MATRIX_ENGINE names the engine (default: $top_builddir/engine/matrix-engine,
 # else engine/matrix-engine under the current directory), PYTHON_TORCH a
 # python3 that imports torch (tests/engine/mxw.py reads the dumps; default
@@ -150,6 +154,36 @@ compare() {
 	fi
 }
 
+# bert_tiny without dropout in fp16 / bf16: attention in the flash form
+# (pass_flash_attention), on cuDNN's fused SDPA where it has an engine, else
+# on the engine's kernels: inference and training (eval on: no attention
+# dropout) against the CPU's fp32, and cuDNN against the kernels
+# (MATRIX_ENGINE_SDPA=kernel) on the same GPU. What ran is printed from the
+# result files (sdpa_cudnn_fwd / _bwd: ops on cuDNN).
+bert_flash() {
+	T5="--task train --steps 5 --eval on --channels-last off --compile default"
+	run "$m.cpu.T5" cpu $MF $T5 --threads 4
+	for pr in fp16 bf16; do
+		eval "tol=\$traj_$pr"
+		run "$m.cuda.I1.$pr" cuda $MF $I1 --precision $pr --result "$W/$m.cuda.I1.$pr.result"
+		compare "$m $pr I1 (flash attention) cuda vs cpu fp32" "$m.cpu.I1" "$m.cuda.I1.$pr" $tol
+		run "$m.cuda.T5.$pr" cuda $MF $T5 --precision $pr --result "$W/$m.cuda.T5.$pr.result"
+		compare "$m $pr T5 (train, eval on: flash attention) cuda vs cpu fp32" "$m.cpu.T5" \
+			"$m.cuda.T5.$pr" $tol
+		MATRIX_ENGINE_SDPA=kernel
+		export MATRIX_ENGINE_SDPA
+		run "$m.cuda.T5.$pr.kernel" cuda $MF $T5 --precision $pr
+		unset MATRIX_ENGINE_SDPA
+		compare "$m $pr T5 flash attention: cuDNN SDPA vs the engine's kernels" \
+			"$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
+		for r in I1 T5; do
+			[ -f "$W/$m.cuda.$r.$pr.result" ] || continue
+			echo "   $r $pr attention: $(grep -E '^(attention_flash_form|sdpa_[a-z_]+)=' \
+				"$W/$m.cuda.$r.$pr.result" | tr '\n' ' ')"
+		done
+	done
+}
+
 # Tolerance options by precision: tight for fp32, trajectories for the others.
 tight="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32"
 traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
@@ -206,6 +240,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50 bert_tiny; do
 			eval "tol=\$traj_$pr"
 			compare "$m $pr T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.$pr" $tol
 		done
+		[ $m = bert_tiny ] && bert_flash
 		continue
 	fi
 

@@ -238,6 +238,8 @@ typedef struct config {
     int prec;   /* enum precision */
     int layout; /* LAYOUT_NCHW / LAYOUT_NHWC */
     int search; /* --cudnn-benchmark on, --compile max-autotune */
+    int sdpa_kernel;  /* MATRIX_ENGINE_SDPA=kernel: flash attention on our kernels, not cuDNN */
+    const char *only; /* run only these ops (as --op) */
 } config;
 
 typedef struct suite {
@@ -798,6 +800,32 @@ static void case_attention(suite *s, int B, int Tn, int H, int C, int drop, int 
     o->heads = H;
 }
 
+/* Attention in the flash form (pass_flash_attention, fp16 / bf16 on CUDA):
+ * out[1] is the rows' lse (B, H, T); the backward reads it and the
+ * forward's y. cuDNN's fused SDPA runs it where it has an engine (acc 0),
+ * else the engine's kernels (acc 1: cuDNN cannot accumulate). */
+static void case_attention_flash(suite *s, int B, int Tn, int H, int C, int acc)
+{
+    s->ncase++;
+    int q = IN(s, "q", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int k = IN(s, "k", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int v = IN(s, "v", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int ls = T(s, "lse", TK_ACT, CL_F32, LAYOUT_ROW, 3, B, H, Tn, 1);
+    op *f = O(s, OP_ATTENTION, !acc, "flash B=%d T=%d H=%d C=%d", B, Tn, H, C);
+    f->in[0] = q; f->in[1] = k; f->in[2] = v; f->out[0] = y; f->out[1] = ls;
+    f->heads = H;
+    int fi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
+    int dq = T(s, "dq", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int dk = T(s, "dk", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    int dv = T(s, "dv", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
+    op *o = O(s, OP_ATTENTION_BWD, 1, "flash B=%d T=%d H=%d C=%d acc=%d", B, Tn, H, C, acc);
+    o->in[0] = dy; o->in[1] = q; o->in[2] = k; o->in[3] = v; o->in[4] = ls; o->in[5] = y;
+    o->out[0] = dq; o->out[1] = dk; o->out[2] = dv; o->fwd = fi; o->acc = acc ? 7 : 0;
+    o->heads = H;
+}
+
 static void case_select0(suite *s, int B, int Tn, int C, int acc)
 {
     s->ncase++;
@@ -934,6 +962,14 @@ static void build_cases(suite *s)
     }
     case_embed(s, 2, 128, 64, 1000, 512, 2, 0);
     case_attention(s, 1, 128, 12, 768, 0, 0);
+    /* the flash form: odd sizes (d = 8, 16), BERT-base's heads (d = 64) at
+     * T = 128 and 512 (the kernels' shared memory holds T = 512 with d = 64) */
+    for (int acc = 0; acc < 2; acc++) {
+        case_attention_flash(s, 2, 7, 2, 16, acc);
+        case_attention_flash(s, 2, 33, 4, 64, acc);
+    }
+    case_attention_flash(s, 2, 128, 12, 768, 0);
+    case_attention_flash(s, 1, 512, 12, 768, 0);
 }
 
 /* ---- running and comparing --------------------------------------------------------- */
@@ -1825,16 +1861,20 @@ static int selftest_units(void)
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const config configs[] = {
-    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0},
-    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0},
-    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0},
-    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0},
-    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0},
-    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0},
-    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0},
-    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0},
-    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1},
-    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1},
+    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL},
+    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL},
+    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL},
+    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL},
+    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL},
+    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL},
+    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL},
+    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL},
+    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL},
+    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL},
+    /* the flash form of attention on the engine's kernels (the configurations
+     * above give it to cuDNN's fused SDPA wherever cuDNN has an engine) */
+    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention"},
+    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention"},
 };
 #define NCONFIG ((int)(sizeof configs / sizeof configs[0]))
 
@@ -1939,7 +1979,11 @@ int main(int argc, char **argv)
         }
         if (pid == 0) {
             alarm(timeout);
-            int rc = run_config(cf, module, selftest, sabotage, quiet, only, seed);
+            if (cf->sdpa_kernel)
+                setenv("MATRIX_ENGINE_SDPA", "kernel", 1);
+            else
+                unsetenv("MATRIX_ENGINE_SDPA");
+            int rc = run_config(cf, module, selftest, sabotage, quiet, only ? only : cf->only, seed);
             fflush(stdout);
             _exit(rc);
         }
