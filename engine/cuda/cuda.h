@@ -255,6 +255,13 @@ void cu_ops_release(graph *g);
  * has an engine for; cu_sdpa_takes says whether it took op o;
  * cu_sdpa_run runs o when taken (1), else 0 (ops.cu's kernels run it). */
 int cu_sdpa_prepare(graph *g, int nrun);
+/* ops.cu: its flash-form attention kernels on raw pointers, (B T, C) rows
+ * of type dt, lse (B, H, T) f32; the backward needs pbuf and ds scratch of
+ * B H T T floats each. sdpa.cu checks cuDNN's plans against it. 0, or -1
+ * when T and C / H are beyond the kernels' shared memory. */
+int cu_attention_flash_ref(int fwd, const void *q, const void *k, const void *v, int dt,
+                           void *y, float *lse, const void *dy, void *dq, void *dk, void *dv,
+                           float *pbuf, float *ds, size_t B, size_t H, size_t T, size_t C);
 int cu_sdpa_takes(const graph *g, const op *o);
 int cu_sdpa_run(graph *g, op *o);
 void cu_sdpa_release(graph *g);

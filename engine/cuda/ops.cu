@@ -1956,6 +1956,31 @@ void *upload_table(const void *h, size_t n)
 
 /* ---- the interface (cuda.h) ------------------------------------------------------------------ */
 
+int cu_attention_flash_ref(int fwd, const void *q, const void *k, const void *v, int dt,
+                           void *y, float *lse, const void *dy, void *dq, void *dk, void *dv,
+                           float *pbuf, float *ds, size_t B, size_t H, size_t T, size_t C)
+{
+    att_geo a = {B, H, T, C, C / H, 1};
+    if ((fwd ? att_smem(a) : att_smem_bwd(a)) > 48 * 1024)
+        return -1;
+    size_t rows = B * H * T;
+    unsigned blocks = (unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS);
+    float scale = 1.0f / sqrtf((float)a.d);
+    if (fwd) {
+        k_attention<<<blocks, 32 * ATT_WARPS, att_smem(a), cu.s>>>(q, k, v, dt, NULL, lse, NULL, y,
+                                                                   dt, a, scale);
+        cu_launched();
+        return 0;
+    }
+    k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem_bwd(a), cu.s>>>(
+        dy, dt, q, k, v, dt, NULL, lse, pbuf, NULL, ds, dq, dt, a, scale, 0);
+    cu_launched();
+    k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(dy, dt, q, dt, pbuf, NULL, ds, dk, dt,
+                                                           dv, dt, a, scale, 0, 0);
+    cu_launched();
+    return 0;
+}
+
 void cu_ops_register(backend_op_fn *t)
 {
     t[OP_EMBED] = op_embed;

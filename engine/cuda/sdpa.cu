@@ -25,6 +25,9 @@
  * SDPA_WS_CAP of workspace is kept. When none does (no engine for the shape
  * or the precision, a cuDNN without the operation, ...) the op runs on
  * ops.cu's own kernels in the same flash form, and the log says why.
+ * Then, as gemm.cu does for cuBLASLt, the plan is run once on random inputs
+ * and compared with our kernels (sd_verify): a plan that computes something
+ * else is not used (the log says what differed).
  * fp32 / tf32 never come here: the flash form is made only for fp16 / bf16
  * (cuDNN's flash SDPA is 16-bit only), and those keep our kernels.
  *
@@ -55,6 +58,7 @@ enum { U_Q = 1, U_K, U_V, U_O, U_DO, U_DQ, U_DK, U_DV, U_STATS, U_SCALE };
 
 static struct {
     int fwd_cudnn, fwd_kernel, bwd_cudnn, bwd_kernel;
+    int unchecked; /* ops on a cuDNN plan the check could not run for */
     int prepared;
     char info[384];
 } sd;
@@ -66,6 +70,7 @@ typedef struct sdpa_plan {
     int fwd, dt;
     int64_t B, H, T, d;
     int ok;                               /* 1: plan made; 0: cuDNN has none (kernel) */
+    int verified;                         /* ok and checked against our kernels */
     cudnnBackendDescriptor_t desc[SDPA_MAX_DESC]; /* every descriptor made, the plan last */
     int ndesc;
     cudnnBackendDescriptor_t plan;
@@ -251,6 +256,175 @@ static int sd_build(sdpa_plan *pl)
     return sd_plan(pl, graph);
 }
 
+/* A variant pack of n (uid, pointer) pairs and workspace ws. */
+static cudnnStatus_t sd_make_vpack(const int64_t *uid, void *const *ptr, int n, void *ws,
+                                   cudnnBackendDescriptor_t *vp)
+{
+    cudnnStatus_t e = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, vp);
+    if (e != CUDNN_STATUS_SUCCESS)
+        return e;
+    if ((e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
+                                      uid)) != CUDNN_STATUS_SUCCESS ||
+        (e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                      CUDNN_TYPE_VOID_PTR, n, ptr)) != CUDNN_STATUS_SUCCESS ||
+        (e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+                                      1, &ws)) != CUDNN_STATUS_SUCCESS ||
+        (e = cudnnBackendFinalize(*vp)) != CUDNN_STATUS_SUCCESS) {
+        cudnnBackendDestroyDescriptor(*vp);
+        *vp = NULL;
+    }
+    return e;
+}
+
+/* out[0] = max |a - b|, out[1] = max |b| over n elements of type dt (as
+ * float bits: non-negative floats order as integers; NaN orders above inf). */
+__global__ void k_sd_cmp(const void *a, const void *b, int dt, size_t n, unsigned *out)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float x = cu_ld(a, dt, i), y = cu_ld(b, dt, i), e = fabsf(x - y), r = fabsf(y);
+    if (e != e)
+        e = __int_as_float(0x7fc00000);
+    atomicMax(&out[0], (unsigned)__float_as_int(e));
+    atomicMax(&out[1], (unsigned)__float_as_int(r));
+}
+
+/* Scratch of the verification: every buffer one allocation. */
+typedef struct sd_scratch {
+    void *p[16];
+    size_t h[16];
+    int n;
+} sd_scratch;
+
+static void *sd_get(sd_scratch *s, size_t bytes)
+{
+    void *p = NULL;
+    if (s->n == 16 || cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
+        return NULL;
+    s->p[s->n++] = p;
+    return p;
+}
+
+static void sd_scratch_free(sd_scratch *s)
+{
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    for (int i = 0; i < s->n; i++)
+        cu_free(s->p[i], s->h[i]);
+    s->n = 0;
+}
+
+/* Compare n elements of a (cuDNN) with b (ours): 1 when max|a - b| <= tol
+ * max|b| (+ 1e-6), else 0 with what, the error and the scale in why. */
+static int sd_same(const void *a, const void *b, int dt, size_t n, float tol, unsigned *dev,
+                   const char *what, char *why, size_t wn)
+{
+    unsigned h[2];
+    cudaCheck(cudaMemsetAsync(dev, 0, 2 * sizeof(unsigned), cu.s));
+    k_sd_cmp<<<cu_blocks(n, 256), 256, 0, cu.s>>>(a, b, dt, n, dev);
+    cu_launched();
+    cudaCheck(cudaMemcpyAsync(h, dev, sizeof h, cudaMemcpyDeviceToHost, cu.s));
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    float e, r;
+    memcpy(&e, &h[0], 4);
+    memcpy(&r, &h[1], 4);
+    if (e <= tol * r + 1e-6f)
+        return 1;
+    snprintf(why, wn, "%s differs from the engine's kernel: max |err| %g, max |ref| %g", what, e,
+             r);
+    return 0;
+}
+
+/* Run pl once on random inputs and compare with the engine's kernels on
+ * batch element 0 (the batch elements are independent): forward O and
+ * Stats, backward dQ, dK, dV (from O and Stats made by our forward). 1
+ * right; 0 wrong (pl->why); -1 not checked (no memory for the check, or a
+ * shape beyond our kernels: *note says which). Tolerance: 2e-2 (f16) /
+ * 6e-2 (bf16) of the largest reference element: far above rounding
+ * (cuDNN rounds P and dS to 16 bits), far below a layout error. Not split
+ * (about 95 lines): one check whose buffers and steps are shared by its
+ * two directions; it cannot be run where it is maintained (no GPU). */
+static int sd_verify(sdpa_plan *pl, const char **note)
+{
+    size_t B = (size_t)pl->B, H = (size_t)pl->H, T = (size_t)pl->T, C = (size_t)(pl->H * pl->d);
+    size_t es = graph_dtype_size(pl->dt), n = B * T * C, n0 = T * C, nl = B * H * T;
+    float tol = pl->dt == DT_BF16 ? 6e-2f : 2e-2f;
+    sd_scratch s;
+    memset(&s, 0, sizeof s);
+    void *q = sd_get(&s, n * es), *k = sd_get(&s, n * es), *v = sd_get(&s, n * es);
+    void *o = sd_get(&s, n * es), *o0 = sd_get(&s, n * es);
+    float *lse = (float *)sd_get(&s, nl * 4), *lse0 = (float *)sd_get(&s, nl * 4);
+    void *ws = sd_get(&s, (size_t)pl->ws);
+    unsigned *cmp = (unsigned *)sd_get(&s, 2 * sizeof(unsigned));
+    void *dO = NULL, *g[3] = {NULL, NULL, NULL}, *g0[3] = {NULL, NULL, NULL};
+    float *pb = NULL, *ds = NULL;
+    if (!pl->fwd) {
+        dO = sd_get(&s, n * es);
+        for (int j = 0; j < 3; j++) {
+            g[j] = sd_get(&s, n * es);
+            g0[j] = sd_get(&s, n0 * es);
+        }
+        pb = (float *)sd_get(&s, H * T * T * 4);
+        ds = (float *)sd_get(&s, H * T * T * 4);
+    }
+    if (!q || !k || !v || !o || !o0 || !lse || !lse0 || !ws || !cmp ||
+        (!pl->fwd && (!dO || !g[2] || !g0[2] || !pb || !ds))) {
+        sd_scratch_free(&s);
+        *note = "not checked: no device memory for the check";
+        return -1;
+    }
+    cu_fill_uniform(q, pl->dt, n, 0x5d1);
+    cu_fill_uniform(k, pl->dt, n, 0x5d2);
+    cu_fill_uniform(v, pl->dt, n, 0x5d3);
+    float scale = 1.0f / sqrtf((float)pl->d);
+    int rc = 1, ok;
+    cudnnBackendDescriptor_t vp = NULL;
+    /* ours: the forward of every batch element (the backward reads O, Stats) */
+    if (cu_attention_flash_ref(1, q, k, v, pl->dt, o0, lse0, NULL, NULL, NULL, NULL, NULL, NULL, B,
+                               H, T, C)) {
+        sd_scratch_free(&s);
+        *note = "not checked: the shape is beyond the engine's kernels";
+        return -1;
+    }
+    if (pl->fwd) {
+        int64_t uid[6] = {U_Q, U_K, U_V, U_O, U_STATS, U_SCALE};
+        void *ptr[6] = {q, k, v, o, lse, &scale};
+        cudaCheck(cudaMemsetAsync(o, 0xff, n * es, cu.s)); /* NaN: unwritten fails */
+        cudaCheck(cudaMemsetAsync(lse, 0xff, nl * 4, cu.s));
+        ok = sd_make_vpack(uid, ptr, 6, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+             cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
+        if (!ok)
+            snprintf(pl->why, sizeof pl->why, "cudnnBackendExecute failed on the check's inputs");
+        else
+            rc = sd_same(o, o0, pl->dt, n, tol, cmp, "O", pl->why, sizeof pl->why) &&
+                 sd_same(lse, lse0, DT_F32, nl, tol, cmp, "Stats", pl->why, sizeof pl->why);
+    } else {
+        int64_t uid[10] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
+        void *ptr[10] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &scale};
+        cu_fill_uniform(dO, pl->dt, n, 0x5d4);
+        for (int j = 0; j < 3; j++)
+            cudaCheck(cudaMemsetAsync(g[j], 0xff, n * es, cu.s));
+        cu_attention_flash_ref(0, q, k, v, pl->dt, NULL, lse0, dO, g0[0], g0[1], g0[2], pb, ds, 1,
+                               H, T, C);
+        ok = sd_make_vpack(uid, ptr, 10, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+             cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
+        if (!ok)
+            snprintf(pl->why, sizeof pl->why, "cudnnBackendExecute failed on the check's inputs");
+        else
+            rc = sd_same(g[0], g0[0], pl->dt, n0, tol, cmp, "dQ", pl->why, sizeof pl->why) &&
+                 sd_same(g[1], g0[1], pl->dt, n0, tol, cmp, "dK", pl->why, sizeof pl->why) &&
+                 sd_same(g[2], g0[2], pl->dt, n0, tol, cmp, "dV", pl->why, sizeof pl->why);
+    }
+    if (!ok)
+        rc = 0;
+    (void)cudaGetLastError();
+    sd_scratch_free(&s);
+    if (vp)
+        cudnnBackendDestroyDescriptor(vp);
+    *note = "checked against the engine's kernels";
+    return rc;
+}
+
 static void sd_plan_free(sdpa_plan *pl)
 {
     for (int i = pl->ndesc - 1; i >= 0; i--)
@@ -284,6 +458,14 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
                  cudnnGetVersion());
     else
         pl->ok = sd_build(pl) == 0;
+    const char *note = "";
+    if (pl->ok) { /* the plan computes what our kernels compute, or it is not used */
+        int v = sd_verify(pl, &note);
+        pl->ok = v != 0;
+        pl->verified = v > 0;
+        if (v == 0)
+            note = "";
+    }
     if (!pl->ok) { /* keep the reason, drop what was made */
         for (int i = pl->ndesc - 1; i >= 0; i--)
             cudnnBackendDestroyDescriptor(pl->desc[i]);
@@ -297,8 +479,8 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
             pl->ok ? "cuDNN fused SDPA (flash attention)" : "the engine's own kernel: ",
             pl->ok ? "" : pl->why);
     if (pl->ok)
-        fprintf(stderr, "matrix-engine: cuda: attention %s: cuDNN plan workspace %lld bytes\n",
-                fwd ? "forward" : "backward", (long long)pl->ws);
+        fprintf(stderr, "matrix-engine: cuda: attention %s: cuDNN plan workspace %lld bytes, %s\n",
+                fwd ? "forward" : "backward", (long long)pl->ws, note);
     return pl;
 }
 
@@ -320,17 +502,9 @@ static void sd_vpack(graph *g, op *o, sdpa_op *so)
 #undef PUT
     uid[n] = U_SCALE;
     ptr[n++] = &so->scale;
-    void *ws = cu.ws;
     if (so->pl->ws > (int64_t)cu.ws_bytes)
         cu_fail(__FILE__, __LINE__, "attention", "workspace smaller than prepared");
-    cudnnCheck(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &so->vpack));
-    cudnnCheck(cudnnBackendSetAttribute(so->vpack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
-                                        CUDNN_TYPE_INT64, n, uid));
-    cudnnCheck(cudnnBackendSetAttribute(so->vpack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                        CUDNN_TYPE_VOID_PTR, n, ptr));
-    cudnnCheck(cudnnBackendSetAttribute(so->vpack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
-                                        CUDNN_TYPE_VOID_PTR, 1, &ws));
-    cudnnCheck(cudnnBackendFinalize(so->vpack));
+    cudnnCheck(sd_make_vpack(uid, ptr, n, cu.ws, &so->vpack));
 }
 
 /* 1 when op o of g can be given to cuDNN: flash form, 16-bit tensors of one
@@ -398,6 +572,7 @@ int cu_sdpa_prepare(graph *g, int nrun)
                     sd.fwd_cudnn++;
                 else
                     sd.bwd_cudnn++;
+                sd.unchecked += !pl->verified;
                 continue;
             }
         }
@@ -410,8 +585,8 @@ int cu_sdpa_prepare(graph *g, int nrun)
     if (sd.prepared)
         snprintf(sd.info, sizeof sd.info,
                  "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
-                 "cudnn_version=%zu\n",
-                 sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel,
+                 "sdpa_unchecked=%d\nsdpa_cudnn_version=%zu\n",
+                 sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.unchecked,
 #ifdef HAVE_CUDNN
                  cudnnGetVersion()
 #else
