@@ -19,6 +19,12 @@
  *   scale  1 / sqrt(d), f32, passed by value (a host pointer in the
  *       variant pack), uid 10.
  *
+ * The backward tries the unified SDPA_BWD operation first; released cuDNN
+ * has no engines for it on SM80 / SM90 (cudnn-frontend does not use it;
+ * NVIDIA/cudnn-frontend#895 is adding them), so it then builds the composite
+ * graph that cudnn-frontend's CompositeSDPABackwardNode expands to and that
+ * cuDNN's flash backward engines pattern-match (sd_composite_bwd).
+ *
  * Plan-time support check: the operation graph is finalized, engine configs
  * come from the heuristics (mode A, then the fallback list), and the first
  * whose execution plan finalizes (cudnnBackendFinalize) and needs at most
@@ -51,7 +57,7 @@
 #include <string.h>
 
 #define SDPA_WS_CAP ((int64_t)1 << 30)
-#define SDPA_MAX_DESC 24
+#define SDPA_MAX_DESC 96
 #define SDPA_CONFIGS 8
 
 enum { U_Q = 1, U_K, U_V, U_O, U_DO, U_DQ, U_DK, U_DV, U_STATS, U_SCALE };
@@ -59,6 +65,7 @@ enum { U_Q = 1, U_K, U_V, U_O, U_DO, U_DQ, U_DK, U_DV, U_STATS, U_SCALE };
 static struct {
     int fwd_cudnn, fwd_kernel, bwd_cudnn, bwd_kernel;
     int unchecked; /* ops on a cuDNN plan the check could not run for */
+    int bwd_composite; /* backward ops on the composite graph */
     int prepared;
     char info[384];
 } sd;
@@ -74,15 +81,17 @@ typedef struct sdpa_plan {
     cudnnBackendDescriptor_t desc[SDPA_MAX_DESC]; /* every descriptor made, the plan last */
     int ndesc;
     cudnnBackendDescriptor_t plan;
-    int64_t ws;
-    char why[200];                        /* ok == 0: what refused */
+    int64_t ws;                           /* workspace: the plan's, then (composite) ours */
+    int composite;                        /* backward as cuDNN's composite graph */
+    int64_t ws_plan;                      /* composite: the plan's part, 256-aligned */
+    char why[400];                        /* ok == 0: what refused */
 } sdpa_plan;
 
 /* What an op runs: its plan and, from its first run, its variant pack. */
 typedef struct sdpa_op {
     sdpa_plan *pl;
     cudnnBackendDescriptor_t vpack;
-    float scale;                          /* by value: the variant pack points here */
+    float scale, one;                     /* by value: the variant pack points here */
 } sdpa_op;
 
 static cudnnHandle_t sd_dnn;
@@ -110,12 +119,14 @@ static int sd_new(sdpa_plan *pl, cudnnBackendDescriptorType_t type, cudnnBackend
     return 0;
 }
 
-/* A finalized tensor descriptor: dims and strides (4), type, uid. */
-static int sd_tensor(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64_t *dim,
-                     const int64_t *str, int by_value, cudnnBackendDescriptor_t *out)
+/* A finalized tensor descriptor: dims and strides (4), type, uid; passed
+ * by value (a host pointer in the variant pack) or virtual (never in
+ * memory: an intermediate of the graph). */
+static int sd_tensor_v(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64_t *dim,
+                       const int64_t *str, int by_value, int virt, cudnnBackendDescriptor_t *out)
 {
     int64_t align = 16;
-    bool val = by_value != 0;
+    bool val = by_value != 0, vir = virt != 0;
     if (sd_new(pl, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out))
         return -1;
     SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
@@ -125,8 +136,16 @@ static int sd_tensor(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64
     SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
     if (by_value)
         SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &val));
+    if (virt)
+        SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &vir));
     SD(cudnnBackendFinalize(*out));
     return 0;
+}
+
+static int sd_tensor(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64_t *dim,
+                     const int64_t *str, int by_value, cudnnBackendDescriptor_t *out)
+{
+    return sd_tensor_v(pl, uid, dt, dim, str, by_value, 0, out);
 }
 
 static int sd_set_desc(sdpa_plan *pl, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t a,
@@ -178,6 +197,167 @@ static int sd_operation(sdpa_plan *pl, cudnnBackendDescriptor_t *op)
             return -1;
     }
     SD(cudnnBackendFinalize(*op));
+    return 0;
+}
+
+/* ---- the composite backward graph --------------------------------------------------------- */
+
+/* cuDNN's flash backward engines match this graph (cudnn-frontend's
+ * CompositeSDPABackwardNode without dropout, bias or masks; the unified
+ * SDPA_BWD operation has no engines in released cuDNN on SM80 / SM90):
+ *
+ *   softmax_sum = rowsum(dO * O) * 1            (f32, non-virtual: workspace)
+ *   P   = exp(scale * Q K^T - Stats)            (virtual, f32)
+ *   dV  = P^T dO                                (P^T: a reshape of P in the io type)
+ *   dS  = scale * P * (dO V^T - softmax_sum)    (virtual, f32)
+ *   dK  = dS^T Q                                (dS^T: a reshape in the io type)
+ *   dQ  = identity(dQ_accum), dQ_accum = dS K   (f32, non-virtual: workspace)
+ *
+ * K and V are given as K^T, V^T (dims (B, H, d, T), strides (T C, d, 1, C));
+ * K for dQ is a reshape back. softmax_sum and dQ_accum are dense, in the
+ * workspace after the plan's own (pl->ws_plan), as the frontend lays them. */
+
+enum { U_ONE = 11, U_SSUM, U_DQACC, U_VIRT = 100 };
+
+static int sd_virt(sdpa_plan *pl, int64_t *uid, cudnnDataType_t dt, const int64_t *dim,
+                   const int64_t *str, cudnnBackendDescriptor_t *out)
+{
+    return sd_tensor_v(pl, (*uid)++, dt, dim, str, 0, 1, out);
+}
+
+/* One operation: its descriptor (pointwise / matmul / reduction, when
+ * type is set) and the operation, appended to ops. */
+static int sd_op_pw(sdpa_plan *pl, cudnnPointwiseMode_t mode, cudnnBackendDescriptor_t x,
+                    cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
+                    cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnBackendDescriptor_t pw, op;
+    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    if (sd_new(pl, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw))
+        return -1;
+    SD(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
+    SD(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    SD(cudnnBackendFinalize(pw));
+    if (sd_new(pl, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &op) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x) ||
+        (b && sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b)) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y))
+        return -1;
+    SD(cudnnBackendFinalize(op));
+    ops[(*nops)++] = op;
+    return 0;
+}
+
+static int sd_op_mm(sdpa_plan *pl, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
+                    cudnnBackendDescriptor_t c, cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnBackendDescriptor_t mm, op;
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    if (sd_new(pl, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &mm))
+        return -1;
+    SD(cudnnBackendSetAttribute(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
+    SD(cudnnBackendFinalize(mm));
+    if (sd_new(pl, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm))
+        return -1;
+    SD(cudnnBackendFinalize(op));
+    ops[(*nops)++] = op;
+    return 0;
+}
+
+static int sd_op_sum(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
+                     cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnBackendDescriptor_t red, op;
+    cudnnReduceTensorOp_t add = CUDNN_REDUCE_TENSOR_ADD;
+    cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+    if (sd_new(pl, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &red))
+        return -1;
+    SD(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_OPERATOR,
+                                CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &add));
+    SD(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
+    SD(cudnnBackendFinalize(red));
+    if (sd_new(pl, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red))
+        return -1;
+    SD(cudnnBackendFinalize(op));
+    ops[(*nops)++] = op;
+    return 0;
+}
+
+static int sd_op_reshape(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
+                         cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnBackendDescriptor_t op;
+    if (sd_new(pl, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, &op) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x) ||
+        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y))
+        return -1;
+    SD(cudnnBackendFinalize(op));
+    ops[(*nops)++] = op;
+    return 0;
+}
+
+/* The composite backward's operations into ops (*nops of them). Not split
+ * (about 70 lines): the graph above, one statement per node, in the order
+ * the frontend builds it. */
+static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnDataType_t io = cu_dnn_type(pl->dt), f32 = CUDNN_DATA_FLOAT;
+    int64_t B = pl->B, H = pl->H, T = pl->T, d = pl->d, C = H * d, vu = U_VIRT;
+    int64_t qd[4] = {B, H, T, d}, qs[4] = {T * C, d, C, 1};       /* Q, O, dO, dQ, dK, dV */
+    int64_t td[4] = {B, H, d, T}, ts[4] = {T * C, d, 1, C};       /* K^T, V^T */
+    int64_t sd4[4] = {B, H, T, 1}, ss[4] = {H * T, T, 1, 1};      /* Stats, softmax_sum */
+    int64_t pd[4] = {B, H, T, T}, ps[4] = {H * T * T, T * T, T, 1}; /* scores */
+    int64_t ptd[4] = {B, H, T, T}, pts[4] = {H * T * T, T * T, 1, T}; /* P^T, dS^T */
+    int64_t aqs[4] = {H * T * d, T * d, d, 1};                    /* dQ_accum: dense */
+    int64_t dos[4] = {H * T * d, T * d, H * d, 1};                /* dO * O (frontend's) */
+    int64_t one4[4] = {1, 1, 1, 1};
+    cudnnBackendDescriptor_t q, kt, vt, o, dO, st, dq, dk, dv, sc, one, ssum, dqa;
+    cudnnBackendDescriptor_t doo, rs, s, s1, s2, p, pt, dp, dp1, ds0, ds, dst, kv;
+    if (sd_tensor_v(pl, U_Q, io, qd, qs, 0, 0, &q) || sd_tensor_v(pl, U_K, io, td, ts, 0, 0, &kt) ||
+        sd_tensor_v(pl, U_V, io, td, ts, 0, 0, &vt) || sd_tensor_v(pl, U_O, io, qd, qs, 0, 0, &o) ||
+        sd_tensor_v(pl, U_DO, io, qd, qs, 0, 0, &dO) ||
+        sd_tensor_v(pl, U_STATS, f32, sd4, ss, 0, 0, &st) ||
+        sd_tensor_v(pl, U_DQ, io, qd, qs, 0, 0, &dq) || sd_tensor_v(pl, U_DK, io, qd, qs, 0, 0, &dk) ||
+        sd_tensor_v(pl, U_DV, io, qd, qs, 0, 0, &dv) ||
+        sd_tensor_v(pl, U_SCALE, f32, one4, one4, 1, 0, &sc) ||
+        sd_tensor_v(pl, U_ONE, f32, one4, one4, 1, 0, &one) ||
+        sd_tensor_v(pl, U_SSUM, f32, sd4, ss, 0, 0, &ssum) ||
+        sd_tensor_v(pl, U_DQACC, f32, qd, aqs, 0, 0, &dqa) ||
+        sd_virt(pl, &vu, f32, qd, dos, &doo) || sd_virt(pl, &vu, f32, sd4, ss, &rs) ||
+        sd_virt(pl, &vu, f32, pd, ps, &s) || sd_virt(pl, &vu, f32, pd, ps, &s1) ||
+        sd_virt(pl, &vu, f32, pd, ps, &s2) || sd_virt(pl, &vu, f32, pd, ps, &p) ||
+        sd_virt(pl, &vu, io, ptd, pts, &pt) || sd_virt(pl, &vu, f32, pd, ps, &dp) ||
+        sd_virt(pl, &vu, f32, pd, ps, &dp1) || sd_virt(pl, &vu, f32, pd, ps, &ds0) ||
+        sd_virt(pl, &vu, f32, pd, ps, &ds) || sd_virt(pl, &vu, io, ptd, pts, &dst) ||
+        sd_virt(pl, &vu, io, qd, qs, &kv))
+        return -1;
+    if (sd_op_pw(pl, CUDNN_POINTWISE_MUL, dO, o, doo, ops, nops) ||     /* dO * O */
+        sd_op_sum(pl, doo, rs, ops, nops) ||                            /* rowsum */
+        sd_op_pw(pl, CUDNN_POINTWISE_MUL, rs, one, ssum, ops, nops) ||  /* softmax_sum */
+        sd_op_mm(pl, q, kt, s, ops, nops) ||                            /* Q K^T */
+        sd_op_pw(pl, CUDNN_POINTWISE_MUL, s, sc, s1, ops, nops) ||      /* * scale */
+        sd_op_pw(pl, CUDNN_POINTWISE_SUB, s1, st, s2, ops, nops) ||     /* - Stats */
+        sd_op_pw(pl, CUDNN_POINTWISE_EXP, s2, NULL, p, ops, nops) ||    /* P */
+        sd_op_reshape(pl, p, pt, ops, nops) ||                          /* P^T */
+        sd_op_mm(pl, pt, dO, dv, ops, nops) ||                          /* dV */
+        sd_op_mm(pl, dO, vt, dp, ops, nops) ||                          /* dO V^T */
+        sd_op_pw(pl, CUDNN_POINTWISE_SUB, dp, ssum, dp1, ops, nops) ||  /* - softmax_sum */
+        sd_op_pw(pl, CUDNN_POINTWISE_MUL, dp1, p, ds0, ops, nops) ||    /* * P */
+        sd_op_pw(pl, CUDNN_POINTWISE_MUL, ds0, sc, ds, ops, nops) ||    /* dS */
+        sd_op_reshape(pl, ds, dst, ops, nops) ||                        /* dS^T */
+        sd_op_mm(pl, dst, q, dk, ops, nops) ||                          /* dK */
+        sd_op_reshape(pl, kt, kv, ops, nops) ||                         /* K */
+        sd_op_mm(pl, ds, kv, dqa, ops, nops) ||                         /* dQ_accum */
+        sd_op_pw(pl, CUDNN_POINTWISE_IDENTITY, dqa, NULL, dq, ops, nops)) /* dQ */
+        return -1;
     return 0;
 }
 
@@ -242,19 +422,76 @@ static int sd_plan(sdpa_plan *pl, cudnnBackendDescriptor_t graph)
     return -1;
 }
 
-/* Build pl's graph and plan: 0, or -1 with pl->why. */
-static int sd_build(sdpa_plan *pl)
+static void sd_drop(sdpa_plan *pl)
 {
-    cudnnBackendDescriptor_t op, graph;
-    if (sd_operation(pl, &op) || sd_new(pl, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph))
+    for (int i = pl->ndesc - 1; i >= 0; i--)
+        cudnnBackendDestroyDescriptor(pl->desc[i]);
+    pl->ndesc = 0;
+    pl->plan = NULL;
+}
+
+/* pl's graph (the unified operation, or the composite backward) and plan:
+ * 0, or -1 with pl->why. */
+static int sd_build_graph(sdpa_plan *pl)
+{
+    cudnnBackendDescriptor_t ops[24], graph;
+    int nops = 0;
+    if (pl->composite ? sd_composite_bwd(pl, ops, &nops) : sd_operation(pl, &ops[nops++]))
+        return -1;
+    if (sd_new(pl, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph))
         return -1;
     SD(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
                                 &sd_dnn));
     SD(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
     SD(cudnnBackendFinalize(graph));
-    return sd_plan(pl, graph);
+    if (sd_plan(pl, graph))
+        return -1;
+    if (pl->composite) { /* softmax_sum and dQ_accum after the plan's workspace */
+        pl->ws_plan = (pl->ws + 255) / 256 * 256;
+        pl->ws = pl->ws_plan + (pl->B * pl->H * pl->T * 4 + 255) / 256 * 256 +
+                 pl->B * pl->H * pl->T * pl->d * 4;
+    }
+    return 0;
 }
+
+/* Build pl: the unified operation; for the backward, when it has no engine,
+ * the composite graph. 0, or -1 with pl->why. */
+static int sd_build(sdpa_plan *pl)
+{
+    if (sd_build_graph(pl) == 0)
+        return 0;
+    if (pl->fwd)
+        return -1;
+    char first[200];
+    snprintf(first, sizeof first, "%.180s", pl->why);
+    sd_drop(pl);
+    pl->composite = 1;
+    if (sd_build_graph(pl) == 0)
+        return 0;
+    char second[200];
+    snprintf(second, sizeof second, "%.180s", pl->why);
+    snprintf(pl->why, sizeof pl->why, "unified SDPA_BWD: %.180s; composite graph: %.180s", first,
+                 second);
+    return -1;
+}
+
+/* The variant pack's extra entries of a composite plan: the scalar 1 and
+ * the two workspace tensors; returns the new count. */
+static int sd_extra(const sdpa_plan *pl, void *ws, float *one, int64_t *uid, void **ptr, int n)
+{
+    if (!pl->composite)
+        return n;
+    *one = 1.0f;
+    uid[n] = U_ONE;
+    ptr[n++] = one;
+    uid[n] = U_SSUM;
+    ptr[n++] = (char *)ws + pl->ws_plan;
+    uid[n] = U_DQACC;
+    ptr[n++] = (char *)ws + pl->ws_plan + (pl->B * pl->H * pl->T * 4 + 255) / 256 * 256;
+    return n;
+}
+
 
 /* A variant pack of n (uid, pointer) pairs and workspace ws. */
 static cudnnStatus_t sd_make_vpack(const int64_t *uid, void *const *ptr, int n, void *ws,
@@ -399,14 +636,16 @@ static int sd_verify(sdpa_plan *pl, const char **note)
             rc = sd_same(o, o0, pl->dt, n, tol, cmp, "O", pl->why, sizeof pl->why) &&
                  sd_same(lse, lse0, DT_F32, nl, tol, cmp, "Stats", pl->why, sizeof pl->why);
     } else {
-        int64_t uid[10] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
-        void *ptr[10] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &scale};
+        int64_t uid[13] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
+        void *ptr[13] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &scale};
+        float one;
+        int nu = sd_extra(pl, ws, &one, uid, ptr, 10);
         cu_fill_uniform(dO, pl->dt, n, 0x5d4);
         for (int j = 0; j < 3; j++)
             cudaCheck(cudaMemsetAsync(g[j], 0xff, n * es, cu.s));
         cu_attention_flash_ref(0, q, k, v, pl->dt, NULL, lse0, dO, g0[0], g0[1], g0[2], pb, ds, 1,
                                H, T, C);
-        ok = sd_make_vpack(uid, ptr, 10, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+        ok = sd_make_vpack(uid, ptr, nu, ws, &vp) == CUDNN_STATUS_SUCCESS &&
              cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
         if (!ok)
             snprintf(pl->why, sizeof pl->why, "cudnnBackendExecute failed on the check's inputs");
@@ -466,17 +705,15 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
         if (v == 0)
             note = "";
     }
-    if (!pl->ok) { /* keep the reason, drop what was made */
-        for (int i = pl->ndesc - 1; i >= 0; i--)
-            cudnnBackendDestroyDescriptor(pl->desc[i]);
-        pl->ndesc = 0;
-        pl->plan = NULL;
-    }
+    if (!pl->ok) /* keep the reason, drop what was made */
+        sd_drop(pl);
     fprintf(stderr,
             "matrix-engine: cuda: attention %s '%s' (B %lld, H %lld, T %lld, d %lld, %s): %s%s\n",
             fwd ? "forward" : "backward", opname, (long long)B, (long long)H, (long long)T,
             (long long)d, dt == DT_BF16 ? "bf16" : "f16",
-            pl->ok ? "cuDNN fused SDPA (flash attention)" : "the engine's own kernel: ",
+            !pl->ok          ? "the engine's own kernel: "
+            : pl->composite ? "cuDNN fused SDPA (flash attention), composite backward graph"
+                            : "cuDNN fused SDPA (flash attention)",
             pl->ok ? "" : pl->why);
     if (pl->ok)
         fprintf(stderr, "matrix-engine: cuda: attention %s: cuDNN plan workspace %lld bytes, %s\n",
@@ -487,8 +724,8 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
 /* The op's variant pack (its tensors, cu.ws): made at its first run. */
 static void sd_vpack(graph *g, op *o, sdpa_op *so)
 {
-    int64_t uid[10];
-    void *ptr[10];
+    int64_t uid[13];
+    void *ptr[13];
     int n = 0;
 #define PUT(u, t) (uid[n] = (u), ptr[n] = CU_PTR(g, (t)), n++)
     if (o->type == OP_ATTENTION) {
@@ -502,6 +739,7 @@ static void sd_vpack(graph *g, op *o, sdpa_op *so)
 #undef PUT
     uid[n] = U_SCALE;
     ptr[n++] = &so->scale;
+    n = sd_extra(so->pl, cu.ws, &so->one, uid, ptr, n);
     if (so->pl->ws > (int64_t)cu.ws_bytes)
         cu_fail(__FILE__, __LINE__, "attention", "workspace smaller than prepared");
     cudnnCheck(sd_make_vpack(uid, ptr, n, cu.ws, &so->vpack));
@@ -573,6 +811,7 @@ int cu_sdpa_prepare(graph *g, int nrun)
                 else
                     sd.bwd_cudnn++;
                 sd.unchecked += !pl->verified;
+                sd.bwd_composite += pl->composite;
                 continue;
             }
         }
@@ -585,8 +824,9 @@ int cu_sdpa_prepare(graph *g, int nrun)
     if (sd.prepared)
         snprintf(sd.info, sizeof sd.info,
                  "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
-                 "sdpa_unchecked=%d\nsdpa_cudnn_version=%zu\n",
-                 sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.unchecked,
+                 "sdpa_cudnn_bwd_composite=%d\nsdpa_unchecked=%d\nsdpa_cudnn_version=%zu\n",
+                 sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.bwd_composite,
+                 sd.unchecked,
 #ifdef HAVE_CUDNN
                  cudnnGetVersion()
 #else
