@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -603,4 +605,70 @@ const char *self_dir(void)
 		}
 	}
 	return dir[0] ? dir : NULL;
+}
+
+/* The child's side of spawn_capture: its descriptors, then exec. */
+_Noreturn static void spawn_child(char *const argv[], const struct spawn_io *io, int pipe_w)
+{
+	int null = open("/dev/null", O_RDWR);
+	int to = pipe_w >= 0 ? pipe_w : io->fd > 0 ? io->fd : null;
+	if (!io->keep_stdin && null >= 0)
+		dup2(null, 0);
+	if (to >= 0)
+		dup2(to, 1);
+	if (io->err_null ? null >= 0 : to >= 0)
+		dup2(io->err_null ? null : to, 2);
+	if (io->ignore_int)
+		signal(SIGINT, SIG_IGN);
+	if (io->env[0])
+		setenv(io->env[0], io->env[1] ? io->env[1] : "", 1);
+	execvp(argv[0], argv);
+	dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+int spawn_capture(char *const argv[], const struct spawn_io *io, struct strbuf *out)
+{
+	static const struct spawn_io plain;
+	if (!io)
+		io = &plain;
+	int fds[2] = {-1, -1};
+	if (out && pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(fds[0]);
+			close(fds[1]);
+		}
+		return -1;
+	}
+	if (pid == 0)
+		spawn_child(argv, io, fds[1]);
+	size_t total = 0;
+	if (out) {
+		close(fds[1]);
+		char buf[4096];
+		for (;;) {
+			ssize_t n = read(fds[0], buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			size_t keep = io->cap && out->len + (size_t)n > io->cap ? io->cap - (out->len < io->cap ? out->len : io->cap) : (size_t)n;
+			if (keep)
+				sb_add(out, buf, keep);
+			total += (size_t)n;
+		}
+		close(fds[0]);
+		if (!out->buf)
+			sb_add(out, "", 0);
+	}
+	if (io->total)
+		*io->total = total;
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }

@@ -52,6 +52,25 @@ size_t edit_distance(const char *a, const char *b);
 int parse_duration(const char *s, double *seconds);
 /* Parse a base-10 integer that fills the whole string; 0 on success. */
 int parse_long(const char *s, long *out);
+/* How spawn_capture connects a child. Zero: stdin from /dev/null, stdout
+ * and stderr together into out (or to /dev/null without out), SIGINT as the
+ * parent has it, the parent's environment. */
+struct spawn_io {
+	int fd;              /* without out: stdout and stderr to fd when > 0 */
+	int err_null;        /* stderr to /dev/null, not with stdout */
+	int keep_stdin;      /* the parent's stdin, not /dev/null */
+	int ignore_int;      /* SIGINT ignored in the child (the front end decides) */
+	size_t cap;          /* bytes kept in out, the rest read and dropped (0: all) */
+	size_t *total;       /* when not NULL: every byte read */
+	const char *env[2];  /* when env[0]: setenv(env[0], env[1]) in the child */
+};
+/* Run argv (searched in PATH) and wait for it, its output captured as io
+ * says into out (when not NULL; "" rather than NULL when it wrote nothing).
+ * Returns its exit status, 128 + the signal that killed it, 127 when it
+ * could not start (the reason on its stderr), -1 when no child could be
+ * made. */
+int spawn_capture(char *const argv[], const struct spawn_io *io, struct strbuf *out);
+
 /* Parse a finite double that fills the whole string; 0 on success. */
 int parse_double(const char *s, double *out);
 /* v rounded to 3 significant digits for a person to read (report pages,

@@ -43,45 +43,12 @@ struct container_exec {
  * >= 0) or discarded. Returns the exit status (-1: could not run it). */
 static int run_capture(char *const argv[], char **out, int log_fd)
 {
-	int pfd[2] = {-1, -1};
-	if (out && pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		if (out) {
-			close(pfd[0]);
-			close(pfd[1]);
-		}
-		return -1;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		int to = out ? pfd[1] : log_fd >= 0 ? log_fd : null;
-		dup2(null, 0);
-		dup2(to, 1);
-		dup2(to, 2);
-		execvp(argv[0], argv);
-		dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
+	struct spawn_io io = {.fd = log_fd, .cap = 65536};
 	struct strbuf sb = {0};
-	if (out) {
-		close(pfd[1]);
-		char buf[4096];
-		ssize_t n;
-		while ((n = read(pfd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-			if (n > 0 && sb.len < 65536)
-				sb_add(&sb, buf, (size_t)n);
-		close(pfd[0]);
-		if (!sb.buf)
-			sb_add(&sb, "", 0);
+	int rc = spawn_capture(argv, &io, out ? &sb : NULL);
+	if (out)
 		*out = sb.buf;
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return rc;
 }
 
 /* The last n non-empty lines of text, cleaned, joined by " | ". */

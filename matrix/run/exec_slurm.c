@@ -47,46 +47,13 @@ void slurm_array_free(struct slurm_array *a)
 }
 
 /* Run argv with stdout and stderr captured together into out (when not
- * NULL); returns its exit status, 127 when it could not start, or -1. */
+ * NULL); returns its exit status, 127 when it could not start, or -1. The
+ * slurm commands do not see an interrupt: the front end decides what one
+ * does. */
 static int run_capture(char *const *argv, struct strbuf *out)
 {
-	int fds[2];
-	if (pipe(fds) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		close(fds[0]);
-		close(fds[1]);
-		signal(SIGINT, SIG_IGN); /* the front end decides what an interrupt does */
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(fds[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out)
-			sb_add(out, buf, (size_t)n);
-	}
-	close(fds[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (out && !out->buf)
-		sb_add(out, "", 0);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	struct spawn_io io = {.keep_stdin = 1, .ignore_int = 1};
+	return spawn_capture(argv, &io, out);
 }
 
 static int on_path(const char *name)

@@ -19,57 +19,16 @@
 #include "util.h"
 
 /* Run git -C dir with args (at most 6), stdout into out (at most cap
- * bytes kept; the rest read and counted in *total), stderr discarded.
+ * bytes kept, 0: all; every byte counted in *total), stderr discarded.
  * Returns git's exit status, 127 when it could not start, -1. */
 static int git_capture(const char *dir, const char *const *args, struct strbuf *out, size_t cap, size_t *total)
 {
-	int fds[2];
-	if (pipe(fds) < 0)
-		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		char *argv[10] = {"git", "-C", (char *)dir};
-		for (size_t i = 0; args[i] && i < 6; i++)
-			argv[3 + i] = (char *)args[i];
-		int null = open("/dev/null", O_RDWR);
-		dup2(fds[1], 1);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 2);
-		}
-		close(fds[0]);
-		close(fds[1]);
-		/* a status that only reads: no index.lock taken in the project */
-		setenv("GIT_OPTIONAL_LOCKS", "0", 1);
-		execvp("git", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	char buf[4096];
-	size_t n_total = 0;
-	for (;;) {
-		ssize_t n = read(fds[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out && out->len < cap)
-			sb_add(out, buf, (size_t)n < cap - out->len ? (size_t)n : cap - out->len);
-		n_total += (size_t)n;
-	}
-	close(fds[0]);
-	if (total)
-		*total = n_total;
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	char *argv[10] = {"git", "-C", (char *)dir};
+	for (size_t i = 0; args[i] && i < 6; i++)
+		argv[3 + i] = (char *)args[i];
+	/* a status that only reads: no index.lock taken in the project */
+	struct spawn_io io = {.err_null = 1, .cap = cap, .total = total, .env = {"GIT_OPTIONAL_LOCKS", "0"}};
+	return spawn_capture(argv, &io, out);
 }
 
 /* One line of git's output (its newline cut), or NULL when git failed. */
@@ -135,7 +94,10 @@ void provenance_gather(struct provenance *pv, const char *recipe_path, const cha
 		return;
 	pv->git_commit = git_line(pv->project_dir, head);
 	size_t changed = 0;
-	if (git_capture(pv->project_dir, status, NULL, 0, &changed) == 0)
+	struct strbuf first = {0}; /* one byte kept: the output is counted */
+	int st = git_capture(pv->project_dir, status, &first, 1, &changed);
+	sb_free(&first);
+	if (st == 0)
 		pv->git_dirty = changed > 0;
 }
 
