@@ -1173,6 +1173,36 @@ static void rec_profile(struct record *rr, const struct session *s)
                                                       : "host clock per op, synchronised");
 }
 
+/* The step's times (median, interval, the stopping rule), start-up in
+ * phases and the memory of the point. */
+static void rec_timing(struct record *rr, const struct session *s, int on_gpu)
+{
+    const struct opts *o = &s->o;
+    const struct run *r = &s->r;
+    const measure_result *mr = &s->mr;
+    rec(rr, "step_ms", "%.6g", mr->median_ms);
+    rec(rr, "step_ms_lo", "%.6g", mr->lo_ms);
+    rec(rr, "step_ms_hi", "%.6g", mr->hi_ms);
+    rec(rr, "step_ms_mean", "%.6g", mr->mean_ms);
+    rec(rr, "samples", "%d", mr->samples);
+    rec(rr, "ci_met", "%d", mr->ci_met);
+    rec(rr, "timed_s", "%.6g", mr->total_s);
+    rec(rr, "startup_s", "%.6g", mr->first_step_t - s->t_start);
+    rec(rr, "setup_s", "%.6g", s->t_setup);
+    /* start-up in phases: to the plan, the plan, the first step; with the
+     * rest of the warm-up they make startup_s */
+    rec(rr, "startup_ms", "%.6g", (s->t_plan0 - s->t_start) * 1e3);
+    rec(rr, "plan_ms", "%.6g", (s->t_plan1 - s->t_plan0) * 1e3);
+    rec(rr, "first_step_ms", "%.6g", mr->first_step_ms);
+    rec(rr, "peak_mem_bytes", "%zu", on_gpu ? r->be.peak() : mem_peak());
+    if (on_gpu)
+        rec(rr, "host_peak_mem_bytes", "%zu", mem_peak());
+    rec(rr, "arena_bytes", "%zu", s->arena_bytes);
+    if (!o->pt.train)
+        rec(rr, "saved_activations", "%d", s->nsaved);
+    rec(rr, "workspace_bytes", "%zu", s->ws);
+}
+
 int session_result(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -1204,27 +1234,7 @@ int session_result(struct session *s)
     rec(&rr, "ignored", "%s", s->ignored);
     rec(&rr, "throughput", "%.6g", (double)ranks * o->pt.batch / step_s);
     rec(&rr, "unit", "samples/s");
-    rec(&rr, "step_ms", "%.6g", mr->median_ms);
-    rec(&rr, "step_ms_lo", "%.6g", mr->lo_ms);
-    rec(&rr, "step_ms_hi", "%.6g", mr->hi_ms);
-    rec(&rr, "step_ms_mean", "%.6g", mr->mean_ms);
-    rec(&rr, "samples", "%d", mr->samples);
-    rec(&rr, "ci_met", "%d", mr->ci_met);
-    rec(&rr, "timed_s", "%.6g", mr->total_s);
-    rec(&rr, "startup_s", "%.6g", mr->first_step_t - s->t_start);
-    rec(&rr, "setup_s", "%.6g", s->t_setup);
-    /* start-up in phases: to the plan, the plan, the first step; with the
-     * rest of the warm-up they make startup_s */
-    rec(&rr, "startup_ms", "%.6g", (s->t_plan0 - s->t_start) * 1e3);
-    rec(&rr, "plan_ms", "%.6g", (s->t_plan1 - s->t_plan0) * 1e3);
-    rec(&rr, "first_step_ms", "%.6g", mr->first_step_ms);
-    rec(&rr, "peak_mem_bytes", "%zu", on_gpu ? r->be.peak() : mem_peak());
-    if (on_gpu)
-        rec(&rr, "host_peak_mem_bytes", "%zu", mem_peak());
-    rec(&rr, "arena_bytes", "%zu", s->arena_bytes);
-    if (!o->pt.train)
-        rec(&rr, "saved_activations", "%d", s->nsaved);
-    rec(&rr, "workspace_bytes", "%zu", s->ws);
+    rec_timing(&rr, s, on_gpu);
     rec(&rr, "flops_per_step", "%.6g", s->flops);
     rec(&rr, "tflops", "%.6g", s->flops / step_s / 1e12);
     if (!on_gpu)

@@ -1441,7 +1441,10 @@ static void check_duplicate_levels(struct loader *L, struct factor *f)
 }
 
 /* Decide the engine and which factors the vocabulary governs, then check
- * every level. */
+ * every level. Long (~80 lines) because the engine's three sources (the
+ * key, a factor, the command) and their conflicts are one decision, each
+ * with its own located message; split, the order of the checks would be
+ * spread over several functions. */
 static void load_engine_and_levels(struct loader *L, yaml_node_t *engine, yaml_node_t *engine_key)
 {
 	struct recipe *r = L->r;
@@ -2600,17 +2603,10 @@ static void load_dataset_size(struct loader *L, yaml_node_t *v, yaml_node_t *rep
 	}
 }
 
-static void load_schema(struct loader *L)
+/* The top level's plain values: description, python, order, seed, repeat. */
+static void load_scalars(struct loader *L, yaml_node_t *const *v)
 {
 	struct recipe *r = L->r;
-	yaml_node_t *v[K_COUNT], *k[K_COUNT];
-	get_fields(L, L->root, NULL, top_keys, K_COUNT, v, k);
-	struct mark rootm = node_mark(L->root);
-
-	if (!v[K_NAME])
-		errorf(L, rootm, "missing required key 'name'");
-	else
-		load_name(L, v[K_NAME]);
 	if (v[K_DESCRIPTION] && !is_null(v[K_DESCRIPTION])) {
 		const char *s = get_string(L, v[K_DESCRIPTION], "description");
 		if (s)
@@ -2642,6 +2638,20 @@ static void load_schema(struct loader *L)
 		else
 			wrong_type(L, v[K_REPEAT], "repeat", "an integer >= 1");
 	}
+}
+
+static void load_schema(struct loader *L)
+{
+	struct recipe *r = L->r;
+	yaml_node_t *v[K_COUNT], *k[K_COUNT];
+	get_fields(L, L->root, NULL, top_keys, K_COUNT, v, k);
+	struct mark rootm = node_mark(L->root);
+
+	if (!v[K_NAME])
+		errorf(L, rootm, "missing required key 'name'");
+	else
+		load_name(L, v[K_NAME]);
+	load_scalars(L, v);
 	if (v[K_MEASURE])
 		load_measure(L, v[K_MEASURE]);
 	if (v[K_CONTAINERS])

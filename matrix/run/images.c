@@ -35,6 +35,9 @@ static char *image_tag(const char *recipe, const char *name)
 	return t;
 }
 
+/* Long (~80 lines): one pass over the levels keeps the probe results of
+ * both runtimes (works, why, user, warned) that every later level reuses;
+ * a split would pass that state around for no clearer code. */
 int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run)
 {
 	static const char *const all[] = {"podman", "docker"};
