@@ -146,6 +146,19 @@ static char *fmt_seconds(double s)
  * relative one is taken from the directory matrix runs in) and checked
  * here, so that a missing one stops the run before any point; NULL (the
  * error on err) when it is not a directory. */
+/* The stopping rule's flags, as the engines and `matrix time` take them. */
+static void measure_flags(const struct measure *m, struct vec *v)
+{
+	vec_push(v, xstrdup("--warmup"));
+	vec_push(v, m->warmup_iters > 0 ? xasprintf("%ld", m->warmup_iters) : fmt_seconds(m->warmup_s));
+	vec_push(v, xstrdup("--min-time"));
+	vec_push(v, fmt_seconds(m->min_time_s));
+	vec_push(v, xstrdup("--max-time"));
+	vec_push(v, fmt_seconds(m->max_time_s));
+	vec_push(v, xstrdup("--rel-ci"));
+	vec_push(v, xasprintf("%g", m->rel_ci));
+}
+
 static char *data_level(const char *level, FILE *err)
 {
 	struct stat st;
@@ -195,15 +208,7 @@ static int engine_flags(const struct recipe *r, const struct point *p, const cha
 		vec_push(v, xstrdup("--device"));
 		vec_push(v, xstrdup(r->device ? r->device : "auto"));
 	}
-	const struct measure *m = &r->measure;
-	vec_push(v, xstrdup("--warmup"));
-	vec_push(v, m->warmup_iters > 0 ? xasprintf("%ld", m->warmup_iters) : fmt_seconds(m->warmup_s));
-	vec_push(v, xstrdup("--min-time"));
-	vec_push(v, fmt_seconds(m->min_time_s));
-	vec_push(v, xstrdup("--max-time"));
-	vec_push(v, fmt_seconds(m->max_time_s));
-	vec_push(v, xstrdup("--rel-ci"));
-	vec_push(v, xasprintf("%g", m->rel_ci));
+	measure_flags(&r->measure, v);
 	if (r->profile) {
 		vec_push(v, xstrdup("--profile"));
 		vec_push(v, profile_path(result_path, p->id));
@@ -307,17 +312,9 @@ static void command_argv(const struct recipe *r, const struct point *p, const st
 {
 	if (r->measure.wall_time) {
 		const char *dir = self_dir();
-		const struct measure *m = &r->measure;
 		vec_push(v, dir ? xasprintf("%s/matrix", dir) : xstrdup("matrix"));
 		vec_push(v, xstrdup("time"));
-		vec_push(v, xstrdup("--warmup"));
-		vec_push(v, m->warmup_iters > 0 ? xasprintf("%ld", m->warmup_iters) : fmt_seconds(m->warmup_s));
-		vec_push(v, xstrdup("--min-time"));
-		vec_push(v, fmt_seconds(m->min_time_s));
-		vec_push(v, xstrdup("--max-time"));
-		vec_push(v, fmt_seconds(m->max_time_s));
-		vec_push(v, xstrdup("--rel-ci"));
-		vec_push(v, xasprintf("%g", m->rel_ci));
+		measure_flags(&r->measure, v);
 		vec_push(v, xstrdup("--result"));
 		vec_push(v, xstrdup(paths->result));
 		vec_push(v, xstrdup("--"));

@@ -198,9 +198,8 @@ static void plot_fail(struct plot_set *ps, struct plot *p, char *why)
 		ps->why = xstrdup(why);
 }
 
-int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, const char *title,
-		 const char *caption, const char *tmpl, const char *const *kv, size_t nkv,
-		 int width, int height)
+/* A new entry of ps with its name, title and caption (may be NULL). */
+static struct plot *plot_add(struct plot_set *ps, const char *name, const char *title, const char *caption)
 {
 	if (ps->n == ps->cap) {
 		ps->cap = ps->cap ? 2 * ps->cap : 16;
@@ -211,6 +210,14 @@ int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, con
 	p->name = xstrdup(name);
 	p->title = xstrdup(title);
 	p->caption = caption ? xstrdup(caption) : NULL;
+	return p;
+}
+
+int plot_prepare(struct plot_set *ps, const char *plotdir, const char *name, const char *title,
+		 const char *caption, const char *tmpl, const char *const *kv, size_t nkv,
+		 int width, int height)
+{
+	struct plot *p = plot_add(ps, name, title, caption);
 
 	const char *dir = plot_templates_dir();
 	if (!dir) {
@@ -280,15 +287,7 @@ out:
 void plot_note_empty(struct plot_set *ps, const char *name, const char *title, const char *caption,
 		     const char *why)
 {
-	if (ps->n == ps->cap) {
-		ps->cap = ps->cap ? 2 * ps->cap : 16;
-		ps->p = xrealloc(ps->p, ps->cap * sizeof(*ps->p));
-	}
-	struct plot *p = &ps->p[ps->n++];
-	memset(p, 0, sizeof(*p));
-	p->name = xstrdup(name);
-	p->title = xstrdup(title);
-	p->caption = caption ? xstrdup(caption) : NULL;
+	struct plot *p = plot_add(ps, name, title, caption);
 	p->why = xstrdup(why);
 	p->empty = 1;
 }
