@@ -600,6 +600,22 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise.\n", ty->faster, ty->slower, ty->noise);
 }
 
+/* Print run's notes (a merged directory's: what the merge did and what
+ * differs) to stderr, but those also in seen (NULL: none) or earlier in run:
+ * `compare M M`, or two merged directories of the same runs, say each once. */
+static void print_notes(const struct run *run, const struct run *seen)
+{
+	for (size_t i = 0; i < run->nnotes; i++) {
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = strcmp(run->notes[i], run->notes[j]) == 0;
+		for (size_t j = 0; seen && j < seen->nnotes && !dup; j++)
+			dup = strcmp(run->notes[i], seen->notes[j]) == 0;
+		if (!dup)
+			fprintf(stderr, "matrix: %s\n", run->notes[i]);
+	}
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_opts o;
@@ -607,12 +623,14 @@ int cmd_compare(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct run a, b;
-	if (run_load(&a, o.dirs[0], o.metric, stderr) != 0)
+	if (run_load_notes(&a, o.dirs[0], o.metric, stderr, NULL) != 0)
 		return 2;
-	if (run_load(&b, o.dirs[1], o.metric ? o.metric : a.metric.name, stderr) != 0) {
+	print_notes(&a, NULL);
+	if (run_load_notes(&b, o.dirs[1], o.metric ? o.metric : a.metric.name, stderr, NULL) != 0) {
 		run_free(&a);
 		return 2;
 	}
+	print_notes(&b, &a);
 	rc = 2;
 	size_t nf, nm = 0;
 	size_t *fa = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));

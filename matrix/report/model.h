@@ -70,6 +70,9 @@ struct run {
 /* Load DIR (recipe.yaml, results.csv). metric: NULL for the recipe's.
  * Returns 0; 2 after printing why to err. */
 int run_load(struct run *run, const char *dir, const char *metric, FILE *err);
+/* As run_load, with a merged directory's notes printed to notes instead of
+ * err (NULL: kept in run->notes only, for a caller that prints them). */
+int run_load_notes(struct run *run, const char *dir, const char *metric, FILE *err, FILE *notes);
 void run_free(struct run *run);
 /* "model=resnet50 batch=64" for the factors of cell c whose index is listed in
  * fs (all factors when fs is NULL), into sb. */

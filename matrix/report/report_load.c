@@ -354,14 +354,16 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 }
 
 /* A merged directory (report_merge.c): its runs as one, their notes printed
- * to err. Returns 0, or -1 after printing why to err. */
-static int load_merged(struct run *run, const char *dir, struct table *t, int *have_recipe, FILE *err)
+ * to notes (NULL: kept in run->notes only). Returns 0, or -1 after printing
+ * why to err. */
+static int load_merged(struct run *run, const char *dir, struct table *t, int *have_recipe, FILE *err,
+		       FILE *notes)
 {
 	char **subs, **names;
 	size_t n;
 	if (merge_dir_sources(dir, &subs, &names, &n, err) != 0)
 		return -1;
-	int rc = merge_load(run, subs, names, n, t, err, err);
+	int rc = merge_load(run, subs, names, n, t, err, notes);
 	*have_recipe = rc == 0;
 	for (size_t i = 0; i < n; i++) {
 		free(subs[i]);
@@ -551,6 +553,11 @@ static void set_references(struct run *run)
 
 int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 {
+	return run_load_notes(run, dir, metric, err, err);
+}
+
+int run_load_notes(struct run *run, const char *dir, const char *metric, FILE *err, FILE *notes)
+{
 	memset(run, 0, sizeof(*run));
 	run->dir = xstrdup(dir);
 	run->torn_offset = -1;
@@ -563,7 +570,7 @@ int run_load(struct run *run, const char *dir, const char *metric, FILE *err)
 	size_t *level = NULL;
 	struct recipe *r = &run->recipe;
 
-	if (merge_is_dir(dir) ? load_merged(run, dir, &t, &have_recipe, err) != 0
+	if (merge_is_dir(dir) ? load_merged(run, dir, &t, &have_recipe, err, notes) != 0
 			       : load_files(run, dir, rpath, cpath, &t, &have_recipe, err) != 0)
 		goto out;
 	if (find_columns(&t, r, dir, cpath, metric, &cl, err) != 0)

@@ -104,6 +104,12 @@ cmp M/tables/effects.csv R/tables/effects.csv || fail "report A B and merge + re
 # compare reads a merged directory as one run: M against R, the same runs
 expect_status 0 "$MATRIX" compare M R > c.out 2> c.err
 expect_grep "8 matched points" c.out "compare matches every point, machine included"
+# each merge note once, though both sides are merged directories of the same
+# runs (and the same directory twice)
+expect_eq "$(grep -c "merged 2 runs into one study" c.err)" 1 "compare M R: the merge note once"
+expect_status 0 "$MATRIX" compare M M > c2.out 2> c2.err
+expect_eq "$(grep -c "factor 'eval' is not in every run" c2.err)" 1 "compare M M: the factor note once"
+expect_eq "$(sort c2.err | uniq -d)" "" "compare M M: no line twice"
 expect_status 0 "$MATRIX" report A B > r3.out 2> r3.err
 d=$(sed -n 's|^\(\./merged-[0-9]\{8\}-[0-9]\{6\}\)/report.html.*|\1|p' r3.out)
 [ -n "$d" ] && [ -s "$d/merge.txt" ] || fail "report A B without --out: $(cat r3.out)"
