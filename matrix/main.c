@@ -118,11 +118,14 @@ static const struct cmd_entry commands[] = {
 	 time_options},
 	{"status", cmd_status, "status DIR",
 	 "show how far a run directory is: points done, running, pending, missing",
-	 "  DIR                    a run directory (its plan.csv)\n"
-	 "\nCounts the points of plan.csv with a row (results.csv, and rows in DIR/rows\n"
-	 "that slurm tasks wrote and no runner merged yet) by status, those whose slurm\n"
-	 "task is running or pending (the jobs in DIR/slurm/jobs: squeue, sacct or\n"
-	 "scontrol), and the missing ones (no row, not queued). Changes nothing.\n"
+	 "  DIR                    a run directory\n"
+	 "\nCounts the points of the study's whole grid (DIR/recipe.yaml expanded, whatever\n"
+	 "--only the runs kept) with a row (results.csv, and rows in DIR/rows that slurm\n"
+	 "tasks wrote and no runner merged yet) by status, those whose slurm task is\n"
+	 "running or pending (the jobs in DIR/slurm/jobs: squeue, sacct or scontrol), and\n"
+	 "the missing ones (no row, not queued); for a study run in parts, each --only\n"
+	 "subset the runs kept with its points and those done (DIR/subsets.csv).\n"
+	 "Changes nothing.\n"
 	 "\nExit status: 0 complete (every point has a row, none failed), 1 complete\n"
 	 "with failed points, 2 usage or not a run directory, 3 in progress (slurm tasks\n"
 	 "queued or running, a runner holds the directory, or squeue failed), 4 stopped\n"

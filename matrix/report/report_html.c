@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "pages.h"
 #include "factorial.h"
+#include "plan/grid.h"
 #include "util.h"
 
 /* Rows of each table shown in the pages; the CSV files hold all of them. */
@@ -29,19 +31,13 @@ static char *read_text(const char *dir, const char *name)
 static void summary(const struct run *run, struct strbuf *sb, int html)
 {
 	const struct recipe *r = &run->recipe;
-	size_t planned = 0;
-	char *plan = read_text(run->dir, "plan.csv");
-	if (plan) {
-		for (char *p = plan; *p; p++)
-			planned += *p == '\n';
-		if (planned)
-			planned--; /* header */
-		free(plan);
-	}
+	/* the study's grid, whatever --only the runs kept (plan.csv holds only
+	 * the last run's points); a merged directory has none */
+	uint64_t planned = merge_is_dir(run->dir) ? 0 : grid_count(r);
 	struct strbuf t = {0};
 	sb_printf(&t, "%zu rows in results.csv", run->rows);
 	if (planned)
-		sb_printf(&t, " of %zu planned points", planned);
+		sb_printf(&t, " of %" PRIu64 " planned points", planned);
 	sb_printf(&t, "; %zu measured with a %s value (%zu distinct points after merging repeats), %zu "
 		      "left out of the figures (see the last table). Metric: %s, %s.",
 		  run->ok_rows, run->metric.name, run->cells.ncells, run->nfailures, metric_label(&run->metric),

@@ -402,7 +402,8 @@ static void recipe_dir_from_env(struct recipe *r, const char *dir)
 }
 
 /* plan.csv: every point of the plan (with --only, those that match), with
- * its command, streamed to a file. */
+ * its command, streamed to a file. (Which --only subsets the runs on the
+ * directory kept is in subsets.csv, store_subset_add.) */
 static int write_plan(const char *dir, const struct recipe *r, const struct grid_filter *filter)
 {
 	char *path = xasprintf("%s/plan.csv", dir);
@@ -1620,7 +1621,7 @@ static int study_images(struct study *S)
 
 /* The run directory: logs/, the lock, the executor, recipe.yaml (the one
  * given; with --allow-changed the earlier one kept as recipe.prev.yaml),
- * env.txt, plan.csv, results.csv open for appending. */
+ * env.txt, plan.csv, subsets.csv, results.csv open for appending. */
 static int study_prepare(struct study *S)
 {
 	/* before any child of an executor: git runs and is waited for here */
@@ -1653,7 +1654,7 @@ static int study_prepare(struct study *S)
 		}
 	}
 	if (write_env(S->dir, S->argc, S->argv, S->ex, S->cf >= 0 ? &S->img : NULL, S->r.text_hash, &S->prov) < 0 ||
-	    write_plan(S->dir, &S->r, S->filter) < 0)
+	    write_plan(S->dir, &S->r, S->filter) < 0 || store_subset_add(S->dir, S->o.only, stderr) < 0)
 		return -1;
 	if (store_open(&S->st, S->dir, &S->r, stderr) < 0)
 		return -1;

@@ -1,10 +1,13 @@
 /* cmd_status.c - `matrix status DIR`: how far a run directory is, without
- * changing it: the points of its plan.csv with a row (results.csv, and the
- * rows slurm tasks left in rows/ that no front end merged yet), those whose
- * slurm task is running or pending (squeue, sacct or scontrol on the jobs in
- * slurm/jobs), and those that nothing runs; whether a runner holds the
- * directory's lock. The exit status says which of complete, in progress or
- * stopped it is (see main.c's help). */
+ * changing it: the points of the study's grid (DIR/recipe.yaml expanded, the
+ * whole grid whatever --only the runs kept; plan.csv holds only the last
+ * run's points) with a row (results.csv, and the rows slurm tasks left in
+ * rows/ that no front end merged yet), those whose slurm task is running or
+ * pending (squeue, sacct or scontrol on the jobs in slurm/jobs), and those
+ * that nothing runs; which --only subsets the runs kept (subsets.csv) and
+ * how far each is; whether a runner holds the directory's lock. The exit
+ * status says which of complete, in progress or stopped it is (see main.c's
+ * help). */
 #include "config.h"
 
 #include <dirent.h>
@@ -17,6 +20,7 @@
 
 #include "cmd.h"
 #include "exec_slurm.h"
+#include "plan/grid.h"
 #include "report/model.h"
 #include "store.h"
 #include "table.h"
@@ -24,7 +28,7 @@
 
 /* One point of the plan and what is known of it. */
 struct planned {
-	const char *id;         /* borrowed from the plan table */
+	char id[17];
 	uint64_t index;
 	char *status;           /* its row's status, NULL: no row */
 	int queued;             /* 0, or 1 pending / 2 running in slurm */
@@ -37,7 +41,10 @@ static int planned_cmp(const void *a, const void *b)
 
 static struct planned *planned_find(struct planned *P, size_t n, const char *id)
 {
-	struct planned key = {.id = id};
+	struct planned key = {0};
+	if (strlen(id) != sizeof(key.id) - 1)
+		return NULL;
+	memcpy(key.id, id, sizeof(key.id));
 	return bsearch(&key, P, n, sizeof(*P), planned_cmp);
 }
 
@@ -109,9 +116,21 @@ enum { STATUS_DONE = 0, STATUS_FAILED = 1, STATUS_RUNNING = 3, STATUS_STOPPED = 
 
 static const char *const statuses[] = {"ok", "unsupported", "failed", "oom", "timeout", "crashed"};
 
+/* A part of the grid the runs on the directory kept (subsets.csv). */
+struct subset {
+	char *only;               /* the --only filter as given, "" the whole grid */
+	struct grid_filter *f;    /* NULL: "", or no longer parses for recipe.yaml */
+	size_t n, done;           /* its points in the grid, those with a row */
+};
+
 /* What is known of a run directory. */
 struct tally {
-	size_t n;                 /* points planned */
+	size_t n;                 /* points planned: the grid (or plan.csv's) */
+	int from_plan;            /* 1: recipe.yaml did not load, plan.csv's points */
+	struct subset *sub;       /* subsets.csv, in the order first run */
+	size_t nsub;
+	int whole, unknown;       /* some run kept the whole grid; a subset's points unknown */
+	size_t outside;           /* missing points that no subset keeps */
 	size_t count[ARRAY_SIZE(statuses) + 1]; /* rows per status (the last: any other) */
 	size_t done, failed, running, pending, missing;
 	size_t unmerged;          /* rows in DIR/rows/ */
@@ -120,9 +139,9 @@ struct tally {
 	long in_queue, running_all; /* their tasks in squeue (in_queue -1: squeue failed) */
 };
 
-/* The points of DIR/plan.csv, sorted by id (ids borrowed from plan).
+/* DIR/plan.csv read into plan, to check that DIR is a run directory.
  * Returns -1 after saying why. */
-static int plan_load(const char *dir, struct table *plan, struct planned **P, size_t *n)
+static int plan_read(const char *dir, struct table *plan)
 {
 	char *path = xasprintf("%s/plan.csv", dir), *why = NULL;
 	int rc = table_read(path, plan, NULL, &why);
@@ -136,20 +155,114 @@ static int plan_load(const char *dir, struct table *plan, struct planned **P, si
 	free(path);
 	if (rc < 0)
 		return -1;
-	long idc = table_column(plan, "id"), ixc = table_column(plan, "index");
-	if (idc < 0 || ixc < 0) {
+	if (table_column(plan, "id") < 0 || table_column(plan, "index") < 0) {
 		error("'%s/plan.csv' has no id or index column: not a plan matrix wrote", dir);
 		table_free(plan);
 		return -1;
 	}
-	*n = plan->nrows;
-	*P = xcalloc(*n ? *n : 1, sizeof(**P));
-	for (size_t i = 0; i < *n; i++) {
-		(*P)[i].id = plan->rows[i].cell[idc];
-		(*P)[i].index = strtoull(plan->rows[i].cell[ixc], NULL, 10);
-	}
-	qsort(*P, *n, sizeof(**P), planned_cmp);
 	return 0;
+}
+
+/* The points of plan (the last run's: what --only kept), sorted by id. */
+static struct planned *plan_points(const struct table *plan, size_t *n)
+{
+	long idc = table_column(plan, "id"), ixc = table_column(plan, "index");
+	struct planned *P = xcalloc(plan->nrows ? plan->nrows : 1, sizeof(*P));
+	*n = 0;
+	for (size_t i = 0; i < plan->nrows; i++) {
+		const char *id = plan->rows[i].cell[idc];
+		if (strlen(id) != sizeof(P->id) - 1)
+			continue;
+		memcpy(P[*n].id, id, sizeof(P->id));
+		P[(*n)++].index = strtoull(plan->rows[i].cell[ixc], NULL, 10);
+	}
+	qsort(P, *n, sizeof(*P), planned_cmp);
+	return P;
+}
+
+/* The points of r's grid (the study's plan, whatever --only kept), sorted
+ * by id. */
+static struct planned *grid_points(const struct recipe *r, size_t *n)
+{
+	uint64_t total = grid_count(r);
+	struct planned *P = xcalloc(total ? total : 1, sizeof(*P));
+	*n = 0;
+	struct grid g;
+	grid_init(&g, r);
+	for (const struct point *p; *n < total && (p = grid_next(&g));) {
+		memcpy(P[*n].id, p->id, sizeof(P->id));
+		P[(*n)++].index = p->index;
+	}
+	grid_free(&g);
+	qsort(P, *n, sizeof(*P), planned_cmp);
+	return P;
+}
+
+/* The subsets of subsets.csv and, with r, their points and those done;
+ * the missing points no subset keeps (c->outside). */
+static void subsets_count(const char *dir, const struct recipe *r, struct planned *P, size_t n,
+			  struct tally *c)
+{
+	char **only = store_subsets_read(dir, &c->nsub);
+	if (!c->nsub)
+		return;
+	c->sub = xcalloc(c->nsub, sizeof(*c->sub));
+	FILE *quiet = fopen("/dev/null", "w"); /* a filter the recipe no longer has: said below */
+	for (size_t k = 0; k < c->nsub; k++) {
+		c->sub[k].only = only[k];
+		c->whole |= !*only[k];
+		if (*only[k] && r && quiet)
+			c->sub[k].f = grid_filter_parse(r, only[k], quiet);
+		c->unknown |= *only[k] && !c->sub[k].f;
+	}
+	free(only);
+	if (quiet)
+		fclose(quiet);
+	if (!r)
+		return;
+	struct grid g;
+	grid_init(&g, r);
+	for (const struct point *p; (p = grid_next(&g));) {
+		struct planned *q = planned_find(P, n, p->id);
+		int kept = 0;
+		for (size_t k = 0; q && k < c->nsub; k++)
+			if (c->sub[k].f && grid_filter_match(c->sub[k].f, p)) {
+				c->sub[k].n++;
+				c->sub[k].done += q->status != NULL;
+				kept = 1;
+			}
+		c->outside += q && !kept && !q->status && !q->queued;
+	}
+	grid_free(&g);
+}
+
+static void subsets_print(const struct tally *c)
+{
+	if (!c->nsub || (c->nsub == 1 && c->whole))
+		return;
+	printf("  subsets ");
+	for (size_t k = 0; k < c->nsub; k++) {
+		const struct subset *u = &c->sub[k];
+		char *t = text_term(u->only, 200);
+		if (!*u->only)
+			printf("%s the whole grid", k ? ";" : "");
+		else if (u->f)
+			printf("%s --only %s (%zu points, %zu done)", k ? ";" : "", t, u->n, u->done);
+		else
+			printf("%s --only %s (its points unknown: %s)", k ? ";" : "", t,
+			       c->from_plan ? "recipe.yaml does not load" : "recipe.yaml no longer has them");
+		free(t);
+	}
+	printf("\n");
+}
+
+static void subsets_free(struct tally *c)
+{
+	for (size_t k = 0; k < c->nsub; k++) {
+		free(c->sub[k].only);
+		grid_filter_free(c->sub[k].f);
+	}
+	free(c->sub);
 }
 
 /* Which points without a row have a slurm task queued (1) or running (2). */
@@ -195,11 +308,15 @@ static void tally_print(const char *dir, const struct tally *c)
 		if (c->count[s])
 			sb_printf(&by, "%s%zu %s", by.len ? ", " : "", c->count[s],
 				  s < ARRAY_SIZE(statuses) ? statuses[s] : "other");
-	printf("%s: %zu points planned (plan.csv)\n", dir, c->n);
+	if (c->from_plan)
+		printf("%s: %zu points planned (plan.csv, the last run's: recipe.yaml does not load)\n", dir, c->n);
+	else
+		printf("%s: %zu points planned (the grid of recipe.yaml)\n", dir, c->n);
 	printf("  done     %6zu%s%s%s\n", c->done, by.len ? "  (" : "", by.len ? by.buf : "", by.len ? ")" : "");
 	printf("  running  %6zu\n  pending  %6zu\n  missing  %6zu  (no row, not queued)\n", c->running, c->pending,
 	       c->missing);
 	sb_free(&by);
+	subsets_print(c);
 	if (c->njobs) {
 		printf("  slurm    job%s", c->njobs > 1 ? "s" : "");
 		for (size_t i = 0; i < c->njobs; i++)
@@ -240,8 +357,12 @@ static int tally_verdict(const char *dir, const struct tally *c)
 		printf("unknown: squeue failed, and %zu points have no row\n", c->n - c->done);
 		return STATUS_RUNNING;
 	}
-	printf("stopped: %zu points have no row and nothing runs them ('matrix run --resume %s' runs them)\n",
-	       c->missing, dir);
+	if (c->nsub && !c->whole && !c->unknown && c->outside == c->missing)
+		printf("stopped: %zu points have no row: no run kept them (--only); 'matrix run --resume %s' "
+		       "runs them\n", c->missing, dir);
+	else
+		printf("stopped: %zu points have no row and nothing runs them ('matrix run --resume %s' runs them)\n",
+		       c->missing, dir);
 	return STATUS_STOPPED;
 }
 
@@ -264,11 +385,16 @@ int cmd_status(int argc, char **argv)
 		return cmd_usage("status");
 	}
 	struct table plan;
-	struct planned *P;
-	size_t n;
-	if (plan_load(dir, &plan, &P, &n) < 0)
+	if (plan_read(dir, &plan) < 0)
 		return 2;
 	struct tally c = {0};
+	struct recipe r;
+	char *rpath = xasprintf("%s/recipe.yaml", dir);
+	int have_r = recipe_load(rpath, &r, stderr) == 0;
+	free(rpath);
+	size_t n;
+	struct planned *P = have_r ? grid_points(&r, &n) : plan_points(&plan, &n);
+	c.from_plan = !have_r;
 	char *results_path = xasprintf("%s/results.csv", dir), *why = NULL;
 	struct table res;
 	if (table_read(results_path, &res, NULL, &why) == 0) {
@@ -282,8 +408,12 @@ int cmd_status(int argc, char **argv)
 	c.unmerged = take_row_files(P, n, dir);
 	slurm_queued(dir, P, n, &c);
 	tally_count(P, n, &c);
+	subsets_count(dir, have_r ? &r : NULL, P, n, &c);
 	tally_print(dir, &c);
 	int rc = tally_verdict(dir, &c);
+	subsets_free(&c);
+	if (have_r)
+		recipe_free(&r);
 	for (size_t i = 0; i < n; i++)
 		free(P[i].status);
 	free(P);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "result.h"
@@ -284,4 +285,62 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 	}
 	closedir(d);
 	return n;
+}
+
+char **store_subsets_read(const char *dir, size_t *n)
+{
+	char *path = xasprintf("%s/" STORE_SUBSETS, dir), *why = NULL;
+	struct table t;
+	char **out = NULL;
+	*n = 0;
+	int rc = table_read(path, &t, NULL, &why);
+	free(why);
+	free(path);
+	if (rc != 0)
+		return NULL;
+	long c = table_column(&t, "only");
+	if (c >= 0 && t.nrows) {
+		out = xcalloc(t.nrows, sizeof(char *));
+		for (size_t i = 0; i < t.nrows; i++)
+			out[(*n)++] = xstrdup(t.rows[i].cell[c]);
+	}
+	table_free(&t);
+	return out;
+}
+
+int store_subset_add(const char *dir, const char *only, FILE *err)
+{
+	if (!only)
+		only = "";
+	size_t n;
+	char **have = store_subsets_read(dir, &n);
+	int there = 0;
+	for (size_t i = 0; i < n; i++) {
+		there |= strcmp(have[i], only) == 0;
+		free(have[i]);
+	}
+	free(have);
+	if (there)
+		return 0;
+	char *path = xasprintf("%s/" STORE_SUBSETS, dir), *why = NULL;
+	size_t len = 0;
+	char *old = read_file_capped(path, 1 << 24, 1, &len, &why);
+	free(why);
+	struct strbuf sb = {0};
+	if (old && len)
+		sb_add(&sb, old, len);
+	else
+		sb_puts(&sb, "first_run,only\n");
+	free(old);
+	char when[64];
+	time_t now = time(NULL);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+	char *cells[2] = {when, (char *)only};
+	csv_record(&sb, cells, 2);
+	int rc = write_file_atomic(path, sb.buf, sb.len);
+	if (rc < 0)
+		fprintf(err, "matrix: cannot write '%s': %s\n", path, strerror(errno));
+	sb_free(&sb);
+	free(path);
+	return rc;
 }

@@ -64,6 +64,20 @@ int store_row_write(struct store *s, const char *dir, const char *id, char *cons
 long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *id, void *ctx),
 		      void (*merged)(const struct row *row, void *ctx), void *ctx, FILE *err);
 
+/* DIR/subsets.csv: which parts of the grid the runs on a directory kept,
+ * one row per distinct --only filter (columns first_run, the local time of
+ * the first run with it, and only, the filter as given; empty: the whole
+ * grid), in the order they were first used. plan.csv holds the last run's
+ * points only; `matrix status` counts the whole grid and names these. */
+#define STORE_SUBSETS "subsets.csv"
+/* Add only (NULL: the whole grid) to DIR/subsets.csv unless it is there
+ * (rewritten atomically). Returns 0, or -1 after printing why to err. */
+int store_subset_add(const char *dir, const char *only, FILE *err);
+/* The filters of DIR/subsets.csv ("" for the whole grid; caller frees each
+ * and the array); NULL and *n = 0 when the file is missing or unreadable
+ * (a directory of an older matrix). */
+char **store_subsets_read(const char *dir, size_t *n);
+
 /* The header for recipe r (caller frees each cell and the array). */
 char **store_header(const struct recipe *r, size_t *ncols);
 

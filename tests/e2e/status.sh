@@ -1,6 +1,7 @@
 # `matrix status DIR` on local runs: counts by status, its exit status
 # (0 complete, 1 complete with failures, 3 a runner holds the directory,
-# 4 points missing, 2 usage); every row names the node it ran on.
+# 4 points missing, 2 usage), over the whole grid of a study run in --only
+# subsets; every row names the node it ran on.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<YAML
 name: stat
@@ -10,15 +11,35 @@ factors:
   mode: [ok, fail]
   k: [1, 2]
 YAML
-"$MATRIX" run r.yaml --out ok --only mode=ok --no-report > /dev/null
-expect_status 0 "$MATRIX" status ok > st.txt
-expect_eq "$(cat st.txt)" "ok: 2 points planned (plan.csv)
+# a study run in --only subsets: status counts the whole grid (plan.csv
+# holds only the last run's points) and names each subset
+"$MATRIX" run r.yaml --out ok --only mode=ok,k=1 --no-report > /dev/null
+"$MATRIX" run --resume ok --only mode=ok --no-report > /dev/null
+expect_eq "$(tail -n +2 ok/plan.csv | wc -l | tr -d ' ')" 2 "plan.csv: the last run's points"
+expect_status 4 "$MATRIX" status ok > st.txt
+expect_eq "$(cat st.txt)" "ok: 4 points planned (the grid of recipe.yaml)
   done          2  (2 ok)
   running       0
   pending       0
-  missing       0  (no row, not queued)
-complete: every planned point has a row" "status of a complete run"
+  missing       2  (no row, not queued)
+  subsets  --only mode=ok,k=1 (1 points, 1 done); --only mode=ok (2 points, 2 done)
+stopped: 2 points have no row: no run kept them (--only); 'matrix run --resume ok' runs them" "status of a study run in subsets"
 expect_eq "$(csv_col ok/results.csv node | grep -cx "$(hostname)")" 2 "node per row"
+# the same subset again adds no line; the rest of the grid completes it
+"$MATRIX" run --resume ok --only mode=ok --no-report > /dev/null
+"$MATRIX" run --resume ok --only mode=fail --no-report > /dev/null || true
+expect_eq "$(cut -d, -f2- ok/subsets.csv | tr '\n' '|')" 'only|"mode=ok,k=1"|mode=ok|mode=fail|' "subsets.csv: each subset once"
+expect_status 1 "$MATRIX" status ok > st.txt
+expect_grep "^ok: 4 points planned (the grid of recipe.yaml)$" st.txt "the whole grid"
+expect_grep "^  done          4  (2 ok, 2 failed)$" st.txt "every subset's rows counted"
+expect_grep "^  subsets  --only mode=ok,k=1 (1 points, 1 done); --only mode=ok (2 points, 2 done); --only mode=fail (2 points, 2 done)$" st.txt "three subsets"
+# a run of the whole grid: no subsets line
+"$MATRIX" run r.yaml --out whole --only mode=ok --no-report > /dev/null
+"$MATRIX" run --resume whole --no-report > /dev/null || true
+expect_status 1 "$MATRIX" status whole > st.txt
+expect_grep "^  subsets  --only mode=ok (2 points, 2 done); the whole grid$" st.txt "a subset, then the whole grid"
+"$MATRIX" report --quiet whole 2> /dev/null || true
+expect_grep "4 rows in results.csv of 4 planned points" whole/report.md "the report counts the whole grid"
 "$MATRIX" run r.yaml --out mixed --no-report > /dev/null || true
 expect_status 1 "$MATRIX" status mixed > st.txt
 expect_grep "^  done          4  (2 ok, 2 failed)" st.txt "counts by status"
