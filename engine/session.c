@@ -604,10 +604,10 @@ int session_check(struct session *s)
         return finish_unsupported(o, ign, "int8 is not implemented in the native engine");
     if (o->pt.quant >= 0) /* given: the native engine has no int8 to quantize */
         add_ignored(ign, n, "quant");
-    if (o->pt.syncbn && o->pt.gpus < 2)
+    /* a rank of MATRIX_ENGINE_DP=1 (one rank through the data-parallel path)
+     * may: the checks compare its 1-rank all-reduces with the plain path */
+    if (o->pt.syncbn && o->pt.gpus < 2 && !engine_comm)
         return finish_unsupported(o, ign, "SyncBN needs more than one GPU (gpus: 1 has nothing to synchronise with)");
-    if (o->pt.syncbn && o->pt.device == DEV_CUDA)
-        return finish_unsupported(o, ign, "SyncBN is implemented for CPU ranks (MPI) only; on cuda it is not yet");
     if (o->pt.syncbn && !o->pt.train)
         add_ignored(ign, n, "syncbn");
     if (o->pt.device == DEV_CPU && o->pt.precision == PREC_FP16)
@@ -727,6 +727,27 @@ static void session_backend_saved(struct run *r)
     }
 }
 
+/* --syncbn on: which BatchNorm ops all-reduce their sums (rank 0 says);
+ * none (BERT, BN on running statistics with --eval on) is syncbn ignored. */
+static void log_sync_bn(struct session *s)
+{
+    const graph *g = &s->r.g;
+    int n = 0;
+    for (int i = 0; i < g->nfwd; i++)
+        n += g->ops[i].type == OP_BN && g->ops[i].sync;
+    if (!n)
+        add_ignored(s->ignored, sizeof s->ignored, "syncbn");
+    if (s->quiet)
+        return;
+    fprintf(stderr, "matrix-engine: syncbn: %d BatchNorm ops take their per-channel sums over %d rank%s (%s; forward "
+            "statistics, backward sums for dx)%s", n, engine_comm->size, engine_comm->size == 1 ? "" : "s",
+            s->o.pt.device == DEV_CUDA ? "nccl" : engine_comm->name, n ? ":" : "; nothing to synchronise");
+    for (int i = 0; i < g->nfwd; i++)
+        if (g->ops[i].type == OP_BN && g->ops[i].sync)
+            fprintf(stderr, " %s", g->ops[i].name);
+    fputc('\n', stderr);
+}
+
 int session_passes(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -747,8 +768,11 @@ int session_passes(struct session *s)
         s->info.optim.ema_decay = 0.9998f;
         pass_autodiff(g, &s->info.optim);
         session_backend_saved(r);
-        if (engine_comm) /* 25 MiB buckets, as PyTorch DDP's default */
+        if (engine_comm) { /* 25 MiB buckets, as PyTorch DDP's default */
             s->buckets = pass_data_parallel(g, engine_comm->size, (size_t)25 << 20, o->pt.syncbn);
+            if (o->pt.syncbn)
+                log_sync_bn(s);
+        }
     }
     /* inference with inference_mode off runs as with autograd on: what a
      * backward would read stays alive to the end of the step (PyTorch's

@@ -9,9 +9,16 @@
  *                      sum runs while cu.s goes on with the backward.
  *   OP_ALLREDUCE_WAIT  makes cu.s wait for "bucket done" (before the
  *                      optimizer); ncclAvg already divided by the ranks.
+ *   cu_nccl_sum_f64    SyncBN (ops.cu): ncclAllReduce(ncclDouble, ncclSum)
+ *                      of a BatchNorm's per-channel sums directly on cu.s,
+ *                      whose next kernel needs the result.
  *
  * Events order the two streams, so a step is still capturable into one CUDA
- * Graph (--compile reduce-overhead). */
+ * Graph (--compile reduce-overhead); NCCL's calls are capturable too. Both
+ * kinds of call go to the one communicator, in the plan's op order on every
+ * rank; NCCL runs a communicator's operations in the order they were issued,
+ * so a SyncBN sum in the backward may wait for a bucket in flight. The
+ * communicator is made when the plan has an all-reduce op or a SyncBN op. */
 #include "cuda.h"
 #include "../comm.h"
 
@@ -29,7 +36,8 @@ static struct {
     ncclComm_t nc;
     cudaStream_t s;
     cudaEvent_t *ready, *done;
-    int nb;
+    int nb;      /* gradient buckets (events) */
+    int ranks;   /* 0: no communicator */
     int version;
 } nc;
 
@@ -55,16 +63,21 @@ void cu_nccl_register(backend_op_fn *t)
     t[OP_ALLREDUCE_WAIT] = nccl_wait;
 }
 
-int cu_nccl_prepare(graph *g, int nrun)
+void cu_nccl_sum_f64(const double *send, double *recv, size_t n)
 {
-    int nb = 0;
-    for (int i = 0; i < nrun; i++)
-        if (g->ops[i].type == OP_ALLREDUCE && g->ops[i].bucket + 1 > nb)
-            nb = g->ops[i].bucket + 1;
-    if (!nb)
-        return 0;
+    if (!nc.ranks)
+        cu_fail(__FILE__, __LINE__, "cu_nccl_sum_f64", "no NCCL communicator (BUG: prepare saw no SyncBN op)");
+    ncclCheck(ncclAllReduce(send, recv, n, ncclDouble, ncclSum, nc.nc, cu.s));
+}
+
+int cu_nccl_ranks(void) { return nc.ranks; }
+
+/* The communicator over engine_comm's ranks (rank 0's id broadcast), its
+ * stream; 0, or -2 with the reason on stderr. */
+static int nccl_open(void)
+{
     if (!engine_comm) {
-        fprintf(stderr, "matrix-engine: cuda: all-reduce ops without ranks\n");
+        fprintf(stderr, "matrix-engine: cuda: all-reduce or SyncBN ops without ranks\n");
         return -2;
     }
     ncclUniqueId id;
@@ -77,6 +90,23 @@ int cu_nccl_prepare(graph *g, int nrun)
     ncclCheck(ncclCommInitRank(&nc.nc, engine_comm->size, id, engine_comm->rank));
     ncclCheck(ncclGetVersion(&nc.version));
     cudaCheck(cudaStreamCreateWithFlags(&nc.s, cudaStreamNonBlocking));
+    nc.ranks = engine_comm->size;
+    return 0;
+}
+
+int cu_nccl_prepare(graph *g, int nrun)
+{
+    int nb = 0, nsync = 0;
+    for (int i = 0; i < nrun; i++) {
+        if (g->ops[i].type == OP_ALLREDUCE && g->ops[i].bucket + 1 > nb)
+            nb = g->ops[i].bucket + 1;
+        nsync += g->ops[i].type == OP_BN && g->ops[i].sync;
+    }
+    if (!nb && !nsync)
+        return 0;
+    int rc = nccl_open();
+    if (rc || !nb)
+        return rc;
     nc.ready = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.ready);
     nc.done = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.done);
     if (!nc.ready || !nc.done)
@@ -91,8 +121,9 @@ int cu_nccl_prepare(graph *g, int nrun)
 
 void cu_nccl_release(void)
 {
-    if (!nc.nb)
+    if (!nc.ranks)
         return;
+    cudaStreamSynchronize(cu.s);
     cudaStreamSynchronize(nc.s);
     for (int k = 0; k < nc.nb; k++) {
         cudaEventDestroy(nc.ready[k]);
@@ -108,7 +139,7 @@ void cu_nccl_release(void)
 const char *cu_nccl_info(void)
 {
     static char buf[64];
-    if (!nc.nb)
+    if (!nc.ranks)
         return "";
     snprintf(buf, sizeof buf, "nccl_version=%d.%d.%d\n", nc.version / 10000,
              (nc.version / 100) % 100, nc.version % 100);
@@ -120,13 +151,24 @@ const char *cu_nccl_info(void)
 void cu_nccl_register(backend_op_fn *) {}
 int cu_nccl_prepare(graph *g, int nrun)
 {
-    for (int i = 0; i < nrun; i++)
+    for (int i = 0; i < nrun; i++) {
         if (g->ops[i].type == OP_ALLREDUCE) {
             fprintf(stderr, "matrix-engine: cuda: built without NCCL: no data-parallel ranks\n");
             return -2;
         }
+        if (g->ops[i].type == OP_BN && g->ops[i].sync) {
+            fprintf(stderr, "matrix-engine: cuda: built without NCCL: SyncBN (op '%s') needs "
+                    "NCCL; rebuild with NCCL or run --syncbn off\n", g->ops[i].name);
+            return -2;
+        }
+    }
     return 0;
 }
+void cu_nccl_sum_f64(const double *, double *, size_t)
+{
+    cu_fail(__FILE__, __LINE__, "cu_nccl_sum_f64", "built without NCCL (BUG: prepare refuses SyncBN)");
+}
+int cu_nccl_ranks(void) { return 0; }
 void cu_nccl_release(void) {}
 const char *cu_nccl_info(void) { return ""; }
 

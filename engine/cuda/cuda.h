@@ -226,11 +226,17 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
 /* ---- the op files ----------------------------------------------------------------------- */
 
 /* comm_nccl.cu: OP_ALLREDUCE / OP_ALLREDUCE_WAIT on NCCL (data-parallel
- * ranks); prepare makes the communicator when the plan has them. */
+ * ranks); prepare makes the communicator when the plan has them or a SyncBN
+ * op (OP_BN with sync; without NCCL it refuses that plan). */
 void cu_nccl_register(backend_op_fn *t);
 int cu_nccl_prepare(graph *g, int nrun);
 void cu_nccl_release(void);
 const char *cu_nccl_info(void);
+/* SyncBN: recv[0 .. n) = the sum over the ranks of every rank's send[0 ..
+ * n) (device doubles; send == recv: in place), enqueued on cu.s. */
+void cu_nccl_sum_f64(const double *send, double *recv, size_t n);
+/* The communicator's ranks; 0 when prepare made none. */
+int cu_nccl_ranks(void);
 
 /* Fill the table slots each file implements. */
 void cu_conv_register(backend_op_fn *t);  /* conv.cu: OP_CONV, OP_CONV_BWD */

@@ -24,6 +24,10 @@
  * sum in f32 over at most 16 rows (a plane in NCHW) per thread, then in
  * double; per-block partials are combined in a fixed order (deterministic,
  * no atomics); log-softmax is a warp per row; the NLL loss sums in double.
+ * SyncBN (--syncbn on, data-parallel ranks): a BN op with o->sync and its
+ * backward reduce their partials per channel in that order, all-reduce the
+ * 2 C doubles with NCCL on cu.s (comm_nccl.cu's cu_nccl_sum_f64) and finish
+ * from the global sums and count, as cpu_bn does over MPI.
  *
  * Element-wise kernels are grid-stride loops moving 8 elements per thread
  * with 16-byte loads / stores when every pointer is 16-byte aligned and 8
@@ -41,8 +45,8 @@
  * which is the CPU's g->step == 1 when nothing is skipped.
  *
  * Nothing here synchronises, allocates or copies to the host during a step:
- * scratch (BatchNorm partials and coefficients, the gradient and EMA tables)
- * is allocated by cu_ops_prepare. */
+ * scratch (BatchNorm partials and coefficients, SyncBN's sums, the gradient
+ * and EMA tables) is allocated by cu_ops_prepare. */
 #include "cuda.h"
 
 #include <math.h>
@@ -135,8 +139,10 @@ struct {
     size_t ep_bytes;
     void *sort;          /* embedding backward: ids sorted with their rows (cub) */
     size_t sort_bytes, sort_tmp;
+    double *red;         /* SyncBN: this rank's sums (2 C), every rank's (2 C) */
+    size_t red_bytes;
 } S = {NULL, 0, NULL, 0, 0, -1, -1, -1, NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0,
-       NULL, 0, NULL, 0, 0};
+       NULL, 0, NULL, 0, 0, NULL, 0};
 
 /* ---- activation, add, copy ----------------------------------------------------------- */
 
@@ -251,7 +257,18 @@ void op_copy(graph *g, op *o)
  * S.part[(y * 2 + q) * C + c] (q: which sum, y: block row of the grid).
  * Pass 2: one block per channel adds the partials in a fixed order, then
  * its thread 0 does the CPU's per-channel arithmetic in double and writes the
- * per-channel coefficients into S.coef. Pass 3: one element-wise kernel. */
+ * per-channel coefficients into S.coef. Pass 3: one element-wise kernel.
+ *
+ * SyncBN (a train BN op with o->sync, and its backward), cpu_bn's
+ * semantics: between passes 1 and 2, k_bn_reduce adds the partials per
+ * channel in bn_gather's order into S.red[0 .. 2C), NCCL sums that over the
+ * ranks into S.red[2C .. 4C) on cu.s, and pass 2 reads those global sums as
+ * one row of partials (gy = 1) with the count times the ranks: mean,
+ * variance, the running statistics (the unbiased factor of the global count)
+ * and dx are the global batch's; dgamma / dbeta stay this rank's sums, as on
+ * the CPU (the gradient all-reduce averages them). With one rank the result
+ * is the unsynchronised op's bit for bit (a 1-rank sum is a copy, and adding
+ * one row of partials to 0.0 is exact). */
 
 constexpr int BN_FLUSH = 16;    /* f32 partials fold into double every BN_FLUSH rows */
 constexpr int BN_BLOCKS = 1024; /* blocks aimed at by pass 1 */
@@ -504,6 +521,31 @@ __device__ void bn_gather(const double *part, int gy, size_t C, size_t c, double
     }
 }
 
+/* SyncBN, pass 1b: this rank's per-channel sums (bn_gather's order) into
+ * red[c], red[C + c]. */
+__global__ void __launch_bounds__(128)
+k_bn_reduce(const double *part, int gy, size_t C, double *red)
+{
+    __shared__ double sa[128], sb[128];
+    size_t c = blockIdx.x;
+    bn_gather(part, gy, C, c, sa, sb);
+    if (threadIdx.x == 0) {
+        red[c] = sa[0];
+        red[C + c] = sb[0];
+    }
+}
+
+/* SyncBN: the gy rows of partials of S.part summed per channel, this rank's
+ * into S.red[0 .. 2C), over every rank into S.red[2C .. 4C) (returned: one
+ * row of partials for pass 2). */
+const double *bn_sync(const geo &d, int gy)
+{
+    k_bn_reduce<<<(unsigned)d.C, 128, 0, cu.s>>>(S.part, gy, d.C, S.red);
+    cu_launched();
+    cu_nccl_sum_f64(S.red, S.red + 2 * d.C, 2 * d.C);
+    return S.red + 2 * d.C;
+}
+
 /* Pass 2, forward (cpu_bn): train: batch statistics from the sums, running
  * statistics updated; eval: the running statistics. Writes mean, invstd and
  * coef[c] = gamma invstd, coef[C + c] = beta - mean coef[c]. */
@@ -576,11 +618,18 @@ void op_bn(graph *g, op *o)
     int xi = o->in[0], ri = o->in[5], yi = o->out[0];
     geo d = dims(&g->t[xi]);
     const void *x = CU_PTR(g, xi);
+    const double *part = S.part;
+    double cnt = (double)d.N * (double)d.P;
     int gy = 0;
     if (o->train)
         gy = bn_sums(0, d, x, CU_DT(g, xi), NULL, DT_F32, NULL, DT_F32);
+    if (o->train && o->sync) { /* SyncBN: sums and count over every rank */
+        part = bn_sync(d, gy);
+        gy = 1;
+        cnt *= cu_nccl_ranks();
+    }
     k_bn_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
-        S.part, gy, d.C, (double)d.N * (double)d.P, o->eps, o->momentum, o->train,
+        part, gy, d.C, cnt, o->eps, o->momentum, o->train,
         (const float *)CU_PTR(g, o->in[1]), (const float *)CU_PTR(g, o->in[2]),
         (float *)CU_PTR(g, o->in[3]), (float *)CU_PTR(g, o->in[4]), CU_PTR(g, o->out[1]),
         CU_DT(g, o->out[1]), CU_PTR(g, o->out[2]), CU_DT(g, o->out[2]), S.coef);
@@ -593,11 +642,13 @@ void op_bn(graph *g, op *o)
 }
 
 /* Pass 2, backward (cpu_bn_bwd): dgamma (+)= sum dy xhat, dbeta (+)= sum dy;
- * coef = A (dy), B1 (x - mean), B0, mean: dx = A dy + B1 (x - mean) + B0. */
+ * coef = A (dy), B1 (x - mean), B0, mean: dx = A dy + B1 (x - mean) + B0.
+ * glob (SyncBN): the sums over every rank for dx (cnt is then the global
+ * count), NULL: this rank's. */
 __global__ void __launch_bounds__(128)
 k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, const float *gam,
                const void *mean, int mdt, const void *inv, int idt, float *dg, int acc_g,
-               float *dbt, int acc_b, float *coef)
+               float *dbt, int acc_b, const double *glob, float *coef)
 {
     __shared__ double sa[128], sb[128];
     size_t c = blockIdx.x;
@@ -608,11 +659,21 @@ k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, cons
     double s = sa[0], sx = sb[0] * (double)invf;
     dg[c] = (float)((acc_g ? (double)dg[c] : 0.0) + sx);
     dbt[c] = (float)((acc_b ? (double)dbt[c] : 0.0) + s);
+    if (glob) {
+        s = glob[c];
+        sx = glob[C + c] * (double)invf;
+    }
     double k = (double)__fmul_rn(gam[c], invf);
     coef[c] = (float)k;
     coef[C + c] = train ? (float)(-k * (double)invf * sx / cnt) : 0.0f;
     coef[2 * C + c] = train ? (float)(-k * s / cnt) : 0.0f;
     coef[3 * C + c] = cu_ld(mean, mdt, c);
+}
+
+/* 1 when BN backward op o belongs to a SyncBN forward. */
+int bn_bwd_sync(const graph *g, const op *o)
+{
+    return o->fwd >= 0 && o->fwd < g->nops && g->ops[o->fwd].sync;
 }
 
 struct bn_dx_f {
@@ -647,11 +708,19 @@ void op_bn_bwd(graph *g, op *o)
     geo d = dims(&g->t[xi]);
     const void *dy = CU_PTR(g, di), *x = CU_PTR(g, xi);
     int gy = bn_sums(1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi), CU_DT(g, mi));
+    const double *part = S.part, *glob = NULL;
+    double cnt = (double)d.N * (double)d.P;
+    if (o->train && bn_bwd_sync(g, o)) { /* SyncBN: dx from the sums over every rank */
+        glob = bn_sync(d, gy);
+        part = S.red; /* this rank's sums, one row */
+        gy = 1;
+        cnt *= cu_nccl_ranks();
+    }
     k_bn_bwd_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
-        S.part, gy, d.C, (double)d.N * (double)d.P, o->train,
+        part, gy, d.C, cnt, o->train,
         (const float *)CU_PTR(g, o->in[2]), CU_PTR(g, mi), CU_DT(g, mi), CU_PTR(g, ii),
         CU_DT(g, ii), (float *)CU_PTR(g, o->out[1]), CU_ACC(o, 1),
-        (float *)CU_PTR(g, o->out[2]), CU_ACC(o, 2), S.coef);
+        (float *)CU_PTR(g, o->out[2]), CU_ACC(o, 2), glob, S.coef);
     cu_launched();
     if (o->out[0] < 0)
         return;
@@ -2016,16 +2085,17 @@ void cu_ops_register(backend_op_fn *t)
 
 /* Before the run: check every op's tensors have the types the kernels read
  * (want), size the scratch buffers from the ops that need them (BN partial
- * sums and coefficients, embedding sort and partials, layer-norm partials,
- * attention scores), allocate them, set the loss scale, and upload the
- * tables of gradients (fp16 unscaling) and EMA pairs. Not split (about 170
- * lines): the switch is one pass over the ops whose cases each add to the
- * same seven running maxima and the bad flag, and the steps after it use
- * them once; this CUDA code also cannot be run on the machines it is
+ * sums and coefficients, SyncBN's sums, embedding sort and partials,
+ * layer-norm partials, attention scores), allocate them, set the loss scale,
+ * and upload the tables of gradients (fp16 unscaling) and EMA pairs. Not
+ * split (about 180 lines): the switch is one pass over the ops whose cases
+ * each add to the same running maxima and the bad flag, and the steps after
+ * it use them once; this CUDA code also cannot be run on the machines it is
  * maintained on (no GPU), so it is kept as verified on one. */
 int cu_ops_prepare(graph *g, int nrun)
 {
     size_t part = 0, cmax = 0, sortb = 0, sortt = 0, epb = 0, lnb = 0, dsb = 0, pbb = 0;
+    size_t csync = 0; /* SyncBN: the most channels */
     int nopt = 0, nema = 0, bad = 0;
     cu_ops_release(g);
     for (int i = 0; i < nrun; i++) {
@@ -2037,6 +2107,8 @@ int cu_ops_prepare(graph *g, int nrun)
             size_t pb = o->type == OP_BN && !o->train ? 0 : bn_part_bytes(d);
             part = pb > part ? pb : part;
             cmax = d.C > cmax ? d.C : cmax;
+            if (o->train && (o->type == OP_BN ? o->sync : bn_bwd_sync(g, o)))
+                csync = d.C > csync ? d.C : csync;
             if (o->type == OP_BN)
                 for (int k = 1; k <= 4; k++)
                     bad |= want(g, o, k, DT_F32, 1);
@@ -2148,6 +2220,8 @@ int cu_ops_prepare(graph *g, int nrun)
         if (!(S.coef = (float *)cu_alloc(S.coef_bytes)))
             return -1;
     }
+    if (csync && !(S.red = (double *)cu_alloc(S.red_bytes = 4 * csync * sizeof(double))))
+        return -1;
     if ((sortb && !(S.sort = cu_alloc(S.sort_bytes = sortb))) ||
         (epb && !(S.ep = (float *)cu_alloc(S.ep_bytes = epb))) ||
         (lnb && !(S.lnp = (float *)cu_alloc(S.lnp_bytes = lnb))) ||
@@ -2211,6 +2285,9 @@ void cu_ops_release(graph *g)
     cu_free(S.lnp, S.lnp_bytes);
     cu_free(S.ds, S.ds_bytes);
     cu_free(S.pb, S.pb_bytes);
+    cu_free(S.red, S.red_bytes);
+    S.red = NULL;
+    S.red_bytes = 0;
     S.sort = NULL;
     S.ep = S.lnp = S.ds = S.pb = NULL;
     S.sort_bytes = S.ep_bytes = S.lnp_bytes = S.ds_bytes = S.pb_bytes = S.sort_tmp = 0;

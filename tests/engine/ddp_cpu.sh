@@ -11,7 +11,8 @@
 #     equal the single process's at 1e-5 relative; final weights at 1e-3;
 #   - SyncBN (--syncbn on, batch statistics): the same, and rank 0's output
 #     equals the single process's first rows: BatchNorm over the global
-#     batch;
+#     batch; one rank through the data-parallel path with SyncBN (its
+#     all-reduces of one) equals the plain process bit for bit;
 #   - control: batch statistics without SyncBN must differ (BN over each
 #     rank's slice), so the comparison can fail;
 #   - every rank ends with the same parameters (ranks_same_weights=1), the
@@ -68,6 +69,14 @@ if MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --dump "$W/dp1.mxw" >"$W/dp1.log" 2>&1 
 	ok "1 rank through MPI equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
 else
 	ko "1 rank through MPI differs from the plain process"; grep -v '^ok' "$W/cmp.out" | head -n 5
+fi
+# the same with SyncBN: the 1-rank all-reduce of its sums changes nothing
+if MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --syncbn on --dump "$W/dp1sb.mxw" >"$W/dp1sb.log" 2>&1 &&
+	grep -q 'syncbn: [1-9][0-9]* BatchNorm ops' "$W/dp1sb.log" &&
+	"$CMP" "$W/single_bn.mxw" "$W/dp1sb.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+	ok "1 rank through MPI with SyncBN equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
+else
+	ko "1 rank through MPI with SyncBN differs from the plain process"; tail -n 3 "$W/dp1sb.log"; grep -v '^ok' "$W/cmp.out" | head -n 5
 fi
 for n in 2 3; do
 	b=$((12 / n))
