@@ -3,12 +3,27 @@
 # the GPU twin of tests/engine/ddp_cpu.sh:
 #   1 GPU:   MATRIX_ENGINE_DP=1 (one rank through mpirun, buckets and an NCCL
 #            all-reduce of one) gives the plain run's gradients, losses and
-#            final weights (fp32, resnet_tiny, 5 steps);
+#            final weights (fp32, resnet_tiny, 5 steps); the same with
+#            --syncbn on (BN on batch statistics, each BN's sums through an
+#            NCCL all-reduce of one rank) against the plain run on batch
+#            statistics, outputs too; a measured SyncBN point under
+#            --compile reduce-overhead (NCCL inside the CUDA Graph) runs;
 #   2+ GPUs: 2 ranks x 6 against one process x 12 (BN on running
 #            statistics): gradients and losses at 1e-4, final weights at 1e-3;
-#            a measured ResNet-50 fp16 point: same weights on every rank, and
-#            the scale efficiency throughput(2) / (2 x throughput(1)) printed
-#            (the seeds' "scale factor", 0.90-0.95 on their machines).
+#            SyncBN (tests/engine/ddp_cpu.sh's check on GPUs): 2 ranks x 6
+#            with --syncbn on against one process x 12 on batch statistics,
+#            gradients, losses and rank 0's outputs (the first 6 rows) at
+#            1e-4, final weights at 1e-3, and the control (without SyncBN the
+#            gradients differ); a measured ResNet-50 fp16 point: same weights
+#            on every rank, and the scale efficiency throughput(2) / (2 x
+#            throughput(1)) printed (the seeds' "scale factor", 0.90-0.95 on
+#            their machines); the same point with SyncBN (same weights, its
+#            throughput beside the one without); 2 ranks with SyncBN under
+#            --compile reduce-overhead (NCCL calls of both kinds in the
+#            CUDA Graph) end with the same weights.
+# The 1-rank comparisons are at 1e-6, not bit for bit: two runs may differ in
+# the last bits where cuDNN picks a non-deterministic algorithm (the BN op
+# alone, synchronised over one rank, is bit-identical: tests/gpu/ops_check).
 #   sh tests/gpu/ddp_check.sh [OUTDIR]
 # Exit 0 / 1; 77 without a GPU or without MPI. The 2-GPU part is skipped,
 # with the reason, on a machine with one GPU.
@@ -32,15 +47,19 @@ if [ $? -eq 3 ]; then echo "SKIP: no GPU ($(key reason "$W/probe"))"; exit 77; f
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
 
-C="--device cuda --model resnet_tiny --task train --steps 5 --warmup 0 --lr 0.001 --eval on"
-# cmp_dumps LABEL REF GOT TOL_GRAD
+B="--device cuda --model resnet_tiny --task train --steps 5 --warmup 0 --lr 0.001"
+C="$B --eval on"
+# cmp_dumps LABEL REF GOT TOL_GRAD [EXTRA "PREFIX TOL"...]
 cmp_dumps() {
-	for spec in "grad. $4" "losses $4" "final. 1e-3"; do
-		set -- "$1" "$2" "$3" "$4" $spec
-		if "$CMP" "$2" "$3" "$6" "$5" >"$W/cmp.out" 2>&1; then pass "$1: $5 within $6 ($(tail -n 1 "$W/cmp.out"))"
-		else fail "$1: $5 beyond $6"; grep -v '^ok' "$W/cmp.out" | head -n 5; fi
+	label=$1 ref=$2 got=$3 tol=$4; shift 4
+	for spec in "grad. $tol" "losses $tol" "final. 1e-3" "$@"; do
+		set -- $spec
+		if "$CMP" "$ref" "$got" "$2" "$1" >"$W/cmp.out" 2>&1; then pass "$label: $1 within $2 ($(tail -n 1 "$W/cmp.out"))"
+		else fail "$label: $1 beyond $2"; grep -v '^ok' "$W/cmp.out" | head -n 5; fi
 	done
 }
+# synced LOG: the engine said it synchronises at least one BatchNorm op
+synced() { grep -q 'syncbn: [1-9][0-9]* BatchNorm ops' "$1"; }
 
 "$E" $C --batch 12 --dump "$W/plain.mxw" >"$W/plain.log" 2>&1 || fail "plain run (see $W/plain.log)"
 rc=0
@@ -54,6 +73,23 @@ else
 	cmp_dumps "1 rank through NCCL vs plain" "$W/plain.mxw" "$W/dp1.mxw" 1e-6
 fi
 
+# SyncBN over one rank: each BN's sums through an NCCL all-reduce of one
+"$E" $B --batch 12 --dump "$W/plain_bn.mxw" >"$W/plain_bn.log" 2>&1 || fail "plain run, batch statistics (see $W/plain_bn.log)"
+if MATRIX_ENGINE_DP=1 "$E" $B --batch 12 --syncbn on --dump "$W/sb1.mxw" >"$W/sb1.log" 2>&1 && synced "$W/sb1.log"; then
+	cmp_dumps "1 rank SyncBN through NCCL vs plain" "$W/plain_bn.mxw" "$W/sb1.mxw" 1e-6 "output 1e-6"
+else
+	fail "1 rank SyncBN through NCCL: exit or log (see $W/sb1.log)"; tail -n 5 "$W/sb1.log"
+fi
+# the same in a measured step captured into a CUDA Graph (NCCL calls inside)
+MATRIX_ENGINE_DP=1 "$E" $B --batch 12 --syncbn on --compile reduce-overhead --steps 20 --warmup 2 \
+	--result "$W/sbg1" >"$W/sbg1.log" 2>&1
+if [ "$(key status "$W/sbg1")" = ok ] && [ "$(key syncbn_ops "$W/sbg1")" -gt 0 ] 2>/dev/null &&
+	[ "$(key cuda_graph "$W/sbg1")" = on ]; then
+	pass "1 rank SyncBN under reduce-overhead: $(key syncbn_ops "$W/sbg1") BN ops synced, $(key throughput "$W/sbg1") img/s"
+else
+	fail "1 rank SyncBN under reduce-overhead: status $(key status "$W/sbg1") (see $W/sbg1.log)"; tail -n 5 "$W/sbg1.log"
+fi
+
 if [ "$ngpu" -lt 2 ]; then
 	echo "SKIP: the 2-rank checks need 2 GPUs; $ngpu visible"
 else
@@ -61,6 +97,18 @@ else
 		cmp_dumps "2 ranks x 6 vs 1 x 12" "$W/plain.mxw" "$W/dp2.mxw" 1e-4
 	else
 		fail "2 ranks: exit $?"; tail -n 5 "$W/dp2.log"
+	fi
+	if "$E" $B --batch 6 --gpus 2 --syncbn on --dump "$W/sb2.mxw" >"$W/sb2.log" 2>&1 && synced "$W/sb2.log"; then
+		cmp_dumps "2 ranks x 6 SyncBN vs 1 x 12" "$W/plain_bn.mxw" "$W/sb2.mxw" 1e-4 "output 1e-4"
+	else
+		fail "2 ranks SyncBN: exit or log (see $W/sb2.log)"; tail -n 5 "$W/sb2.log"
+	fi
+	# control: batch statistics per rank differ from the global batch's
+	"$E" $B --batch 6 --gpus 2 --dump "$W/nosync2.mxw" >"$W/nosync2.log" 2>&1
+	if "$CMP" "$W/plain_bn.mxw" "$W/nosync2.mxw" 1e-4 grad. >/dev/null 2>&1; then
+		fail "control: BN over each rank's slice matched the global batch (the SyncBN check cannot fail)"
+	else
+		pass "control: without SyncBN the gradients differ from the global batch's"
 	fi
 	P="--device cuda --model resnet50 --batch 64 --task train --precision fp16 --channels-last on --max-time 3s"
 	"$E" $P --result "$W/r1" >"$W/r1.log" 2>&1
@@ -70,6 +118,22 @@ else
 		pass "resnet50 fp16 b64 x 2 GPUs: $t2 img/s, 1 GPU $t1 img/s, scale efficiency $(awk -v a="$t2" -v b="$t1" 'BEGIN { printf "%.3f", a / (2 * b) }')"
 	else
 		fail "resnet50 2 GPUs: status $(key status "$W/r2"), same weights $(key ranks_same_weights "$W/r2")"
+	fi
+	"$E" $P --gpus 2 --syncbn on --result "$W/r2s" >"$W/r2s.log" 2>&1
+	if [ "$(key status "$W/r2s")" = ok ] && [ "$(key ranks_same_weights "$W/r2s")" = 1 ] &&
+		[ "$(key syncbn_ops "$W/r2s")" -gt 0 ] 2>/dev/null; then
+		pass "resnet50 fp16 b64 x 2 GPUs with SyncBN ($(key syncbn_ops "$W/r2s") BN ops): $(key throughput "$W/r2s") img/s, without $t2 img/s"
+	else
+		fail "resnet50 2 GPUs SyncBN: status $(key status "$W/r2s"), same weights $(key ranks_same_weights "$W/r2s") (see $W/r2s.log)"
+	fi
+	# SyncBN's and the buckets' NCCL calls of 2 ranks inside one CUDA Graph
+	"$E" $B --batch 6 --gpus 2 --syncbn on --compile reduce-overhead --steps 20 --warmup 2 \
+		--result "$W/sbg2" >"$W/sbg2.log" 2>&1
+	if [ "$(key status "$W/sbg2")" = ok ] && [ "$(key ranks_same_weights "$W/sbg2")" = 1 ] &&
+		[ "$(key cuda_graph "$W/sbg2")" = on ]; then
+		pass "2 ranks SyncBN under reduce-overhead: same weights, $(key throughput "$W/sbg2") img/s"
+	else
+		fail "2 ranks SyncBN under reduce-overhead: status $(key status "$W/sbg2") (see $W/sbg2.log)"; tail -n 5 "$W/sbg2.log"
 	fi
 fi
 echo "ddp_check: $npass passed, $nfail failed${1:+ (dumps and logs in $W)}"

@@ -8,7 +8,7 @@
 #                    (each knob off against on: what must hold),
 #                    tests/gpu/memory_vs_pytorch.sh (peak memory against
 #                    PyTorch in the matching mode), tests/gpu/ddp_check.sh
-#                    (NCCL ranks: 1 GPU, and 2 GPUs where present),
+#                    (NCCL ranks, SyncBN included: 1 GPU, and 2 GPUs where present),
 #                    tests/gpu/runtimes.sh (the PyTorch engine's runtimes:
 #                    eager, inductor, onnxruntime on its CUDA provider,
 #                    tensorrt, at fp32/fp16/int8, with their accuracy checks;

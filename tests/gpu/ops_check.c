@@ -46,6 +46,14 @@
  * Each op must also leave its inputs as they were on the device (SGD's
  * gradient excepted: fp16 training unscales it in place).
  *
+ * SyncBN (built with NCCL, and in --self-test): engine_comm is a communicator
+ * of one rank (this process), so the module makes a 1-rank NCCL communicator
+ * and the CPU's SyncBN path runs too; the cases marked "syncbn" (a train BN
+ * forward with sync set, a backward of one) run on the device first without
+ * sync, then with it: besides the CPU comparison, the synchronised outputs
+ * must equal the unsynchronised ones bit for bit (a sum over one rank changes
+ * nothing).
+ *
  * One line per op: "PASS|FAIL op layout precision max_err ... case". Exit 0
  * when every op passes, 1 when one fails (or a child crashed), 77 when the
  * module cannot be loaded or there is no GPU (its setup says why).
@@ -77,6 +85,7 @@
  */
 #include "config.h"
 #include "../../engine/backend.h"
+#include "../../engine/comm.h"
 #include "../../engine/engine.h"
 #include "../../engine/graph.h"
 #include "../../engine/rng.h"
@@ -263,6 +272,7 @@ typedef struct suite {
     int ncase;
     backend cpu, dev;
     int pass, fail;
+    int syncbn;       /* SyncBN cases over the one-rank communicator */
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
 } suite;
@@ -441,24 +451,28 @@ static int bn_fwd(suite *s, const bnspec *b, int train, int res, int act, int su
     return last_op(s);
 }
 
-static void case_bn(suite *s, const bnspec *b, int train, int res, int act)
+/* sync: SyncBN over the one-rank communicator (train only) */
+static void case_bn(suite *s, const bnspec *b, int train, int res, int act, int sync)
 {
     int x, gam, mean, inv;
     s->ncase++;
-    bn_fwd(s, b, train, res, act, 1, &x, &gam, &mean, &inv, "");
+    int fi = bn_fwd(s, b, train, res, act, 1, &x, &gam, &mean, &inv, sync ? " syncbn" : "");
+    s->g.ops[fi].sync = sync;
 }
 
-static void case_bn_bwd(suite *s, const bnspec *b, int train, int acc, int dx)
+static void case_bn_bwd(suite *s, const bnspec *b, int train, int acc, int dx, int sync)
 {
     int x, gam, mean, inv;
     s->ncase++;
-    int fi = bn_fwd(s, b, train, 0, ACT_NONE, 0, &x, &gam, &mean, &inv, " (forward of the backward case)");
+    int fi = bn_fwd(s, b, train, 0, ACT_NONE, 0, &x, &gam, &mean, &inv,
+                    sync ? " syncbn (forward of the backward case)" : " (forward of the backward case)");
+    s->g.ops[fi].sync = sync;
     int dy = IN(s, "dy", TK_GRAD, CL_ACT, L(s), 4, b->N, b->C, b->H, b->W, -1, 1);
     int gx = dx ? T(s, "dx", TK_GRAD, CL_ACT, L(s), 4, b->N, b->C, b->H, b->W) : -1;
     int gg = T(s, "dgamma", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, b->C, 1, 1, 1);
     int gb = T(s, "dbeta", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, b->C, 1, 1, 1);
-    op *o = O(s, OP_BN_BWD, 1, "%dx%dx%dx%d %s acc=%d%s", b->N, b->C, b->H, b->W,
-              train ? "train" : "eval", acc, dx ? "" : " no-dx");
+    op *o = O(s, OP_BN_BWD, 1, "%dx%dx%dx%d %s acc=%d%s%s", b->N, b->C, b->H, b->W,
+              train ? "train" : "eval", acc, dx ? "" : " no-dx", sync ? " syncbn" : "");
     o->in[0] = dy; o->in[1] = x; o->in[2] = gam; o->in[3] = mean; o->in[4] = inv;
     o->out[0] = gx; o->out[1] = gg; o->out[2] = gb;
     o->fwd = fi;
@@ -880,13 +894,18 @@ static void build_cases(suite *s)
     case_conv_bwd(s, &convs[2], 0, 1, 0, 1);
     for (int i = 0; i < 2; i++)
         for (int train = 0; train < 2; train++) {
-            case_bn(s, &bns[i], train, 0, ACT_NONE);
-            case_bn(s, &bns[i], train, 0, ACT_RELU);
-            case_bn(s, &bns[i], train, 1, ACT_RELU);
-            case_bn_bwd(s, &bns[i], train, 0, 1);
-            case_bn_bwd(s, &bns[i], train, 1, 1);
+            case_bn(s, &bns[i], train, 0, ACT_NONE, 0);
+            case_bn(s, &bns[i], train, 0, ACT_RELU, 0);
+            case_bn(s, &bns[i], train, 1, ACT_RELU, 0);
+            case_bn_bwd(s, &bns[i], train, 0, 1, 0);
+            case_bn_bwd(s, &bns[i], train, 1, 1, 0);
         }
-    case_bn_bwd(s, &bns[0], 1, 0, 0);
+    case_bn_bwd(s, &bns[0], 1, 0, 0, 0);
+    for (int i = 0; s->syncbn && i < 2; i++) {
+        case_bn(s, &bns[i], 1, 0, ACT_NONE, 1);
+        case_bn(s, &bns[i], 1, 1, ACT_RELU, 1);
+        case_bn_bwd(s, &bns[i], 1, i, 1, 1);
+    }
     for (int acc = 0; acc < 2; acc++) {
         for (int i = 0; i < NEW; i++) {
             case_act(s, &ews[i], acc);
@@ -1494,6 +1513,58 @@ static int selected(const suite *s, int i)
     return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
 }
 
+/* 1 when op o of g is a SyncBN op: a forward with sync, a backward of one. */
+static int op_syncs(const graph *g, const op *o)
+{
+    if (o->type == OP_BN)
+        return o->sync;
+    return o->type == OP_BN_BWD && o->fwd >= 0 && g->ops[o->fwd].sync;
+}
+
+/* SyncBN op i on the device without its sync: its outputs' device bytes
+ * into twin[k], then every output back to its bytes before the call. */
+static void sync_twin(suite *s, int i, const outs *r, void **twin)
+{
+    op *od = &s->g.ops[i];
+    int *flag = od->type == OP_BN ? &od->sync : &s->g.ops[od->fwd].sync;
+    void *before[GRAPH_MAX_OUT + 3];
+    for (int k = 0; k < r->n; k++) {
+        tinfo *q = &s->ti[r->t[k]];
+        before[k] = xalloc(q->dbytes);
+        twin[k] = xalloc(q->dbytes);
+        s->dev.download(before[k], q->d, q->dbytes);
+    }
+    *flag = 0;
+    s->dev.ops[od->type](&s->g, od);
+    s->dev.sync();
+    *flag = 1;
+    for (int k = 0; k < r->n; k++) {
+        tinfo *q = &s->ti[r->t[k]];
+        s->dev.download(twin[k], q->d, q->dbytes);
+        s->dev.upload(q->d, before[k], q->dbytes);
+        free(before[k]);
+    }
+}
+
+/* After the synchronised run (outputs' device bytes in hs): equal to the
+ * twin's bit for bit; frees twin. */
+static void sync_compare(suite *s, const outs *r, void **twin, verdict *v)
+{
+    for (int k = 0; k < r->n; k++) {
+        tinfo *q = &s->ti[r->t[k]];
+        if (memcmp(q->hs, twin[k], q->dbytes) != 0) {
+            v->bad++;
+            v->ratio = INFINITY;
+            snprintf(v->worst, sizeof v->worst, "%.*s synced (1 rank) != unsynced", GRAPH_NAME - 1,
+                     s->g.t[r->t[k]].name);
+        }
+        free(twin[k]);
+    }
+    if (!v->bad)
+        snprintf(v->note + strlen(v->note), sizeof v->note - strlen(v->note),
+                 " (= unsynchronised, bit for bit)");
+}
+
 static void run_op(suite *s, int i, int setup)
 {
     op *oc = &s->gc.ops[i], *od = &s->g.ops[i];
@@ -1512,12 +1583,20 @@ static void run_op(suite *s, int i, int setup)
     /* the device first: its result decides between the CPU candidates */
     if (s->selftest)
         ensure_ws(s->cpu.workspace(&s->g, od));
+    void *twin[GRAPH_MAX_OUT + 3];
+    int syncs = op_syncs(&s->g, od);
+    if (syncs)
+        sync_twin(s, i, &r, twin);
     s->dev.ops[od->type](&s->g, od);
     s->dev.sync();
     for (int k = 0; k < r.n; k++) {
         devv[k] = xalloc(s->ti[r.t[k]].n * 4);
         dev_download(s, r.t[k], devv[k]);
     }
+    verdict vs;
+    memset(&vs, 0, sizeof vs);
+    if (syncs)
+        sync_compare(s, &r, twin, &vs);
     verdict vin;
     memset(&vin, 0, sizeof vin);
     check_inputs(s, i, &r, &vin);
@@ -1541,6 +1620,12 @@ static void run_op(suite *s, int i, int setup)
         v.ratio = INFINITY;
         snprintf(v.worst, sizeof v.worst, "%s", vin.worst);
     }
+    if (vs.bad) {
+        v.bad += vs.bad;
+        v.ratio = INFINITY;
+        snprintf(v.worst, sizeof v.worst, "%s", vs.worst);
+    } else if (syncs)
+        snprintf(v.note + strlen(v.note), sizeof v.note - strlen(v.note), "%s", vs.note);
     int pass = v.ratio <= 1 && v.bad == 0;
     if (pass)
         s->pass++;
@@ -1581,6 +1666,28 @@ static void fill_tensor(suite *s, int t)
     }
 }
 
+/* The SyncBN cases' communicator: one rank, this process. A collective of
+ * one rank leaves its buffer as it is, a broadcast from rank 0 too. */
+static int one_allreduce(void *buf, size_t n, int type, int how)
+{
+    (void)buf, (void)n, (void)type, (void)how;
+    return 0;
+}
+static int one_iallreduce(void *buf, size_t n, int type, int how, int *req)
+{
+    *req = 0;
+    return one_allreduce(buf, n, type, how);
+}
+static int one_wait(int req) { return req; }
+static int one_bcast(void *buf, size_t bytes, int root)
+{
+    (void)buf, (void)bytes;
+    return root; /* 0: rank 0 is this process */
+}
+static void one_noop(void) {}
+static comm one_rank = {0, 1, 0, "one rank", "", one_allreduce, one_iallreduce, one_wait,
+                        one_bcast, one_noop, one_noop, 0.0};
+
 static void dev_noop(void) {}
 static int dev_init_noop(int threads) { (void)threads; return 0; }
 static void *host_alloc(size_t bytes) { return xalloc(bytes); }
@@ -1610,6 +1717,13 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
     s->only = only;
     s->seed = seed;
     s->dev_step = -1;
+#ifdef HAVE_NCCL
+    s->syncbn = 1;
+#else
+    s->syncbn = selftest; /* the module refuses SyncBN without NCCL */
+#endif
+    if (s->syncbn)
+        engine_comm = &one_rank;
     s->loss_scale = 1.0;
 
     backend_cpu_setup(&s->cpu);
