@@ -23,6 +23,13 @@
 #   make bench-gpu   tests/gpu/bench_convnets.sh: native against PyTorch on the
 #                    same GPU; the table goes into engine/cuda/PERF.md (or
 #                    BENCH_GPU_OUT=FILE). Without a GPU it says SKIP and succeeds.
+#   make bench-gpu-bert  tests/gpu/bench_bert.sh: BERT-base / -large inference
+#                    and training, native against PyTorch (eager, torch.compile)
+#                    on the same GPU, with MFU and peak memory; its table goes
+#                    into engine/cuda/PERF.md too (or BENCH_GPU_OUT=FILE). About
+#                    12 minutes; without a GPU: SKIP, and it succeeds.
+#                    Its pipeline runs on the CPU in make check
+#                    (tests/gpu/bench_bert_smoke.sh, bert_tiny, ~15 s).
 
 # ops_check links the CPU backend (the reference) and loads the CUDA module
 # with dlopen; the module resolves graph_numel & co. from it (-rdynamic).
@@ -31,6 +38,8 @@ check_PROGRAMS += tests/gpu/ops_check
 endif
 # the checker's own self-test needs no GPU: part of make check (SKIP without CUDA)
 TESTS += tests/gpu/ops_selftest.sh
+# bench_bert.sh's pipeline on the CPU with bert_tiny, both engines (SKIP without torch)
+TESTS += tests/gpu/bench_bert_smoke.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
 	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm.h \
 	engine/plancache.c engine/plancache.h \
@@ -42,7 +51,7 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
-	tests/gpu/plan_cache.sh \
+	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs
@@ -93,8 +102,14 @@ bench-gpu: all
 	if test $$rc -eq 77; then echo "SKIP: no GPU"; rc=0; fi; \
 	exit $$rc
 
+bench-gpu-bert: all
+	@$(GPU_ENV) rc=0; \
+	$(SHELL) $(srcdir)/tests/gpu/bench_bert.sh $(BENCH_GPU_OUT) || rc=$$?; \
+	if test $$rc -eq 77; then echo "SKIP: no GPU"; rc=0; fi; \
+	exit $$rc
+
 clean-local: clean-gpu-logs
 clean-gpu-logs:
 	-rm -rf $(GPU_LOG_DIR)
 
-.PHONY: check-gpu check-gpu-pytorch bench-gpu clean-gpu-logs
+.PHONY: check-gpu check-gpu-pytorch bench-gpu bench-gpu-bert clean-gpu-logs
