@@ -67,6 +67,10 @@ check_PROGRAMS += tests/unit/test_gemm_view
 tests_unit_test_gemm_view_SOURCES = tests/unit/test_gemm_view.c engine/cuda/gemm_view.h
 tests_unit_test_gemm_view_LDADD = $(LIBM)
 TESTS += tests/unit/test_gemm_view
+# ---- the text form of a cuDNN engine config in the plan cache (engine/cuda/dg_engine.h)
+check_PROGRAMS += tests/unit/test_dg_engine
+tests_unit_test_dg_engine_SOURCES = tests/unit/test_dg_engine.c engine/cuda/dg_engine.h
+TESTS += tests/unit/test_dg_engine
 check_PROGRAMS += tests/unit/test_saved
 tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
 	engine/graph.c engine/passes.c engine/mem.c \

@@ -53,8 +53,16 @@
  * alpha2 = 1, or z = y with alpha2 = 0; a bias of the data type, zeros when
  * the op has none; the identity activation needs IMPLICIT_PRECOMP_GEMM),
  * checked by one call in prepare; when cuDNN refuses it, and for the other
- * epilogues, cudnnConvolutionForward is followed by cu_epilogue. */
+ * epilogues, cudnnConvolutionForward is followed by cu_epilogue.
+ *
+ * Graph API: once the legacy forward is prepared, the same convolution and
+ * epilogue may run as one cuDNN graph-API plan instead (convgraph.h; the
+ * section "the forward on the cuDNN graph API" below says when:
+ * MATRIX_ENGINE_CONV=legacy|graph|auto, every plan verified numerically
+ * first, timed against the legacy call under the search). The backward
+ * stays on the legacy API. */
 #include "cuda.h"
+#include "convgraph.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -100,6 +108,9 @@ typedef struct conv_priv {
     void *st[NST];
     size_t st_bytes[NST];
     int st_shared;   /* backward: st[ST_X] is the forward's staged x */
+    /* the forward on the cuDNN graph API (convgraph.h), when chosen */
+    cg_plan *gp;                  /* the problem's plan (shared); NULL: the legacy call */
+    cudnnBackendDescriptor_t gvp; /* this op's variant pack, made at its first run */
 } conv_priv;
 
 /* Algorithm choice of one problem, cached for the process. */
@@ -141,8 +152,15 @@ static struct {
     int algos[NDIR][8];
     void *dw;          /* weight-gradient scratch shared by the backward ops */
     size_t dw_bytes;
-    char info[1024];
+    int engine;        /* MATRIX_ENGINE_CONV: CE_AUTO, CE_GRAPH, CE_LEGACY */
+    /* forward ops on the cuDNN graph API, and why the others are not */
+    int graph_ops, graph_no_engine, graph_verify_failed, graph_unchecked, graph_slower,
+        graph_ineligible;
+    char info[1280];
 } cv;
+
+enum { CE_AUTO, CE_GRAPH, CE_LEGACY };
+static const char *const engine_names[] = {"auto", "graph", "legacy"};
 
 static const char *const algo_names[NDIR][8] = {
     {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
@@ -384,6 +402,34 @@ static void conv_remember(const conv_choice *ch)
 
 static int conv_needs_shadow(const conv_priv *p);
 
+/* The forward operands of op o as the legacy call reads them (the staged
+ * x, the weight shadow, the fused call's bias: the converted one, zeros,
+ * or the f32 parameter), as of prepare. */
+static void conv_op_bufs(graph *g, const op *o, const conv_priv *p, conv_bufs *b)
+{
+    b->x = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
+    b->w = p->wsh ? p->wsh : CU_PTR(g, o->in[1]);
+    b->bias = p->bias ? p->bias : o->in[2] >= 0 ? CU_PTR(g, o->in[2]) : NULL;
+    b->res = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL;
+    b->y = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, o->out[0]);
+}
+
+/* One legacy forward library call on b: cudnnConvolutionForward, or with
+ * fused cudnnConvolutionBiasActivationForward (z = the residual with
+ * alpha2 = 1, else y with alpha2 = 0). */
+static cudnnStatus_t conv_fwd_call(const conv_priv *p, const conv_bufs *b, int fused, int algo,
+                                   void *ws, size_t wsb)
+{
+    const float one = 1.0f, zero = 0.0f, alpha2 = b->res ? 1.0f : 0.0f;
+    if (!fused)
+        return cudnnConvolutionForward(cu.dnn, &one, p->xd, b->x, p->wd, b->w, p->cd[FWD],
+                                       (cudnnConvolutionFwdAlgo_t)algo, ws, wsb, &zero, p->yd,
+                                       b->y);
+    return cudnnConvolutionBiasActivationForward(
+        cu.dnn, &one, p->xd, b->x, p->wd, b->w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)algo, ws,
+        wsb, &alpha2, p->yd, b->res ? b->res : b->y, p->bd, b->bias, p->ad, p->yd, b->y);
+}
+
 /* One call of direction dir with algorithm c as the step will make it (the
  * op's buffers, beta, the fused forward when cr->fused), workspace ws. */
 static cudnnStatus_t conv_call(conv_priv *p, const conv_run *cr, int dir, int algo, void *ws,
@@ -391,21 +437,11 @@ static cudnnStatus_t conv_call(conv_priv *p, const conv_run *cr, int dir, int al
 {
     graph *g = cr->g;
     const op *o = cr->o;
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     if (dir == FWD) {
-        const void *x = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
-        const void *w = p->wsh ? p->wsh : CU_PTR(g, o->in[1]);
-        void *y = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, o->out[0]);
-        if (!cr->fused)
-            return cudnnConvolutionForward(cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD],
-                                           (cudnnConvolutionFwdAlgo_t)algo, ws, wsb, &zero, p->yd,
-                                           y);
-        const float alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
-        const void *z = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : y;
-        const void *bias = p->bias ? p->bias : CU_PTR(g, o->in[2]);
-        return cudnnConvolutionBiasActivationForward(
-            cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)algo, ws, wsb,
-            &alpha2, p->yd, z, p->bd, bias, p->ad, p->yd, y);
+        conv_bufs b;
+        conv_op_bufs(g, o, p, &b);
+        return conv_fwd_call(p, &b, cr->fused, algo, ws, wsb);
     }
     const void *dy = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
     if (dir == BWD_DATA) {
@@ -435,23 +471,31 @@ static int cmp_float(const void *a, const void *b)
 #define CONV_REPS 5
 #define CONV_MARGIN 0.02f
 
-/* Time candidate c (its math type on the descriptor): CONV_REPS runs, each
- * timed alone by events, after CONV_WARM; t[] sorted ascending. *hx: the
- * median over the runs of the larger of the device time and the host time
- * of the call (cuDNN's host work and launches: what a run costs an eager
- * step that the host cannot run ahead of). 0, or -1 when cuDNN refuses the
- * call (nothing of it lingers). */
-static int conv_time(conv_priv *p, const conv_run *cr, int dir, const conv_cand *c, void *ws,
-                     cudaEvent_t *ev, float *t, float *hx)
+/* One thing a timed race runs: run(ctx) makes one call as the step would
+ * (0, or non-zero when the library refuses it); prep(ctx), when set, is
+ * called once before the runs (what a step sets once, e.g. a math type). */
+typedef struct conv_runner {
+    int (*run)(void *ctx);
+    void (*prep)(void *ctx);
+    void *ctx;
+} conv_runner;
+
+/* Time r: CONV_REPS runs, each timed alone by events, after CONV_WARM;
+ * t[] sorted ascending. *hx: the median over the runs of the larger of the
+ * device time and the host time of the call (the library's host work and
+ * launches: what a run costs an eager step that the host cannot run ahead
+ * of). 0, or -1 when the call is refused (nothing of it lingers). */
+static int conv_time(const conv_runner *r, cudaEvent_t *ev, float *t, float *hx)
 {
     float host[CONV_REPS];
-    cudnnCheck(cudnnSetConvolutionMathType(p->cd[dir], c->math));
+    if (r->prep)
+        r->prep(r->ctx);
     for (int i = 0; i < CONV_WARM + CONV_REPS; i++) {
         int k = i - CONV_WARM;
         if (k >= 0)
             cudaCheck(cudaEventRecord(ev[2 * k], cu.s));
         double h0 = conv_clock_ms();
-        if (conv_call(p, cr, dir, c->algo, ws, c->memory) != CUDNN_STATUS_SUCCESS) {
+        if (r->run(r->ctx) != 0) {
             (void)cudaGetLastError();
             cudaCheck(cudaStreamSynchronize(cu.s));
             return -1;
@@ -472,15 +516,95 @@ static int conv_time(conv_priv *p, const conv_run *cr, int dir, const conv_cand 
     return 0;
 }
 
+/* What a race found: the medians of the kept one and of the incumbent
+ * (-1: it did not run), how many ran, and whether another was faster on
+ * the device but lost with the host time of its calls counted. */
+typedef struct conv_race_out {
+    float ms, heur_ms;
+    int timed, host_kept;
+} conv_race_out;
+
+/* The timed race of r[0..n), r[h] the incumbent (the heuristics' choice):
+ * the index kept, -1 when none ran. The incumbent runs before and after
+ * the others (10 runs); the fastest other on the device replaces it only
+ * beyond the noise (median > 2% better, slowest run faster than the
+ * incumbent's fastest) and, for an eager step, when its runs with their
+ * host time counted are not slower than the incumbent's (a call with more
+ * host work can lose a host-bound step what it wins on the device; either
+ * way the incumbent is the floor). Used by the legacy algorithm search and
+ * by the graph API's plans against the legacy call. */
+static int conv_race(const conv_runner *r, int n, int h, conv_race_out *out)
+{
+    cudaEvent_t ev[2 * CONV_REPS];
+    for (int k = 0; k < 2 * CONV_REPS; k++)
+        cudaCheck(cudaEventCreate(&ev[k]));
+    float th[2 * CONV_REPS] = {0}, t[CONV_REPS], best_hi = 0, best_med = 0;
+    float hx, best_hx = 0, h_hx = 0, h_hx2 = 0;
+    int best = -1, hok = conv_time(&r[h], ev, th, &h_hx) == 0;
+    memset(out, 0, sizeof *out);
+    out->timed = hok;
+    for (int i = 0; i < n; i++) {
+        if (i == h || conv_time(&r[i], ev, t, &hx) != 0)
+            continue;
+        out->timed++;
+        if (best < 0 || t[CONV_REPS / 2] < best_med) {
+            best = i;
+            best_hi = t[CONV_REPS - 1];
+            best_med = t[CONV_REPS / 2];
+            best_hx = hx;
+        }
+    }
+    if (hok) { /* the incumbent again, after the others: 10 runs */
+        if (conv_time(&r[h], ev, th + CONV_REPS, &h_hx2) != 0)
+            memcpy(th + CONV_REPS, th, sizeof t);
+        else if (h_hx2 < h_hx)
+            h_hx = h_hx2; /* the incumbent's better of its two medians */
+        qsort(th, 2 * CONV_REPS, sizeof *th, cmp_float);
+    }
+    for (int k = 0; k < 2 * CONV_REPS; k++)
+        cudaCheck(cudaEventDestroy(ev[k]));
+    float h_lo = th[0], h_med = 0.5f * (th[CONV_REPS - 1] + th[CONV_REPS]);
+    out->heur_ms = hok ? h_med : -1.0f;
+    if (!hok && best < 0)
+        return -1;
+    int faster = best >= 0 && best_med < h_med * (1.0f - CONV_MARGIN) && best_hi < h_lo;
+    int host_ok = !conv_eager() || best_hx <= h_hx * (1.0f + CONV_MARGIN);
+    if (!hok || (faster && host_ok)) {
+        out->ms = best_med;
+        return best;
+    }
+    out->host_kept = faster;
+    out->ms = h_med;
+    return h;
+}
+
+/* A legacy candidate as a runner: its math type set once, then the call. */
+typedef struct conv_cand_run {
+    conv_priv *p;
+    const conv_run *cr;
+    int dir;
+    const conv_cand *c;
+    void *ws;
+} conv_cand_run;
+
+static void conv_cand_prep(void *ctx)
+{
+    conv_cand_run *k = (conv_cand_run *)ctx;
+    cudnnCheck(cudnnSetConvolutionMathType(k->p->cd[k->dir], k->c->math));
+}
+
+static int conv_cand_call(void *ctx)
+{
+    conv_cand_run *k = (conv_cand_run *)ctx;
+    return conv_call(k->p, k->cr, k->dir, k->c->algo, k->ws, k->c->memory) !=
+           CUDNN_STATUS_SUCCESS;
+}
+
 /* The timed search over the acceptable candidates r[0..n) (heuristics'
- * order, r[h] the heuristics' choice, workspaces in .memory): the index
- * kept, with ch->ms / heur_ms / timed filled; -1 when none ran, -2 when
- * the workspace cannot be had. The fastest on the device replaces the
- * heuristics' choice only beyond the noise (median > 2% better, slowest run
- * faster than the heuristics' fastest) and, for an eager step, when its
- * runs with their host time counted are not slower than the heuristics'
- * (a call with more host work can lose a host-bound step what it wins on
- * the device; either way the heuristics' choice is the floor). */
+ * order, r[h] the heuristics' choice, workspaces in .memory): conv_race
+ * on their calls as the step makes them; the index kept, with ch->ms /
+ * heur_ms / timed filled; -1 when none ran, -2 when the workspace cannot
+ * be had. */
 static int conv_search(conv_priv *p, const conv_run *cr, int dir, conv_cand *r, int n, int h,
                        conv_choice *ch)
 {
@@ -491,50 +615,27 @@ static int conv_search(conv_priv *p, const conv_run *cr, int dir, conv_cand *r, 
     void *ws = NULL;
     if (cu_buffer(&ws, &have, wsb))
         return -2;
-    cudaEvent_t ev[2 * CONV_REPS];
-    for (int k = 0; k < 2 * CONV_REPS; k++)
-        cudaCheck(cudaEventCreate(&ev[k]));
-    float th[2 * CONV_REPS] = {0}, t[CONV_REPS], best_hi = 0, best_med = 0;
-    float hx, best_hx = 0, h_hx = 0, h_hx2 = 0;
-    int best = -1, hok = conv_time(p, cr, dir, &r[h], ws, ev, th, &h_hx) == 0;
-    ch->timed = hok;
-    for (int i = 0; i < n; i++) {
-        if (i == h || conv_time(p, cr, dir, &r[i], ws, ev, t, &hx) != 0)
-            continue;
-        ch->timed++;
-        if (best < 0 || t[CONV_REPS / 2] < best_med) {
-            best = i;
-            best_hi = t[CONV_REPS - 1];
-            best_med = t[CONV_REPS / 2];
-            best_hx = hx;
-        }
+    conv_cand_run k[32];
+    conv_runner run[32];
+    for (int i = 0; i < n && i < 32; i++) {
+        k[i].p = p;
+        k[i].cr = cr;
+        k[i].dir = dir;
+        k[i].c = &r[i];
+        k[i].ws = ws;
+        run[i].run = conv_cand_call;
+        run[i].prep = conv_cand_prep;
+        run[i].ctx = &k[i];
     }
-    if (hok) { /* the heuristics' choice again, after the others: 10 runs */
-        if (conv_time(p, cr, dir, &r[h], ws, ev, th + CONV_REPS, &h_hx2) != 0)
-            memcpy(th + CONV_REPS, th, sizeof t);
-        else if (h_hx2 < h_hx)
-            h_hx = h_hx2; /* the heuristics' better of its two medians */
-        qsort(th, 2 * CONV_REPS, sizeof *th, cmp_float);
-    }
-    for (int k = 0; k < 2 * CONV_REPS; k++)
-        cudaCheck(cudaEventDestroy(ev[k]));
+    conv_race_out out;
+    int kept = conv_race(run, n < 32 ? n : 32, h, &out);
     cu_free(ws, have);
-    float h_lo = th[0], h_med = 0.5f * (th[CONV_REPS - 1] + th[CONV_REPS]);
-    ch->heur_ms = hok ? h_med : -1.0f;
-    if (!hok && best < 0)
-        return -1;
-    int faster = best >= 0 && best_med < h_med * (1.0f - CONV_MARGIN) && best_hi < h_lo;
-    int host_ok = !conv_eager() || best_hx <= h_hx * (1.0f + CONV_MARGIN);
-    if (!hok || (faster && host_ok)) {
-        ch->ms = best_med;
-        return best;
-    }
-    if (faster) {
-        cv.search_host_kept++;
-        ch->host_kept = 1;
-    }
-    ch->ms = h_med;
-    return h;
+    ch->timed = out.timed;
+    ch->heur_ms = out.heur_ms;
+    ch->ms = out.ms;
+    ch->host_kept = out.host_kept;
+    cv.search_host_kept += out.host_kept;
+    return kept;
 }
 
 static const char *const dir_names[NDIR] = {"fwd", "bwd_data", "bwd_filter"};
@@ -571,18 +672,24 @@ static void conv_log(const op *o, const conv_priv *p, int dir, const conv_choice
 /* The plan cache's key of a problem: every field of k, readable, the
  * workspace cap as a power of two of MiB (the cap follows the free memory),
  * and a digest of k (a field added to conv_key changes the key). */
-static void conv_plan_key(const conv_key *k, size_t cap, char *s, size_t n)
+/* The workspace cap in plan cache keys: a power of two of MiB (0 below 1 MiB). */
+static size_t conv_cap_mib(size_t cap)
 {
     size_t mib = cap >> 20, b = 1;
     while (b * 2 <= mib)
         b *= 2;
+    return mib ? b : 0;
+}
+
+static void conv_plan_key(const conv_key *k, size_t cap, char *s, size_t n)
+{
     snprintf(s, n,
              "conv1 %s n%d c%d h%d w%d k%d r%d s%d u%d p%d %s %s math%d %s fused%d acc%d need%d "
              "cap%zuM #%016llx",
              dir_names[k->dir], k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
              k->nhwc ? "nhwc" : "nchw", k->dt == DT_F16 ? "f16" : k->dt == DT_BF16 ? "bf16" : "f32",
              k->math, !k->search ? "heuristic" : k->eager ? "timed-eager" : "timed-graph", k->fused,
-             k->acc, k->need, mib ? b : 0,
+             k->acc, k->need, conv_cap_mib(cap),
              (unsigned long long)cu_digest(k, sizeof *k));
 }
 
@@ -818,30 +925,30 @@ static void conv_ws_check(const conv_priv *p, int dir)
 
 /* ---- forward ---------------------------------------------------------------------------- */
 
+static void conv_graph_run(graph *g, op *o, conv_priv *p);
+static int conv_graph_prepare(graph *g, op *o, conv_priv *p, size_t cap);
+
 static void conv_fwd(graph *g, op *o)
 {
     conv_priv *p = (conv_priv *)cu.priv[o - g->ops];
     const conv_geo *c = &p->c;
-    const float one = 1.0f, zero = 0.0f;
-    const void *x = conv_in(g, o->in[0], p, ST_IN);
-    const void *w = conv_weights(g, o->in[1], p);
+    conv_bufs b;
+    conv_op_bufs(g, o, p, &b);
+    b.x = conv_in(g, o->in[0], p, ST_IN);
+    b.w = conv_weights(g, o->in[1], p);
     int yt = o->out[0];
-    void *y = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, yt);
-    conv_ws_check(p, FWD);
-    if (p->epi == EPI_FUSED) {
-        const void *bias = p->bias ? p->bias : CU_PTR(g, o->in[2]);
-        const void *z = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : y;
-        const float alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
-        if (p->bias_refill)
-            cu_cast(CU_PTR(g, o->in[2]), DT_F32, p->bias, p->dt, c->K, 0);
-        cudnnCheck(cudnnConvolutionBiasActivationForward(
-            cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)p->algo[FWD],
-            cu.ws, p->ws[FWD], &alpha2, p->yd, z, p->bd, bias, p->ad, p->yd, y));
+    if (p->bias_refill && (p->epi == EPI_FUSED || p->gp)) /* the trained bias, in their type */
+        cu_cast(CU_PTR(g, o->in[2]), DT_F32, p->bias, p->dt, c->K, 0);
+    if (p->gp) {
+        conv_graph_run(g, o, p);
         return;
     }
-    cudnnCheck(cudnnConvolutionForward(cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD],
-                                       (cudnnConvolutionFwdAlgo_t)p->algo[FWD], cu.ws,
-                                       p->ws[FWD], &zero, p->yd, y));
+    conv_ws_check(p, FWD);
+    if (p->epi == EPI_FUSED) {
+        cudnnCheck(conv_fwd_call(p, &b, 1, p->algo[FWD], cu.ws, p->ws[FWD]));
+        return;
+    }
+    cudnnCheck(conv_fwd_call(p, &b, 0, p->algo[FWD], cu.ws, p->ws[FWD]));
     if (p->st[ST_OUT])
         cu_cast(p->st[ST_OUT], p->dt, CU_PTR(g, yt), CU_DT(g, yt), cu_numel(g, yt), 0);
     if (p->epi == EPI_KERNEL)
@@ -893,19 +1000,13 @@ static int conv_fused_setup(graph *g, const op *o, conv_priv *p, int trains)
  * no harm); *st its status. -1 when the workspace cannot be had. */
 static int conv_fused_trial(graph *g, const op *o, conv_priv *p, cudnnStatus_t *st)
 {
-    const float one = 1.0f, alpha2 = o->in[3] >= 0 ? 1.0f : 0.0f;
     void *ws;
     size_t have;
+    conv_bufs b;
     if (cu_buffer(&ws, &have, p->ws[FWD]))
         return -1;
-    void *y = CU_PTR(g, o->out[0]);
-    const void *x = p->st[ST_IN] ? p->st[ST_IN] : CU_PTR(g, o->in[0]);
-    const void *w = p->wsh ? p->wsh : CU_PTR(g, o->in[1]);
-    const void *z = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : y;
-    const void *bias = p->bias ? p->bias : CU_PTR(g, o->in[2]);
-    *st = cudnnConvolutionBiasActivationForward(
-        cu.dnn, &one, p->xd, x, p->wd, w, p->cd[FWD], (cudnnConvolutionFwdAlgo_t)p->algo[FWD], ws,
-        p->ws[FWD], &alpha2, p->yd, z, p->bd, bias, p->ad, p->yd, y);
+    conv_op_bufs(g, o, p, &b);
+    *st = conv_fwd_call(p, &b, 1, p->algo[FWD], ws, p->ws[FWD]);
     if (*st != CUDNN_STATUS_SUCCESS)
         (void)cudaGetLastError(); /* refused: nothing of it may linger */
     cudaCheck(cudaStreamSynchronize(cu.s));
@@ -968,6 +1069,12 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
         if (!c)
             return conv_no_algo(o, FWD);
     }
+    /* the legacy path is prepared (the fallback, and the checks' reference):
+     * the cuDNN graph API may take the op from it */
+    if (cv.engine != CE_LEGACY && (r = conv_graph_prepare(g, o, p, cap)))
+        return r;
+    if (p->gp)
+        return 0;
     if (p->epi == EPI_FUSED)
         cv.fused_cudnn++;
     else if (p->epi == EPI_KERNEL)
@@ -976,6 +1083,562 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
     if (p->ws[FWD] > cu.ws_need)
         cu.ws_need = p->ws[FWD];
     return 0;
+}
+
+/* ---- the forward on the cuDNN graph API (convgraph.h) ------------------------------------- */
+
+/* A forward convolution whose legacy path is prepared may instead run as
+ * one cuDNN graph: conv + bias + residual + ReLU (what the op has) in one
+ * operation graph, an engine config of the heuristics (mode A, then B when
+ * A gives none that verifies). MATRIX_ENGINE_CONV picks: legacy (never),
+ * graph (whenever a plan verifies), auto (default: when a plan verifies
+ * and, under cudnn_benchmark, wins conv_race against the legacy call as
+ * the step makes it; without the search, the heuristics' first plan that
+ * verifies). Every plan is run on random inputs at prepare and checked
+ * against the definition (cu_conv_verify, gemm's tolerance rule), the
+ * legacy call on the same inputs beside it; a plan that differs is never
+ * used. The decision per problem is kept for the process (the repeated
+ * shapes of a ResNet are decided once, and share one plan) and in the plan
+ * cache (a stored engine is rebuilt from its integers and verified again
+ * before use; a stored "legacy" is used as is: the legacy path is the
+ * floor). Each forward logs one line: "conv graph 'NAME' ...: cuDNN graph
+ * API ..." or "...: legacy (graph: REASON)". */
+
+/* A decision for one problem, kept for the process. */
+typedef struct cg_key {
+    int engine, search, eager, strict, tf32;
+    int dt, wdt, bdt, bias, res, act, nhwc, w_krsc;
+    int n, c, h, w, k, r, s, stride, pad;
+} cg_key;
+
+typedef struct cg_entry {
+    cg_key key;
+    cg_plan *cp;        /* the plan that runs; NULL: the legacy call */
+    int reason;         /* the counter a legacy decision adds to (&cv.graph_*), by index */
+    char why[512];      /* how it was decided (graph) or why not (legacy) */
+} cg_entry;
+
+enum { CGR_NONE, CGR_NO_ENGINE, CGR_VERIFY, CGR_UNCHECKED, CGR_SLOWER };
+
+static cg_entry *cg_entries;
+static int ncg, capcg;
+
+#define CG_TIMED 4 /* verified plans timed against the legacy call, at most */
+
+/* Why op o's forward cannot be one graph (NULL: it can): the graph writes y
+ * in the type cuDNN computes on, with no pre-activation output, ReLU or
+ * no activation. */
+static const char *conv_graph_ineligible(const graph *g, const op *o, const conv_priv *p)
+{
+    if (o->out[1] >= 0)
+        return "the pre-activation is kept";
+    if (p->st[ST_OUT] || CU_DT(g, o->out[0]) != p->dt)
+        return "y is stored in another type";
+    if (o->in[3] >= 0 && CU_DT(g, o->in[3]) != p->dt)
+        return "the residual is stored in another type";
+    if (o->act != ACT_NONE && o->act != ACT_RELU)
+        return "an activation other than ReLU";
+    return NULL;
+}
+
+/* The problem of op o as the graph will read it: x as the legacy call
+ * reads it (staged or not), w the shadow or the f32 parameter, the bias
+ * the fused call's (converted) or the f32 parameter. */
+static void conv_graph_problem(const graph *g, const op *o, const conv_priv *p, cg_problem *pb)
+{
+    const conv_geo *c = &p->c;
+    memset(pb, 0, sizeof *pb);
+    pb->v.N = c->N; pb->v.C = c->C; pb->v.H = c->H; pb->v.W = c->W;
+    pb->v.K = c->K; pb->v.OH = c->OH; pb->v.OW = c->OW; pb->v.R = c->R; pb->v.S = c->S;
+    pb->v.stride = c->stride; pb->v.pad = c->pad;
+    pb->v.nhwc = c->nhwc;
+    pb->v.w_krsc = p->wsh && c->nhwc; /* the shadow is KRSC with NHWC data */
+    pb->dt = p->dt;
+    pb->wdt = p->wsh ? p->dt : DT_F32;
+    pb->bias = o->in[2] >= 0;
+    pb->bdt = p->bias ? p->dt : DT_F32;
+    pb->res = o->in[3] >= 0;
+    pb->act = o->act;
+    pb->strict = cu.pt.precision == PREC_FP32;
+    (void)g;
+}
+
+static cg_key conv_graph_key(const cg_problem *pb)
+{
+    cg_key k;
+    memset(&k, 0, sizeof k);
+    k.engine = cv.engine; k.search = cu.search; k.eager = cu.search && conv_eager();
+    k.strict = pb->strict; k.tf32 = cu.pt.precision == PREC_TF32;
+    k.dt = pb->dt; k.wdt = pb->wdt; k.bdt = pb->bias ? pb->bdt : 0; k.bias = pb->bias;
+    k.res = pb->res; k.act = pb->act; k.nhwc = (int)pb->v.nhwc; k.w_krsc = pb->v.w_krsc;
+    k.n = (int)pb->v.N; k.c = (int)pb->v.C; k.h = (int)pb->v.H; k.w = (int)pb->v.W;
+    k.k = (int)pb->v.K; k.r = (int)pb->v.R; k.s = (int)pb->v.S;
+    k.stride = (int)pb->v.stride; k.pad = (int)pb->v.pad;
+    return k;
+}
+
+static const char *dt_name(int dt) { return dt == DT_F16 ? "f16" : dt == DT_BF16 ? "bf16" : "f32"; }
+
+/* The plan cache's key of a graph decision: every field of k, the cap as
+ * conv_plan_key has it, a digest of k. */
+static void conv_graph_plan_key(const cg_key *k, size_t cap, char *s, size_t n)
+{
+    snprintf(s, n,
+             "convg1 n%d c%d h%d w%d k%d r%d s%d u%d p%d %s %s w%s%s bias%d%s res%d act%d "
+             "%s %s %s cap%zuM #%016llx",
+             k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
+             k->nhwc ? "nhwc" : "nchw", dt_name(k->dt), dt_name(k->wdt),
+             k->w_krsc ? "-krsc" : "", k->bias, k->bias ? dt_name(k->bdt) : "", k->res, k->act,
+             k->strict ? "fp32" : k->tf32 ? "tf32" : "16bit", engine_names[k->engine],
+             !k->search ? "heuristic" : k->eager ? "timed-eager" : "timed-graph",
+             conv_cap_mib(cap), (unsigned long long)cu_digest(k, sizeof *k));
+}
+
+/* The output of the check, for the log. */
+typedef struct cg_verdict {
+    long checked;
+    float rel, legacy_rel; /* max |got - ref| relative to sum|terms| (graph, legacy; -1 unknown) */
+    char why[200];         /* a failure: what */
+} cg_verdict;
+
+/* Scratch of a check: every buffer one allocation. */
+typedef struct cg_scratch {
+    void *p[12];
+    size_t h[12];
+    int n;
+} cg_scratch;
+
+static void *cg_get(cg_scratch *s, size_t bytes)
+{
+    void *p = NULL;
+    if (s->n == 12 || cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
+        return NULL;
+    s->p[s->n++] = p;
+    return p;
+}
+
+static void cg_scratch_free(cg_scratch *s)
+{
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    for (int i = 0; i < s->n; i++)
+        cu_free(s->p[i], s->h[i]);
+    s->n = 0;
+}
+
+/* Run plan c of problem pb and op o's legacy forward on the same random
+ * inputs (scratch, never the engine's tensors; outputs poisoned with NaN
+ * bytes first, so an element not written fails) and check both against
+ * the definition (cu_conv_verify, rtol of y's type / TF32). 1 the plan is
+ * right, 0 wrong (vd->why), -1 not checked (no device memory). Not split
+ * (about 85 lines): one check whose buffers are shared by its two runs. */
+static int conv_graph_verify(const op *o, const conv_priv *p, const cg_problem *pb,
+                             const cg_cand *c, cg_verdict *vd)
+{
+    const conv_geo *g = &p->c;
+    size_t es = graph_dtype_size(p->dt), nx = (size_t)g->N * g->C * g->H * g->W;
+    size_t ny = (size_t)g->N * g->K * g->OH * g->OW, nw = (size_t)g->K * g->C * g->R * g->S;
+    size_t wsb = (size_t)c->ws > p->ws[FWD] ? (size_t)c->ws : p->ws[FWD];
+    cg_scratch s;
+    memset(&s, 0, sizeof s);
+    memset(vd, 0, sizeof *vd);
+    vd->legacy_rel = -1.0f;
+    void *x = cg_get(&s, nx * es), *w = cg_get(&s, nw * graph_dtype_size(pb->wdt));
+    float *bf = (float *)cg_get(&s, (size_t)g->K * 4);
+    void *bd = cg_get(&s, (size_t)g->K * es), *res = pb->res ? cg_get(&s, ny * es) : NULL;
+    void *yg = cg_get(&s, ny * es), *yl = cg_get(&s, ny * es), *ws = cg_get(&s, wsb);
+    if (!x || !w || !bf || !bd || (pb->res && !res) || !yg || !yl || !ws) {
+        cg_scratch_free(&s);
+        snprintf(vd->why, sizeof vd->why, "not checked: no device memory for the check");
+        return -1;
+    }
+    cu_fill_uniform(x, p->dt, nx, 0xc0d1);
+    cu_fill_uniform(w, pb->wdt, nw, 0xc0d2);
+    cu_fill_uniform(bf, DT_F32, (size_t)g->K, 0xc0d3);
+    cu_cast(bf, DT_F32, bd, p->dt, (size_t)g->K, 0);
+    if (res)
+        cu_fill_uniform(res, p->dt, ny, 0xc0d4);
+    cudaCheck(cudaMemsetAsync(yg, 0xff, ny * es, cu.s));
+    cudaCheck(cudaMemsetAsync(yl, 0xff, ny * es, cu.s));
+    /* the bias each path reads: the graph's (and the fused call's) in its
+     * type; the fused call without a bias reads its zeros; the kernel
+     * epilogue the f32 one */
+    const void *gbias = pb->bias ? (pb->bdt == DT_F32 ? (const void *)bf : bd) : NULL;
+    conv_bufs gb = {x, w, gbias, res, yg};
+    conv_bufs lb = {x, w, pb->bias ? gbias : p->bias, res, yl};
+    cudnnStatus_t ls = conv_fwd_call(p, &lb, p->epi == EPI_FUSED, p->algo[FWD], ws, wsb);
+    if (ls == CUDNN_STATUS_SUCCESS && p->epi == EPI_KERNEL)
+        cu_epilogue(yl, p->dt, pb->bias ? bf : NULL, res, o->act, NULL, (size_t)g->N,
+                    (size_t)g->K, (size_t)g->OH * g->OW, g->nhwc);
+    if (ls != CUDNN_STATUS_SUCCESS)
+        (void)cudaGetLastError();
+    cudnnStatus_t gs = cg_execute(cu.dnn, pb, c->plan, &gb, ws);
+    if (gs != CUDNN_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        cg_scratch_free(&s);
+        snprintf(vd->why, sizeof vd->why, "cudnnBackendExecute on the check's inputs: %s",
+                 cudnnGetErrorString(gs));
+        return 0;
+    }
+    float rtol = cu_verify_rtol(p->dt, cu.pt.precision == PREC_TF32);
+    gemm_verdict v1, v2;
+    long bad = cu_conv_verify(&pb->v, x, p->dt, w, pb->wdt, gbias, pb->bdt, res, o->act, yg,
+                              ls == CUDNN_STATUS_SUCCESS ? yl : NULL, p->dt, rtol, &v1, &v2);
+    cg_scratch_free(&s);
+    if (bad < 0) {
+        snprintf(vd->why, sizeof vd->why, "not checked: no device memory for the check");
+        return -1;
+    }
+    vd->checked = v1.checked;
+    vd->rel = v1.worst * rtol;
+    if (ls == CUDNN_STATUS_SUCCESS)
+        vd->legacy_rel = v2.worst * rtol;
+    if (bad == 0)
+        return 1;
+    snprintf(vd->why, sizeof vd->why,
+             "max_rel_err=%.3g (tolerance %.1g of sum|terms|, %ld of %ld elements outside; "
+             "got %g, definition %g; legacy %.3g)",
+             vd->rel, rtol, v1.bad, v1.checked, v1.worst_dev, v1.worst_ref, vd->legacy_rel);
+    return 0;
+}
+
+/* Runners of the race: the legacy forward as the step runs it (the fused
+ * call, or the call and the epilogue kernel), and a graph plan through a
+ * variant pack made before the race. */
+typedef struct cg_legacy_run {
+    const op *o;
+    const conv_priv *p;
+    conv_bufs b;
+    void *ws;
+} cg_legacy_run;
+
+static int cg_legacy_call(void *ctx)
+{
+    cg_legacy_run *k = (cg_legacy_run *)ctx;
+    const conv_priv *p = k->p;
+    const conv_geo *c = &p->c;
+    if (conv_fwd_call(p, &k->b, p->epi == EPI_FUSED, p->algo[FWD], k->ws, p->ws[FWD]) !=
+        CUDNN_STATUS_SUCCESS)
+        return -1;
+    if (p->epi == EPI_KERNEL)
+        cu_epilogue(k->b.y, p->dt, k->o->in[2] >= 0 ? (const float *)k->b.bias : NULL, k->b.res,
+                    k->o->act, NULL, (size_t)c->N, (size_t)c->K, (size_t)c->OH * c->OW,
+                    c->nhwc);
+    return 0;
+}
+
+typedef struct cg_graph_run {
+    cudnnBackendDescriptor_t plan, vp;
+} cg_graph_run;
+
+static int cg_graph_call(void *ctx)
+{
+    cg_graph_run *k = (cg_graph_run *)ctx;
+    return !k->vp || cudnnBackendExecute(cu.dnn, k->plan, k->vp) != CUDNN_STATUS_SUCCESS;
+}
+
+/* Race the verified plans c[0..n) (heuristics' order) against op o's
+ * legacy forward (auto) or among themselves (graph), on the op's own
+ * buffers before the first step: the index of the plan kept, or -1 for
+ * the legacy call (*out: the medians); -2 when the workspace cannot be
+ * had. */
+static int conv_graph_race(graph *g, const op *o, const conv_priv *p, const cg_problem *pb,
+                           cg_cand *c, int n, conv_race_out *out)
+{
+    size_t wsb = p->ws[FWD], have = 0;
+    for (int i = 0; i < n; i++)
+        if ((size_t)c[i].ws > wsb)
+            wsb = (size_t)c[i].ws;
+    void *ws = NULL;
+    if (cu_buffer(&ws, &have, wsb))
+        return -2;
+    cg_legacy_run lr;
+    lr.o = o;
+    lr.p = p;
+    conv_op_bufs(g, o, p, &lr.b);
+    if (p->epi == EPI_KERNEL) /* the kernel epilogue reads the f32 parameter */
+        lr.b.bias = o->in[2] >= 0 ? CU_PTR(g, o->in[2]) : NULL;
+    lr.ws = ws;
+    conv_bufs gb;
+    conv_op_bufs(g, o, p, &gb);
+    if (!pb->bias)
+        gb.bias = NULL;
+    cg_graph_run gr[CG_TIMED];
+    conv_runner run[CG_TIMED + 1];
+    int nr = 0, legacy = cv.engine == CE_AUTO;
+    if (legacy) {
+        run[nr].run = cg_legacy_call;
+        run[nr].prep = NULL;
+        run[nr++].ctx = &lr;
+    }
+    for (int i = 0; i < n && i < CG_TIMED; i++) {
+        gr[i].plan = c[i].plan;
+        if (cg_vpack(pb, &gb, ws, &gr[i].vp) != CUDNN_STATUS_SUCCESS)
+            gr[i].vp = NULL; /* its runs fail: it cannot be kept */
+        run[nr].run = cg_graph_call;
+        run[nr].prep = NULL;
+        run[nr++].ctx = &gr[i];
+    }
+    int k = conv_race(run, nr, 0, out);
+    for (int i = 0; i < n && i < CG_TIMED; i++)
+        if (gr[i].vp)
+            cudnnBackendDestroyDescriptor(gr[i].vp);
+    cu_free(ws, have);
+    if (k < 0) /* nothing ran: the legacy call */
+        return -1;
+    return legacy ? k - 1 : k;
+}
+
+/* Decide problem pb of op o into e: a stored decision when the plan cache
+ * has one (an engine is rebuilt and verified first), else the heuristics'
+ * plans verified and, with the search, raced. -1 when device memory for
+ * the race cannot be had. Not split (about 100 lines): the decision's
+ * steps share the graph, the candidates and their verdicts. */
+static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg_problem *pb,
+                             size_t cap, cg_entry *e)
+{
+    char pkey[320], val[640];
+    const char *v;
+    conv_graph_plan_key(&e->key, cap, pkey, sizeof pkey);
+    cg_plan *cp = (cg_plan *)calloc(1, sizeof *cp);
+    if (!cp)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    cp->pb = *pb;
+    int built = cg_build(cp, cu.dnn) == 0;
+    if ((v = plancache_get(cu.plans, pkey))) {
+        char eng[512], why[64];
+        long long wsz;
+        float ms, lms;
+        int timed, used = 0;
+        dg_engine de;
+        cg_cand c;
+        cg_verdict vd;
+        const char *rej = NULL;
+        if (sscanf(v, "legacy why=%63s%n", why, &used) == 1 && !v[used]) {
+            e->reason = !strcmp(why, "slower") ? CGR_SLOWER
+                        : !strcmp(why, "verify-failed") ? CGR_VERIFY
+                                                        : CGR_NO_ENGINE;
+            snprintf(e->why, sizeof e->why, "graph: %s (plan cache)", why);
+            cg_free(cp);
+            free(cp);
+            return 0;
+        }
+        if (sscanf(v, "graph eng=%511s ws=%lld ms=%g legacy_ms=%g timed=%d%n", eng, &wsz, &ms,
+                   &lms, &timed, &used) != 5 || v[used] || dg_engine_parse(eng, &de))
+            rej = "malformed";
+        else if (!built)
+            rej = "the graph cannot be built";
+        else if (cg_plan_of(cp, cu.dnn, &de, cap, &c))
+            rej = "its engine config does not make a plan here";
+        else if (conv_graph_verify(o, p, pb, &c, &vd) != 1) {
+            rej = "it failed the numerical check";
+            cg_cand_free(&c);
+        } else if (cg_keep(cp, &c))
+            rej = "cuDNN refuses to keep it";
+        if (!rej) {
+            snprintf(e->why, sizeof e->why,
+                     "engine %.300s (plan cache), verified on %ld elements max_rel_err %.2g; "
+                     "%.4f ms median, legacy %.4f ms",
+                     eng, vd.checked, vd.rel, ms, lms);
+            e->cp = cp;
+            return 0;
+        }
+        plancache_reject(cu.plans, pkey, rej);
+        cg_free(cp); /* and again from the start */
+        memset(cp, 0, sizeof *cp);
+        cp->pb = *pb;
+        built = cg_build(cp, cu.dnn) == 0;
+    }
+    cg_cand c[CG_CONFIGS];
+    cg_verdict vc[CG_CONFIGS]; /* the verified ones' verdicts */
+    int n = 0, nver = 0, any = 0;
+    cg_verdict vd, worst;
+    memset(&worst, 0, sizeof worst);
+    static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B};
+    for (int m = 0; built && m < 2 && !nver; m++) {
+        n = cg_candidates(cp, cu.dnn, modes[m], cap, c, CG_CONFIGS);
+        any += n;
+        nver = 0;
+        for (int i = 0; i < n; i++) {
+            int r = nver < CG_TIMED && (nver == 0 || cu.search) ? conv_graph_verify(o, p, pb, &c[i], &vd) : -2;
+            if (r == 1) { /* verified, in the heuristics' order */
+                vc[nver] = vd;
+                c[nver++] = c[i];
+            }
+            else {
+                if (r == 0 && (!worst.why[0] || vd.rel > worst.rel))
+                    worst = vd;
+                if (r == -1)
+                    e->reason = CGR_UNCHECKED;
+                cg_cand_free(&c[i]);
+            }
+        }
+    }
+    int k = nver ? 0 : -1;
+    conv_race_out ro;
+    memset(&ro, 0, sizeof ro);
+    if (nver && cu.search) {
+        k = conv_graph_race(g, o, p, pb, c, nver, &ro);
+        if (k == -2) {
+            for (int i = 0; i < nver; i++)
+                cg_cand_free(&c[i]);
+            cg_free(cp);
+            free(cp);
+            return -1;
+        }
+    }
+    if (k >= 0 && cg_keep(cp, &c[k]) != 0) { /* c[k] destroyed there: cp->b.why says why */
+        for (int i = 0; i < nver; i++)
+            if (i != k)
+                cg_cand_free(&c[i]);
+        nver = 0;
+        k = -1;
+    }
+    if (k >= 0) {
+        char eng[512];
+        dg_engine_str(&cp->use.eng, eng, sizeof eng);
+        char chk[120];
+        snprintf(chk, sizeof chk, "verified on %ld elements max_rel_err %.2g (legacy %.2g)",
+                 vc[k].checked, vc[k].rel, vc[k].legacy_rel);
+        if (cu.search)
+            snprintf(e->why, sizeof e->why, "engine %.300s, %s; %.4f ms median, %s %.4f ms (%d timed)",
+                     eng, chk, ro.ms, cv.engine == CE_AUTO ? "legacy" : "the heuristics' first",
+                     ro.heur_ms, ro.timed);
+        else
+            snprintf(e->why, sizeof e->why, "engine %.300s, %s; the heuristics' first (not timed)",
+                     eng, chk);
+        snprintf(val, sizeof val, "graph eng=%s ws=%lld ms=%.6g legacy_ms=%.6g timed=%d", eng,
+                 (long long)cp->use.ws, cu.search ? ro.ms : 0.0, cu.search ? ro.heur_ms : 0.0,
+                 ro.timed);
+        e->cp = cp;
+    } else {
+        const char *tag;
+        if (nver) {
+            e->reason = CGR_SLOWER;
+            tag = "slower";
+            snprintf(e->why, sizeof e->why,
+                     "graph: slower: legacy %.4f ms median, %d timed (the best graph plan did not "
+                     "beat it beyond the noise%s)", ro.heur_ms, ro.timed,
+                     ro.host_kept ? ", or lost with the host time of its calls" : "");
+        } else if (worst.why[0]) {
+            e->reason = CGR_VERIFY;
+            tag = "verify-failed";
+            snprintf(e->why, sizeof e->why, "graph: verify failed %.200s", worst.why);
+        } else if (e->reason == CGR_UNCHECKED) {
+            tag = NULL; /* out of memory for the check: not a lasting decision */
+            snprintf(e->why, sizeof e->why, "graph: not checked: no device memory for the check");
+        } else {
+            e->reason = CGR_NO_ENGINE;
+            tag = "no-engine";
+            snprintf(e->why, sizeof e->why, "graph: no engine (%.180s)",
+                     any ? "none verified" : cp->b.why);
+        }
+        if (tag)
+            snprintf(val, sizeof val, "legacy why=%s", tag);
+        else
+            val[0] = 0;
+        cg_free(cp);
+        free(cp);
+        for (int i = 0; i < nver; i++)
+            if (i != k)
+                cg_cand_free(&c[i]);
+        if (val[0])
+            (void)plancache_put(cu.plans, pkey, val);
+        return 0;
+    }
+    for (int i = 0; i < nver; i++)
+        if (i != k)
+            cg_cand_free(&c[i]);
+    (void)plancache_put(cu.plans, pkey, val);
+    return 0;
+}
+
+/* The graph path for forward op o (legacy already prepared in p): p->gp
+ * when a plan is used; the decision logged. -1 when device memory for the
+ * checks cannot be had (prepare fails as for the legacy search). */
+static int conv_graph_prepare(graph *g, op *o, conv_priv *p, size_t cap)
+{
+    const conv_geo *c = &p->c;
+    const char *no = conv_graph_ineligible(g, o, p);
+    char how[640];
+    cg_entry *e = NULL;
+    int cached = 0;
+    if (no) {
+        cv.graph_ineligible++;
+        snprintf(how, sizeof how, "legacy (graph: not one graph: %s)", no);
+    } else {
+        cg_problem pb;
+        conv_graph_problem(g, o, p, &pb);
+        cg_key key = conv_graph_key(&pb);
+        for (int i = 0; i < ncg && !e; i++)
+            if (!memcmp(&cg_entries[i].key, &key, sizeof key))
+                e = &cg_entries[i];
+        cached = e != NULL;
+        if (!e) {
+            if (ncg == capcg) {
+                int cap2 = capcg ? 2 * capcg : 32;
+                cg_entry *ne = (cg_entry *)realloc(cg_entries, cap2 * sizeof *ne);
+                if (!ne)
+                    cu_fail(__FILE__, __LINE__, "realloc", "out of host memory");
+                cg_entries = ne;
+                capcg = cap2;
+            }
+            e = &cg_entries[ncg];
+            memset(e, 0, sizeof *e);
+            e->key = key;
+            if (conv_graph_decide(g, o, p, &pb, cap, e))
+                return -1;
+            ncg++;
+        }
+        if (e->cp) {
+            p->gp = e->cp;
+            cv.graph_ops++;
+            if ((size_t)e->cp->use.ws > cu.ws_need)
+                cu.ws_need = (size_t)e->cp->use.ws;
+            snprintf(how, sizeof how, "cuDNN graph API, %s", e->why);
+        } else {
+            cv.graph_no_engine += e->reason == CGR_NO_ENGINE;
+            cv.graph_verify_failed += e->reason == CGR_VERIFY;
+            cv.graph_unchecked += e->reason == CGR_UNCHECKED;
+            cv.graph_slower += e->reason == CGR_SLOWER;
+            snprintf(how, sizeof how, "legacy (%s)", e->why);
+        }
+    }
+    fprintf(stderr,
+            "matrix-engine: cuda: conv graph '%s' %dx%dx%dx%d k%d %dx%d s%d p%d %s %s%s%s%s%s: "
+            "%s\n",
+            o->name, c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->stride, c->pad,
+            c->nhwc ? "nhwc" : "nchw", dt_name(p->dt), o->in[2] >= 0 ? " +bias" : "",
+            o->in[3] >= 0 ? " +res" : "", o->act == ACT_RELU ? " +relu" : "",
+            cached ? " (cached)" : "", how);
+    return 0;
+}
+
+/* The step's graph forward: the op's variant pack (its tensors, cu.ws),
+ * made at its first run as cu.ws exists only after every prepare. */
+static void conv_graph_run(graph *g, op *o, conv_priv *p)
+{
+    if ((size_t)p->gp->use.ws > cu.ws_bytes)
+        cu_fail(__FILE__, __LINE__, "conv", "workspace smaller than prepared");
+    if (!p->gvp) {
+        conv_bufs b;
+        conv_op_bufs(g, o, p, &b);
+        if (!p->gp->pb.bias)
+            b.bias = NULL;
+        cudnnCheck(cg_vpack(&p->gp->pb, &b, cu.ws, &p->gvp));
+    }
+    cudnnCheck(cudnnBackendExecute(cu.dnn, p->gp->use.plan, p->gvp));
+}
+
+static void conv_graph_release(void)
+{
+    for (int i = 0; i < ncg; i++)
+        if (cg_entries[i].cp) {
+            cg_free(cg_entries[i].cp);
+            free(cg_entries[i].cp);
+        }
+    free(cg_entries);
+    cg_entries = NULL;
+    ncg = capcg = 0;
 }
 
 /* ---- backward ---------------------------------------------------------------------------- */
@@ -1114,13 +1777,34 @@ static void conv_make_info(void)
     snprintf(s, n,
              "conv_fused_cudnn=%d\nconv_fused_epilogue=%d\nconv_algo_search=%s\n"
              "conv_search_kept=%d\nconv_search_replaced=%d\nconv_search_host_kept=%d\n"
-             "conv_cudnn_version=%zu\n",
+             "conv_cudnn_version=%zu\nconv_engine=%s\nconv_graph_ops=%d\n"
+             "conv_graph_no_engine=%d\nconv_graph_verify_failed=%d\nconv_graph_unchecked=%d\n"
+             "conv_graph_slower=%d\nconv_graph_ineligible=%d\n",
              cv.fused_cudnn, cv.fused_epilogue,
              cu.search ? "timed" : "heuristic",
-             cv.search_kept, cv.search_replaced, cv.search_host_kept, cudnnGetVersion());
+             cv.search_kept, cv.search_replaced, cv.search_host_kept, cudnnGetVersion(),
+             engine_names[cv.engine], cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed,
+             cv.graph_unchecked, cv.graph_slower, cv.graph_ineligible);
     conv_info_algos(s, n, "conv_algos_fwd", FWD);
     conv_info_algos(s, n, "conv_algos_bwd_data", BWD_DATA);
     conv_info_algos(s, n, "conv_algos_bwd_filter", BWD_FILTER);
+}
+
+/* MATRIX_ENGINE_CONV into cv.engine: 0, or -2 with the message. */
+static int conv_engine_env(void)
+{
+    const char *e = getenv("MATRIX_ENGINE_CONV");
+    cv.engine = CE_AUTO;
+    if (!e || !*e)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(e, engine_names[i])) {
+            cv.engine = i;
+            return 0;
+        }
+    fprintf(stderr,
+            "matrix-engine: cuda: MATRIX_ENGINE_CONV='%s' is not one of legacy, graph, auto\n", e);
+    return -2;
 }
 
 int cu_conv_prepare(graph *g, int nrun)
@@ -1131,6 +1815,18 @@ int cu_conv_prepare(graph *g, int nrun)
         any |= g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD;
     if (!any)
         return 0;
+    if ((r = conv_engine_env()))
+        return r;
+    fprintf(stderr,
+            "matrix-engine: cuda: convolutions: MATRIX_ENGINE_CONV=%s: %s\n",
+            engine_names[cv.engine],
+            cv.engine == CE_LEGACY ? "cuDNN's legacy API only"
+            : cv.engine == CE_GRAPH
+                ? "forwards on the cuDNN graph API wherever a plan verifies, else legacy"
+                : cu.search ? "forwards on the cuDNN graph API where a plan verifies and beats the "
+                              "legacy call (cudnn_benchmark), else legacy"
+                            : "forwards on the cuDNN graph API where the heuristics' first plan "
+                              "that verifies exists, else legacy");
     cudnnStatus_t st = cudnnCreate(&cu.dnn);
     if (st != CUDNN_STATUS_SUCCESS) {
         cu.dnn = NULL;
@@ -1159,6 +1855,12 @@ int cu_conv_prepare(graph *g, int nrun)
         if (r)
             return r;
     }
+    if (cv.engine != CE_LEGACY)
+        fprintf(stderr,
+                "matrix-engine: cuda: convolutions: %d forward(s) on the cuDNN graph API; legacy: %d "
+                "no engine, %d failed the check, %d not checked, %d slower, %d not one graph\n",
+                cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed, cv.graph_unchecked,
+                cv.graph_slower, cv.graph_ineligible);
     conv_make_info();
     return 0;
 }
@@ -1181,6 +1883,8 @@ void cu_conv_release(graph *g)
             cudnnCheck(cudnnDestroyFilterDescriptor(p->wd));
         if (p->ad)
             cudnnCheck(cudnnDestroyActivationDescriptor(p->ad));
+        if (p->gvp)
+            cudnnBackendDestroyDescriptor(p->gvp);
         for (int d = 0; d < NDIR; d++)
             if (p->cd[d])
                 cudnnCheck(cudnnDestroyConvolutionDescriptor(p->cd[d]));
@@ -1196,6 +1900,7 @@ void cu_conv_release(graph *g)
     cu_free(cv.dw, cv.dw_bytes);
     cv.dw = NULL;
     cv.dw_bytes = 0;
+    conv_graph_release(); /* the plans, before their handle */
     if (cu.dnn)
         cudnnCheck(cudnnDestroy(cu.dnn));
     cu.dnn = NULL;

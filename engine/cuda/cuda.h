@@ -6,7 +6,9 @@
  *                    prepare (calls the two below), step (eager or one CUDA
  *                    Graph per step), CUDA-event timing, device description.
  *   conv.cu          OP_CONV, OP_CONV_BWD on cuDNN (legacy convolution API:
- *                    heuristics, timed search, fused conv+bias+add+ReLU).
+ *                    heuristics, timed search, fused conv+bias+add+ReLU; the
+ *                    forward on the graph API where a plan verifies and, with
+ *                    the search, is faster: MATRIX_ENGINE_CONV).
  *   gemm.cu          OP_LINEAR, OP_LINEAR_BWD on cuBLASLt.
  *   ops.cu           every other op of the convolutional models: BatchNorm,
  *                    pooling, activations, add / copy, flatten, dropout,
@@ -18,7 +20,13 @@
  *                    an engine; else ops.cu's kernels run them.
  *   gemm_check.cu    the linear products from their definition (gemm_view.h):
  *                    validation of every cuBLASLt algorithm before use, and
- *                    the fallback kernel when none is right.
+ *                    the fallback kernel when none is right; the forward
+ *                    convolution's definition, to check graph-API plans.
+ *   dnngraph.cu      building blocks of cuDNN graph (backend) API plans
+ *                    (dnngraph.h), shared by sdpa.cu and convgraph.cu.
+ *   convgraph.cu     a forward convolution with its bias / residual / ReLU
+ *                    epilogue as one graph-API operation graph (convgraph.h);
+ *                    conv.cu decides per convolution whether a plan of it runs.
  *
  * Data types: t->dtype of every tensor is its storage type. Parameters,
  * their gradients (TK_PGRAD), optimizer state, BN statistics and the loss
@@ -222,6 +230,29 @@ typedef struct gemm_epi_ref {
 long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, int qdt,
                     const void *out, int odt, const void *c0, float beta, const gemm_epi_ref *e,
                     float rtol, gemm_verdict *vd);
+
+/* Tolerance of the checks above, relative to the sum of |terms| of each
+ * output element (gemm.cu, conv.cu): by the output's storage type, and
+ * TF32 for f32 products whose inputs the library may round to TF32. */
+float cu_verify_rtol(int out_dt, int tf32);
+
+/* A forward convolution from its definition: x (N, C, H, W) and y (N, K,
+ * OH, OW) in layout NHWC (nhwc) or NCHW, w (K, C, R, S) stored KRSC (w_krsc)
+ * or KCRS; one stride and one padding for both spatial dimensions. */
+typedef struct conv_view {
+    int64_t N, C, H, W, K, OH, OW, R, S, stride, pad;
+    int nhwc, w_krsc;
+} conv_view;
+
+/* Check out (and out2 when not NULL: vd2) against the definition of v on
+ * x (type xdt) and w (wdt), + bias[k] (type bdt, when bias) + res (y's
+ * type ydt and layout, when res), then ReLU when act is ACT_RELU: every
+ * element up to 65536, else 8192 hashed ones, |got - ref| <= rtol *
+ * sum|terms| + 1e-6, as cu_gemm_verify. Synchronises cu.s (prepare only).
+ * The bad elements of out, -1 when out of device memory. */
+long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, int wdt,
+                    const void *bias, int bdt, const void *res, int act, const void *out,
+                    const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2);
 
 /* ---- the op files ----------------------------------------------------------------------- */
 

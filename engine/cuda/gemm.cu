@@ -325,13 +325,7 @@ static int gemm_time(const lt_mm *m, const mm_spec *s, const cublasLtMatmulHeuri
  * accumulation order and the rounding of the output. */
 static float gemm_rtol(const mm_spec *s)
 {
-    if (s->cdt == DT_BF16)
-        return 1e-2f; /* bf16 output: 2^-8 a rounding */
-    if (s->cdt == DT_F16)
-        return 4e-3f; /* f16 output: 2^-11 a rounding, split-K partials */
-    if (gemm_compute(s->ab) == CUBLAS_COMPUTE_32F_FAST_TF32)
-        return 4e-3f; /* TF32: inputs rounded to a 10-bit mantissa inside */
-    return 2e-4f;     /* f32 accumulation of f32 or 16-bit inputs into f32 */
+    return cu_verify_rtol(s->cdt, gemm_compute(s->ab) == CUBLAS_COMPUTE_32F_FAST_TF32);
 }
 
 /* The epilogue's activation and whether it adds the bias / keeps the

@@ -10,6 +10,9 @@
  *                    outputs too: bias, ReLU or tanh GELU applied, the
  *                    pre-activation stored (GELU_AUX), every element of the
  *                    bias gradient (BGRADB: the sums of P over t).
+ *   cu_conv_verify   the same for a forward convolution with its epilogue
+ *                    (bias, residual, ReLU): conv.cu checks a cuDNN graph-API
+ *                    plan, and the legacy call beside it, on the same inputs.
  *   cu_gemm_fallback computes the product itself (64 x 64 output tiles,
  *                    16-deep slices of the inner dimension in shared memory,
  *                    4 x 4 outputs per thread, f32 accumulation): used when
@@ -23,6 +26,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define VERIFY_ALL 65536
 #define VERIFY_SAMPLES 8192
@@ -176,7 +180,108 @@ __global__ void __launch_bounds__(256) k_gemm_fallback(gemm_view v, const void *
         }
 }
 
+/* One sampled output element of a forward convolution (conv_view) from
+ * its definition, f32 accumulation: out and out2 (when given) against it,
+ * ratio = |got - ref| / (rtol * sum|terms| + 1e-6), as k_gemm_verify. */
+__global__ void k_conv_verify(conv_view v, const void *x, int xdt, const void *w, int wdt,
+                              const void *bias, int bdt, const void *res, int act,
+                              const void *out, const void *out2, int ydt, float rtol,
+                              size_t nsamp, size_t total, float *ratio, float *dev, float *ref,
+                              float *ratio2)
+{
+    size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= nsamp)
+        return;
+    size_t e = total <= VERIFY_ALL ? s : (size_t)(mix64(0xc0de0000ull + s) % total);
+    int64_t n, k, oh, ow, q = (int64_t)e;
+    if (v.nhwc) { /* y (N, OH, OW, K) */
+        k = q % v.K; q /= v.K;
+        ow = q % v.OW; q /= v.OW;
+        oh = q % v.OH; n = q / v.OH;
+    } else {      /* y (N, K, OH, OW) */
+        ow = q % v.OW; q /= v.OW;
+        oh = q % v.OH; q /= v.OH;
+        k = q % v.K; n = q / v.K;
+    }
+    float acc = 0.0f, mag = 0.0f;
+    for (int64_t r = 0; r < v.R; r++) {
+        int64_t ih = oh * v.stride - v.pad + r;
+        if (ih < 0 || ih >= v.H)
+            continue;
+        for (int64_t t = 0; t < v.S; t++) {
+            int64_t iw = ow * v.stride - v.pad + t;
+            if (iw < 0 || iw >= v.W)
+                continue;
+            for (int64_t c = 0; c < v.C; c++) {
+                size_t xi = v.nhwc ? (size_t)(((n * v.H + ih) * v.W + iw) * v.C + c)
+                                   : (size_t)(((n * v.C + c) * v.H + ih) * v.W + iw);
+                size_t wi = v.w_krsc ? (size_t)(((k * v.R + r) * v.S + t) * v.C + c)
+                                     : (size_t)(((k * v.C + c) * v.R + r) * v.S + t);
+                float a = cu_ld(x, xdt, xi), b = cu_ld(w, wdt, wi);
+                acc = fmaf(a, b, acc);
+                mag += fabsf(a * b);
+            }
+        }
+    }
+    if (bias) {
+        float b = cu_ld(bias, bdt, (size_t)k);
+        acc += b;
+        mag += fabsf(b);
+    }
+    if (res) {
+        float z = cu_ld(res, ydt, e);
+        acc += z;
+        mag += fabsf(z);
+    }
+    if (act == ACT_RELU)
+        acc = acc > 0.0f ? acc : 0.0f;
+    float tol = rtol * mag + 1e-6f;
+    float d = cu_ld(out, ydt, e), ed = fabsf(d - acc) / tol;
+    ratio[s] = ed == ed ? ed : 3.0e38f; /* NaN output: as bad as it gets */
+    dev[s] = d;
+    ref[s] = acc;
+    if (out2) {
+        float d2 = cu_ld(out2, ydt, e), e2 = fabsf(d2 - acc) / tol;
+        ratio2[s] = e2 == e2 ? e2 : 3.0e38f;
+    }
+}
+
 } /* namespace */
+
+/* The verdict of nt samples on the device (ratio, dev, ref: 3 nt floats at
+ * d; with d2, nt more ratios of a second output into vd2): elements above
+ * 1 are bad; the worst one's values. Synchronises cu.s. The bad count of vd. */
+static long verify_gather(const float *d, size_t nt, const float *d2, gemm_verdict *vd,
+                          gemm_verdict *vd2)
+{
+    size_t m = d2 ? 4 * nt : 3 * nt;
+    float *h = (float *)malloc(m * sizeof(float));
+    if (!h)
+        cu_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    cudaCheck(cudaMemcpyAsync(h, d, 3 * nt * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
+    if (d2)
+        cudaCheck(cudaMemcpyAsync(h + 3 * nt, d2, nt * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    for (int pass = 0; pass < (d2 ? 2 : 1); pass++) {
+        const float *r = pass ? h + 3 * nt : h;
+        gemm_verdict *o = pass ? vd2 : vd;
+        long bad = 0;
+        size_t w = 0;
+        for (size_t i = 0; i < nt; i++) {
+            if (!(r[i] <= 1.0f))
+                bad++;
+            if (r[i] > r[w])
+                w = i;
+        }
+        o->checked = (long)nt;
+        o->bad = bad;
+        o->worst = r[w];
+        o->worst_dev = pass ? 0.0f : h[nt + w];
+        o->worst_ref = h[2 * nt + w];
+    }
+    free(h);
+    return vd->bad;
+}
 
 void cu_fill_uniform(void *p, int dt, size_t n, uint64_t seed)
 {
@@ -217,25 +322,42 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
                                                              d + nt + n, d + 2 * nt + n);
         cu_launched();
     }
-    float *h = (float *)malloc(3 * nt * sizeof(float));
-    if (!h)
-        cu_fail(__FILE__, __LINE__, "malloc", "out of host memory");
-    cudaCheck(cudaMemcpyAsync(h, d, 3 * nt * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
-    cudaCheck(cudaStreamSynchronize(cu.s));
-    long bad = 0;
-    size_t w = 0;
-    for (size_t i = 0; i < nt; i++) {
-        if (!(h[i] <= 1.0f))
-            bad++;
-        if (h[i] > h[w])
-            w = i;
-    }
-    vd->checked = (long)nt;
-    vd->bad = bad;
-    vd->worst = h[w];
-    vd->worst_dev = h[nt + w];
-    vd->worst_ref = h[2 * nt + w];
-    free(h);
+    long bad = verify_gather(d, nt, NULL, vd, NULL);
+    cu_free(d, have);
+    return bad;
+}
+
+float cu_verify_rtol(int out_dt, int tf32)
+{
+    if (out_dt == DT_BF16)
+        return 1e-2f; /* bf16 output: 2^-8 a rounding */
+    if (out_dt == DT_F16)
+        return 4e-3f; /* f16 output: 2^-11 a rounding, split-K partials */
+    if (tf32)
+        return 4e-3f; /* TF32: inputs rounded to a 10-bit mantissa inside */
+    return 2e-4f;     /* f32 accumulation of f32 or 16-bit inputs into f32 */
+}
+
+long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, int wdt,
+                    const void *bias, int bdt, const void *res, int act, const void *out,
+                    const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2)
+{
+    size_t total = (size_t)(v->N * v->K * v->OH * v->OW);
+    size_t n = total <= VERIFY_ALL ? total : VERIFY_SAMPLES;
+    float *d = NULL;
+    size_t have = 0;
+    memset(vd, 0, sizeof *vd);
+    if (vd2)
+        memset(vd2, 0, sizeof *vd2);
+    if (!n)
+        return 0;
+    if (cu_buffer((void **)&d, &have, 4 * n * sizeof(float)))
+        return -1;
+    k_conv_verify<<<cu_blocks(n, 128), 128, 0, cu.s>>>(*v, x, xdt, w, wdt, bias, bdt, res, act,
+                                                       out, out2, ydt, rtol, n, total, d, d + n,
+                                                       d + 2 * n, d + 3 * n);
+    cu_launched();
+    long bad = verify_gather(d, n, out2 ? d + 3 * n : NULL, vd, out2 ? vd2 : NULL);
     cu_free(d, have);
     return bad;
 }

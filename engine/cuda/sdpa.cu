@@ -46,10 +46,15 @@
  * tensors, cu.ws) at its first run, as cu.ws exists only after every
  * prepare. MATRIX_ENGINE_SDPA=kernel forces our kernels (for the checks).
  *
+ * The graph-API building blocks (descriptors owned by a bag, tensors,
+ * pointwise nodes, heuristics, plans, variant packs) are dnngraph.cu's,
+ * shared with convgraph.cu.
+ *
  * Nothing here has run on a GPU yet (written without one): `make check-gpu`
  * (ops_check's flash cases in fp16 / bf16, model_check's bert_tiny) is what
  * validates it; see engine/NOTES.md. */
 #include "cuda.h"
+#include "dnngraph.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +62,6 @@
 #include <string.h>
 
 #define SDPA_WS_CAP ((int64_t)1 << 30)
-#define SDPA_MAX_DESC 96
 #define SDPA_CONFIGS 8
 
 enum { U_Q = 1, U_K, U_V, U_O, U_DO, U_DQ, U_DK, U_DV, U_STATS, U_SCALE };
@@ -78,13 +82,11 @@ typedef struct sdpa_plan {
     int64_t B, H, T, d;
     int ok;                               /* 1: plan made; 0: cuDNN has none (kernel) */
     int verified;                         /* ok and checked against our kernels */
-    cudnnBackendDescriptor_t desc[SDPA_MAX_DESC]; /* every descriptor made, the plan last */
-    int ndesc;
+    dg_bag b;                             /* every descriptor made, the plan last; why */
     cudnnBackendDescriptor_t plan;
     int64_t ws;                           /* workspace: the plan's, then (composite) ours */
     int composite;                        /* backward as cuDNN's composite graph */
     int64_t ws_plan;                      /* composite: the plan's part, 256-aligned */
-    char why[400];                        /* ok == 0: what refused */
 } sdpa_plan;
 
 /* What an op runs: its plan and, from its first run, its variant pack. */
@@ -98,61 +100,11 @@ static cudnnHandle_t sd_dnn;
 static sdpa_plan **plans;
 static int nplans;
 
-/* A failed cuDNN call while building a plan: the reason, then give up on it. */
-#define SD(x)                                                                                     \
-    do {                                                                                          \
-        cudnnStatus_t e_ = (x);                                                                   \
-        if (e_ != CUDNN_STATUS_SUCCESS) {                                                         \
-            snprintf(pl->why, sizeof pl->why, "%s: %s", #x, cudnnGetErrorString(e_));             \
-            return -1;                                                                            \
-        }                                                                                         \
-    } while (0)
-
-static int sd_new(sdpa_plan *pl, cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *out)
-{
-    if (pl->ndesc == SDPA_MAX_DESC) {
-        snprintf(pl->why, sizeof pl->why, "too many descriptors (BUG)");
-        return -1;
-    }
-    SD(cudnnBackendCreateDescriptor(type, out));
-    pl->desc[pl->ndesc++] = *out;
-    return 0;
-}
-
-/* A finalized tensor descriptor: dims and strides (4), type, uid; passed
- * by value (a host pointer in the variant pack) or virtual (never in
- * memory: an intermediate of the graph). */
-static int sd_tensor_v(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64_t *dim,
-                       const int64_t *str, int by_value, int virt, cudnnBackendDescriptor_t *out)
-{
-    int64_t align = 16;
-    bool val = by_value != 0, vir = virt != 0;
-    if (sd_new(pl, CUDNN_BACKEND_TENSOR_DESCRIPTOR, out))
-        return -1;
-    SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt));
-    SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dim));
-    SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, str));
-    SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
-    SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
-    if (by_value)
-        SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &val));
-    if (virt)
-        SD(cudnnBackendSetAttribute(*out, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &vir));
-    SD(cudnnBackendFinalize(*out));
-    return 0;
-}
-
+/* A tensor of pl (dnngraph.h's dg_tensor), not virtual. */
 static int sd_tensor(sdpa_plan *pl, int64_t uid, cudnnDataType_t dt, const int64_t *dim,
                      const int64_t *str, int by_value, cudnnBackendDescriptor_t *out)
 {
-    return sd_tensor_v(pl, uid, dt, dim, str, by_value, 0, out);
-}
-
-static int sd_set_desc(sdpa_plan *pl, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t a,
-                       cudnnBackendDescriptor_t v)
-{
-    SD(cudnnBackendSetAttribute(d, a, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &v));
-    return 0;
+    return dg_tensor(&pl->b, uid, dt, dim, str, by_value, 0, out);
 }
 
 /* The SDPA operation of pl (forward or backward) over its tensors. */
@@ -170,33 +122,33 @@ static int sd_operation(sdpa_plan *pl, cudnnBackendDescriptor_t *op)
         sd_tensor(pl, U_SCALE, CUDNN_DATA_FLOAT, one, one, 1, &sc))
         return -1;
     if (pl->fwd) {
-        if (sd_new(pl, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, op) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, st) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, sc))
+        if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, op) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, st) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, sc))
             return -1;
     } else {
         cudnnBackendDescriptor_t dO, dQ, dK, dV;
         if (sd_tensor(pl, U_DO, dt, dim, str, 0, &dO) || sd_tensor(pl, U_DQ, dt, dim, str, 0, &dQ) ||
             sd_tensor(pl, U_DK, dt, dim, str, 0, &dK) || sd_tensor(pl, U_DV, dt, dim, str, 0, &dV))
             return -1;
-        if (sd_new(pl, CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR, op) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, q) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, k) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, v) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, o) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC, st) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, sc) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, dO) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, dQ) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, dK) ||
-            sd_set_desc(pl, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, dV))
+        if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR, op) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, q) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, k) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, v) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, o) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC, st) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, sc) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, dO) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, dQ) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, dK) ||
+            dg_set_desc(&pl->b, *op, CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, dV))
             return -1;
     }
-    SD(cudnnBackendFinalize(*op));
+    DG(&pl->b, cudnnBackendFinalize(*op));
     return 0;
 }
 
@@ -222,49 +174,26 @@ enum { U_ONE = 11, U_SSUM, U_DQACC, U_VIRT = 100 };
 static int sd_virt(sdpa_plan *pl, int64_t *uid, cudnnDataType_t dt, const int64_t *dim,
                    const int64_t *str, cudnnBackendDescriptor_t *out)
 {
-    return sd_tensor_v(pl, (*uid)++, dt, dim, str, 0, 1, out);
+    return dg_tensor(&pl->b, (*uid)++, dt, dim, str, 0, 1, out);
 }
 
-/* One operation: its descriptor (pointwise / matmul / reduction, when
- * type is set) and the operation, appended to ops. */
-static int sd_op_pw(sdpa_plan *pl, cudnnPointwiseMode_t mode, cudnnBackendDescriptor_t x,
-                    cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t y,
-                    cudnnBackendDescriptor_t *ops, int *nops)
-{
-    cudnnBackendDescriptor_t pw, op;
-    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-    if (sd_new(pl, CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &pw))
-        return -1;
-    SD(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode));
-    SD(cudnnBackendSetAttribute(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec));
-    SD(cudnnBackendFinalize(pw));
-    if (sd_new(pl, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, &op) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x) ||
-        (b && sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b)) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y))
-        return -1;
-    SD(cudnnBackendFinalize(op));
-    ops[(*nops)++] = op;
-    return 0;
-}
-
+/* A matmul / reduction / reshape operation, appended to ops. */
 static int sd_op_mm(sdpa_plan *pl, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t b,
                     cudnnBackendDescriptor_t c, cudnnBackendDescriptor_t *ops, int *nops)
 {
     cudnnBackendDescriptor_t mm, op;
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    if (sd_new(pl, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &mm))
+    if (dg_new(&pl->b, CUDNN_BACKEND_MATMUL_DESCRIPTOR, &mm))
         return -1;
-    SD(cudnnBackendSetAttribute(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
-    SD(cudnnBackendFinalize(mm));
-    if (sd_new(pl, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm))
+    DG(&pl->b, cudnnBackendSetAttribute(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
+    DG(&pl->b, cudnnBackendFinalize(mm));
+    if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm))
         return -1;
-    SD(cudnnBackendFinalize(op));
+    DG(&pl->b, cudnnBackendFinalize(op));
     ops[(*nops)++] = op;
     return 0;
 }
@@ -275,18 +204,18 @@ static int sd_op_sum(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackendDesc
     cudnnBackendDescriptor_t red, op;
     cudnnReduceTensorOp_t add = CUDNN_REDUCE_TENSOR_ADD;
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
-    if (sd_new(pl, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &red))
+    if (dg_new(&pl->b, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &red))
         return -1;
-    SD(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_OPERATOR,
+    DG(&pl->b, cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_OPERATOR,
                                 CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &add));
-    SD(cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
-    SD(cudnnBackendFinalize(red));
-    if (sd_new(pl, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red))
+    DG(&pl->b, cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
+    DG(&pl->b, cudnnBackendFinalize(red));
+    if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, red))
         return -1;
-    SD(cudnnBackendFinalize(op));
+    DG(&pl->b, cudnnBackendFinalize(op));
     ops[(*nops)++] = op;
     return 0;
 }
@@ -295,11 +224,11 @@ static int sd_op_reshape(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackend
                          cudnnBackendDescriptor_t *ops, int *nops)
 {
     cudnnBackendDescriptor_t op;
-    if (sd_new(pl, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, &op) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x) ||
-        sd_set_desc(pl, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y))
+    if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, &op) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x) ||
+        dg_set_desc(&pl->b, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y))
         return -1;
-    SD(cudnnBackendFinalize(op));
+    DG(&pl->b, cudnnBackendFinalize(op));
     ops[(*nops)++] = op;
     return 0;
 }
@@ -321,16 +250,16 @@ static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *n
     int64_t one4[4] = {1, 1, 1, 1};
     cudnnBackendDescriptor_t q, kt, vt, o, dO, st, dq, dk, dv, sc, one, ssum, dqa;
     cudnnBackendDescriptor_t doo, rs, s, s1, s2, p, pt, dp, dp1, ds0, ds, dst, kv;
-    if (sd_tensor_v(pl, U_Q, io, qd, qs, 0, 0, &q) || sd_tensor_v(pl, U_K, io, td, ts, 0, 0, &kt) ||
-        sd_tensor_v(pl, U_V, io, td, ts, 0, 0, &vt) || sd_tensor_v(pl, U_O, io, qd, qs, 0, 0, &o) ||
-        sd_tensor_v(pl, U_DO, io, qd, qs, 0, 0, &dO) ||
-        sd_tensor_v(pl, U_STATS, f32, sd4, ss, 0, 0, &st) ||
-        sd_tensor_v(pl, U_DQ, io, qd, qs, 0, 0, &dq) || sd_tensor_v(pl, U_DK, io, qd, qs, 0, 0, &dk) ||
-        sd_tensor_v(pl, U_DV, io, qd, qs, 0, 0, &dv) ||
-        sd_tensor_v(pl, U_SCALE, f32, one4, one4, 1, 0, &sc) ||
-        sd_tensor_v(pl, U_ONE, f32, one4, one4, 1, 0, &one) ||
-        sd_tensor_v(pl, U_SSUM, f32, sd4, ss, 0, 0, &ssum) ||
-        sd_tensor_v(pl, U_DQACC, f32, qd, aqs, 0, 0, &dqa) ||
+    if (dg_tensor(&pl->b, U_Q, io, qd, qs, 0, 0, &q) || dg_tensor(&pl->b, U_K, io, td, ts, 0, 0, &kt) ||
+        dg_tensor(&pl->b, U_V, io, td, ts, 0, 0, &vt) || dg_tensor(&pl->b, U_O, io, qd, qs, 0, 0, &o) ||
+        dg_tensor(&pl->b, U_DO, io, qd, qs, 0, 0, &dO) ||
+        dg_tensor(&pl->b, U_STATS, f32, sd4, ss, 0, 0, &st) ||
+        dg_tensor(&pl->b, U_DQ, io, qd, qs, 0, 0, &dq) || dg_tensor(&pl->b, U_DK, io, qd, qs, 0, 0, &dk) ||
+        dg_tensor(&pl->b, U_DV, io, qd, qs, 0, 0, &dv) ||
+        dg_tensor(&pl->b, U_SCALE, f32, one4, one4, 1, 0, &sc) ||
+        dg_tensor(&pl->b, U_ONE, f32, one4, one4, 1, 0, &one) ||
+        dg_tensor(&pl->b, U_SSUM, f32, sd4, ss, 0, 0, &ssum) ||
+        dg_tensor(&pl->b, U_DQACC, f32, qd, aqs, 0, 0, &dqa) ||
         sd_virt(pl, &vu, f32, qd, dos, &doo) || sd_virt(pl, &vu, f32, sd4, ss, &rs) ||
         sd_virt(pl, &vu, f32, pd, ps, &s) || sd_virt(pl, &vu, f32, pd, ps, &s1) ||
         sd_virt(pl, &vu, f32, pd, ps, &s2) || sd_virt(pl, &vu, f32, pd, ps, &p) ||
@@ -339,24 +268,24 @@ static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *n
         sd_virt(pl, &vu, f32, pd, ps, &ds) || sd_virt(pl, &vu, io, ptd, pts, &dst) ||
         sd_virt(pl, &vu, io, qd, qs, &kv))
         return -1;
-    if (sd_op_pw(pl, CUDNN_POINTWISE_MUL, dO, o, doo, ops, nops) ||     /* dO * O */
+    if (dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dO, o, doo, ops, nops) ||     /* dO * O */
         sd_op_sum(pl, doo, rs, ops, nops) ||                            /* rowsum */
-        sd_op_pw(pl, CUDNN_POINTWISE_MUL, rs, one, ssum, ops, nops) ||  /* softmax_sum */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, rs, one, ssum, ops, nops) ||  /* softmax_sum */
         sd_op_mm(pl, q, kt, s, ops, nops) ||                            /* Q K^T */
-        sd_op_pw(pl, CUDNN_POINTWISE_MUL, s, sc, s1, ops, nops) ||      /* * scale */
-        sd_op_pw(pl, CUDNN_POINTWISE_SUB, s1, st, s2, ops, nops) ||     /* - Stats */
-        sd_op_pw(pl, CUDNN_POINTWISE_EXP, s2, NULL, p, ops, nops) ||    /* P */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, s, sc, s1, ops, nops) ||      /* * scale */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, s1, st, s2, ops, nops) ||     /* - Stats */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_EXP, s2, NULL, p, ops, nops) ||    /* P */
         sd_op_reshape(pl, p, pt, ops, nops) ||                          /* P^T */
         sd_op_mm(pl, pt, dO, dv, ops, nops) ||                          /* dV */
         sd_op_mm(pl, dO, vt, dp, ops, nops) ||                          /* dO V^T */
-        sd_op_pw(pl, CUDNN_POINTWISE_SUB, dp, ssum, dp1, ops, nops) ||  /* - softmax_sum */
-        sd_op_pw(pl, CUDNN_POINTWISE_MUL, dp1, p, ds0, ops, nops) ||    /* * P */
-        sd_op_pw(pl, CUDNN_POINTWISE_MUL, ds0, sc, ds, ops, nops) ||    /* dS */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, dp, ssum, dp1, ops, nops) ||  /* - softmax_sum */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dp1, p, ds0, ops, nops) ||    /* * P */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, ds0, sc, ds, ops, nops) ||    /* dS */
         sd_op_reshape(pl, ds, dst, ops, nops) ||                        /* dS^T */
         sd_op_mm(pl, dst, q, dk, ops, nops) ||                          /* dK */
         sd_op_reshape(pl, kt, kv, ops, nops) ||                         /* K */
         sd_op_mm(pl, ds, kv, dqa, ops, nops) ||                         /* dQ_accum */
-        sd_op_pw(pl, CUDNN_POINTWISE_IDENTITY, dqa, NULL, dq, ops, nops)) /* dQ */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_IDENTITY, dqa, NULL, dq, ops, nops)) /* dQ */
         return -1;
     return 0;
 }
@@ -369,83 +298,56 @@ static int sd_plan(sdpa_plan *pl, cudnnBackendDescriptor_t graph)
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     char last[200] = "the heuristics returned no engine config";
     for (int m = 0; m < 2; m++) {
-        cudnnBackendDescriptor_t heur, cfg[SDPA_CONFIGS];
-        int64_t n = 0;
-        if (sd_new(pl, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur) ||
-            sd_set_desc(pl, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph))
-            return -1;
-        SD(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1,
-                                    &modes[m]));
-        if (cudnnBackendFinalize(heur) != CUDNN_STATUS_SUCCESS)
+        cudnnBackendDescriptor_t cfg[SDPA_CONFIGS];
+        int n = dg_heur(&pl->b, graph, modes[m], cfg, SDPA_CONFIGS), found = -1;
+        if (n < 0) {
+            snprintf(last, sizeof last, "%.190s", pl->b.why);
             continue;
-        for (int i = 0; i < SDPA_CONFIGS; i++)
-            SD(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfg[i]));
-        cudnnStatus_t st = cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, SDPA_CONFIGS,
-                                                    &n, cfg);
-        int found = -1;
-        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < n && i < SDPA_CONFIGS && found < 0; i++) {
+        }
+        for (int i = 0; i < n && found < 0; i++) {
             cudnnBackendDescriptor_t plan;
-            if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
-                CUDNN_STATUS_SUCCESS)
-                break;
-            int64_t ws = 0, nws = 0;
-            cudnnStatus_t e = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                                       CUDNN_TYPE_HANDLE, 1, &sd_dnn);
-            if (e == CUDNN_STATUS_SUCCESS)
-                e = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]);
-            if (e == CUDNN_STATUS_SUCCESS)
-                e = cudnnBackendFinalize(plan);
-            if (e == CUDNN_STATUS_SUCCESS)
-                e = cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                             CUDNN_TYPE_INT64, 1, &nws, &ws);
+            int64_t ws = 0;
+            cudnnStatus_t e = dg_plan(sd_dnn, cfg[i], &plan, &ws);
             if (e == CUDNN_STATUS_SUCCESS && ws <= SDPA_WS_CAP) {
                 pl->plan = plan;
                 pl->ws = ws;
                 found = i;
             } else {
-                snprintf(last, sizeof last, "engine config %d of %lld: %s", i, (long long)n,
+                snprintf(last, sizeof last, "engine config %d of %d: %s", i, n,
                          e != CUDNN_STATUS_SUCCESS ? cudnnGetErrorString(e)
                                                    : "workspace above 1 GiB");
-                cudnnBackendDestroyDescriptor(plan);
+                if (plan)
+                    cudnnBackendDestroyDescriptor(plan);
             }
         }
-        for (int i = 0; i < SDPA_CONFIGS; i++)
-            cudnnBackendDestroyDescriptor(cfg[i]);
+        dg_free_configs(cfg, SDPA_CONFIGS);
         if (found >= 0) {
-            pl->desc[pl->ndesc++] = pl->plan; /* room: SDPA_MAX_DESC counts it */
+            if (dg_keep(&pl->b, pl->plan)) { /* destroyed there */
+                pl->plan = NULL;
+                return -1;
+            }
             return 0;
         }
     }
-    snprintf(pl->why, sizeof pl->why, "%s", last);
+    snprintf(pl->b.why, sizeof pl->b.why, "%s", last);
     return -1;
 }
 
 static void sd_drop(sdpa_plan *pl)
 {
-    for (int i = pl->ndesc - 1; i >= 0; i--)
-        cudnnBackendDestroyDescriptor(pl->desc[i]);
-    pl->ndesc = 0;
+    dg_drop(&pl->b);
     pl->plan = NULL;
 }
 
 /* pl's graph (the unified operation, or the composite backward) and plan:
- * 0, or -1 with pl->why. */
+ * 0, or -1 with pl->b.why. */
 static int sd_build_graph(sdpa_plan *pl)
 {
     cudnnBackendDescriptor_t ops[24], graph;
     int nops = 0;
     if (pl->composite ? sd_composite_bwd(pl, ops, &nops) : sd_operation(pl, &ops[nops++]))
         return -1;
-    if (sd_new(pl, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph))
-        return -1;
-    SD(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1,
-                                &sd_dnn));
-    SD(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops));
-    SD(cudnnBackendFinalize(graph));
-    if (sd_plan(pl, graph))
+    if (dg_graph(&pl->b, sd_dnn, ops, nops, &graph) || sd_plan(pl, graph))
         return -1;
     if (pl->composite) { /* softmax_sum and dQ_accum after the plan's workspace */
         pl->ws_plan = (pl->ws + 255) / 256 * 256;
@@ -456,7 +358,7 @@ static int sd_build_graph(sdpa_plan *pl)
 }
 
 /* Build pl: the unified operation; for the backward, when it has no engine,
- * the composite graph. 0, or -1 with pl->why. */
+ * the composite graph. 0, or -1 with pl->b.why. */
 static int sd_build(sdpa_plan *pl)
 {
     if (sd_build_graph(pl) == 0)
@@ -464,14 +366,14 @@ static int sd_build(sdpa_plan *pl)
     if (pl->fwd)
         return -1;
     char first[200];
-    snprintf(first, sizeof first, "%.180s", pl->why);
+    snprintf(first, sizeof first, "%.180s", pl->b.why);
     sd_drop(pl);
     pl->composite = 1;
     if (sd_build_graph(pl) == 0)
         return 0;
     char second[200];
-    snprintf(second, sizeof second, "%.180s", pl->why);
-    snprintf(pl->why, sizeof pl->why, "unified SDPA_BWD: %.180s; composite graph: %.180s", first,
+    snprintf(second, sizeof second, "%.180s", pl->b.why);
+    snprintf(pl->b.why, sizeof pl->b.why, "unified SDPA_BWD: %.180s; composite graph: %.180s", first,
                  second);
     return -1;
 }
@@ -492,26 +394,6 @@ static int sd_extra(const sdpa_plan *pl, void *ws, float *one, int64_t *uid, voi
     return n;
 }
 
-
-/* A variant pack of n (uid, pointer) pairs and workspace ws. */
-static cudnnStatus_t sd_make_vpack(const int64_t *uid, void *const *ptr, int n, void *ws,
-                                   cudnnBackendDescriptor_t *vp)
-{
-    cudnnStatus_t e = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, vp);
-    if (e != CUDNN_STATUS_SUCCESS)
-        return e;
-    if ((e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
-                                      uid)) != CUDNN_STATUS_SUCCESS ||
-        (e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                      CUDNN_TYPE_VOID_PTR, n, ptr)) != CUDNN_STATUS_SUCCESS ||
-        (e = cudnnBackendSetAttribute(*vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-                                      1, &ws)) != CUDNN_STATUS_SUCCESS ||
-        (e = cudnnBackendFinalize(*vp)) != CUDNN_STATUS_SUCCESS) {
-        cudnnBackendDestroyDescriptor(*vp);
-        *vp = NULL;
-    }
-    return e;
-}
 
 /* out[0] = max |a - b|, out[1] = max |b| over n elements of type dt (as
  * float bits: non-negative floats order as integers; NaN orders above inf). */
@@ -575,7 +457,7 @@ static int sd_same(const void *a, const void *b, int dt, size_t n, float tol, un
 /* Run pl once on random inputs and compare with the engine's kernels on
  * batch element 0 (the batch elements are independent): forward O and
  * Stats, backward dQ, dK, dV (from O and Stats made by our forward). 1
- * right; 0 wrong (pl->why); -1 not checked (no memory for the check, or a
+ * right; 0 wrong (pl->b.why); -1 not checked (no memory for the check, or a
  * shape beyond our kernels: *note says which). Tolerance: 2e-2 (f16) /
  * 6e-2 (bf16) of the largest reference element: far above rounding
  * (cuDNN rounds P and dS to 16 bits), far below a layout error. Not split
@@ -628,13 +510,13 @@ static int sd_verify(sdpa_plan *pl, const char **note)
         void *ptr[6] = {q, k, v, o, lse, &scale};
         cudaCheck(cudaMemsetAsync(o, 0xff, n * es, cu.s)); /* NaN: unwritten fails */
         cudaCheck(cudaMemsetAsync(lse, 0xff, nl * 4, cu.s));
-        ok = sd_make_vpack(uid, ptr, 6, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+        ok = dg_vpack(uid, ptr, 6, ws, &vp) == CUDNN_STATUS_SUCCESS &&
              cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
         if (!ok)
-            snprintf(pl->why, sizeof pl->why, "cudnnBackendExecute failed on the check's inputs");
+            snprintf(pl->b.why, sizeof pl->b.why, "cudnnBackendExecute failed on the check's inputs");
         else
-            rc = sd_same(o, o0, pl->dt, n, tol, cmp, "O", pl->why, sizeof pl->why) &&
-                 sd_same(lse, lse0, DT_F32, nl, tol, cmp, "Stats", pl->why, sizeof pl->why);
+            rc = sd_same(o, o0, pl->dt, n, tol, cmp, "O", pl->b.why, sizeof pl->b.why) &&
+                 sd_same(lse, lse0, DT_F32, nl, tol, cmp, "Stats", pl->b.why, sizeof pl->b.why);
     } else {
         int64_t uid[13] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
         void *ptr[13] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &scale};
@@ -645,14 +527,14 @@ static int sd_verify(sdpa_plan *pl, const char **note)
             cudaCheck(cudaMemsetAsync(g[j], 0xff, n * es, cu.s));
         cu_attention_flash_ref(0, q, k, v, pl->dt, NULL, lse0, dO, g0[0], g0[1], g0[2], pb, ds, 1,
                                H, T, C);
-        ok = sd_make_vpack(uid, ptr, nu, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+        ok = dg_vpack(uid, ptr, nu, ws, &vp) == CUDNN_STATUS_SUCCESS &&
              cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
         if (!ok)
-            snprintf(pl->why, sizeof pl->why, "cudnnBackendExecute failed on the check's inputs");
+            snprintf(pl->b.why, sizeof pl->b.why, "cudnnBackendExecute failed on the check's inputs");
         else
-            rc = sd_same(g[0], g0[0], pl->dt, n0, tol, cmp, "dQ", pl->why, sizeof pl->why) &&
-                 sd_same(g[1], g0[1], pl->dt, n0, tol, cmp, "dK", pl->why, sizeof pl->why) &&
-                 sd_same(g[2], g0[2], pl->dt, n0, tol, cmp, "dV", pl->why, sizeof pl->why);
+            rc = sd_same(g[0], g0[0], pl->dt, n0, tol, cmp, "dQ", pl->b.why, sizeof pl->b.why) &&
+                 sd_same(g[1], g0[1], pl->dt, n0, tol, cmp, "dK", pl->b.why, sizeof pl->b.why) &&
+                 sd_same(g[2], g0[2], pl->dt, n0, tol, cmp, "dV", pl->b.why, sizeof pl->b.why);
     }
     if (!ok)
         rc = 0;
@@ -666,8 +548,7 @@ static int sd_verify(sdpa_plan *pl, const char **note)
 
 static void sd_plan_free(sdpa_plan *pl)
 {
-    for (int i = pl->ndesc - 1; i >= 0; i--)
-        cudnnBackendDestroyDescriptor(pl->desc[i]);
+    dg_drop(&pl->b);
     free(pl);
 }
 
@@ -691,9 +572,9 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
     pl->B = B; pl->H = H; pl->T = T; pl->d = d;
     const char *force = getenv("MATRIX_ENGINE_SDPA");
     if (force && !strcmp(force, "kernel"))
-        snprintf(pl->why, sizeof pl->why, "MATRIX_ENGINE_SDPA=kernel");
+        snprintf(pl->b.why, sizeof pl->b.why, "MATRIX_ENGINE_SDPA=kernel");
     else if (cudnnGetVersion() < 91301)
-        snprintf(pl->why, sizeof pl->why, "cuDNN %zu has no unified SDPA operation (9.13.1+)",
+        snprintf(pl->b.why, sizeof pl->b.why, "cuDNN %zu has no unified SDPA operation (9.13.1+)",
                  cudnnGetVersion());
     else
         pl->ok = sd_build(pl) == 0;
@@ -714,7 +595,7 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
             !pl->ok          ? "the engine's own kernel: "
             : pl->composite ? "cuDNN fused SDPA (flash attention), composite backward graph"
                             : "cuDNN fused SDPA (flash attention)",
-            pl->ok ? "" : pl->why);
+            pl->ok ? "" : pl->b.why);
     if (pl->ok)
         fprintf(stderr, "matrix-engine: cuda: attention %s: cuDNN plan workspace %lld bytes, %s\n",
                 fwd ? "forward" : "backward", (long long)pl->ws, note);
@@ -742,7 +623,7 @@ static void sd_vpack(graph *g, op *o, sdpa_op *so)
     n = sd_extra(so->pl, cu.ws, &so->one, uid, ptr, n);
     if (so->pl->ws > (int64_t)cu.ws_bytes)
         cu_fail(__FILE__, __LINE__, "attention", "workspace smaller than prepared");
-    cudnnCheck(sd_make_vpack(uid, ptr, n, cu.ws, &so->vpack));
+    cudnnCheck(dg_vpack(uid, ptr, n, cu.ws, &so->vpack));
 }
 
 /* 1 when op o of g can be given to cuDNN: flash form, 16-bit tensors of one
