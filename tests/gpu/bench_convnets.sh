@@ -9,8 +9,9 @@
 #                                                                                 default, max-autotune
 #   ResNet-50 training fp16 NHWC b256      same, training (BN batch statistics,   same, training (GradScaler)       >= 1.00x
 #                                          dynamic loss scaling)
-#   ResNet-50 inference b1 latency         as the first case, batch 1             compile reduce-overhead           latency <= PyTorch's
-#                                                                                 (CUDA graphs)
+#   ResNet-50 inference b1 latency         as the first case, batch 1; the row    compile reduce-overhead           latency <= PyTorch's
+#                                          says which cuDNN API ran the           (CUDA graphs)
+#                                          convolutions (conv_graph_ops)
 #   MNIST CNN training b64                 fp32, compile reduce-overhead |        eager, fp32 or AMP fp16           >= 3.00x
 #                                          max-autotune
 #   ResNet-50 start-up                     startup_s (process start to the first  the same for PyTorch eager        < 1.5 s (on, warm
@@ -273,8 +274,20 @@ row("ResNet-50 inference, fp16, NHWC, batch 256", ours["r50_infer_b256"], torch[
     extra=lambda r: ", %s%% of the fp16 tensor-core peak, %s TFLOP/s" % (r.get("pct_peak", "?"), r.get("tflops", "?")))
 row("ResNet-50 training, fp16 mixed precision, NHWC, batch 256", ours["r50_train_b256"], torch["r50_train_b256"],
     "throughput", fmt_thr, ">= 1.00x PyTorch best", 1.0, extra=lambda r: ", %s%% of peak" % r.get("pct_peak", "?"))
+def conv_path(r):
+    """Which cuDNN API ran the convolutions (engine/cuda/conv.cu, MATRIX_ENGINE_CONV)."""
+    if "conv_graph_ops" not in r:
+        return ""
+    legacy = ", ".join("%s %s" % (r[k], w) for k, w in (
+        ("conv_graph_no_engine", "no engine"), ("conv_graph_verify_failed", "failed the check"),
+        ("conv_graph_unchecked", "not checked"), ("conv_graph_slower", "slower"),
+        ("conv_graph_ineligible", "not one graph")) if r.get(k, "0") != "0")
+    return "; conv_graph_ops=%s (forwards on the cuDNN graph API, MATRIX_ENGINE_CONV=%s%s)" % (
+        r["conv_graph_ops"], r.get("conv_engine", "?"), "; legacy: " + legacy if legacy else "")
+
+
 row("ResNet-50 inference latency, fp16, NHWC, batch 1", ours["r50_infer_b1"], torch["r50_infer_b1"], "step_ms", fmt_ms,
-    "<= PyTorch reduce-overhead (>= 1.00x)", 1.0)
+    "<= PyTorch reduce-overhead (>= 1.00x)", 1.0, extra=conv_path)
 row("MNIST CNN training, batch 64", ours["mnist_train_b64"], torch["mnist_train_b64"], "throughput", fmt_thr,
     ">= 3.00x PyTorch eager", 3.0)
 def phases(r):

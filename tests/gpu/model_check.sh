@@ -33,6 +33,10 @@
 #     (CUDA Graph vs eager), max-autotune vs default, --cudnn-benchmark off vs
 #     on, --channels-last off vs on (skipped, with the reason, while NCHW and
 #     NHWC runs are given different input images).
+#  4. convolutions on cuDNN's graph API against its legacy API
+#     (MATRIX_ENGINE_CONV=graph vs legacy): ResNet-18 / ResNet-50 inference
+#     at batch 1 and 8, fp16 NHWC reduce-overhead, and ResNet-18 fp32 NCHW
+#     (conv_graph below).
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
@@ -277,6 +281,55 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50 bert_tiny; do
 	run "$m.cuda.T2.fp16b" cuda $MF $T2 --precision fp16 --cudnn-benchmark on
 	compare "$m fp16 cudnn-benchmark off vs on" "$m.cuda.T2.fp16" "$m.cuda.T2.fp16b" $traj_fp16
 done
+
+# 4. Convolutions on cuDNN's graph API against the legacy API (MATRIX_ENGINE_CONV;
+# engine/cuda/conv.cu): ResNet-18 / ResNet-50 inference at batch 1 and 8,
+# fp16 NHWC with CUDA Graphs (the batch-1 latency setting), and ResNet-18
+# batch 8 in fp32 NCHW; the logits of =graph against =legacy at the
+# precision's tolerance. The fp16 graph runs must have put forwards on the
+# graph API (conv_graph_ops > 0: on an H100 cuDNN has engines for them),
+# the legacy runs none.
+conv_graph() {
+	echo "== convolutions: cuDNN graph API against the legacy API"
+	for cg in "resnet18 1 fp16" "resnet18 8 fp16" "resnet50 1 fp16" "resnet50 8 fp16" "resnet18 8 fp32"; do
+		set -- $cg
+		m=$1 b=$2 pr=$3
+		wf=""
+		[ -f "$W/$m.w.mxw" ] && wf="--weights $W/$m.w.mxw"
+		if [ $pr = fp16 ]; then
+			CF="--model $m --batch $b $wf --task infer --eval on --inference-mode on --precision fp16 --channels-last on --compile reduce-overhead --steps 2"
+			tol=$traj_fp16
+		else
+			CF="--model $m --batch $b $wf --task infer --eval on --precision fp32 --channels-last off --compile default --steps 2"
+			tol=$tight
+		fi
+		n="$m.b$b.$pr.conv"
+		for ce in legacy graph; do
+			MATRIX_ENGINE_CONV=$ce
+			export MATRIX_ENGINE_CONV
+			run "$n.$ce" cuda $CF --result "$W/$n.$ce.result"
+			unset MATRIX_ENGINE_CONV
+		done
+		compare "$m batch $b $pr infer: convolutions on the graph API vs the legacy API" \
+			"$n.legacy" "$n.graph" $tol
+		if [ ! -f "$W/$n.graph.result" ] || [ ! -f "$W/$n.legacy.result" ]; then continue; fi
+		go=$(key conv_graph_ops "$W/$n.graph.result")
+		lo=$(key conv_graph_ops "$W/$n.legacy.result")
+		echo "   $m b$b $pr graph run: $(grep -E '^conv_(engine|graph_[a-z_]+)=' "$W/$n.graph.result" | tr '\n' ' ')"
+		if [ "${lo:-x}" != 0 ] || [ "$(key conv_engine "$W/$n.legacy.result")" != legacy ]; then
+			echo "CHECK FAIL $m b$b $pr: MATRIX_ENGINE_CONV=legacy ran $lo forwards on the graph API"
+			note_fail "$m b$b $pr conv legacy"
+		elif [ $pr = fp16 ] && [ "${go:-0}" -eq 0 ]; then
+			echo "CHECK FAIL $m b$b $pr: MATRIX_ENGINE_CONV=graph put no forward on the graph API (so nothing was compared); the reasons:"
+			grep "cuda: conv graph '" "$W/$n.graph.log" | sed 's/.*: legacy/    legacy/' | sort | uniq -c | head -n 5
+			note_fail "$m b$b $pr conv graph ops"
+		else
+			npass=$((npass + 1))
+			echo "CHECK OK $m b$b $pr: $go forwards on the graph API, 0 with MATRIX_ENGINE_CONV=legacy"
+		fi
+	done
+}
+conv_graph
 
 echo "model_check: $npass checks passed, $nfail failed, $nskip skipped${1:+ (dumps and logs in $W)}"
 if [ "$nfail" -gt 0 ]; then

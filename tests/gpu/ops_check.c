@@ -249,6 +249,7 @@ typedef struct config {
     int search; /* --cudnn-benchmark on, --compile max-autotune */
     int sdpa_kernel;  /* MATRIX_ENGINE_SDPA=kernel: flash attention on our kernels, not cuDNN */
     const char *only; /* run only these ops (as --op) */
+    const char *conv; /* MATRIX_ENGINE_CONV (NULL: unset, auto: the graph API where it verifies) */
 } config;
 
 typedef struct suite {
@@ -1975,20 +1976,26 @@ static int selftest_units(void)
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const config configs[] = {
-    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL},
-    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL},
-    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL},
-    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL},
-    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL},
-    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL},
-    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL},
-    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL},
-    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL},
-    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL},
+    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL, NULL},
+    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL, NULL},
+    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL, NULL},
+    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL, NULL},
+    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL, NULL},
+    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL, NULL},
+    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL, NULL},
+    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL, NULL},
+    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL, NULL},
+    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL, NULL},
     /* the flash form of attention on the engine's kernels (the configurations
      * above give it to cuDNN's fused SDPA wherever cuDNN has an engine) */
-    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention"},
-    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention"},
+    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention", NULL},
+    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention", NULL},
+    /* convolutions on cuDNN's legacy API only, and on the graph API wherever
+     * a plan verifies (the configurations above: auto) */
+    {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy"},
+    {"fp16-nhwc-conv-legacy", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "legacy"},
+    {"bf16-nhwc-conv-graph", PREC_BF16, LAYOUT_NHWC, 0, 0, "conv", "graph"},
+    {"fp16-nhwc-search-conv-graph", PREC_FP16, LAYOUT_NHWC, 1, 0, "conv", "graph"},
 };
 #define NCONFIG ((int)(sizeof configs / sizeof configs[0]))
 
@@ -2097,6 +2104,10 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_SDPA", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_SDPA");
+            if (cf->conv)
+                setenv("MATRIX_ENGINE_CONV", cf->conv, 1);
+            else
+                unsetenv("MATRIX_ENGINE_CONV");
             int rc = run_config(cf, module, selftest, sabotage, quiet, only ? only : cf->only, seed);
             fflush(stdout);
             _exit(rc);
