@@ -1450,28 +1450,34 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
     }
     cg_cand c[CG_CONFIGS];
     cg_verdict vc[CG_CONFIGS]; /* the verified ones' verdicts */
-    int n = 0, nver = 0, any = 0;
+    int n = 0, nver = 0;
     cg_verdict vd, worst;
     memset(&worst, 0, sizeof worst);
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B};
+    /* plans one at a time in the heuristics' order, each verified, until
+     * one (without the search) or CG_TIMED (to race) are right */
+    char last[400] = "";
+    int want = cu.search ? CG_TIMED : 1;
     for (int m = 0; built && m < 2 && !nver; m++) {
-        n = cg_candidates(cp, cu.dnn, modes[m], cap, c, CG_CONFIGS);
-        any += n;
-        nver = 0;
-        for (int i = 0; i < n; i++) {
-            int r = nver < CG_TIMED && (nver == 0 || cu.search) ? conv_graph_verify(o, p, pb, &c[i], &vd) : -2;
+        cudnnBackendDescriptor_t cfg[CG_CONFIGS];
+        n = cg_configs(cp, modes[m], cfg);
+        if (!n)
+            snprintf(last, sizeof last, "%.390s", cp->b.why);
+        for (int i = 0; i < n && nver < want; i++) {
+            if (cg_try(cp, cu.dnn, cfg[i], cap, &c[nver], last, sizeof last))
+                continue;
+            int r = conv_graph_verify(o, p, pb, &c[nver], &vd);
             if (r == 1) { /* verified, in the heuristics' order */
-                vc[nver] = vd;
-                c[nver++] = c[i];
+                vc[nver++] = vd;
+                continue;
             }
-            else {
-                if (r == 0 && (!worst.why[0] || vd.rel > worst.rel))
-                    worst = vd;
-                if (r == -1)
-                    e->reason = CGR_UNCHECKED;
-                cg_cand_free(&c[i]);
-            }
+            if (r == 0 && (!worst.why[0] || vd.rel > worst.rel))
+                worst = vd;
+            if (r == -1)
+                e->reason = CGR_UNCHECKED;
+            cg_cand_free(&c[nver]);
         }
+        dg_free_configs(cfg, CG_CONFIGS);
     }
     int k = nver ? 0 : -1;
     conv_race_out ro;
@@ -1529,8 +1535,8 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
         } else {
             e->reason = CGR_NO_ENGINE;
             tag = "no-engine";
-            snprintf(e->why, sizeof e->why, "graph: no engine (%.180s)",
-                     any ? "none verified" : cp->b.why);
+            snprintf(e->why, sizeof e->why, "graph: no engine (%.300s)",
+                     built ? last : cp->b.why);
         }
         if (tag)
             snprintf(val, sizeof val, "legacy why=%s", tag);

@@ -13,8 +13,9 @@
  * relu (io HALF, intermediate and compute FLOAT) and that cuDNN's fused
  * conv engines (pre-compiled ConvBiasAct, runtime fusion) take.
  *
- * Engine configs come from the heuristics (conv.cu asks mode A, then B);
- * a config is kept when its plan finalizes, its workspace fits the cap
+ * Engine configs come from the heuristics (conv.cu asks mode A, then B,
+ * and makes their plans one at a time, as many as it uses); a config is
+ * kept when its plan finalizes, its workspace fits the cap
  * and cuDNN's notes on its engine fit the precision (cg_refusal): no
  * reduced-precision (16-bit) accumulation, nothing non-deterministic, and
  * for fp32 no tensor cores or down-converted inputs, as the legacy path
@@ -150,9 +151,7 @@ void cg_cand_free(cg_cand *c)
     c->plan = NULL;
 }
 
-/* cfg's plan into *c when its engine's notes fit, it finalizes and fits
- * the cap: 0, else -1 with the reason in why. */
-static int cg_try(cg_plan *cp, cudnnHandle_t h, cudnnBackendDescriptor_t cfg, size_t cap,
+int cg_try(cg_plan *cp, cudnnHandle_t h, cudnnBackendDescriptor_t cfg, size_t cap,
                   cg_cand *c, char *why, size_t wn)
 {
     const char *no;
@@ -180,21 +179,12 @@ static int cg_try(cg_plan *cp, cudnnHandle_t h, cudnnBackendDescriptor_t cfg, si
     return 0;
 }
 
-int cg_candidates(cg_plan *cp, cudnnHandle_t h, cudnnBackendHeurMode_t mode, size_t cap,
-                  cg_cand *c, int max)
+int cg_configs(cg_plan *cp, cudnnBackendHeurMode_t mode, cudnnBackendDescriptor_t *cfg)
 {
-    cudnnBackendDescriptor_t cfg[CG_CONFIGS];
-    char why[400] = "the heuristics returned no engine config";
-    int n = dg_heur(&cp->b, cp->graph, mode, cfg, CG_CONFIGS), got = 0;
-    if (n < 0)
-        return 0; /* cp->b.why says why */
-    for (int i = 0; i < n && got < max; i++)
-        if (cg_try(cp, h, cfg[i], cap, &c[got], why, sizeof why) == 0)
-            got++;
-    dg_free_configs(cfg, CG_CONFIGS);
-    if (!got)
-        snprintf(cp->b.why, sizeof cp->b.why, "%s", why);
-    return got;
+    int n = dg_heur(&cp->b, cp->graph, mode, cfg, CG_CONFIGS);
+    if (n == 0)
+        snprintf(cp->b.why, sizeof cp->b.why, "the heuristics returned no engine config");
+    return n < 0 ? 0 : n;
 }
 
 int cg_plan_of(cg_plan *cp, cudnnHandle_t h, const dg_engine *e, size_t cap, cg_cand *c)

@@ -58,12 +58,17 @@ typedef struct cg_plan {
 
 /* Build cp->graph for cp->pb on handle h: 0, or -1 with cp->b.why. */
 int cg_build(cg_plan *cp, cudnnHandle_t h);
-/* The heuristics' engine configs of mode, best first, as finalized plans
- * whose notes the problem allows (cg_refusal) and whose workspace is at
- * most cap, into c[0..max): the count. When 0, cp->b.why says why (the
- * last refusal, or the heuristics' failure). */
-int cg_candidates(cg_plan *cp, cudnnHandle_t h, cudnnBackendHeurMode_t mode, size_t cap,
-                  cg_cand *c, int max);
+/* The heuristics' engine configs of mode, best first, into cfg[0..
+ * CG_CONFIGS) (dg_free_configs(cfg, CG_CONFIGS) after): the count, 0 with
+ * cp->b.why when the heuristics fail. Plans are made one at a time
+ * (cg_try), so that a caller that needs one finalizes (for runtime-fusion
+ * engines: compiles) no more than it uses. */
+int cg_configs(cg_plan *cp, cudnnBackendHeurMode_t mode, cudnnBackendDescriptor_t *cfg);
+/* cfg's plan into *c when cuDNN's notes on its engine fit the problem
+ * (cg_refusal), it finalizes on h and its workspace is at most cap: 0,
+ * else -1 with the reason in why. */
+int cg_try(cg_plan *cp, cudnnHandle_t h, cudnnBackendDescriptor_t cfg, size_t cap, cg_cand *c,
+           char *why, size_t wn);
 /* The plan of engine e (a stored choice): 0 with *c, or -1 with cp->b.why
  * (the engine or its knobs do not fit this graph, a note the problem does
  * not allow, or its workspace above cap). */
