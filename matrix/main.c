@@ -290,6 +290,68 @@ static void print_version(void)
 	free(engine);
 }
 
+/* Whether c's help lists opt (len bytes, "--jobs") with an argument, in an
+ * option line "  --jobs N" or "  -j, --jobs N": the lines the completions
+ * read too (contrib/). */
+static int option_takes_value(const struct cmd_entry *c, const char *opt, size_t len)
+{
+	for (const char *l = c->help; l && *l;) {
+		const char *o = l + 2, *nl = strchr(l, '\n');
+		if (strncmp(l, "  -", 3) == 0) {
+			if (o[1] != '-' && o[1] && o[2] == ',' && o[3] == ' ')
+				o += 4; /* "-j, " */
+			if (strncmp(o, opt, len) == 0 && o[len] == ' ' && o[len + 1] && o[len + 1] != ' ' &&
+			    o[len + 1] != '\n')
+				return 1;
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+/* main's argv (argv[1] the command c, then its arguments) with each
+ * --NAME=VALUE of an option that takes a value split in two, --NAME VALUE,
+ * as getopt_long would read it: up to a "--", never the value of such an
+ * option (--only --x=1 keeps its value whole). *split gets the new array
+ * (NULL terminated; the commands read argv[-1], the program, too) and
+ * *names the --NAME strings it made (*n of them), or NULL when nothing was
+ * split; the caller frees them. */
+static void split_option_values(const struct cmd_entry *c, int argc, char **argv, char ***split, char ***names,
+				size_t *n)
+{
+	char **v = NULL;
+	size_t k = 0;
+	*names = NULL;
+	*n = 0;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		int opt = strncmp(a, "--", 2) == 0 && a[2];
+		if (strcmp(a, "--") == 0) { /* the rest as it is */
+			for (; v && i < argc; i++)
+				v[k++] = argv[i];
+			break;
+		}
+		if (opt && !eq && i + 1 < argc && option_takes_value(c, a, strlen(a))) {
+			if (v) /* the option and its value, whatever it looks like */
+				v[k++] = argv[i], v[k++] = argv[i + 1];
+			i++;
+		} else if (opt && eq && option_takes_value(c, a, (size_t)(eq - a))) {
+			if (!v) {
+				v = xcalloc(2 * (size_t)argc + 1, sizeof(char *));
+				*names = xcalloc((size_t)argc, sizeof(char *));
+				for (int j = 0; j < i; j++)
+					v[k++] = argv[j];
+			}
+			(*names)[*n] = xstrndup(a, (size_t)(eq - a));
+			v[k++] = (*names)[(*n)++];
+			v[k++] = (char *)eq + 1;
+		} else if (v) {
+			v[k++] = argv[i];
+		}
+	}
+	*split = v;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -336,5 +398,13 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	return c->exec(argc - 1, argv + 1);
+	char **split, **names;
+	size_t nnames;
+	split_option_values(c, argc, argv, &split, &names, &nnames);
+	int rc = c->exec((int)(argc - 1 + nnames), (split ? split : argv) + 1);
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(split);
+	return rc;
 }

@@ -3,7 +3,8 @@
 # completes commands, options, option values, recipe names, the recipe's
 # factors and levels (KEY=VALUE, --only) and the engine's flags, values and
 # models, from lines as readline hands them over (COMP_LINE, COMP_POINT; its
-# COMP_WORDS split at '=' too).
+# COMP_WORDS split at '=' too); an option's value after it or joined to it
+# (--format=c), each reply cut as readline splits the word at '='.
 . "$top_srcdir/tests/setup"
 : "${MATRIX_ENGINE:?}"
 command -v bash >/dev/null 2>&1 || { echo "SKIP: no bash to load the completion into"; exit 77; }
@@ -47,6 +48,14 @@ c _matrix "$M expand tiny --only "
 c _matrix "$M expand tiny --only compile=n"
 c _matrix "$M expand tiny --only batch=8,model=r"
 c _matrix "$M report ex"
+c _matrix "$M expand --format=c"
+c _matrix "$M export --format=j"
+c _matrix "$M run --executor="
+c _matrix "$M run --dry-run="
+c _matrix "$M expand tiny --only=compile=n"
+c _matrix "$M expand tiny --only=batch=8,model=r"
+c _matrix "$M report --out=ex"
+c _matrix "$M run --out=experiments tiny com"
 c _matrix_engine "$E --ch"
 c _matrix_engine "$E --compile re"
 c _matrix_engine "$E --model bert_"
@@ -80,6 +89,14 @@ $M expand tiny --only |batch= compile= id= model=
 $M expand tiny --only compile=n|none 
 $M expand tiny --only batch=8,model=r|resnet_tiny 
 $M report ex|experiments 
+$M expand --format=c|csv 
+$M export --format=j|json jsonl 
+$M run --executor=|local slurm 
+$M run --dry-run=| 
+$M expand tiny --only=compile=n|none 
+$M expand tiny --only=batch=8,model=r|resnet_tiny 
+$M report --out=ex|experiments 
+$M run --out=experiments tiny com|compile= 
 $E --ch|--channels-last 
 $E --compile re|reduce-overhead 
 $E --model bert_|bert_base bert_large bert_tiny 

@@ -2,7 +2,8 @@
 # by zsh's own completion system (compinit, from $fpath as when installed),
 # completes commands, options, option values, recipe names, the recipe's
 # factors and levels (KEY=VALUE, --only) and the engine's flags, values and
-# models. Each case is typed, with a TAB, into a real interactive zsh on a
+# models; an option's value after it or joined to it (--format=c), as the
+# bash completion does. Each case is typed, with a TAB, into a real interactive zsh on a
 # pseudo-terminal (zsh/zpty); TAB runs a test widget that runs the completion
 # system (_main_complete) with compadd recording every candidate it adds (as
 # the word it would become) into a file.
@@ -81,6 +82,14 @@ $M expand tiny --only batch=8,model=r
 $M expand tiny --only 'model=mnist_cnn|r
 $M expand tiny --only model=mnist_cnn\\|r
 $M report ex
+$M expand --format=
+$M export --format=j
+$M run --executor=
+$M run --dry-run=
+$M expand tiny --only=compile=n
+$M expand tiny --only=batch=8,model=r
+$M report --out=ex
+$M run --out=experiments tiny com
 $E --ch
 $E --compile re
 $E --model bert_
@@ -145,6 +154,14 @@ $M expand tiny --only batch=8,model=r|batch=8,model=resnet_tiny
 $M expand tiny --only 'model=mnist_cnn|r|model=mnist_cnn|resnet_tiny 
 $M expand tiny --only model=mnist_cnn\\|r|model=mnist_cnn\\|resnet_tiny 
 $M report ex|experiments 
+$M expand --format=|--format=csv --format=table 
+$M export --format=j|--format=json --format=jsonl 
+$M run --executor=|--executor=local --executor=slurm 
+$M run --dry-run=| 
+$M expand tiny --only=compile=n|--only=compile=none 
+$M expand tiny --only=batch=8,model=r|--only=batch=8,model=resnet_tiny 
+$M report --out=ex|--out=experiments 
+$M run --out=experiments tiny com|compile= 
 $E --ch|--channels-last 
 $E --compile re|reduce-overhead 
 $E --model bert_|bert_base bert_large bert_tiny 
