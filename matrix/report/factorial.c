@@ -146,15 +146,6 @@ struct factorial_effect *factorial_compute(const struct recipe *r, const struct 
 
 /* ---- the table and the section ------------------------------------------------ */
 
-static const char *num(double v, char *buf, size_t size)
-{
-	if (isnan(v) || isinf(v))
-		buf[0] = 0;
-	else
-		snprintf(buf, size, "%.6g", v == 0 ? 0 : v);
-	return buf;
-}
-
 /* The caption of the factorial table: what a gain is, the fraction's
  * caveats, Lenth's interval, missing runs. */
 static char *factorial_caption(const struct run *run, size_t missing, const struct factorial_lenth *lt)
@@ -231,11 +222,11 @@ struct rtable *factorial_table(const struct run *run)
 		const char *row[] = {
 		    name.buf, letters.buf, minus, plus,
 		    fe[e].estimated ? b[0] : "", fe[e].estimated ? b[1] : "",
-		    fe[e].estimated ? num(fe[e].gain, b[2], sizeof(b[2])) : "aliased",
-		    num(fe[e].gain * exp(-fe[e].u), b[3], sizeof(b[3])),
-		    num(fe[e].gain * exp(fe[e].u), b[4], sizeof(b[4])),
-		    num(lt.ncontrasts ? fe[e].gain * exp(-lt.me) : NAN, b[5], sizeof(b[5])),
-		    num(lt.ncontrasts ? fe[e].gain * exp(lt.me) : NAN, b[6], sizeof(b[6])),
+		    fe[e].estimated ? fmt_full(b[2], fe[e].gain) : "aliased",
+		    fmt_full(b[3], fe[e].gain * exp(-fe[e].u)),
+		    fmt_full(b[4], fe[e].gain * exp(fe[e].u)),
+		    fmt_full(b[5], lt.ncontrasts ? fe[e].gain * exp(-lt.me) : NAN),
+		    fmt_full(b[6], lt.ncontrasts ? fe[e].gain * exp(lt.me) : NAN),
 		    al.buf ? al.buf : "",
 		};
 		rtable_add(t, (char *const *)row);

@@ -1,7 +1,8 @@
 /* report_tables.c - the report's tables from a loaded run: effects,
  * interactions, improvements, best configuration, scaling and failures.
- * Numbers are held with %.6g (the CSV files, golden files); the
- * pages show the measured ones with 3 significant digits (rtable's sig). */
+ * Numbers are held with every digit (fmt_full: the shortest text that reads
+ * back as the same double), which the CSV files keep; the pages show the
+ * measured ones with 3 significant digits (rtable's sig). */
 #include "config.h"
 
 #include <math.h>
@@ -16,11 +17,8 @@
 
 char *fmt_num(double v)
 {
-	if (isnan(v) || isinf(v))
-		return xstrdup("");
-	if (v == 0)
-		v = 0; /* no "-0" */
-	return xasprintf("%.6g", v);
+	char b[32];
+	return xstrdup(fmt_full(b, v));
 }
 
 /* fmt_num into a small ring of static buffers, for building rows. */
@@ -28,12 +26,7 @@ static const char *num(double v)
 {
 	static char ring[16][48];
 	static unsigned k;
-	char *b = ring[k++ % 16];
-	if (isnan(v) || isinf(v))
-		b[0] = 0;
-	else
-		snprintf(b, 48, "%.6g", v == 0 ? 0 : v);
-	return b;
+	return fmt_full(ring[k++ % 16], v);
 }
 
 static const char *count(size_t n)

@@ -39,8 +39,9 @@ void report_tables_build(const struct run *run, struct report_tables *rt);
  * ("LO .. HI"), the status, every point in the recipe's level order. */
 struct rtable *report_per_point_table(const struct run *run);
 void report_tables_free(struct report_tables *rt);
-/* Format a number for a table: %.6g, or "" for NaN (the pages show 3
- * significant digits of the columns that rtable marks sig). */
+/* Format a number for a table: every digit (fmt_full), or "" for NaN and
+ * the infinities (the pages show 3 significant digits of the columns that
+ * rtable marks sig; the CSV files keep every digit). */
 char *fmt_num(double v);
 
 #endif
