@@ -1094,7 +1094,7 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
  * graph (whenever a plan verifies), auto (default: when a plan verifies
  * and, under cudnn_benchmark, wins conv_race against the legacy call as
  * the step makes it; without the search, the heuristics' first plan that
- * verifies). Every plan is run on random inputs at prepare and checked
+ * verifies and is not compiled at run time). Every plan is run on random inputs at prepare and checked
  * against the definition (cu_conv_verify, gemm's tolerance rule), the
  * legacy call on the same inputs beside it; a plan that differs is never
  * used. The decision per problem is kept for the process (the repeated
@@ -1106,7 +1106,7 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
 
 /* A decision for one problem, kept for the process. */
 typedef struct cg_key {
-    int engine, search, eager, strict, tf32;
+    int engine, search, eager, strict, tf32, no_rtc;
     int dt, wdt, bdt, bias, res, act, nhwc, w_krsc;
     int n, c, h, w, k, r, s, stride, pad;
 } cg_key;
@@ -1160,6 +1160,10 @@ static void conv_graph_problem(const graph *g, const op *o, const conv_priv *p, 
     pb->res = o->in[3] >= 0;
     pb->act = o->act;
     pb->strict = cu.pt.precision == PREC_FP32;
+    /* auto without the search takes the heuristics' first plan untimed: not
+     * one whose kernel cuDNN compiles at run time (seconds of start-up per
+     * point, warm plan cache or not, for a gain nobody measured) */
+    pb->no_rtc = cv.engine == CE_AUTO && !cu.search;
     (void)g;
 }
 
@@ -1168,7 +1172,7 @@ static cg_key conv_graph_key(const cg_problem *pb)
     cg_key k;
     memset(&k, 0, sizeof k);
     k.engine = cv.engine; k.search = cu.search; k.eager = cu.search && conv_eager();
-    k.strict = pb->strict; k.tf32 = cu.pt.precision == PREC_TF32;
+    k.strict = pb->strict; k.tf32 = cu.pt.precision == PREC_TF32; k.no_rtc = pb->no_rtc;
     k.dt = pb->dt; k.wdt = pb->wdt; k.bdt = pb->bias ? pb->bdt : 0; k.bias = pb->bias;
     k.res = pb->res; k.act = pb->act; k.nhwc = (int)pb->v.nhwc; k.w_krsc = pb->v.w_krsc;
     k.n = (int)pb->v.N; k.c = (int)pb->v.C; k.h = (int)pb->v.H; k.w = (int)pb->v.W;
@@ -1832,7 +1836,7 @@ int cu_conv_prepare(graph *g, int nrun)
                 : cu.search ? "forwards on the cuDNN graph API where a plan verifies and beats the "
                               "legacy call (cudnn_benchmark), else legacy"
                             : "forwards on the cuDNN graph API where the heuristics' first plan "
-                              "that verifies exists, else legacy");
+                              "that verifies and is not compiled at run time exists, else legacy");
     cudnnStatus_t st = cudnnCreate(&cu.dnn);
     if (st != CUDNN_STATUS_SUCCESS) {
         cu.dnn = NULL;

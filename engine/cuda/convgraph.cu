@@ -19,7 +19,8 @@
  * and cuDNN's notes on its engine fit the precision (cg_refusal): no
  * reduced-precision (16-bit) accumulation, nothing non-deterministic, and
  * for fp32 no tensor cores or down-converted inputs, as the legacy path
- * asks for FMA math only. Nothing of this file has run on a GPU (written
+ * asks for FMA math only; and, when conv.cu says so (auto without the
+ * search), no engine that cuDNN compiles at run time. Nothing of this file has run on a GPU (written
  * without one); conv.cu checks every plan numerically before use. */
 #include "convgraph.h"
 
@@ -138,6 +139,9 @@ const char *cg_refusal(const cg_problem *pb, const dg_engine *e)
     if (pb->strict && (e->numerical & ((1u << CUDNN_NUMERICAL_NOTE_TENSOR_CORE) |
                                        (1u << CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))))
         return "tensor cores or down-converted inputs under fp32";
+    if (pb->no_rtc && (e->behavior & (1u << CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION)))
+        return "compiled at run time, and not timed: its compile time would be start-up for "
+               "nothing measured";
     if (e->behavior & ((1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER) |
                        (1u << CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER)))
         return "needs reordered int8 operands";

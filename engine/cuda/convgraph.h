@@ -33,6 +33,7 @@ typedef struct cg_problem {
     int res;      /* 1: + res */
     int act;      /* ACT_NONE or ACT_RELU */
     int strict;   /* precision fp32: FMA only (no tensor cores, no TF32) */
+    int no_rtc;   /* no runtime-compiled engine (its compile time is start-up) */
 } cg_problem;
 
 /* The operands of one forward call (legacy or graph), device pointers. */
