@@ -1138,6 +1138,8 @@ static const char *conv_graph_ineligible(const graph *g, const op *o, const conv
         return "the residual is stored in another type";
     if (o->act != ACT_NONE && o->act != ACT_RELU)
         return "an activation other than ReLU";
+    if (o->in[2] >= 0 && p->dt != DT_F32 && !p->bias) /* not made: the fused call's setup did not run */
+        return "no bias in the type cuDNN computes on";
     return NULL;
 }
 
