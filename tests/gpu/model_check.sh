@@ -49,7 +49,7 @@
 #   bf16        output 5e-2, losses 5e-2 of the first loss, input 8e-3
 # Each can be overridden: MODEL_CHECK_FP32_RTOL, MODEL_CHECK_FP32_GRAD_RTOL,
 # MODEL_CHECK_TF32_RTOL, MODEL_CHECK_FP16_RTOL, MODEL_CHECK_FP16_LOSS_RTOL,
-# MODEL_CHECK_BF16_RTOL. Takes 2-4 minutes on one GPU.
+# MODEL_CHECK_BF16_RTOL. Takes 3-5 minutes on one GPU (section 4: about a minute).
 # FLAGS variables are split into words on purpose; I1..T3 are read through eval.
 # shellcheck disable=SC2086,SC2034,SC2154
 set -u
