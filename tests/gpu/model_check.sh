@@ -2,17 +2,28 @@
 # model_check.sh - whole models on the CUDA backend against the CPU backend,
 # through `matrix-engine --dump` (engine/weights.h files compared by
 # tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny (every setting below),
-# resnet18 and resnet50 at batch 2 on 64x64 images and bert_tiny at batch 4,
-# sequence 16 (fp32 train and infer against the CPU, tf32 / fp16 / bf16
-# training trajectories), inference and training, with the same --seed and the same --weights (BatchNorm made
-# non-trivial), MATRIX_ENGINE_POISON=1 on every run (the CUDA backend fills
+# resnet18 and resnet50 at batch 2 on 64x64 images (fp32 train and infer
+# against the CPU, tf32 / fp16 / bf16 training trajectories), and BERT
+# (bert_cases below: train and infer in fp32 / tf32 / fp16 / bf16, attention
+# dropout on and off, the flash form on cuDNN's fused SDPA against the CPU and
+# against the engine's own kernels, the compile modes) in four
+# configurations: bert_tiny at batch 4, sequence 16, and at batch 2, sequence
+# 512 (the longest BERT takes); bert_base at batch 2, sequence 16 and 128
+# (fewer settings). Every run with the same --seed and the same --weights
+# (BatchNorm made non-trivial), MATRIX_ENGINE_POISON=1 (the CUDA backend fills
 # its activation arena with NaN bytes first: an element no kernel writes shows).
 #
 #   sh tests/gpu/model_check.sh [OUTDIR]
 #
-# bert_tiny also runs without dropout in fp16 / bf16 (bert_flash below):
-# attention in the flash form on cuDNN's fused SDPA against the CPU and
-# against the engine's own kernels.
+# MODEL_CHECK_ONLY="NAME ..." runs only those configurations (mnist_cnn
+# resnet_tiny resnet18 resnet50 bert_tiny bert_tiny_s512 bert_base
+# bert_base_s128), and the parts conv_graph (section 4) and bert_accept.
+#
+# Last, without a reference (bert_accept): bert_large at sequence 512 in
+# fp32 / tf32 / fp16 / bf16 x compile none / reduce-overhead / max-autotune x
+# train / infer, and bert_base at sequence 512 in every precision under CUDA
+# Graphs, 2 steps each: each must run (status=ok, a finite loss); "ACCEPT
+# OK|FAIL" lines, counted with the checks.
 #
 # MATRIX_ENGINE names the engine (default: $top_builddir/engine/matrix-engine,
 # else engine/matrix-engine under the current directory), PYTHON_TORCH a
@@ -40,7 +51,7 @@
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
-#   fp32        output, losses, final 2e-4; gradients 1e-3
+#   fp32        output, losses, final 2e-4 (BERT: final 1e-3, see tight_bert); gradients 1e-3
 #               (engine CPU vs PyTorch fp32 differ by <= 1e-5 on these models;
 #               resnet_tiny trains at --lr 0.001, where 5-step trajectories of
 #               two fp32 runs stay within 1e-6)
@@ -49,7 +60,11 @@
 #   bf16        output 5e-2, losses 5e-2 of the first loss, input 8e-3
 # Each can be overridden: MODEL_CHECK_FP32_RTOL, MODEL_CHECK_FP32_GRAD_RTOL,
 # MODEL_CHECK_TF32_RTOL, MODEL_CHECK_FP16_RTOL, MODEL_CHECK_FP16_LOSS_RTOL,
-# MODEL_CHECK_BF16_RTOL. Takes 3-5 minutes on one GPU (section 4: about a minute).
+# MODEL_CHECK_BF16_RTOL. Takes 10-15 minutes on one GPU (estimated: never
+# run; section 4 about a minute, BERT's part 5-10 with the CPU references of
+# bert_base the slow part) and up to about 10 GB in OUTDIR (bert_base's dumps
+# hold every gradient and final weight, 1.3 GB each: its CUDA dumps are
+# removed once compared).
 # FLAGS variables are split into words on purpose; I1..T3 are read through eval.
 # shellcheck disable=SC2086,SC2034,SC2154
 set -u
@@ -158,69 +173,66 @@ compare() {
 	fi
 }
 
-# bert_tiny without dropout in fp16 / bf16: attention in the flash form
-# (pass_flash_attention), on cuDNN's fused SDPA where it has an engine, else
-# on the engine's kernels: inference and training (eval on: no attention
-# dropout) against the CPU's fp32, and cuDNN against the kernels
-# (MATRIX_ENGINE_SDPA=kernel) on the same GPU. What ran is printed from the
-# result files (sdpa_cudnn_fwd / _bwd: ops on cuDNN).
-bert_flash() {
-	T5="--task train --steps 5 --eval on --channels-last off --compile default"
-	run "$m.cpu.T5" cpu $MF $T5 --threads 4
-	for pr in fp16 bf16; do
-		eval "tol=\$traj_$pr"
-		run "$m.cuda.I1.$pr" cuda $MF $I1 --precision $pr --result "$W/$m.cuda.I1.$pr.result"
-		compare "$m $pr I1 (flash attention) cuda vs cpu fp32" "$m.cpu.I1" "$m.cuda.I1.$pr" $tol
-		run "$m.cuda.T5.$pr" cuda $MF $T5 --precision $pr --result "$W/$m.cuda.T5.$pr.result"
-		compare "$m $pr T5 (train, eval on: flash attention) cuda vs cpu fp32" "$m.cpu.T5" \
-			"$m.cuda.T5.$pr" $tol
-		MATRIX_ENGINE_SDPA=kernel
-		export MATRIX_ENGINE_SDPA
-		run "$m.cuda.T5.$pr.kernel" cuda $MF $T5 --precision $pr
-		unset MATRIX_ENGINE_SDPA
-		compare "$m $pr T5 flash attention: cuDNN SDPA vs the engine's kernels" \
-			"$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
-		for r in I1 T5; do
-			[ -f "$W/$m.cuda.$r.$pr.result" ] || continue
-			echo "   $r $pr attention: $(grep -E '^(attention_flash_form|sdpa_[a-z_]+)=' \
-				"$W/$m.cuda.$r.$pr.result" | tr '\n' ' ')"
-		done
-	done
+# selected: $m is in MODEL_CHECK_ONLY (every configuration when it is unset)
+selected() {
+	case " ${MODEL_CHECK_ONLY:-$m} " in *" $m "*) return 0 ;; esac
+	return 1
 }
 
-# Tolerance options by precision: tight for fp32, trajectories for the others.
-tight="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32"
-traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
-traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
-traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
+# selected_part NAME: a part that is not a model configuration (conv_graph,
+# bert_accept) is in MODEL_CHECK_ONLY (every part when it is unset)
+selected_part() {
+	case " ${MODEL_CHECK_ONLY:-$1} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 
-for m in mnist_cnn resnet_tiny resnet18 resnet50 bert_tiny; do
-	echo "== $m"
-	full=1
-	case $m in
-	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
-	resnet_tiny) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
-	bert_tiny) MF="--model bert_tiny --batch 4 --seq-len 16"; full=0 ;;
-	# the real ImageNet models, at a small image so the CPU reference is quick
-	*) MF="--model $m --batch 2 --image-size 64 --lr 0.001"; full=0 ;;
-	esac
-	# the parameters both devices start from: the model's own, BatchNorm randomised
+# weights: the parameters both devices start from, $W/$m.w.mxw (the model's
+# own at $MF, BatchNorm randomised), added to MF; 1 when it cannot be made
+weights() {
 	if [ ! -f "$W/$m.w.mxw" ]; then
 		if ! "$E" --device cpu $MF --task infer --eval on --steps 1 --warmup 0 \
 			--save-weights "$W/$m.w0.mxw" --result "$W/$m.w0.result" >"$W/$m.w0.log" 2>&1 ||
 			! "$PY" "$CMP" --randomize-bn "$W/$m.w0.mxw" "$W/$m.w.mxw" >/dev/null; then
 			echo "FAIL: cannot make the weights file for $m"
 			note_fail "weights $m"
-			continue
+			return 1
 		fi
 	fi
 	MF="$MF --weights $W/$m.w.mxw"
-	T1="--task train --steps 5 --channels-last off --compile none"
-	T2="--task train --steps 5 --channels-last on --compile default"
-	T3="--task train --steps 5 --channels-last on --compile none"
-	I1="--task infer --eval on --channels-last off --compile none"
-	I2="--task infer --eval on --inference-mode on --channels-last on --compile default"
-	I3="--task infer --eval off --channels-last off --compile default"
+	return 0
+}
+
+# The settings (each with MF): train 5 steps (T), infer (I)
+T1="--task train --steps 5 --channels-last off --compile none"
+T2="--task train --steps 5 --channels-last on --compile default"
+T3="--task train --steps 5 --channels-last on --compile none"
+I1="--task infer --eval on --channels-last off --compile none"
+I2="--task infer --eval on --inference-mode on --channels-last on --compile default"
+I3="--task infer --eval off --channels-last off --compile default"
+
+# Tolerance options by precision: tight for fp32, trajectories for the others.
+tight="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32"
+# BERT's final weights at the gradients' tolerance, as tests/engine/bert_ref.py:
+# AdamW divides a noise-level gradient by sqrt(v) + eps (the attention key
+# bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
+# 1e-11 differences into ~1e-7 per step (CPU against CPU with 4 and 2 threads,
+# bert_tiny at sequence 512: 3.5e-4 of the 1e-3 floor)
+tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32G"
+traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
+traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
+traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
+
+for m in mnist_cnn resnet_tiny resnet18 resnet50; do
+	selected || continue
+	echo "== $m"
+	full=1
+	case $m in
+	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
+	resnet_tiny) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
+	# the real ImageNet models, at a small image so the CPU reference is quick
+	*) MF="--model $m --batch 2 --image-size 64 --lr 0.001"; full=0 ;;
+	esac
+	weights || continue
 
 	# 1. fp32: CUDA against CPU (the ImageNet models: one train and two infer settings)
 	cases="T1 T2 T3 I1 I2 I3"
@@ -244,7 +256,6 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50 bert_tiny; do
 			eval "tol=\$traj_$pr"
 			compare "$m $pr T2 cuda vs cpu fp32" "$m.cpu.T2" "$m.cuda.T2.$pr" $tol
 		done
-		[ $m = bert_tiny ] && bert_flash
 		continue
 	fi
 
@@ -329,7 +340,141 @@ conv_graph() {
 		fi
 	done
 }
-conv_graph
+selected_part conv_graph && conv_graph
+
+# ---- BERT: bert_tiny and bert_base, sequence 16 and a longer one -----------------------------
+# bert_cases: $m names the configuration, $MF its flags, $lvl is full or base
+# (bert_base: fewer settings, its CPU reference is the slow part):
+#  fp32, CUDA against the CPU (output, every gradient, 5 losses, final weights,
+#   dropout masks bit for bit): full T1 T2 I1 I3, base T2 I1;
+#  tf32 / fp16 / bf16 against the CPU's fp32 (output, loss trajectory):
+#   training T2 (attention dropout on: the probabilities form on the engine's
+#   kernels), inference I1 (eval on: fp16 / bf16 in the flash form, on cuDNN's
+#   fused SDPA where it has an engine), full also I3 (eval off: dropout in
+#   inference);
+#  fp16 / bf16 training without dropout (T5, eval on: the flash form, forward
+#   and backward on cuDNN's SDPA where it has an engine) against the CPU, and
+#   cuDNN against the engine's kernels (MATRIX_ENGINE_SDPA=kernel);
+#  full: CUDA against CUDA: compile none vs default (unfused vs fused), default
+#   vs reduce-overhead in fp32 and in fp16 T5 (cuDNN's SDPA inside the CUDA
+#   Graph), max-autotune vs default (infer, fp32 and bf16).
+# The attention lines of the result files (sdpa_cudnn_fwd / _bwd: ops on
+# cuDNN, sdpa_kernel_*: on the engine's kernels) are printed.
+# drop NAME: bert_base's dumps are 1.3 GB each (every gradient and final
+# weight): one no later check reads is removed (the CPU references stay)
+drop() {
+	case $m in bert_base*) rm -f "$W/$1.mxw" ;; esac
+}
+
+bert_cases() {
+	T5="--task train --steps 5 --eval on --channels-last off --compile default"
+	fp32="T1 T2 I1 I3" red="T2 I1 I3"
+	[ "$lvl" = full ] || { fp32="T2 I1"; red="T2 I1"; }
+	for c in $fp32; do
+		eval "flags=\$$c"
+		run "$m.cpu.$c" cpu $MF $flags --threads 4
+		run "$m.cuda.$c" cuda $MF $flags
+		compare "$m fp32 $c cuda vs cpu" "$m.cpu.$c" "$m.cuda.$c" $tight_bert
+		[ "$lvl" = full ] || drop "$m.cuda.$c"
+	done
+	run "$m.cpu.T5" cpu $MF $T5 --threads 4
+	for pr in tf32 fp16 bf16; do
+		eval "tol=\$traj_$pr"
+		for c in $red; do
+			eval "flags=\$$c"
+			run "$m.cpu.$c" cpu $MF $flags --threads 4
+			run "$m.cuda.$c.$pr" cuda $MF $flags --precision $pr --result "$W/$m.cuda.$c.$pr.result"
+			compare "$m $pr $c cuda vs cpu fp32" "$m.cpu.$c" "$m.cuda.$c.$pr" $tol
+			drop "$m.cuda.$c.$pr"
+		done
+		[ $pr = tf32 ] && continue
+		run "$m.cuda.T5.$pr" cuda $MF $T5 --precision $pr --result "$W/$m.cuda.T5.$pr.result"
+		compare "$m $pr T5 (train, eval on: flash attention) cuda vs cpu fp32" "$m.cpu.T5" \
+			"$m.cuda.T5.$pr" $tol
+		MATRIX_ENGINE_SDPA=kernel
+		export MATRIX_ENGINE_SDPA
+		run "$m.cuda.T5.$pr.kernel" cuda $MF $T5 --precision $pr
+		unset MATRIX_ENGINE_SDPA
+		compare "$m $pr T5 flash attention: cuDNN SDPA vs the engine's kernels" \
+			"$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
+		drop "$m.cuda.T5.$pr.kernel"
+		[ "$lvl" = full ] || drop "$m.cuda.T5.$pr"
+		for r in I1 T5; do
+			[ -f "$W/$m.cuda.$r.$pr.result" ] || continue
+			echo "   $r $pr attention: $(grep -E '^(attention_flash_form|sdpa_[a-z_]+)=' \
+				"$W/$m.cuda.$r.$pr.result" | tr '\n' ' ')"
+		done
+	done
+	[ "$lvl" = full ] || return 0
+	compare "$m fp32 compile none vs default (unfused vs fused)" "$m.cuda.T1" "$m.cuda.T2" $tight_bert
+	run "$m.cuda.T2ro" cuda $MF --task train --steps 5 --channels-last on --compile reduce-overhead
+	compare "$m fp32 compile default vs reduce-overhead (eager vs CUDA Graph)" "$m.cuda.T2" "$m.cuda.T2ro" $tight_bert
+	run "$m.cuda.T5.fp16ro" cuda $MF --task train --steps 5 --eval on --channels-last off \
+		--compile reduce-overhead --precision fp16
+	compare "$m fp16 T5 compile default vs reduce-overhead (flash attention in a CUDA Graph)" \
+		"$m.cuda.T5.fp16" "$m.cuda.T5.fp16ro" $traj_fp16
+	run "$m.cuda.I3ma" cuda $MF --task infer --eval off --channels-last off --compile max-autotune
+	compare "$m fp32 infer default vs max-autotune" "$m.cuda.I3" "$m.cuda.I3ma" $tight_bert
+	run "$m.cuda.I1.bf16ma" cuda $MF $I1 --precision bf16 --compile max-autotune
+	compare "$m bf16 infer none vs max-autotune" "$m.cuda.I1.bf16" "$m.cuda.I1.bf16ma" $traj_bf16
+}
+
+for m in bert_tiny bert_tiny_s512 bert_base bert_base_s128; do
+	selected || continue
+	echo "== $m"
+	case $m in
+	bert_tiny) MF="--model bert_tiny --batch 4 --seq-len 16"; lvl=full ;;
+	bert_tiny_s512) MF="--model bert_tiny --batch 2 --seq-len 512"; lvl=full ;;
+	bert_base) MF="--model bert_base --batch 2 --seq-len 16"; lvl=base ;;
+	bert_base_s128) MF="--model bert_base --batch 2 --seq-len 128"; lvl=base ;;
+	esac
+	weights || continue
+	bert_cases
+done
+
+# ---- BERT: what the engine accepts, run for real (no reference) ----------------------------
+# accept NAME FLAGS...: one run of 2 steps on the GPU: exit 0, status=ok and,
+# training, a finite loss; anything else fails with the engine's reason
+accept() {
+	name=$1
+	shift
+	rc=0
+	timeout "$TMO" "$E" --device cuda --seed 7 --warmup 1 --steps 2 "$@" --result "$W/$name.result" \
+		>"$W/$name.log" 2>&1 || rc=$?
+	st=$(key status "$W/$name.result" 2>/dev/null)
+	loss=$(key loss "$W/$name.result" 2>/dev/null)
+	case "$rc:$st:$loss" in
+	0:ok:*[nN][aA][nN]* | 0:ok:*[iI][nN][fF]*)
+		echo "ACCEPT FAIL $name: loss $loss"
+		note_fail "accept $name (loss $loss)" ;;
+	0:ok:*)
+		echo "ACCEPT OK   $name: $(key throughput "$W/$name.result") seq/s, peak $(key peak_mem_bytes "$W/$name.result") bytes${loss:+, loss $loss}"
+		npass=$((npass + 1)) ;;
+	*)
+		echo "ACCEPT FAIL $name: exit $rc, status ${st:-none}: $(key reason "$W/$name.result" 2>/dev/null)"
+		tail -n 3 "$W/$name.log" | sed 's/^/    /'
+		note_fail "accept $name (exit $rc)" ;;
+	esac
+}
+
+# bert_large (too big for CPU references here) at the longest sequence, every
+# precision and compile mode, train and infer; bert_base at sequence 512 in
+# every precision under CUDA Graphs. Sequence 128 at full size: bench_bert.sh.
+if selected_part bert_accept; then
+	echo "== BERT: accepted and run on the GPU (2 steps each)"
+	for pr in fp32 tf32 fp16 bf16; do
+		for c in none reduce-overhead max-autotune; do
+			accept "bert_large.s512.$pr.$c.infer" --model bert_large --batch 2 --seq-len 512 --precision $pr \
+				--compile $c --task infer --eval on --inference-mode on
+			accept "bert_large.s512.$pr.$c.train" --model bert_large --batch 2 --seq-len 512 --precision $pr \
+				--compile $c --task train
+		done
+		accept "bert_base.s512.$pr.reduce-overhead.train" --model bert_base --batch 4 --seq-len 512 \
+			--precision $pr --compile reduce-overhead --task train
+		accept "bert_base.s512.$pr.reduce-overhead.infer" --model bert_base --batch 4 --seq-len 512 \
+			--precision $pr --compile reduce-overhead --task infer --eval off
+	done
+fi
 
 echo "model_check: $npass checks passed, $nfail failed, $nskip skipped${1:+ (dumps and logs in $W)}"
 if [ "$nfail" -gt 0 ]; then
