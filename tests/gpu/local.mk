@@ -1,8 +1,9 @@
 # tests/gpu/local.mk - checks and benchmark of the CUDA backend, for a machine
 # with an NVIDIA GPU (included by Makefile.am). Never part of `make check`:
 #
-#   make check-gpu   the native CUDA engine, in one command (under 10 minutes
-#                    on one H100): tests/gpu/ops_check (every op, CUDA against
+#   make check-gpu   the native CUDA engine, in one command (never run yet;
+#                    estimated 15-20 minutes on one H100, model_check.sh's BERT
+#                    part 5-10 of them): tests/gpu/ops_check (every op, CUDA against
 #                    CPU), tests/gpu/model_check.sh (whole models through
 #                    --dump: gradients, 5-step losses), tests/gpu/knob_sanity.sh
 #                    (each knob off against on: what must hold),
