@@ -56,6 +56,8 @@ if [ -z "${MATRIX_ENGINE:-}" ]; then
 fi
 PYTHON_TORCH=${PYTHON_TORCH:-python3}
 BENCH_BERT_SMOKE=${BENCH_BERT_SMOKE:-0}
+made_outdir=
+[ -n "${BENCH_OUTDIR:-}" ] || made_outdir=1
 BENCH_OUTDIR=${BENCH_OUTDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench_bert.XXXXXX")}
 mkdir -p "$BENCH_OUTDIR"
 export MATRIX_ENGINE PYTHON_TORCH top_srcdir BENCH_OUTDIR BENCH_BERT_SMOKE
@@ -63,10 +65,6 @@ export MATRIX_ENGINE PYTHON_TORCH top_srcdir BENCH_OUTDIR BENCH_BERT_SMOKE
 have_gpu() { ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; }
 if [ ! -x "$MATRIX_ENGINE" ]; then
 	echo "FAIL: no engine at '$MATRIX_ENGINE' (set MATRIX_ENGINE or top_builddir)"
-	exit 1
-fi
-if ! "$PYTHON_TORCH" -c 'import torch' >/dev/null 2>&1; then
-	echo "FAIL: $PYTHON_TORCH cannot import torch (set PYTHON_TORCH)"
 	exit 1
 fi
 probe_dev=cuda
@@ -78,9 +76,14 @@ if [ "$rc" -ne 0 ]; then
 	reason=$(sed -n 's/^reason=//p' "$BENCH_OUTDIR/probe.result" 2>/dev/null)
 	if [ $probe_dev = cuda ] && ! have_gpu; then
 		echo "SKIP: no GPU: matrix-engine --device cuda: ${reason:-exit $rc}"
+		[ -z "$made_outdir" ] || rm -rf "$BENCH_OUTDIR"
 		exit 77
 	fi
 	echo "FAIL: matrix-engine --device $probe_dev --model bert_tiny exited $rc: ${reason:-see $BENCH_OUTDIR/probe.log}"
+	exit 1
+fi
+if ! "$PYTHON_TORCH" -c 'import torch' >/dev/null 2>&1; then
+	echo "FAIL: $PYTHON_TORCH cannot import torch (set PYTHON_TORCH)"
 	exit 1
 fi
 
