@@ -135,9 +135,11 @@ static const struct cmd_entry commands[] = {
 	 "build or pull the images of a recipe's container levels that are missing",
 	 "  --rebuild              build every 'build:' entry again, present or not\n"
 	 "\nA 'build:' entry is built as localhost/matrix-RECIPE-NAME (its output on\n"
-	 "stdout), a missing image reference pulled; then one line per container level:\n"
-	 "name, runtime, image, image id, built|present|FAILED. 'matrix run' does the\n"
-	 "same on first use. KEY=VALUE overrides as for run (container=NAME builds one).\n"
+	 "stdout), a missing image reference pulled; then a header and one line per\n"
+	 "container level, tab-separated: name, runtime, image, image id, digest (the\n"
+	 "repository digests that env.txt and each row's image_digest record, or 'no\n"
+	 "digest: local build'), built|present|FAILED. 'matrix run' does the same on\n"
+	 "first use. KEY=VALUE overrides as for run (container=NAME builds one).\n"
 	 "Exit status: 0 every image there, 1 some could not be had, 2 usage, recipe or\n"
 	 "runtime error.\n",
 	 build_options},

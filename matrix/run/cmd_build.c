@@ -1,7 +1,10 @@
 /* cmd_build.c - `matrix build RECIPE [KEY=VALUE...] [--rebuild]`: the images
  * of a recipe's container levels, built (a `build:` entry) or pulled (an
  * image reference) where missing, as `matrix run` would on first use, the
- * output on stdout; then one line per level with its image id. */
+ * output on stdout; then a header line and one line per level, tab-separated:
+ * its name, runtime, image reference, image id, repository digests (the
+ * values env.txt and the rows record) and whether it was built (or pulled),
+ * present already or FAILED. */
 #include "config.h"
 
 #include <stdio.h>
@@ -12,6 +15,17 @@
 #include "images.h"
 #include "plan/recipe.h"
 #include "util.h"
+
+/* The digest column of level j: its repository digests as env.txt's
+ * digest= and the rows' image_digest= hold them, else why it has none. */
+static const char *build_digest(const struct images *I, size_t j)
+{
+	if (I->digest[j])
+		return I->digest[j];
+	if (!I->id[j])
+		return "-";
+	return I->entry[j]->build ? "no digest: local build" : "no digest: local image, not from a registry";
+}
 
 int cmd_build(int argc, char **argv)
 {
@@ -55,9 +69,11 @@ int cmd_build(int argc, char **argv)
 	if (images_resolve(&I, &r, cf, 0) < 0)
 		goto out;
 	size_t nfailed = images_ensure(&I, NULL, NULL, rebuild, stdout);
+	printf("container\truntime\timage\tid\tdigest\tstatus\n");
 	for (size_t j = 0; j < I.n; j++)
-		printf("%s\t%s\t%s\t%s\t%s\n", I.entry[j]->name, I.im[j].runtime, I.im[j].ref,
-		       I.id[j] ? I.id[j] : "-", I.failed[j] ? "FAILED" : I.built[j] ? "built" : "present");
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", I.entry[j]->name, I.im[j].runtime, I.im[j].ref,
+		       I.id[j] ? I.id[j] : "-", build_digest(&I, j),
+		       I.failed[j] ? "FAILED" : I.built[j] ? "built" : "present");
 	if (nfailed)
 		error("build: %zu of %zu images could not be had (see above)", nfailed, I.n);
 	rc = nfailed ? 1 : 0;

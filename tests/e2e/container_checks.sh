@@ -92,11 +92,20 @@ expect_eq "$(st_of broken)" failed "the points of an image that fails to build"
 expect_grep "matrix-test: no such package" brun/logs/build-broken.log "the build log"
 expect_grep "building 'localhost/matrix-ctr-broken' from 'bad' with $rt; log in" bout.txt "the build announced"
 expect_status 1 "$MATRIX" build b.yaml > build1.txt 2> build1.err
-expect_grep "^marked	$rt	localhost/matrix-ctr-marked	$id	present$" build1.txt "build: a present image"
-expect_grep "^broken	$rt	localhost/matrix-ctr-broken	-	FAILED$" build1.txt "build: a failed one"
+# a line per level: name, runtime, image, id, digest (env.txt's, the rows'),
+# status; the digest as env.txt has it (podman: its own, docker: none)
+expect_grep "^container	runtime	image	id	digest	status$" build1.txt "build: the header"
+expect_grep "^marked	$rt	localhost/matrix-ctr-marked	$id	${digest:-no digest: local build}	present$" build1.txt "build: a present image"
+expect_grep "^broken	$rt	localhost/matrix-ctr-broken	-	-	FAILED$" build1.txt "build: a failed one"
 expect_grep "matrix: build: 1 of 2 images could not be had" build1.err "build: the verdict"
 "$MATRIX" build b.yaml container=marked --rebuild > build2.txt 2> build2.err || fail "rebuild: $(cat build2.err)"
-expect_grep "^marked	$rt	localhost/matrix-ctr-marked	\(sha256:\)\{0,1\}[0-9a-f]\{64\}	built$" build2.txt "build --rebuild"
+expect_grep "^marked	$rt	localhost/matrix-ctr-marked	\(sha256:\)\{0,1\}[0-9a-f]\{64\}	[^	]*	built$" build2.txt "build --rebuild"
+# what a run records of the rebuilt image is what the build printed
+"$MATRIX" run r.yaml --out run2 --only what=os,n=1 --no-report > /dev/null 2>&1 || fail "a run after the rebuild"
+awk -F'\t' '$1 == "marked" { d = $5 ~ /^no digest/ ? "" : " digest=" $5
+	print "container: marked runtime=" $2 " image=" $3 " id=" $4 d }' build2.txt > want_env.txt
+grep '^container: ' run2/env.txt > got_env.txt
+diff want_env.txt got_env.txt || fail "env.txt's image line (+) differs from matrix build's (-)"
 
 # A runner killed by SIGKILL mid-point leaves its container running (nobody
 # is left to remove it): resuming the directory removes it first.

@@ -26,7 +26,9 @@ info)
 image)
 	case $4 in
 	*Id*) echo "sha256:$(printf %s "$5" | sha256sum | cut -c1-64)" ;;
-	*RepoDigests*) echo "[example.org/team/engine@sha256:0123abcd example.org/mirror/engine@sha256:0123abcd]" ;;
+	*RepoDigests*)
+		if [ -e "$FAKE_DIR/no-digest" ]; then echo "[]"
+		else echo "[example.org/team/engine@sha256:0123abcd example.org/mirror/engine@sha256:0123abcd]"; fi ;;
 	*) exit 3 ;;
 	esac ;;
 ps | rm | kill) ;;
@@ -119,7 +121,21 @@ digest="example.org/team/engine@sha256:0123abcd example.org/mirror/engine@sha256
 expect_grep "^container: img runtime=docker image=example.org/team/engine:1.0 id=$id digest=$digest user=$user$" run/env.txt "env.txt's image line"
 expect_eq "$(grep -c "image_id=$id" run/results.csv)" 2 "rows with the image id"
 expect_eq "$(grep -c "image_digest=$digest" run/results.csv)" 2 "rows with the image digests"
+# matrix build prints the same id and digests
+as_user "$MATRIX" build r.yaml > build.txt 2> err.txt || fail "matrix build: $(cat err.txt)"
+printf 'container\truntime\timage\tid\tdigest\tstatus\nimg\tdocker\texample.org/team/engine:1.0\t%s\t%s\tpresent\n' \
+	"$id" "$digest" > want.txt
+diff want.txt build.txt || fail "matrix build's lines (- expected, + got)"
 rm -rf run fake/calls.*
+# an image that no registry knows: no digest in env.txt, the rows or the build's line
+touch fake/no-digest
+as_user "$MATRIX" run r.yaml --out run --no-report > out.txt 2>&1 || fail "the run: $(cat out.txt)"
+expect_grep "^container: img runtime=docker image=example.org/team/engine:1.0 id=$id user=$user$" run/env.txt "env.txt without a digest"
+grep -q image_digest= run/results.csv && fail "a digest in the rows: $(cat run/results.csv)"
+as_user "$MATRIX" build r.yaml > build.txt 2> err.txt || fail "matrix build: $(cat err.txt)"
+expect_eq "$(sed -n 2p build.txt)" "$(printf 'img\tdocker\texample.org/team/engine:1.0\t%s\tno digest: local image, not from a registry\tpresent' "$id")" \
+	"matrix build's line without a digest"
+rm -rf run fake/calls.* fake/no-digest
 
 # a rootless docker: no --user (its root is the user)
 touch fake/rootless
