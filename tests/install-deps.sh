@@ -5,6 +5,7 @@
 # slurm-wlm and munge: tests/e2e/slurm_run.sh starts its own one-node cluster
 # (the packages' own services are not used).
 # zsh: tests/e2e/completion_zsh.sh runs the zsh completion in a real zsh.
+# uidmap (newuidmap): rootless podman, tests/e2e/container_rootless.sh.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=
@@ -17,7 +18,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 	libopenmpi-dev openmpi-bin \
 	chromium procps time groff-base zsh \
 	slurm-wlm munge \
-	docker.io podman runc containerd debootstrap >/dev/null
+	docker.io podman runc containerd debootstrap uidmap >/dev/null
 # ONNX Runtime (CPU) and onnx for the PyTorch engine's runtime onnxruntime and
 # int8 (tests/pytorch/engine_runtimes.py skips without them), pinned, into
 # Debian's python beside its torch; numpy stays Debian's (torch is built on it).

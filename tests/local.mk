@@ -29,6 +29,7 @@ TESTS += \
 	tests/e2e/slurm_run.sh \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \
+	tests/e2e/container_rootless.sh \
 	tests/e2e/container_images.sh \
 	tests/e2e/dry_run_images.sh \
 	tests/e2e/study_recipes.sh \

@@ -276,6 +276,24 @@ char *exec_container_user(const char *runtime)
 	return rootless ? NULL : xasprintf("%ld:%ld", (long)getuid(), (long)getgid());
 }
 
+char *exec_container_limits(const char *runtime)
+{
+	int docker = strcmp(runtime, "docker") == 0;
+	/* podman: "true v1"; docker: "1 [name=seccomp,... name=rootless]" */
+	char *argv[] = {(char *)runtime, "info", "--format",
+			docker ? "{{.CgroupVersion}} {{.SecurityOptions}}"
+			       : "{{.Host.Security.Rootless}} {{.Host.CgroupsVersion}}",
+			NULL};
+	char *out = NULL;
+	int rc = run_capture(argv, &out, -1);
+	int v1_rootless = rc == 0 && out &&
+			  (docker ? strncmp(out, "1 ", 2) == 0 && strstr(out, "rootless")
+				  : strncmp(out, "true v1", 7) == 0);
+	free(out);
+	return v1_rootless ? xasprintf("%s runs rootless on cgroups v1 here, where it ignores --cpus and --memory", runtime)
+			   : NULL;
+}
+
 char **exec_container_argv(const struct exec_point *pt, const char *name, const char *rundir)
 {
 	const struct exec_image *im = pt->image;

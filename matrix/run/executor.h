@@ -137,4 +137,9 @@ long exec_container_remove_stale(const char *runtime, const char *label);
  * podman or docker, where the container's root is this user already. */
 char *exec_container_user(const char *runtime);
 
+/* Why runtime cannot enforce a container's --cpus and --memory here (free
+ * it), or NULL when it can (or cannot be asked): rootless podman or docker on
+ * cgroups v1 run the container without them, with a warning only. */
+char *exec_container_limits(const char *runtime);
+
 #endif

@@ -35,8 +35,30 @@ static char *image_tag(const char *recipe, const char *name)
 	return t;
 }
 
-/* Long (~80 lines): one pass over the levels keeps the probe results of
- * both runtimes (works, why, user, warned) that every later level reuses;
+/* A level's cpus and memory must hold: 0 when it has none or its runtime rt
+ * (one that works) enforces them; else an error on stderr and -1 (a dry
+ * run: the error as a warning, 0). *probed and *why keep rt's answer for
+ * the next levels. */
+static int limits_check(const struct container *c, const char *rt, int *probed, char **why, int dry_run)
+{
+	if (!c->cpus && !c->memory)
+		return 0;
+	if (!*probed) {
+		*why = exec_container_limits(rt);
+		*probed = 1;
+	}
+	if (!*why)
+		return 0;
+	error("%scontainer '%s': %s%s%s%s%s cannot be enforced: %s; run as root, boot with cgroups v2 "
+	      "(systemd.unified_cgroup_hierarchy=1), or drop the container's cpus and memory%s",
+	      dry_run ? "dry run: " : "", c->name, c->cpus ? "cpus: " : "", c->cpus ? c->cpus : "",
+	      c->cpus && c->memory ? ", " : "", c->memory ? "memory: " : "", c->memory ? c->memory : "", *why,
+	      dry_run ? ": the run would stop with this error" : "");
+	return dry_run ? 0 : -1;
+}
+
+/* Long (~85 lines): one pass over the levels keeps the probe results of
+ * both runtimes (works, why, user, warned, limits) that every later level reuses;
  * a split would pass that state around for no clearer code. */
 int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run)
 {
@@ -46,6 +68,8 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 	int works[2] = {-1, -1}; /* -1: not probed yet */
 	char *user[2] = {0};
 	int warned[2] = {0}; /* a dry run said that this runtime does not work */
+	int lim_probed[2] = {0};
+	char *lim_why[2] = {0}; /* why it cannot enforce --cpus and --memory */
 	int rc = 0;
 	memset(I, 0, sizeof(*I));
 	I->n = f->nlevels;
@@ -80,6 +104,8 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 		}
 		if (k < 2) {
 			rt = all[k];
+			if (limits_check(c, rt, &lim_probed[k], &lim_why[k], dry_run) < 0)
+				rc = -1;
 		} else {
 			struct strbuf sb = {0};
 			for (k = 0; k < 2; k++)
@@ -117,6 +143,7 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 	for (size_t k = 0; k < 2; k++) {
 		free(why[k]);
 		free(user[k]);
+		free(lim_why[k]);
 	}
 	return rc;
 }

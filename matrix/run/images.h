@@ -25,7 +25,8 @@ struct images {
 /* Resolve every level of r's container factor (cf) into I: the runtime
  * (probed: the one named, or the first of podman and docker that works) and
  * the --user it needs. Returns -1 after one error on stderr when a runtime
- * needed is absent or cannot start (free I with images_free all the same);
+ * needed is absent or cannot start, or would ignore a level's cpus or
+ * memory (rootless on cgroups v1) (free I with images_free all the same);
  * a dry run says so on stderr instead and goes on with the runtime named
  * (auto: the first installed), so that its commands can be shown. */
 int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run);

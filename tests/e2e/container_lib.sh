@@ -4,7 +4,8 @@
 # localhost/debian:bookworm into a private container runtime (dockerd with
 # its own data root and socket, or rootful podman with its own configuration
 # and storage) stopped at the end. Skips (77) only where the runtime cannot
-# start. The checks both runtimes must pass are container_checks.sh.
+# start. The checks both runtimes must pass are container_checks.sh;
+# rootless podman is container_rootless.sh's.
 skip() { echo "SKIP: $*" >&2; exit 77; }
 : "${rt:?set rt=docker or rt=podman before sourcing}"
 [ "$(id -u)" = 0 ] || skip "$rt tests run as root (a private rootful $rt)"
@@ -19,6 +20,8 @@ base_tar=$cache/debian-bookworm.tar
 	"$top_srcdir/containers/debootstrap-base.sh" "$base_tar"
 ) 9>"$cache/.lock" > "$work/debootstrap.err" 2>&1 ||
 	skip "no base image: $(tail -n 3 "$work/debootstrap.err")"
+# base_only=1: the tarball ($base_tar) only, no runtime (container_rootless.sh)
+[ -z "${base_only:-}" ] || return 0
 
 stop_runtime() { :; }
 trap 'stop_runtime; rm -rf "$work"' EXIT

@@ -6,7 +6,8 @@
 # a real run then starts the same commands, and records the image's id and
 # digest in env.txt and in every row. The runtimes here are stand-ins on PATH
 # (bin/docker, bin/podman): they log each call, answer 'info' and 'image
-# inspect' as a rootful or rootless daemon would, and 'run' runs the command
+# inspect' as a rootful or rootless daemon would (on cgroups v2, or v1
+# where fake/cgroup-version says 1), and 'run' runs the command
 # after the image on the host with the --env and --workdir given. Real
 # containers run in container_docker.sh and container_podman.sh; this test
 # needs neither, nor a GPU.
@@ -19,6 +20,7 @@ printf '%s\n' "$*" >> "$FAKE_DIR/calls.$rt"
 case $1 in
 info)
 	[ -e "$FAKE_DIR/$rt-up" ] || { echo "Cannot connect to the $rt daemon: fake $rt is down" >&2; exit 1; }
+	case "$*" in *CgroupVersion*) printf '%s ' "$(cat "$FAKE_DIR/cgroup-version" 2>/dev/null || echo 2)" ;; esac
 	case "$*" in *SecurityOptions*)
 		if [ -e "$FAKE_DIR/rootless" ]; then echo "[name=seccomp,profile=builtin name=rootless]"
 		else echo "[name=seccomp,profile=builtin name=cgroupns]"; fi ;;
@@ -141,7 +143,20 @@ rm -rf run fake/calls.* fake/no-digest
 touch fake/rootless
 as_user "$MATRIX" run r.yaml --out run --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
 check_dry "rootless docker" docker --gpus=all ""
+# on cgroups v1, where it would ignore the entry's cpus and memory: an
+# error before any point runs (the dry run: a warning)
+echo 1 > fake/cgroup-version
+expect_status 2 as_user "$MATRIX" run r.yaml --out run > out.txt 2> err.txt
+expect_grep "^matrix: container 'img': cpus: 2, memory: 1g cannot be enforced: docker runs rootless on cgroups v1 here, where it ignores --cpus and --memory; run as root, boot with cgroups v2" err.txt "the limits error"
+[ -e run ] && fail "the run went on: $(cat out.txt)"
+as_user "$MATRIX" run r.yaml --out run --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
+expect_grep "^matrix: dry run: container 'img': cpus: 2, memory: 1g cannot be enforced: .*: the run would stop with this error$" err.txt "the dry run's warning"
+check_dry "rootless docker on cgroups v1" docker --gpus=all ""
 rm fake/rootless
+# a rootful one enforces them on cgroups v1
+as_user "$MATRIX" run r.yaml --out run --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
+grep -q "cannot be enforced" err.txt && fail "a rootful docker's limits refused: $(cat err.txt)"
+rm fake/cgroup-version
 
 # podman, when it starts: CDI GPU pass-through, never --user
 touch fake/podman-up
