@@ -2,8 +2,8 @@
 # recipes/container_comparison.yaml's native and Debian-PyTorch images are
 # built by `matrix build` (with docker: one runtime is enough here, both run
 # container_checks.sh) and a slice of its points runs in each. The PyPI image
-# is left out: download.pytorch.org is out of reach here and PyPI's own torch
-# wheel needs about 3 GB of CUDA libraries (containers/README.md).
+# is left out: it downloads about 3 GB of wheels on every run (it was built
+# and run by hand: containers/README.md).
 . "$top_srcdir/tests/setup"
 rt=docker
 . "$top_srcdir/tests/e2e/container_lib.sh"
