@@ -39,7 +39,8 @@ TESTS += \
 	tests/e2e/completion_zsh.sh
 EXTRA_DIST += tests/setup tests/e2e/engine.sh tests/e2e/slurm_cluster tests/e2e/container_lib.sh tests/e2e/container_checks.sh $(filter tests/e2e/%.sh,$(TESTS))
 EXTRA_DIST += containers/README.md containers/debootstrap-base.sh .dockerignore \
-	containers/native/Containerfile containers/pytorch-debian/Containerfile containers/pytorch-pypi/Containerfile
+	containers/native/Containerfile containers/pytorch-debian/Containerfile containers/pytorch-pypi/Containerfile \
+	containers/cuda-pypi/Containerfile
 # the debootstrap base image's tarball, kept across test runs (make clean keeps it)
 distclean-local: distclean-container-cache
 distclean-container-cache:
