@@ -7,20 +7,25 @@
 #            --syncbn on (BN on batch statistics, each BN's sums through an
 #            NCCL all-reduce of one rank) against the plain run on batch
 #            statistics, outputs too; a measured SyncBN point under
-#            --compile reduce-overhead (NCCL inside the CUDA Graph) runs;
+#            --compile reduce-overhead (NCCL inside the CUDA Graph) runs,
+#            and its dump (steps 2.. replay the graph) equals the plain
+#            run's under reduce-overhead at 1e-6;
 #   2+ GPUs: 2 ranks x 6 against one process x 12 (BN on running
 #            statistics): gradients and losses at 1e-4, final weights at 1e-3;
 #            SyncBN (tests/engine/ddp_cpu.sh's check on GPUs): 2 ranks x 6
 #            with --syncbn on against one process x 12 on batch statistics,
 #            gradients, losses and rank 0's outputs (the first 6 rows) at
 #            1e-4, final weights at 1e-3, and the control (without SyncBN the
-#            gradients differ); a measured ResNet-50 fp16 point: same weights
+#            gradients differ; a failed run or a broken dump is a failure,
+#            not a difference); a measured ResNet-50 fp16 point: same weights
 #            on every rank, and the scale efficiency throughput(2) / (2 x
 #            throughput(1)) printed (the seeds' "scale factor", 0.90-0.95 on
 #            their machines); the same point with SyncBN (same weights, its
 #            throughput beside the one without); 2 ranks with SyncBN under
 #            --compile reduce-overhead (NCCL calls of both kinds in the
-#            CUDA Graph) end with the same weights.
+#            CUDA Graph) end with the same weights, with synced BN ops, and
+#            their dump equals 1 x 12's under reduce-overhead at 1e-4 (the
+#            same weights alone hold whatever SyncBN computes).
 # The 1-rank comparisons are at 1e-6, not bit for bit: two runs may differ in
 # the last bits where cuDNN picks a non-deterministic algorithm (the BN op
 # alone, synchronised over one rank, is bit-identical: tests/gpu/ops_check).
@@ -89,6 +94,16 @@ if [ "$(key status "$W/sbg1")" = ok ] && [ "$(key syncbn_ops "$W/sbg1")" -gt 0 ]
 else
 	fail "1 rank SyncBN under reduce-overhead: status $(key status "$W/sbg1") (see $W/sbg1.log)"; tail -n 5 "$W/sbg1.log"
 fi
+# and its numbers: steps 2.. of a dump replay the captured graph (no
+# dropout: whole steps), against the plain run with the same graph passes
+"$E" $B --batch 12 --compile reduce-overhead --dump "$W/plain_bng.mxw" >"$W/plain_bng.log" 2>&1 ||
+	fail "plain run under reduce-overhead (see $W/plain_bng.log)"
+if MATRIX_ENGINE_DP=1 "$E" $B --batch 12 --syncbn on --compile reduce-overhead --dump "$W/sbg1.mxw" \
+	>"$W/sbg1d.log" 2>&1 && synced "$W/sbg1d.log"; then
+	cmp_dumps "1 rank SyncBN in a CUDA Graph vs plain" "$W/plain_bng.mxw" "$W/sbg1.mxw" 1e-6 "output 1e-6"
+else
+	fail "1 rank SyncBN in a CUDA Graph: exit or log (see $W/sbg1d.log)"; tail -n 5 "$W/sbg1d.log"
+fi
 
 if [ "$ngpu" -lt 2 ]; then
 	echo "SKIP: the 2-rank checks need 2 GPUs; $ngpu visible"
@@ -104,11 +119,20 @@ else
 		fail "2 ranks SyncBN: exit or log (see $W/sb2.log)"; tail -n 5 "$W/sb2.log"
 	fi
 	# control: batch statistics per rank differ from the global batch's
-	"$E" $B --batch 6 --gpus 2 --dump "$W/nosync2.mxw" >"$W/nosync2.log" 2>&1
-	if "$CMP" "$W/plain_bn.mxw" "$W/nosync2.mxw" 1e-4 grad. >/dev/null 2>&1; then
-		fail "control: BN over each rank's slice matched the global batch (the SyncBN check cannot fail)"
+	# (dump_cmp: 1 differs; 2, a missing or broken dump, is no evidence)
+	rc=0
+	if "$E" $B --batch 6 --gpus 2 --dump "$W/nosync2.mxw" >"$W/nosync2.log" 2>&1; then
+		"$CMP" "$W/plain_bn.mxw" "$W/nosync2.mxw" 1e-4 grad. >/dev/null 2>&1 || rc=$?
 	else
+		rc=$?
+		fail "control: 2 ranks without SyncBN: exit $rc (see $W/nosync2.log)"; rc=-1
+	fi
+	if [ $rc -eq 0 ]; then
+		fail "control: BN over each rank's slice matched the global batch (the SyncBN check cannot fail)"
+	elif [ $rc -eq 1 ]; then
 		pass "control: without SyncBN the gradients differ from the global batch's"
+	elif [ $rc -ne -1 ]; then
+		fail "control: dump_cmp exit $rc (see $W/plain_bn.log, $W/nosync2.log)"
 	fi
 	P="--device cuda --model resnet50 --batch 64 --task train --precision fp16 --channels-last on --max-time 3s"
 	"$E" $P --result "$W/r1" >"$W/r1.log" 2>&1
@@ -130,10 +154,18 @@ else
 	"$E" $B --batch 6 --gpus 2 --syncbn on --compile reduce-overhead --steps 20 --warmup 2 \
 		--result "$W/sbg2" >"$W/sbg2.log" 2>&1
 	if [ "$(key status "$W/sbg2")" = ok ] && [ "$(key ranks_same_weights "$W/sbg2")" = 1 ] &&
-		[ "$(key cuda_graph "$W/sbg2")" = on ]; then
+		[ "$(key cuda_graph "$W/sbg2")" = on ] && [ "$(key syncbn_ops "$W/sbg2")" -gt 0 ] 2>/dev/null; then
 		pass "2 ranks SyncBN under reduce-overhead: same weights, $(key throughput "$W/sbg2") img/s"
 	else
-		fail "2 ranks SyncBN under reduce-overhead: status $(key status "$W/sbg2") (see $W/sbg2.log)"; tail -n 5 "$W/sbg2.log"
+		fail "2 ranks SyncBN under reduce-overhead: status $(key status "$W/sbg2"), syncbn_ops $(key syncbn_ops "$W/sbg2") (see $W/sbg2.log)"; tail -n 5 "$W/sbg2.log"
+	fi
+	# same weights hold whatever SyncBN computes (the gradient all-reduce
+	# makes them so): the numbers, 2 x 6 in a CUDA Graph against 1 x 12 in one
+	if "$E" $B --batch 6 --gpus 2 --syncbn on --compile reduce-overhead --dump "$W/sbg2.mxw" \
+		>"$W/sbg2d.log" 2>&1 && synced "$W/sbg2d.log"; then
+		cmp_dumps "2 ranks x 6 SyncBN in a CUDA Graph vs 1 x 12" "$W/plain_bng.mxw" "$W/sbg2.mxw" 1e-4 "output 1e-4"
+	else
+		fail "2 ranks SyncBN in a CUDA Graph: exit or log (see $W/sbg2d.log)"; tail -n 5 "$W/sbg2d.log"
 	fi
 fi
 echo "ddp_check: $npass passed, $nfail failed${1:+ (dumps and logs in $W)}"
