@@ -1,16 +1,20 @@
 /* ops.cu - the CUDA kernels of every op of the convolutional models except
  * convolution (conv.cu) and linear (gemm.cu): BatchNorm and its backward,
  * activations, max / global average pooling, flatten, dropout, add / copy,
- * log-softmax / NLL, SGD, the multi-tensor EMA, and dynamic loss scaling for
- * fp16 training; and BERT's: the embedding (backward: a deterministic
- * scatter-add, rows sorted by id with cub, each run of equal ids summed in
- * row order), layer norm (a warp per row; dgamma / dbeta from per-chunk
- * partials summed in order), attention (a warp per query row: scores,
- * softmax saved in f32, the probability-dropout mask as the CPU draws it,
- * then the weighted sum of v; the backward in two passes, query rows then
- * key rows, through a saved dS), the token-0 select, and AdamW (its step
- * count read on the device, skipped fp16 steps not counted). The attention
- * kernels are plain SIMT code, not flash attention: correct first.
+ * log-softmax / NLL, the optimizers (SGD and AdamW: one multi-tensor kernel
+ * per type, launched by the first op of the type over a table of every
+ * tensor's chunks made at prepare; MATRIX_ENGINE_OPTIM=per-tensor runs a
+ * kernel per op instead, the same arithmetic), the multi-tensor EMA, and
+ * dynamic loss scaling for fp16 training; and BERT's: the embedding
+ * (backward: a deterministic scatter-add, rows sorted by id with cub, each
+ * run of equal ids summed in row order), layer norm (a warp per row; dgamma
+ * / dbeta from per-chunk partials summed in order), attention (a warp per
+ * query row: scores, softmax saved in f32, the probability-dropout mask as
+ * the CPU draws it, then the weighted sum of v; the backward in two passes,
+ * query rows then key rows, through a saved dS) and the token-0 select.
+ * AdamW's step count is read on the device, skipped fp16 steps not counted.
+ * The attention kernels are plain SIMT code, not flash attention: correct
+ * first.
  *
  * Semantics are engine/cpu/ops.c's, op for op: the same in / out slots, the
  * same formulas, the acc bits (bit k of o->acc set: add into out[k], clear:
@@ -35,18 +39,19 @@
  * NCHW: H W % 8 == 0), else element by element.
  *
  * Loss scaling (--precision fp16 with training): cu.scaler[0] is the scale,
- * NLL_BWD multiplies its gradient by it; the first SGD op of the plan resets
- * the found-inf flag scaler[1] and unscales every parameter gradient in one
- * multi-tensor kernel, setting the flag on inf / nan; every SGD op skips its
- * update when the flag is set; after the last SGD op the scale is halved on
- * inf / nan and doubled after 2000 clean steps (torch.cuda.amp.GradScaler's
- * defaults), scaler[2] counting clean steps and scaler[3] skipped ones. The
- * momentum buffer starts at the first step not skipped (torch.optim.SGD),
- * which is the CPU's g->step == 1 when nothing is skipped.
+ * NLL_BWD multiplies its gradient by it; the first optimizer op of the plan
+ * resets the found-inf flag scaler[1] and unscales every parameter gradient
+ * in one multi-tensor kernel, setting the flag on inf / nan; the optimizer
+ * kernels skip their update when the flag is set; after the last optimizer
+ * op the scale is halved on inf / nan and doubled after 2000 clean steps
+ * (torch.cuda.amp.GradScaler's defaults), scaler[2] counting clean steps
+ * and scaler[3] skipped ones. The momentum buffer starts at the first step
+ * not skipped (torch.optim.SGD), which is the CPU's g->step == 1 when
+ * nothing is skipped.
  *
  * Nothing here synchronises, allocates or copies to the host during a step:
- * scratch (BatchNorm partials and coefficients, SyncBN's sums, the gradient
- * and EMA tables) is allocated by cu_ops_prepare. */
+ * scratch (BatchNorm partials and coefficients, SyncBN's sums, the gradient,
+ * optimizer and EMA tables) is allocated and uploaded by cu_ops_prepare. */
 #include "cuda.h"
 
 #include <math.h>
@@ -1247,25 +1252,6 @@ void op_nll_bwd(graph *g, op *o)
 
 /* ---- SGD, loss scaling, EMA -------------------------------------------------------------- */
 
-/* cpu sgd_range: g += wd w; buf = momentum buf + g (g at the first update);
- * w -= lr buf, without contraction into fma (the CPU's rounding). Skipped
- * when scaler[1] (inf / nan found by the unscale). */
-__global__ void k_sgd(float *w, const float *gr, float *buf, size_t n, float lr, float mom,
-                      float wd, const int64_t *step, const float *scaler)
-{
-    if (scaler[1] != 0.0f)
-        return;
-    /* the first update: step 1 less the steps skipped before this one */
-    bool first = *step - (int64_t)scaler[3] == 1;
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float d = __fadd_rn(gr[i], __fmul_rn(wd, w[i]));
-        float b = first ? d : __fadd_rn(__fmul_rn(mom, buf[i]), d);
-        buf[i] = b;
-        w[i] = __fsub_rn(w[i], __fmul_rn(lr, b));
-    }
-}
-
 __global__ void k_found_reset(float *scaler) { scaler[1] = 0.0f; }
 
 /* Every parameter gradient times 1 / scale; scaler[1] = 1 when one of them
@@ -1333,11 +1319,173 @@ void opt_end(graph *g, op *o)
     }
 }
 
+/* ---- the optimizer ops: one multi-tensor kernel per type ------------------------------------
+ *
+ * cu_ops_prepare gives each optimizer type (SGD, AdamW) a device table of
+ * its tensors (w, g, state, n and the op's own hyperparameters) and a table
+ * of chunks: (tensor, chunk c) pairs, chunk c being elements [c OPT_CHUNK,
+ * (c + 1) OPT_CHUNK) of the tensor, one block each. The first op of the type
+ * in the plan launches one kernel over every chunk; the other ops of the type
+ * do nothing. Both tables are uploaded once at prepare: a step allocates,
+ * copies and synchronises nothing, and a CUDA Graph captures the one launch.
+ *
+ * Chunks rather than the EMA's blockIdx.y = tensor with a fixed 64 blocks
+ * per tensor: every block does the same work (at most OPT_CHUNK elements),
+ * so the kernel's tail is one chunk, not the largest tensor's share spread
+ * over 64 blocks while the blocks of the small tensors (ResNet-50: 107 of
+ * its 161 tensors are biases / BN affines of <= 2048 elements) sit idle; a
+ * bias gets one block instead of 64 that mostly exit at once. ResNet-50
+ * (25.6 M parameters): 1,667 blocks, about 1.6 waves of 8 blocks of 256
+ * threads on an H100's 132 SMs; BERT-large (335 M): ~20,700.
+ *
+ * Where it launches, and why the first op is the right one: pass_autodiff
+ * appends every optimizer op after the whole backward (and the EMA ops
+ * after them), pass_data_parallel puts every OP_ALLREDUCE_WAIT right before
+ * the first optimizer op (insert_allreduces at grads_in_completion_order's
+ * first_opt), and no later pass reorders ops; so at the first optimizer op
+ * every gradient is complete and averaged over the ranks, as the fp16
+ * unscale of every gradient at that same op (opt_begin) already requires.
+ * Launching at the last op of the type would not be safer and would break
+ * the op-by-op callers that check each op right after it runs
+ * (tests/gpu/ops_check). What launching at the first op relies on, prepare
+ * checks (opt_prepare): the ops from the first optimizer op to the last are
+ * all optimizer ops (nothing between them reads a weight the kernel has
+ * already updated, or writes a gradient it has already read), and no two
+ * optimizer ops write overlapping memory (the chunks of one kernel run in
+ * any order); where either fails the ops run per tensor and the log says
+ * why. MATRIX_ENGINE_OPTIM=per-tensor asks for the per-tensor kernels (the
+ * checks compare the two bit for bit: tests/gpu/model_check.sh). */
+
+constexpr size_t OPT_CHUNK = 16384; /* elements per block: 64 per thread */
+constexpr int OPT_THREADS = 256;
+
+struct sgd_slot { float *w; const float *g; float *buf; size_t n; float lr, mom, wd; };
+struct adamw_slot { float *w; const float *g; float *m, *v; size_t n; float lr, wd, beta1, beta2, eps; };
+struct opt_chunk { int t; unsigned c; }; /* tensor t of the table, its chunk c */
+
+struct {
+    int per_tensor;          /* MATRIX_ENGINE_OPTIM=per-tensor, or a check of opt_prepare failed */
+    int first_sgd, first_adamw; /* op index that launches the kernel, -1: none */
+    sgd_slot *sgd;           /* device tables */
+    adamw_slot *adamw;
+    opt_chunk *sgd_ch, *adamw_ch;
+    int nsgd, nadamw, nsgd_ch, nadamw_ch;
+} OPT = {0, -1, -1, NULL, NULL, NULL, NULL, 0, 0, 0, 0};
+
+/* One element of cpu sgd_range: g += wd w; buf = momentum buf + g (g at the
+ * first update); w -= lr buf, without contraction into fma (the CPU's
+ * rounding). The per-tensor and the multi-tensor kernel both call it, so
+ * their arithmetic is the same by construction. */
+__device__ __forceinline__ void sgd_elem(float *w, const float *gr, float *buf, size_t i, float lr,
+                                         float mom, float wd, bool first)
+{
+    float d = __fadd_rn(gr[i], __fmul_rn(wd, w[i]));
+    float b = first ? d : __fadd_rn(__fmul_rn(mom, buf[i]), d);
+    buf[i] = b;
+    w[i] = __fsub_rn(w[i], __fmul_rn(lr, b));
+}
+
+/* The first update: step 1 less the steps skipped before this one. */
+__device__ __forceinline__ bool sgd_first(const int64_t *step, const float *scaler)
+{
+    return *step - (int64_t)scaler[3] == 1;
+}
+
+/* One SGD op (MATRIX_ENGINE_OPTIM=per-tensor). Skipped when scaler[1]
+ * (inf / nan found by the unscale). */
+__global__ void k_sgd(float *w, const float *gr, float *buf, size_t n, float lr, float mom,
+                      float wd, const int64_t *step, const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    bool first = sgd_first(step, scaler);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        sgd_elem(w, gr, buf, i, lr, mom, wd, first);
+}
+
+/* Every SGD tensor, a block per chunk (k_sgd's arithmetic: sgd_elem). */
+__global__ void k_sgd_mt(const sgd_slot *tab, const opt_chunk *ch, const int64_t *step,
+                         const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    bool first = sgd_first(step, scaler);
+    opt_chunk c = ch[blockIdx.x];
+    sgd_slot s = tab[c.t];
+    size_t lo = (size_t)c.c * OPT_CHUNK, hi = lo + OPT_CHUNK < s.n ? lo + OPT_CHUNK : s.n;
+    for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        sgd_elem(s.w, s.g, s.buf, i, s.lr, s.mom, s.wd, first);
+}
+
+/* cpu adamw_range (torch.optim.AdamW): a step skipped for inf / nan does not
+ * count (the optimizer step t is the device step counter minus the skipped
+ * steps, as torch's state['step'] under GradScaler). The bias corrections
+ * st = lr / (1 - beta1^t) and sbc2 = sqrt(1 - beta2^t), in double. */
+__device__ __forceinline__ void adamw_corr(float lr, float beta1, float beta2, const int64_t *step,
+                                           const float *scaler, float *st, float *sbc2)
+{
+    double t = (double)*step - (double)scaler[3];
+    double bc1 = 1.0 - pow((double)beta1, t), bc2 = 1.0 - pow((double)beta2, t);
+    *st = (float)(lr / bc1);
+    *sbc2 = (float)sqrt(bc2);
+}
+
+/* One element of the AdamW update. Plain float operators, as the kernel
+ * always had them: nvcc contracts some into fma (1 - lr wd, the moment
+ * updates); the per-tensor and the multi-tensor kernel both call this one
+ * function so that they contract alike (their SASS was compared, NOTES.md). */
+__device__ __forceinline__ void adamw_elem(float *w, const float *gr, float *m, float *v, size_t i,
+                                           float lr, float wd, float beta1, float beta2, float eps,
+                                           float st, float sbc2)
+{
+    float wi = w[i] * (1.0f - lr * wd), g = gr[i];
+    float mi = beta1 * m[i] + (1.0f - beta1) * g;
+    float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = wi - st * mi / (sqrtf(vi) / sbc2 + eps);
+}
+
+/* One AdamW op (MATRIX_ENGINE_OPTIM=per-tensor). */
+__global__ void k_adamw(float *w, const float *gr, float *m, float *v, size_t n, float lr,
+                        float wd, float beta1, float beta2, float eps, const int64_t *step,
+                        const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    float st, sbc2;
+    adamw_corr(lr, beta1, beta2, step, scaler, &st, &sbc2);
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        adamw_elem(w, gr, m, v, i, lr, wd, beta1, beta2, eps, st, sbc2);
+}
+
+/* Every AdamW tensor, a block per chunk (k_adamw's arithmetic). */
+__global__ void k_adamw_mt(const adamw_slot *tab, const opt_chunk *ch, const int64_t *step,
+                           const float *scaler)
+{
+    if (scaler[1] != 0.0f)
+        return;
+    opt_chunk c = ch[blockIdx.x];
+    adamw_slot s = tab[c.t];
+    float st, sbc2;
+    adamw_corr(s.lr, s.beta1, s.beta2, step, scaler, &st, &sbc2);
+    size_t lo = (size_t)c.c * OPT_CHUNK, hi = lo + OPT_CHUNK < s.n ? lo + OPT_CHUNK : s.n;
+    for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        adamw_elem(s.w, s.g, s.m, s.v, i, s.lr, s.wd, s.beta1, s.beta2, s.eps, st, sbc2);
+}
+
 void op_sgd(graph *g, op *o)
 {
     opt_begin(g, o);
-    size_t n = cu_numel(g, o->in[0]);
-    if (n) {
+    if (!OPT.per_tensor) {
+        if ((int)(o - g->ops) == OPT.first_sgd && OPT.nsgd_ch > 0) {
+            k_sgd_mt<<<(unsigned)OPT.nsgd_ch, OPT_THREADS, 0, cu.s>>>(OPT.sgd, OPT.sgd_ch, cu.step,
+                                                                      cu.scaler);
+            cu_launched();
+        }
+    } else if (size_t n = cu_numel(g, o->in[0])) {
         k_sgd<<<cu_blocks(n, 256), 256, 0, cu.s>>>(
             (float *)CU_PTR(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]),
             (float *)CU_PTR(g, o->in[2]), n, o->lr, o->momentum, o->wd, cu.step, cu.scaler);
@@ -1346,34 +1494,16 @@ void op_sgd(graph *g, op *o)
     opt_end(g, o);
 }
 
-/* cpu adamw_range (torch.optim.AdamW): a step skipped for inf / nan does not
- * count (the optimizer step t is the device step counter minus the skipped
- * steps, as torch's state['step'] under GradScaler). */
-__global__ void k_adamw(float *w, const float *gr, float *m, float *v, size_t n, float lr,
-                        float wd, float beta1, float beta2, float eps, const int64_t *step,
-                        const float *scaler)
-{
-    if (scaler[1] != 0.0f)
-        return;
-    double t = (double)*step - (double)scaler[3];
-    double bc1 = 1.0 - pow((double)beta1, t), bc2 = 1.0 - pow((double)beta2, t);
-    float st = (float)(lr / bc1), sbc2 = (float)sqrt(bc2);
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float wi = w[i] * (1.0f - lr * wd), g = gr[i];
-        float mi = beta1 * m[i] + (1.0f - beta1) * g;
-        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = wi - st * mi / (sqrtf(vi) / sbc2 + eps);
-    }
-}
-
 void op_adamw(graph *g, op *o)
 {
     opt_begin(g, o);
-    size_t n = cu_numel(g, o->in[0]);
-    if (n) {
+    if (!OPT.per_tensor) {
+        if ((int)(o - g->ops) == OPT.first_adamw && OPT.nadamw_ch > 0) {
+            k_adamw_mt<<<(unsigned)OPT.nadamw_ch, OPT_THREADS, 0, cu.s>>>(OPT.adamw, OPT.adamw_ch,
+                                                                          cu.step, cu.scaler);
+            cu_launched();
+        }
+    } else if (size_t n = cu_numel(g, o->in[0])) {
         k_adamw<<<cu_blocks(n, 256), 256, 0, cu.s>>>(
             (float *)CU_PTR(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]),
             (float *)CU_PTR(g, o->in[2]), (float *)CU_PTR(g, o->in[3]), n, o->lr, o->wd,
@@ -1381,6 +1511,178 @@ void op_adamw(graph *g, op *o)
         cu_launched();
     }
     opt_end(g, o);
+}
+
+/* ---- the optimizer tables, made by cu_ops_prepare ------------------------------------------ */
+
+void *upload_table(const void *h, size_t n); /* with the prepare helpers, below */
+
+struct opt_span { uintptr_t lo, hi; int op; }; /* bytes [lo, hi) an optimizer op writes */
+
+int span_cmp(const void *a, const void *b)
+{
+    uintptr_t x = ((const opt_span *)a)->lo, y = ((const opt_span *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/* Why the optimizer ops of ops[0 .. nrun) cannot each share their type's
+ * kernel launched at the type's first op (see the head of the optimizer
+ * ops), written into why; NULL when they can. */
+const char *opt_unfusable(const graph *g, int nrun, char *why, size_t n)
+{
+    int first = -1, last = -1, ns = 0;
+    for (int i = 0; i < nrun; i++)
+        if (g->ops[i].type == OP_SGD || g->ops[i].type == OP_ADAMW) {
+            first = first < 0 ? i : first;
+            last = i;
+        }
+    for (int i = first; i >= 0 && i <= last; i++)
+        if (g->ops[i].type != OP_SGD && g->ops[i].type != OP_ADAMW) {
+            snprintf(why, n, "op '%s' (%s) lies between the optimizer ops", g->ops[i].name,
+                     graph_op_name(g->ops[i].type));
+            return why;
+        }
+    opt_span *sp = (opt_span *)calloc(3 * (size_t)(last - first + 1) + 1, sizeof *sp);
+    if (!sp)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    for (int i = first; i >= 0 && i <= last; i++) {
+        const op *o = &g->ops[i];
+        const int wr[3] = {o->in[0], o->in[2], o->type == OP_ADAMW ? o->in[3] : -1};
+        for (int k = 0; k < 3; k++)
+            if (wr[k] >= 0 && cu_numel(g, wr[k]) > 0) {
+                sp[ns].lo = (uintptr_t)CU_PTR(g, wr[k]);
+                sp[ns].hi = sp[ns].lo + cu_numel(g, wr[k]) * sizeof(float);
+                sp[ns++].op = i;
+            }
+    }
+    qsort(sp, (size_t)ns, sizeof *sp, span_cmp);
+    const char *r = NULL;
+    for (int k = 1; k < ns && !r; k++)
+        if (sp[k].lo < sp[k - 1].hi) {
+            snprintf(why, n, "optimizer ops '%s' and '%s' write overlapping memory",
+                     g->ops[sp[k - 1].op].name, g->ops[sp[k].op].name);
+            r = why;
+        }
+    free(sp);
+    return r;
+}
+
+/* The device table of (tensor, chunk) pairs covering tensors of n[0 .. nt)
+ * elements, their count in *nch; NULL when out of memory. */
+opt_chunk *opt_chunks(const size_t *n, int nt, int *nch)
+{
+    size_t total = 0;
+    for (int t = 0; t < nt; t++)
+        total += (n[t] + OPT_CHUNK - 1) / OPT_CHUNK;
+    if (total > 0x7fffffff) /* a grid's x dimension */
+        cu_fail(__FILE__, __LINE__, "opt_chunks", "more than 2^31 optimizer chunks");
+    *nch = (int)total;
+    if (!total)
+        return NULL;
+    opt_chunk *h = (opt_chunk *)calloc(total, sizeof *h);
+    if (!h)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    size_t k = 0;
+    for (int t = 0; t < nt; t++)
+        for (size_t c = 0; c * OPT_CHUNK < n[t]; c++)
+            h[k++] = opt_chunk{t, (unsigned)c};
+    opt_chunk *d = (opt_chunk *)upload_table(h, total * sizeof *h);
+    free(h);
+    return d;
+}
+
+/* The tables of opt_prepare; -1 when out of device memory. */
+int opt_tables(graph *g, int nrun)
+{
+    sgd_slot *hs = (sgd_slot *)calloc((size_t)OPT.nsgd + 1, sizeof *hs);
+    adamw_slot *ha = (adamw_slot *)calloc((size_t)OPT.nadamw + 1, sizeof *ha);
+    size_t *ns = (size_t *)calloc((size_t)OPT.nsgd + 1, sizeof *ns);
+    size_t *na = (size_t *)calloc((size_t)OPT.nadamw + 1, sizeof *na);
+    if (!hs || !ha || !ns || !na)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    int s = 0, a = 0, rc = 0;
+    for (int i = 0; i < nrun; i++) {
+        const op *o = &g->ops[i];
+        if (o->type != OP_SGD && o->type != OP_ADAMW)
+            continue;
+        float *w = (float *)CU_PTR(g, o->in[0]), *st = (float *)CU_PTR(g, o->in[2]);
+        const float *gr = (const float *)CU_PTR(g, o->in[1]);
+        if (o->type == OP_SGD) {
+            ns[s] = cu_numel(g, o->in[0]);
+            hs[s] = sgd_slot{w, gr, st, ns[s], o->lr, o->momentum, o->wd};
+            s++;
+        } else {
+            na[a] = cu_numel(g, o->in[0]);
+            ha[a] = adamw_slot{w, gr, st, (float *)CU_PTR(g, o->in[3]), na[a], o->lr, o->wd,
+                               o->beta1, o->beta2, o->eps};
+            a++;
+        }
+    }
+    if (OPT.nsgd && (!(OPT.sgd = (sgd_slot *)upload_table(hs, OPT.nsgd * sizeof *hs)) ||
+                     !(OPT.sgd_ch = opt_chunks(ns, OPT.nsgd, &OPT.nsgd_ch))))
+        rc = -1;
+    if (!rc && OPT.nadamw &&
+        (!(OPT.adamw = (adamw_slot *)upload_table(ha, OPT.nadamw * sizeof *ha)) ||
+         !(OPT.adamw_ch = opt_chunks(na, OPT.nadamw, &OPT.nadamw_ch))))
+        rc = -1;
+    free(hs);
+    free(ha);
+    free(ns);
+    free(na);
+    return rc;
+}
+
+/* MATRIX_ENGINE_OPTIM (fused, the default, or per-tensor), the launching
+ * ops, the checks of opt_unfusable and the tables; a log line says which
+ * kernels run. 0, -1 out of device memory, -2 a bad MATRIX_ENGINE_OPTIM. */
+int opt_prepare(graph *g, int nrun)
+{
+    const char *env = getenv("MATRIX_ENGINE_OPTIM");
+    char why[2 * GRAPH_NAME + 64];
+    if (env && *env && strcmp(env, "fused") != 0 && strcmp(env, "per-tensor") != 0) {
+        fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_OPTIM='%s': expected 'fused' (one "
+                "multi-tensor kernel per optimizer) or 'per-tensor'\n", env);
+        return -2;
+    }
+    for (int i = 0; i < nrun; i++) {
+        if (g->ops[i].type == OP_SGD && OPT.nsgd++ == 0)
+            OPT.first_sgd = i;
+        if (g->ops[i].type == OP_ADAMW && OPT.nadamw++ == 0)
+            OPT.first_adamw = i;
+    }
+    if (!OPT.nsgd && !OPT.nadamw)
+        return 0;
+    const char *no = env && strcmp(env, "per-tensor") == 0 ? "MATRIX_ENGINE_OPTIM=per-tensor"
+                                                           : opt_unfusable(g, nrun, why, sizeof why);
+    if (no) {
+        OPT.per_tensor = 1;
+        fprintf(stderr, "matrix-engine: cuda: optimizer: %d SGD and %d AdamW tensors, one kernel "
+                "each (%s)\n", OPT.nsgd, OPT.nadamw, no);
+        return 0;
+    }
+    if (opt_tables(g, nrun))
+        return -1;
+    if (OPT.nsgd)
+        fprintf(stderr, "matrix-engine: cuda: optimizer: %d SGD tensors in one multi-tensor "
+                "kernel (%d blocks of up to %zu elements)\n", OPT.nsgd, OPT.nsgd_ch, OPT_CHUNK);
+    if (OPT.nadamw)
+        fprintf(stderr, "matrix-engine: cuda: optimizer: %d AdamW tensors in one multi-tensor "
+                "kernel (%d blocks of up to %zu elements)\n", OPT.nadamw, OPT.nadamw_ch, OPT_CHUNK);
+    return 0;
+}
+
+void opt_release(void)
+{
+    cu_free(OPT.sgd, OPT.nsgd * sizeof(sgd_slot));
+    cu_free(OPT.adamw, OPT.nadamw * sizeof(adamw_slot));
+    cu_free(OPT.sgd_ch, OPT.nsgd_ch * sizeof(opt_chunk));
+    cu_free(OPT.adamw_ch, OPT.nadamw_ch * sizeof(opt_chunk));
+    OPT.sgd = NULL;
+    OPT.adamw = NULL;
+    OPT.sgd_ch = OPT.adamw_ch = NULL;
+    OPT.nsgd = OPT.nadamw = OPT.nsgd_ch = OPT.nadamw_ch = 0;
+    OPT.per_tensor = 0;
+    OPT.first_sgd = OPT.first_adamw = -1;
 }
 
 /* cpu ema_range over every pair: e = m e + (1 - m) w, without fma. */
@@ -2270,12 +2572,13 @@ int cu_ops_prepare(graph *g, int nrun)
         if (!S.emas)
             return -1;
     }
-    return 0;
+    return opt_prepare(g, nrun);
 }
 
 void cu_ops_release(graph *g)
 {
     (void)g;
+    opt_release();
     cu_free(S.part, S.part_bytes);
     cu_free(S.coef, S.coef_bytes);
     cu_free(S.grads, S.ngrads * sizeof(gslot));

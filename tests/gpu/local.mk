@@ -5,7 +5,9 @@
 #                    estimated 15-20 minutes on one H100, model_check.sh's BERT
 #                    part 5-10 of them): tests/gpu/ops_check (every op, CUDA against
 #                    CPU), tests/gpu/model_check.sh (whole models through
-#                    --dump: gradients, 5-step losses), tests/gpu/knob_sanity.sh
+#                    --dump: gradients, 5-step losses; the optimizers'
+#                    multi-tensor kernels against one kernel per op, bit
+#                    for bit), tests/gpu/knob_sanity.sh
 #                    (each knob off against on: what must hold),
 #                    tests/gpu/memory_vs_pytorch.sh (peak memory against
 #                    PyTorch in the matching mode), tests/gpu/ddp_check.sh

@@ -48,6 +48,9 @@
 #     (MATRIX_ENGINE_CONV=graph vs legacy): ResNet-18 / ResNet-50 inference
 #     at batch 1 and 8, fp16 NHWC reduce-overhead, and ResNet-18 fp32 NCHW
 #     (conv_graph below).
+#  5. the optimizers' multi-tensor kernels against one kernel per op
+#     (MATRIX_ENGINE_OPTIM=per-tensor): mnist_cnn, resnet_tiny (SGD) and
+#     bert_tiny (AdamW), 3 training steps, bit-identical (optim_check below).
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
@@ -61,7 +64,7 @@
 # Each can be overridden: MODEL_CHECK_FP32_RTOL, MODEL_CHECK_FP32_GRAD_RTOL,
 # MODEL_CHECK_TF32_RTOL, MODEL_CHECK_FP16_RTOL, MODEL_CHECK_FP16_LOSS_RTOL,
 # MODEL_CHECK_BF16_RTOL. Takes 10-15 minutes on one GPU (estimated: never
-# run; section 4 about a minute, BERT's part 5-10 with the CPU references of
+# run; sections 4 and 5 about a minute each, BERT's part 5-10 with the CPU references of
 # bert_base the slow part) and up to about 10 GB in OUTDIR (bert_base's dumps
 # hold every gradient and final weight, 1.3 GB each: its CUDA dumps are
 # removed once compared).
@@ -186,6 +189,79 @@ selected_part() {
 	return 1
 }
 
+# The optimizers' multi-tensor kernels (engine/cuda/ops.cu: one launch per
+# optimizer type) against one kernel per op (MATRIX_ENGINE_OPTIM=per-tensor):
+# the same arithmetic, so the 3-step runs must be bit-identical (output,
+# gradients, losses, final weights and BN statistics), in fp32 and fp16
+# (loss scaling, skipped steps), and with a CUDA Graph for resnet_tiny (a
+# dump runs whole steps, so through the graph, only for models without
+# dropout). The logs must say which kernels ran. Bit-identity needs a
+# deterministic step: two fused runs are compared first, and where they
+# differ (a library kernel that is not deterministic) the modes are compared
+# at the run's tolerance instead, saying so. SGD on the convolutional models,
+# AdamW on bert_tiny.
+optim_check() {
+	ocs="default:fp32 default:fp16"
+	[ "$m" != resnet_tiny ] || ocs="$ocs reduce-overhead:fp32"
+	for oc in $ocs; do
+		cm=${oc%:*} pr=${oc#*:}
+		on="$m.cuda.O3.$cm.$pr"
+		O3="--task train --steps 3 --channels-last off --compile $cm --precision $pr"
+		run "$on" cuda $MF $O3
+		run "$on.again" cuda $MF $O3
+		MATRIX_ENGINE_OPTIM=per-tensor
+		export MATRIX_ENGINE_OPTIM
+		run "$on.pt" cuda $MF $O3
+		unset MATRIX_ENGINE_OPTIM
+		if [ ! -f "$W/$on.mxw" ] || [ ! -f "$W/$on.again.mxw" ] || [ ! -f "$W/$on.pt.mxw" ]; then
+			continue # a run failed and said so
+		fi
+		label="$m $pr --compile $cm optimizer: multi-tensor vs per-tensor kernels"
+		if ! grep -q 'in one multi-tensor kernel' "$W/$on.log" ||
+			! grep -q 'one kernel each (MATRIX_ENGINE_OPTIM=per-tensor)' "$W/$on.pt.log"; then
+			echo "CHECK FAIL $label: the logs do not show the two modes:"
+			grep -h 'optimizer:' "$W/$on.log" "$W/$on.pt.log" | sed 's/^/    /'
+			note_fail "$label (logs)"
+			continue
+		fi
+		grep -h 'optimizer:' "$W/$on.log" "$W/$on.pt.log" | sed 's/^/   /'
+		if "$PY" "$CMP" --label "$m $pr $cm fused twice" $exact "$W/$on.mxw" "$W/$on.again.mxw" \
+			>"$W/$on.det.out" 2>&1; then
+			compare "$label (bit-identical)" "$on.pt" "$on" $exact
+		else
+			echo "note $m $pr $cm: two runs with the same flags differ, the step is not deterministic:"
+			grep '^CHECK FAIL' "$W/$on.det.out" | head -n 3 | sed 's/^/    /'
+			eval "tol=\$optim_tol_$pr"
+			case $m:$pr in bert*:fp32) tol=$tight_bert ;; esac
+			compare "$label (tolerance: the step is not deterministic)" "$on.pt" "$on" $tol
+		fi
+	done
+	if [ "$m" = resnet_tiny ]; then optim_graph_nodes; fi
+}
+
+# One launch for every SGD tensor: the CUDA Graph of a training step has
+# N - 1 nodes fewer than with one kernel per op (measured runs: a dump
+# writes no result file).
+optim_graph_nodes() {
+	G="--task train --steps 3 --warmup 0 --compile reduce-overhead"
+	label="$m fp32 --compile reduce-overhead optimizer: CUDA Graph nodes"
+	rc=0
+	"$E" --device cuda --seed 7 $MF $G --result "$W/$m.graph.result" >"$W/$m.graph.log" 2>&1 || rc=$?
+	MATRIX_ENGINE_OPTIM=per-tensor "$E" --device cuda --seed 7 $MF $G --result "$W/$m.graph.pt.result" \
+		>"$W/$m.graph.pt.log" 2>&1 || rc=$?
+	nt=$(sed -n 's/.*optimizer: \([0-9]*\) SGD tensors in one.*/\1/p' "$W/$m.graph.log")
+	gf=$(key cuda_graph_nodes "$W/$m.graph.result" 2>/dev/null)
+	gp=$(key cuda_graph_nodes "$W/$m.graph.pt.result" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ -n "$nt" ] && [ -n "$gf" ] && [ -n "$gp" ] && [ $((gp - gf)) -eq $((nt - 1)) ]; then
+		echo "CHECK OK   $label: $gf, per-tensor $gp ($nt SGD tensors)"
+		npass=$((npass + 1))
+	else
+		echo "CHECK FAIL $label: '$gf', per-tensor '$gp', want $((${nt:-0} - 1)) fewer ('$nt' SGD tensors; exit $rc)"
+		tail -n 3 "$W/$m.graph.log" "$W/$m.graph.pt.log" | sed 's/^/    /'
+		note_fail "$label"
+	fi
+}
+
 # weights: the parameters both devices start from, $W/$m.w.mxw (the model's
 # own at $MF, BatchNorm randomised), added to MF; 1 when it cannot be made
 weights() {
@@ -221,6 +297,10 @@ tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32
 traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
 traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
 traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
+# optim_check: bit-identical, else (a step that is not deterministic) these
+exact="--rtol 0 --grad-rtol 0 --loss-rtol 0 --final-rtol 0"
+optim_tol_fp32=$tight
+optim_tol_fp16=$traj_fp16
 
 for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	selected || continue
@@ -249,6 +329,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 		run "$m.cuda.T4" cuda $MF $T4
 		compare "$m fp32 T4 (train, eval on) cuda vs cpu" "$m.cpu.T4" "$m.cuda.T4" $tight
 	fi
+	case $m in mnist_cnn | resnet_tiny) optim_check ;; esac
 
 	if [ $full = 0 ]; then # the ImageNet models: the reduced precisions' trajectories only
 		for pr in tf32 fp16 bf16; do
@@ -430,6 +511,7 @@ for m in bert_tiny bert_tiny_s512 bert_base bert_base_s128; do
 	esac
 	weights || continue
 	bert_cases
+	[ "$m" != bert_tiny ] || optim_check
 done
 
 # ---- BERT: what the engine accepts, run for real (no reference) ----------------------------

@@ -77,6 +77,11 @@
  *     begin_step() (the engine's op-by-op path: dump, profile); the dropout
  *     case finds the step whose CPU mask matches the device's (1 expected)
  *     and the SGD case uses it (the first step: buf = g).
+ *   - the optimizer ops of one type are consecutive and run in order: the
+ *     first SGD (AdamW) op of the plan updates the tensors of every SGD
+ *     (AdamW) op in one multi-tensor kernel, the others do nothing (ops.cu;
+ *     MATRIX_ENGINE_OPTIM=per-tensor: one kernel per op); with --op the first
+ *     runs too (printed only when failing) when a later one is selected.
  *   - fp16 training scales the loss gradient at NLL_BWD by a power of two
  *     (65536 in ops.cu) and the first SGD op unscales every parameter
  *     gradient: the scale is detected at NLL_BWD and the SGD case accepts the
@@ -720,13 +725,15 @@ static void case_dropout(suite *s, int M, int acc)
     o->in[0] = dy; o->in[1] = m; o->out[0] = dx; o->fwd = fi; o->acc = acc;
 }
 
-static void case_sgd(suite *s, float momentum)
+/* R x C: 64 x 9 fits one chunk of ops.cu's multi-tensor optimizer kernels,
+ * 160 x 129 (20,640 elements) spans two, the second partial. */
+static void case_sgd(suite *s, float momentum, int R, int C)
 {
     s->ncase++;
-    int w = IN(s, "w", TK_PARAM, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
-    int gr = IN(s, "grad", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
-    int m = IN(s, "momentum", TK_STATE, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
-    op *o = O(s, OP_SGD, 1, "64x9 lr=0.1 momentum=%g wd=1e-4", momentum);
+    int w = IN(s, "w", TK_PARAM, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    int gr = IN(s, "grad", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    int m = IN(s, "momentum", TK_STATE, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    op *o = O(s, OP_SGD, 1, "%dx%d lr=0.1 momentum=%g wd=1e-4", R, C, momentum);
     o->in[0] = w; o->in[1] = gr; o->in[2] = m;
     o->lr = 0.1f; o->momentum = momentum; o->wd = 1e-4f;
 }
@@ -855,14 +862,14 @@ static void case_select0(suite *s, int B, int Tn, int C, int acc)
     o->in[0] = dy; o->out[0] = dx; o->fwd = fi; o->acc = acc;
 }
 
-static void case_adamw(suite *s)
+static void case_adamw(suite *s, int R, int C)
 {
     s->ncase++;
-    int w = IN(s, "w", TK_PARAM, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
-    int gr = IN(s, "grad", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -1, 1);
-    int m = IN(s, "adam_m", TK_STATE, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, -0.1, 0.1);
-    int v = IN(s, "adam_v", TK_STATE, CL_F32, LAYOUT_ROW, 2, 64, 9, 1, 1, 0, 0.01);
-    op *o = O(s, OP_ADAMW, 1, "64x9 lr=1e-3 wd=0.01");
+    int w = IN(s, "w", TK_PARAM, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    int gr = IN(s, "grad", TK_PGRAD, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -1, 1);
+    int m = IN(s, "adam_m", TK_STATE, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, -0.1, 0.1);
+    int v = IN(s, "adam_v", TK_STATE, CL_F32, LAYOUT_ROW, 2, R, C, 1, 1, 0, 0.01);
+    op *o = O(s, OP_ADAMW, 1, "%dx%d lr=1e-3 wd=0.01", R, C);
     o->in[0] = w; o->in[1] = gr; o->in[2] = m; o->in[3] = v;
     o->lr = 1e-3f; o->wd = 0.01f; o->beta1 = 0.9f; o->beta2 = 0.999f; o->eps = 1e-8f;
 }
@@ -967,9 +974,13 @@ static void build_cases(suite *s)
         case_dropout(s, 8, acc);
         case_dropout(s, 7, acc); /* 350 elements: a tail after the 8-wide vectors */
     }
-    case_sgd(s, 0.0f);
-    case_sgd(s, 0.9f);
-    case_adamw(s);
+    /* the optimizers: consecutive ops, as in a plan (ops.cu's first op of a
+     * type updates the tensors of every op of that type) */
+    case_sgd(s, 0.0f, 64, 9);
+    case_sgd(s, 0.9f, 64, 9);
+    case_sgd(s, 0.9f, 160, 129);
+    case_adamw(s, 64, 9);
+    case_adamw(s, 160, 129);
     case_ema(s);
     /* BERT's ops: odd and prime sizes, and a real row width (768) */
     for (int acc = 0; acc < 2; acc++) {
@@ -1511,6 +1522,15 @@ static int selected(const suite *s, int i)
         return 1;
     if (i + 1 < s->g.nops && s->g.ops[i + 1].fwd == i && matches(s, i + 1))
         return 2;
+    if (o->type == OP_SGD || o->type == OP_ADAMW) { /* the first of its type updates all */
+        int first = 1, later = 0;
+        for (int j = 0; j < s->g.nops; j++)
+            if (s->g.ops[j].type == o->type) {
+                first &= j >= i;
+                later |= j > i && matches(s, j);
+            }
+        return first && later ? 2 : 0;
+    }
     return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
 }
 
