@@ -428,6 +428,14 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
 	return sb.buf;
 }
 
+size_t text_columns(const char *s, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return k;
+}
+
 size_t utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];

@@ -112,6 +112,9 @@ char *read_file_capped(const char *path, size_t cap, int nofollow, size_t *len, 
 /* The length of the valid UTF-8 sequence at s (n >= 1 bytes left), or 0 (an
  * overlong form, a surrogate or a byte that cannot start one). */
 size_t utf8_len(const unsigned char *s, size_t n);
+/* The terminal columns of s[0..n), text_clean's output: its characters
+ * (UTF-8 lead bytes), one column each. */
+size_t text_columns(const char *s, size_t n);
 /* Text from elsewhere (a point's log or result) made fit for a file or a
  * terminal: valid UTF-8, each byte of an invalid sequence written as U+FFFD,
  * control characters but tab (C0, DEL, C1) written as \xHH or \u00HH; cut at a

@@ -337,7 +337,11 @@ static const char *match_test(const struct match *x, double spread, char *buf, s
 	return buf;
 }
 
-/* The table: a heading, then a line per matched point, worst first. */
+/* The widest the point column of the table grows (terminal columns). */
+#define COMPARE_LABEL_MAX 100
+
+/* The table: a heading, then a line per matched point, worst first, in
+ * columns as wide as their widest cell (the test's: 16). */
 static void print_matches(const struct run *a, const struct run *b, const struct match *m, size_t nm,
 			  double spread, const struct compare_opts *o, const char *const *marks)
 {
@@ -349,12 +353,22 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 	free(head_shown);
 	free(head);
 	printf("A: %s\nB: %s\n\n", o->dirs[0], o->dirs[1]);
-	printf("%-44s %12s %12s %8s %17s %9s %5s  %-14s %s\n", "point", "A", "B", "gain", "95% CI", "change",
-	       "procs", "test", "verdict");
+	/* the point column as wide as its widest label (in terminal columns),
+	 * up to COMPARE_LABEL_MAX: a longer one pushes its own row only */
+	char **shown = xmalloc((nm ? nm : 1) * sizeof(char *));
+	size_t width = 5;
 	struct strbuf lab = {0};
 	for (size_t i = 0; i < nm; i++) {
+		match_label(a, &m[i], &lab);
+		shown[i] = lab.len ? text_clean(lab.buf, lab.len, 0) : xstrdup("(all)"); /* levels from any results.csv */
+		size_t w = text_columns(shown[i], strlen(shown[i]));
+		if (w > width)
+			width = w < COMPARE_LABEL_MAX ? w : COMPARE_LABEL_MAX;
+	}
+	printf("%-*s %12s %12s %8s %17s %9s %5s  %-16s %s\n", (int)width, "point", "A", "B", "gain", "95% CI",
+	       "change", "procs", "test", "verdict");
+	for (size_t i = 0; i < nm; i++) {
 		const struct match *x = &m[i];
-		match_label(a, x, &lab);
 		double change = 100.0 * (x->gain - 1);
 		const char *mark = marks[i];
 		char ci[96] = "", test[32], procs[24];
@@ -367,13 +381,13 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 		match_test(x, spread, test, sizeof(test));
 		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
 		char gs[40], cs[40], va[40], vb[40];
-		char *shown = text_clean(lab.buf ? lab.buf : "", lab.len, 0); /* levels from any results.csv */
-		printf("%-44s %12s %12s %8s %17s %8s%% %5s  %-14s %s\n", lab.len ? shown : "(all)",
+		size_t w = text_columns(shown[i], strlen(shown[i]));
+		printf("%s%*s %12s %12s %8s %17s %8s%% %5s  %-16s %s\n", shown[i], (int)(w < width ? width - w : 0), "",
 		       sig3(va, a->cells.value[x->a] * mt->scale, 0), sig3(vb, b->cells.value[x->b] * mt->scale, 0),
-		       sig3(gs, x->gain, 0), ci, sig3(cs, change, 1),
-		       procs, test, mark);
-		free(shown);
+		       sig3(gs, x->gain, 0), ci, sig3(cs, change, 1), procs, test, mark);
+		free(shown[i]);
 	}
+	free(shown);
 	sb_free(&lab);
 }
 

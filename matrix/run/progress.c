@@ -56,15 +56,6 @@ size_t term_columns(int fd)
 	return 80;
 }
 
-/* Characters (UTF-8 lead bytes) in s[0..n). */
-static size_t columns_of(const char *s, size_t n)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		k += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return k;
-}
-
 /* The byte offset after the first k characters of s. */
 static size_t bytes_of(const char *s, size_t k)
 {
@@ -84,7 +75,7 @@ char *term_fit(const char *text, size_t cols)
 	/* one column less than the width: a character in the last column
 	 * makes some terminals wrap */
 	size_t room = cols > 1 ? cols - 1 : 1, len = strlen(clean);
-	if (columns_of(clean, len) <= room)
+	if (text_columns(clean, len) <= room)
 		return clean;
 	size_t keep = room > 3 ? room - 3 : room;
 	size_t at = bytes_of(clean, keep);
@@ -111,7 +102,7 @@ char *term_wrap(const char *text, size_t cols)
 		while (s[sp] == ' ')
 			sp++;
 		size_t wl = strcspn(s + sp, " ");
-		size_t wcols = columns_of(s + sp, wl);
+		size_t wcols = text_columns(s + sp, wl);
 		if (used && used + sp + wcols > room) { /* the word starts the next line */
 			sb_printf(&sb, "\n%.*s", (int)ind, indent);
 			used = ind;
@@ -126,7 +117,7 @@ char *term_wrap(const char *text, size_t cols)
 			sb_add(&sb, s, at);
 			sb_printf(&sb, "\n%.*s", (int)ind, indent);
 			used = ind;
-			wcols -= columns_of(s, at);
+			wcols -= text_columns(s, at);
 			wl -= at;
 			s += at;
 		}

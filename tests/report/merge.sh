@@ -110,6 +110,10 @@ expect_eq "$(grep -c "merged 2 runs into one study" c.err)" 1 "compare M R: the 
 expect_status 0 "$MATRIX" compare M M > c2.out 2> c2.err
 expect_eq "$(grep -c "factor 'eval' is not in every run" c2.err)" 1 "compare M M: the factor note once"
 expect_eq "$(sort c2.err | uniq -d)" "" "compare M M: no line twice"
+# the table's columns line up however long the point labels (the machines'
+# names): each row's processes end under the header's "procs"
+awk '/^point / { h = index($0, "procs") + 4 } h && / 1\/1  / { n++; if (index($0, " 1/1  ") + 3 != h) bad++ }
+	END { exit !(h && n == 8 && !bad) }' c2.out || { cat c2.out >&2; fail "compare's columns do not line up"; }
 expect_status 0 "$MATRIX" report A B > r3.out 2> r3.err
 d=$(sed -n 's|^\(\./merged-[0-9]\{8\}-[0-9]\{6\}\)/report.html.*|\1|p' r3.out)
 [ -n "$d" ] && [ -s "$d/merge.txt" ] || fail "report A B without --out: $(cat r3.out)"
