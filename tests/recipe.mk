@@ -83,6 +83,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/invalid_yaml.yaml \
 	tests/recipes/bad/measure_min_over_max.err \
 	tests/recipes/bad/measure_min_over_max.yaml \
+	tests/recipes/bad/measure_repeat.err \
+	tests/recipes/bad/measure_repeat.yaml \
 	tests/recipes/bad/missing_keys.err \
 	tests/recipes/bad/missing_keys.yaml \
 	tests/recipes/bad/multiple_documents.err \

@@ -406,6 +406,17 @@ static unsigned char *check_mapping_keys(struct loader *L, yaml_node_t *map)
 	return skip;
 }
 
+/* A key someone would write in measure: for processes per point, which is
+ * the top-level repeat. */
+static int is_repeat_word(const char *k)
+{
+	static const char *const words[] = {"repeat", "repeats", "runs", "processes", "process_repeats"};
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (!strcmp(k, words[i]))
+			return 1;
+	return 0;
+}
+
 /* Walk a mapping with a fixed set of keys: vals[i] receives the value of
  * names[i] (NULL when absent) and keys[i] its key node. Unknown keys are
  * reported with a hint; path names the mapping in messages (NULL: top). */
@@ -434,7 +445,10 @@ static void get_fields(struct loader *L, yaml_node_t *map, const char *path, con
 		sb_printf(&sb, "unknown key '%s'", scalar(k));
 		if (path)
 			sb_printf(&sb, " in '%s'", path);
-		hint(&sb, scalar(k), names, n);
+		if (path && !strcmp(path, "measure") && is_repeat_word(scalar(k)))
+			sb_puts(&sb, " (fresh processes per point are the top-level 'repeat: N')");
+		else
+			hint(&sb, scalar(k), names, n);
 		errorf(L, node_mark(k), "%s", sb.buf);
 		sb_free(&sb);
 	}
