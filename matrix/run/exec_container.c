@@ -30,6 +30,7 @@ struct container_slot {
 	char *name;                 /* the running container's, NULL when none */
 	const char *runtime;
 	int memory_limit;           /* it ran under --memory */
+	char *log_path;             /* the point's log */
 };
 
 struct container_exec {
@@ -328,6 +329,36 @@ char **exec_container_argv(const struct exec_point *pt, const char *name, const 
 	return v.v;
 }
 
+/* The client exited 125: the runtime could not make or start the container
+ * (an option refused, no GPU driver, no image), and its last line is a hint
+ * such as "Run 'docker run --help'". A line appended to the point's log
+ * names the runtime's error (its first line that says "Error", else its
+ * first), so that the point's reason (its log's last line) says why. */
+static void note_runtime_error(const struct container_slot *s)
+{
+	size_t len;
+	char *log = s->log_path ? read_file(s->log_path, &len) : NULL;
+	if (!log)
+		return;
+	const char *first = NULL, *err = NULL;
+	size_t n;
+	for (const char *p = log; *p && !err; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		if (n && !first)
+			first = p;
+		if (n && (memmem(p, n, "Error", 5) || memmem(p, n, "error", 5)))
+			err = p;
+	}
+	const char *line = err ? err : first;
+	FILE *f = line ? fopen(s->log_path, "ae") : NULL;
+	if (f) {
+		fprintf(f, "matrix: %s could not start the container: %.*s\n", s->runtime, (int)strcspn(line, "\n"),
+			line);
+		fclose(f);
+	}
+	free(log);
+}
+
 /* Inspect the ended container of slot s into out (exit code, OOM kill), kill
  * it when it may still run, remove it. */
 static void container_end(struct container_slot *s, struct exec_exit *out)
@@ -340,6 +371,7 @@ static void container_end(struct container_slot *s, struct exec_exit *out)
 		char *kill_argv[] = {rt, "kill", s->name, NULL};
 		run_capture(kill_argv, NULL, -1);
 	}
+	int ccode = -1; /* the container's own exit code */
 	if (out) {
 		char *inspect[] = {rt, "inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", s->name, NULL};
 		char *state = NULL;
@@ -347,6 +379,7 @@ static void container_end(struct container_slot *s, struct exec_exit *out)
 			int code = -1;
 			char oom[16] = "";
 			if (sscanf(state, "%15s %d", oom, &code) == 2) {
+				ccode = code;
 				/* podman 4 with runc and cgroupfs never says OOMKilled:
 				 * a SIGKILL nobody here sent, under a memory limit, is
 				 * the kernel's OOM killer in the container's cgroup */
@@ -359,6 +392,9 @@ static void container_end(struct container_slot *s, struct exec_exit *out)
 			}
 		}
 		free(state);
+		/* the client's 125 and not the engine's */
+		if (!out->timed_out && WIFEXITED(out->wstatus) && WEXITSTATUS(out->wstatus) == 125 && ccode != 125)
+			note_runtime_error(s);
 	}
 	char *rm_argv[] = {rt, "rm", "-f", s->name, NULL};
 	run_capture(rm_argv, NULL, -1);
@@ -375,6 +411,8 @@ static int container_start(struct executor *ex, size_t slot, const struct exec_p
 	s->name = xasprintf("matrix-%s-%ld-%zu", pt->id ? pt->id : "point", (long)getpid(), slot);
 	s->runtime = pt->image->runtime;
 	s->memory_limit = pt->image->memory != NULL;
+	free(s->log_path);
+	s->log_path = pt->log_path ? xstrdup(pt->log_path) : NULL;
 	/* a container of that name left by a killed runner of this pid */
 	char *rm_argv[] = {(char *)s->runtime, "rm", "-f", s->name, NULL};
 	run_capture(rm_argv, NULL, -1);
@@ -427,8 +465,10 @@ static void container_free(struct executor *ex)
 	if (!ex)
 		return;
 	struct container_exec *c = ex->state;
-	for (size_t i = 0; i < ex->nslots; i++)
+	for (size_t i = 0; i < ex->nslots; i++) {
 		container_end(&c->slots[i], NULL);
+		free(c->slots[i].log_path);
+	}
 	c->local->ops->free(c->local);
 	free(c->slots);
 	free(c->rundir);

@@ -107,6 +107,16 @@ awk -F'\t' '$1 == "marked" { d = $5 ~ /^no digest/ ? "" : " digest=" $5
 grep '^container: ' run2/env.txt > got_env.txt
 diff want_env.txt got_env.txt || fail "env.txt's image line (+) differs from matrix build's (-)"
 
+# A container the runtime cannot start (on a network that does not exist):
+# the point fails with the runtime's error as its reason (the client's last
+# line may be a hint only, such as "Run 'docker run --help'")
+sed 's/^  memory: 64m$/  network: matrix-no-such-network/' r.yaml > c.yaml
+expect_status 1 "$MATRIX" run c.yaml --out crun --only what=os,n=1 --no-report > cout.txt 2>&1
+expect_eq "$(csv_col crun/results.csv status)" failed "a container the runtime cannot start"
+grep -q "exit status 125: matrix: $rt could not start the container: .*rror.*matrix-no-such-network" crun/results.csv ||
+	fail "its reason: $(cat crun/results.csv crun/logs/*.log)"
+expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
+
 # A runner killed by SIGKILL mid-point leaves its container running (nobody
 # is left to remove it): resuming the directory removes it first.
 cat > k.yaml <<YAML
