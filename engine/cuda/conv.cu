@@ -1507,7 +1507,7 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
     }
     if (k >= 0) {
         char eng[512];
-        dg_engine_str(&cp->use.eng, eng, sizeof eng);
+        dg_engine_str(&cp->use.eng, eng, sizeof eng); /* "" when it does not fit: not stored */
         char chk[120];
         snprintf(chk, sizeof chk, "verified on %ld elements max_rel_err %.2g (legacy %.2g)",
                  vc[k].checked, vc[k].rel, vc[k].legacy_rel);
@@ -1521,6 +1521,8 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
         snprintf(val, sizeof val, "graph eng=%s ws=%lld ms=%.6g legacy_ms=%.6g timed=%d", eng,
                  (long long)cp->use.ws, cu.search ? ro.ms : 0.0, cu.search ? ro.heur_ms : 0.0,
                  ro.timed);
+        if (!eng[0])
+            val[0] = 0;
         e->cp = cp;
     } else {
         const char *tag;
@@ -1560,7 +1562,8 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
     for (int i = 0; i < nver; i++)
         if (i != k)
             cg_cand_free(&c[i]);
-    (void)plancache_put(cu.plans, pkey, val);
+    if (val[0])
+        (void)plancache_put(cu.plans, pkey, val);
     return 0;
 }
 

@@ -26,14 +26,17 @@ typedef struct dg_engine {
     unsigned numerical, behavior;      /* 1 << cudnnBackendNumericalNote_t / BehaviorNote_t */
 } dg_engine;
 
-/* e as "ID" or "ID:T=V,T=V,..." into s (n bytes; cut short when too small:
- * dg_engine_parse then refuses it). */
+/* e as "ID" or "ID:T=V,T=V,..." into s (n bytes); "" when the whole text
+ * does not fit, which dg_engine_parse refuses (a text cut short could read
+ * back as another engine config: "42:12=345" cut to "42:12=3"). */
 static inline void dg_engine_str(const dg_engine *e, char *s, size_t n)
 {
     size_t len = (size_t)snprintf(s, n, "%lld", (long long)e->id);
     for (int i = 0; i < e->nknobs && len < n; i++)
         len += (size_t)snprintf(s + len, n - len, "%s%lld=%lld", i ? "," : ":",
                                 (long long)e->knob_type[i], (long long)e->knob_value[i]);
+    if (len >= n && n > 0)
+        s[0] = 0;
 }
 
 /* One integer at *p (decimal, optional minus) into *v, *p moved past it; 0 or -1. */

@@ -60,11 +60,21 @@ int main(void)
     for (int i = 0; i <= DG_MAX_KNOBS; i++)
         len += (size_t)snprintf(big + len, sizeof big - len, "%s%d=1", i ? "," : ":", i);
     CHECK_INT(dg_engine_parse(big, &b), -1);
-    /* a buffer too small cuts the text: the parse refuses what is left of a knob */
+    /* a buffer too small: no text at all, which the parse refuses (cut
+     * short, "42:12=345" would read back as "42:12=3", another config) */
     e.nknobs = 1;
     e.knob_type[0] = 12;
     e.knob_value[0] = 345;
-    dg_engine_str(&e, s, 8); /* "42:12=3" */
-    CHECK_STR(s, "42:12=3");
+    for (size_t n = 1; n <= 9; n++) {
+        dg_engine_str(&e, s, n);
+        CHECK_STR(s, "");
+        CHECK_INT(dg_engine_parse(s, &b), -1);
+    }
+    dg_engine_str(&e, s, 10); /* just fits */
+    CHECK_STR(s, "42:12=345");
+    CHECK(roundtrip(&e));
+    e.nknobs = 0;
+    dg_engine_str(&e, s, 2); /* the id alone cut short */
+    CHECK_STR(s, "");
     T_DONE();
 }
