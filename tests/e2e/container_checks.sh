@@ -3,6 +3,13 @@
 # imported): what both runtimes must pass.
 # An image built from a build: entry on first use, with a marker and the
 # engine only it holds.
+# Run on its own (make check TESTS=...), it has no runtime and no helpers, and
+# its wait loops would never end: refuse at once.
+if [ -z "${rt:-}" ] || ! command -v fail > /dev/null 2>&1; then
+	echo "container_checks.sh is sourced by container_docker.sh and container_podman.sh;" \
+		"run those: make check TESTS='tests/e2e/container_docker.sh tests/e2e/container_podman.sh'" >&2
+	exit 99
+fi
 mkdir ctx
 printf 'FROM localhost/debian:bookworm\nRUN echo inside > /matrix-marker\nCOPY engine.sh /engine.sh\n' > ctx/Containerfile
 # os: the marker and Debian's os-release, seen from inside; crash: SIGSEGV;
