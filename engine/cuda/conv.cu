@@ -1552,12 +1552,6 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
             val[0] = 0;
         cg_free(cp);
         free(cp);
-        for (int i = 0; i < nver; i++)
-            if (i != k)
-                cg_cand_free(&c[i]);
-        if (val[0])
-            (void)plancache_put(cu.plans, pkey, val);
-        return 0;
     }
     for (int i = 0; i < nver; i++)
         if (i != k)
