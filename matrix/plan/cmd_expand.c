@@ -29,12 +29,8 @@ static int expand_args(int argc, char **argv, struct expand_opts *o)
 			o->count = 1;
 		} else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
 			o->format = argv[++i];
-		} else if (strncmp(argv[i], "--format=", 9) == 0) {
-			o->format = argv[i] + 9;
 		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
 			o->only = argv[++i];
-		} else if (strncmp(argv[i], "--only=", 7) == 0) {
-			o->only = argv[i] + 7;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			cmd_unknown_option("expand", argv[i]);
 			return cmd_usage("expand");

@@ -312,10 +312,6 @@ int cmd_export(int argc, char **argv)
 		const char *a = argv[i];
 		if ((strcmp(a, "--format") == 0 || strcmp(a, "--metric") == 0) && i + 1 < argc) {
 			*(a[2] == 'f' ? &format : &metric) = argv[++i];
-		} else if (strncmp(a, "--format=", 9) == 0) {
-			format = a + 9;
-		} else if (strncmp(a, "--metric=", 9) == 0) {
-			metric = a + 9;
 		} else if (a[0] == '-' && a[1]) {
 			cmd_unknown_option("export", a);
 			return cmd_usage("export");
