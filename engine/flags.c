@@ -71,7 +71,8 @@ void flags_usage(FILE *f)
 {
     fprintf(f, "usage: matrix-engine [--model NAME] [--task infer|train] [--batch N] ... --result FILE\n\n"
                "Runs one benchmark point of the native engine and writes its result record.\n"
-               "Every flag takes its value as the next argument.\n\n");
+               "A flag takes its value as the next argument or joined to it: --batch 8 and\n"
+               "--batch=8 are the same.\n\n");
     for (int i = 0; i < NFLAGS; i++) {
         char left[80];
         snprintf(left, sizeof left, "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
@@ -181,29 +182,85 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
     return 0;
 }
 
+/* The distance between a and b in single-character edits, at most 64
+ * characters each (longer: SIZE_MAX), for the did-you-mean of an unknown flag. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), prev[65], cur[65];
+    if (la > 64 || lb > 64)
+        return (size_t)-1;
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]), del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+/* The flag whose name is within two edits of name[0..len) (one for short
+ * names), or that name begins; NULL when none is. */
+static const struct flag *flag_near(const char *name, size_t len)
+{
+    char w[65];
+    size_t best_d = (size_t)-1;
+    const struct flag *best = NULL, *prefix = NULL;
+    if (len == 0 || len >= sizeof w)
+        return NULL;
+    memcpy(w, name, len);
+    w[len] = 0;
+    for (int k = 0; k < NFLAGS; k++) {
+        size_t d = edit_distance(w, flags[k].name);
+        if ((d == 1 || (d == 2 && len >= 6)) && d < best_d)
+            best_d = d, best = &flags[k];
+        if (!prefix && len >= 2 && strncmp(flags[k].name, w, len) == 0)
+            prefix = &flags[k];
+    }
+    return best ? best : prefix;
+}
+
+/* argv into o. A flag's value is the next argument (--batch 8) or joined
+ * to it by '=' (--batch=8), the two read alike; a flag without a value
+ * (--help) refuses one. */
 static int parse_flags(int argc, char **argv, struct opts *o)
 {
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *eq = NULL;
         const struct flag *f = NULL;
-        if (strncmp(a, "--", 2) == 0)
+        size_t len = 0;
+        if (strncmp(a, "--", 2) == 0) {
+            eq = strchr(a + 2, '=');
+            len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
             for (int k = 0; k < NFLAGS; k++)
-                if (strcmp(a + 2, flags[k].name) == 0)
+                if (strlen(flags[k].name) == len && strncmp(a + 2, flags[k].name, len) == 0)
                     f = &flags[k];
+        }
         if (!f) {
-            fprintf(stderr, "matrix-engine: unknown flag '%s'\n", a);
+            const struct flag *near = len ? flag_near(a + 2, len) : NULL;
+            if (near)
+                fprintf(stderr, "matrix-engine: unknown flag '%s' (did you mean '--%s'?)\n", a, near->name);
+            else
+                fprintf(stderr, "matrix-engine: unknown flag '%s'\n", a);
             return -1;
         }
         char *dst = (char *)o + f->off;
         if (f->kind == F_BOOL) {
+            if (eq) {
+                fprintf(stderr, "matrix-engine: flag '--%s' takes no value (got '%s')\n", f->name, a);
+                return -1;
+            }
             *(int *)dst = 1;
             continue;
         }
-        if (i + 1 >= argc) {
+        if (!eq && i + 1 >= argc) {
             fprintf(stderr, "matrix-engine: flag '--%s' needs a value\n", f->name);
             return -1;
         }
-        if (parse_value(f, argv[++i], o, dst) < 0)
+        if (parse_value(f, eq ? eq + 1 : argv[++i], o, dst) < 0)
             return -1;
     }
     return 0;

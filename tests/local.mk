@@ -96,6 +96,12 @@ check_PROGRAMS += tests/unit/test_plancache
 tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h
 TESTS += tests/unit/test_plancache
 
+# ---- matrix-engine's command line (engine/flags.c): --NAME VALUE and --NAME=VALUE alike (issue 21)
+check_PROGRAMS += tests/unit/test_flags
+tests_unit_test_flags_SOURCES = tests/unit/test_flags.c engine/flags.c engine/flags.h
+tests_unit_test_flags_LDADD = $(LIBM)
+TESTS += tests/unit/test_flags
+
 # ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader, for
 # results.csv -> report tables and for the engine's plan cache files, built with clang apart from the rest (every
 # source instrumented): `make fuzz` builds them, `make fuzz-run` runs each for

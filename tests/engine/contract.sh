@@ -29,6 +29,18 @@ usage: matrix-engine [flags] --result FILE (see --help)" --batch 0
 expect_exit 2 "matrix-engine: flag '--model' needs a value
 usage: matrix-engine [flags] --result FILE (see --help)" --model
 expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model vgg
+# --NAME=VALUE reads as --NAME VALUE (issue 21): the same messages, a suggestion for a typo
+expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
+usage: matrix-engine [flags] --result FILE (see --help)" --batch=0
+expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model=vgg
+expect_exit 2 "matrix-engine: unknown flag '--bach=3' (did you mean '--batch'?)
+usage: matrix-engine [flags] --result FILE (see --help)" --bach=3
+expect_exit 2 "matrix-engine: flag '--list-models' takes no value (got '--list-models=yes')
+usage: matrix-engine [flags] --result FILE (see --help)" --list-models=yes
+rc=0; "$E" --model=mnist_cnn --batch=3 --task=train --steps=2 --warmup=1 --threads=1 --result="$W/joined" >/dev/null 2>&1 || rc=$?
+if [ "$rc" -eq 0 ] && [ "$(key batch "$W/joined")" = 3 ] && [ "$(key task "$W/joined")" = train ] &&
+   [ "$(key samples "$W/joined")" = 2 ] && [ "$(key threads "$W/joined")" = 1 ]
+then ok "--NAME=VALUE: a real point"; else ko "--NAME=VALUE: a real point (rc $rc)"; fi
 expect_exit 2 "matrix-engine: --warmup: 'soon' is neither a duration (0.2s) nor a step count (10)
 usage: matrix-engine [flags] --result FILE (see --help)" --warmup soon
 expect_exit 2 "matrix-engine: --lr: 'nan' is not a finite non-negative number

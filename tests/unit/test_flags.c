@@ -1,0 +1,161 @@
+/* test_flags.c - matrix-engine's command line (engine/flags.c): every flag
+ * of --help read alike as --NAME VALUE and --NAME=VALUE, the same message
+ * for a bad value in either form, a flag without a value refusing one, and
+ * an unknown flag named with a suggestion (issue 21). */
+#include "config.h"
+#include "t.h"
+
+#include "../../engine/flags.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/* stderr of the last parse */
+static char err_text[4096];
+
+/* flags_parse on argv[0..argc) with stderr captured in err_text. */
+static int parse(int argc, char **argv, struct opts *o)
+{
+	fflush(stderr);
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	if (!tmp || saved < 0)
+		abort();
+	dup2(fileno(tmp), 2);
+	flags_defaults(o);
+	int rc = flags_parse(argc, argv, o);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	size_t n = fread(err_text, 1, sizeof err_text - 1, tmp);
+	err_text[n] = 0;
+	fclose(tmp);
+	return rc;
+}
+
+/* The strings that o points into argv compared, then cleared, so that two
+ * parses of the same flags compare equal with memcmp. */
+static int same_opts(struct opts *a, struct opts *b)
+{
+	const char **sa[] = {&a->pt.model, &a->pt.plan_cache, &a->result, &a->weights,
+			     &a->save_weights, &a->dump, &a->data, &a->profile};
+	const char **sb[] = {&b->pt.model, &b->pt.plan_cache, &b->result, &b->weights,
+			     &b->save_weights, &b->dump, &b->data, &b->profile};
+	for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++) {
+		if (!*sa[i] != !*sb[i] || (*sa[i] && strcmp(*sa[i], *sb[i])))
+			return 0;
+		*sa[i] = *sb[i] = NULL;
+	}
+	return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* A valid value for a flag whose --help argument is arg; NULL when the
+ * test does not know that kind of argument (a new kind: teach it here). */
+static const char *sample_value(const char *arg)
+{
+	static const char *const known[][2] = {
+		{"N", "7"}, {"DUR", "150ms"}, {"DUR|N", "3"}, {"X", "0.25"}, {"FILE", "some/file"},
+		{"NAME", "resnet18"}, {"DIR|off", "off"}, {"synthetic|DIR", "some/dir"},
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(arg, known[i][0]) == 0)
+			return known[i][1];
+	const char *bar = strrchr(arg, '|'); /* levels: the last one */
+	return bar && bar[1] >= 'a' && bar[1] <= 'z' ? bar + 1 : NULL;
+}
+
+int main(void)
+{
+	char *help = NULL;
+	size_t help_len = 0;
+	FILE *f = open_memstream(&help, &help_len);
+	flags_usage(f);
+	fclose(f);
+
+	int nvalued = 0, nbool = 0;
+	struct opts a, b;
+	for (char *line = help; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char name[64], arg[128];
+		int fields = strncmp(line, "  --", 4) == 0 ? sscanf(line + 2, "%63s %127s", name, arg) : 0;
+		if (fields >= 1) {
+			/* a flag with a value when its second word is the value's name, not help text */
+			int valued = fields == 2 && (arg[0] < 'a' || arg[0] > 'z' || strchr(arg, '|'));
+			if (valued) {
+				const char *v = sample_value(arg);
+				CHECK(v != NULL);
+				if (!v)
+					fprintf(stderr, "no sample value for %s %s\n", name, arg);
+				char joined[256];
+				snprintf(joined, sizeof joined, "%s=%s", name, v ? v : "");
+				char *apart[] = {"matrix-engine", name, (char *)v, NULL};
+				char *together[] = {"matrix-engine", joined, NULL};
+				CHECK_INT(parse(3, apart, &a), 0);
+				CHECK_INT(parse(2, together, &b), 0);
+				CHECK(same_opts(&a, &b));
+				/* a bad value: the same verdict and message in both forms */
+				char bad_joined[256], bad_apart_err[4096];
+				snprintf(bad_joined, sizeof bad_joined, "%s=-x-", name);
+				char *bad_apart[] = {"matrix-engine", name, "-x-", NULL};
+				char *bad_together[] = {"matrix-engine", bad_joined, NULL};
+				int rc_apart = parse(3, bad_apart, &a);
+				memcpy(bad_apart_err, err_text, sizeof err_text);
+				CHECK_INT(parse(2, bad_together, &b), rc_apart);
+				CHECK_STR(err_text, bad_apart_err);
+				nvalued++;
+			} else {
+				char joined[128];
+				snprintf(joined, sizeof joined, "%s=on", name);
+				char *alone[] = {"matrix-engine", name, NULL};
+				char *with_value[] = {"matrix-engine", joined, NULL};
+				CHECK_INT(parse(2, alone, &a), 0);
+				CHECK_INT(parse(2, with_value, &b), -1);
+				char want[256];
+				snprintf(want, sizeof want, "matrix-engine: flag '%s' takes no value (got '%s')\n", name, joined);
+				CHECK_STR(err_text, want);
+				nbool++;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	CHECK(nvalued >= 30);
+	CHECK_INT(nbool, 3);
+
+	/* the value goes where the apart form puts it */
+	char *batch[] = {"matrix-engine", "--batch=32", "--warmup=5", "--min-time=150ms", "--precision=bf16", NULL};
+	CHECK_INT(parse(5, batch, &a), 0);
+	CHECK_INT(a.pt.batch, 32);
+	CHECK_INT(a.m.warmup_steps, 5);
+	CHECK(a.m.min_time == 0.15);
+	CHECK_STR(lv_prec[a.pt.precision], "bf16");
+	/* only the first '=' splits; an empty value is a value */
+	char *model[] = {"matrix-engine", "--result=a=b", "--batch=", NULL};
+	CHECK_INT(parse(2, model, &a), 0);
+	CHECK_STR(a.result, "a=b");
+	CHECK_INT(parse(3, model, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --batch: '' is not a positive integer\n");
+	char *missing[] = {"matrix-engine", "--batch", NULL};
+	CHECK_INT(parse(2, missing, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: flag '--batch' needs a value\n");
+	/* unknown flags, with a suggestion when one is close */
+	char *typo[] = {"matrix-engine", "--bach=3", NULL};
+	CHECK_INT(parse(2, typo, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: unknown flag '--bach=3' (did you mean '--batch'?)\n");
+	char *typo2[] = {"matrix-engine", "--min-tme", "1s", NULL};
+	CHECK_INT(parse(3, typo2, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: unknown flag '--min-tme' (did you mean '--min-time'?)\n");
+	char *far[] = {"matrix-engine", "--bogus=1", NULL};
+	CHECK_INT(parse(2, far, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: unknown flag '--bogus=1'\n");
+	char *empty[] = {"matrix-engine", "--=3", NULL};
+	CHECK_INT(parse(2, empty, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: unknown flag '--=3'\n");
+	char *bare[] = {"matrix-engine", "batch=3", NULL};
+	CHECK_INT(parse(2, bare, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: unknown flag 'batch=3'\n");
+	free(help);
+	return T_DONE();
+}
