@@ -75,7 +75,10 @@ enum op_type {
     OP_CONV,          /* in: x, w, [b], [res]; out: y, [pre], -, [saved] */
     OP_CONV_BWD,      /* in: dy, x, w, [saved]; out: dx|-1, dw, db|-1 */
     OP_BN,            /* in: x, gamma, beta, rmean, rvar, [res]; out: y, mean, invstd */
-    OP_BN_BWD,        /* in: dy, x, gamma, mean, invstd; out: dx, dgamma, dbeta */
+    OP_BN_BWD,        /* in: dy, x, gamma, mean, invstd, [beta]; out: dx, dgamma, dbeta;
+                       * act ACT_RELU (pass_bn_relu_bwd): dy is the gradient of
+                       * relu(BN(x)), masked by the forward's y > 0 recomputed
+                       * from x, gamma, beta, mean and invstd */
     OP_ACT,           /* in: x; out: y (attr act) */
     OP_ACT_BWD,       /* in: dy, y_or_x; out: dx */
     OP_MAXPOOL,       /* in: x; out: y, idx (i32) */

@@ -470,6 +470,47 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
     return g->nops - start;
 }
 
+/* ---- ReLU backward folded into the BatchNorm backward ------------------------ */
+
+/* 1 when backward op a (index ai) is the OP_ACT_BWD that pass_autodiff
+ * emitted for the fused ReLU of BN op f (fi), and b (index ai + 1) the BN's
+ * backward reading only its result: the pair pass_bn_relu_bwd folds. */
+static int bn_relu_pair(const graph *g, int ai, int fi)
+{
+    const op *a = &g->ops[ai], *b = &g->ops[ai + 1];
+    int only = -1;
+    if (g->ops[fi].in[5] >= 0)
+        return 0; /* residual: the masked gradient also flows to it (OP_COPY) */
+    return b->type == OP_BN_BWD && b->fwd == fi && b->in[0] == a->out[0] && b->act == ACT_NONE &&
+           !a->acc && consumers(g, a->out[0], &only) == 1;
+}
+
+int pass_bn_relu_bwd(graph *g, int fold, int *candidates)
+{
+    int n = 0, m = 0;
+    for (int i = g->nfwd; i + 1 < g->nops; i++) {
+        op *a = &g->ops[i];
+        int fi = a->fwd;
+        if (a->dead || a->type != OP_ACT_BWD || a->act != ACT_RELU || fi < 0 || fi >= g->nfwd ||
+            g->ops[fi].type != OP_BN || g->ops[fi].act != ACT_RELU || g->ops[fi].out[0] != a->in[1])
+            continue;
+        m++;
+        if (!fold || !bn_relu_pair(g, i, fi))
+            continue;
+        op *b = &g->ops[i + 1];
+        g->t[a->out[0]].dead = 1;
+        b->in[0] = a->in[0];          /* dy of the BN's output y = relu(pre) */
+        b->in[5] = g->ops[fi].in[2];  /* beta: the mask recomputed as the forward's */
+        b->act = ACT_RELU;
+        a->dead = 1;
+        n++;
+    }
+    if (candidates)
+        *candidates = m;
+    pass_compact(g);
+    return n;
+}
+
 /* ---- data parallelism ---------------------------------------------------------- */
 
 /* The parameter gradients in the order they complete: order[] (returned

@@ -10,6 +10,9 @@
  *   pass_autodiff    --task train: backward ops in reverse order, gradient
  *                    accumulation where a tensor feeds several ops, then one
  *                    optimizer op per parameter (+ EMA ops with --ema on).
+ *   pass_bn_relu_bwd --task train, after pass_autodiff: the ReLU backward
+ *                    of a BatchNorm's fused ReLU folds into the BatchNorm's
+ *                    backward (MATRIX_ENGINE_BN_BWD=separate keeps both).
  *   pass_plan        every run: lifetimes of activations and gradients, then
  *                    arena offsets: reuse (a buffer is reused once its tensor
  *                    is dead) or keep (every tensor its own bytes, as autograd
@@ -69,6 +72,18 @@ int pass_precision(graph *g, int dt);
  * keeps; the CPU and the CUDA kernels run both forms. Run before
  * pass_autodiff; returns the number of ops changed. */
 int pass_flash_attention(graph *g);
+/* Training with a BatchNorm whose ReLU pass_fuse made its epilogue, after
+ * pass_autodiff: the OP_ACT_BWD in front of its OP_BN_BWD (dy, y -> dy
+ * masked by y > 0) goes, and the OP_BN_BWD gets act = ACT_RELU, in[0] = dy
+ * and in[5] = beta: the backends recompute the mask from x, gamma, beta and
+ * the saved mean / invstd as the forward computed y, rounded as y is
+ * stored, so the gradients are the same bits (5 activation-sized memory
+ * passes instead of 8). A BN with a residual input keeps the two ops (the
+ * masked gradient is needed for the residual's gradient too), as do other
+ * activations. fold 0 changes nothing and only counts. Returns the number
+ * folded; *candidates (may be NULL) gets the number of ReLU backwards of
+ * BatchNorms there were. */
+int pass_bn_relu_bwd(graph *g, int fold, int *candidates);
 /* Drop dead ops from the list (keeps indices of live ops in order). */
 void pass_compact(graph *g);
 

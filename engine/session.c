@@ -748,11 +748,44 @@ static void log_sync_bn(struct session *s)
     fputc('\n', stderr);
 }
 
+/* MATRIX_ENGINE_BN_BWD: fused (the default: pass_bn_relu_bwd folds a
+ * BatchNorm's ReLU backward into its backward) or separate (the two ops).
+ * 1 fused, 0 separate, -1 a bad value (said). */
+static int bn_bwd_env(void)
+{
+    const char *e = getenv("MATRIX_ENGINE_BN_BWD");
+    if (!e || !*e || !strcmp(e, "fused"))
+        return 1;
+    if (!strcmp(e, "separate"))
+        return 0;
+    fprintf(stderr, "matrix-engine: MATRIX_ENGINE_BN_BWD='%s': expected 'fused' (a BatchNorm's ReLU "
+            "backward inside its backward) or 'separate' (an act_bwd op, then batchnorm_bwd)\n", e);
+    return -1;
+}
+
+/* Training: pass_bn_relu_bwd as MATRIX_ENGINE_BN_BWD says, and a line
+ * saying what it changed (rank 0). */
+static void bn_relu_bwd(struct session *s, int fold)
+{
+    int m = 0;
+    s->bnrelu = pass_bn_relu_bwd(&s->r.g, fold, &m);
+    if (s->quiet || !m)
+        return;
+    fprintf(stderr, "matrix-engine: bn backward: %d of %d ReLU backwards folded into BatchNorm backward "
+            "(MATRIX_ENGINE_BN_BWD=%s)", s->bnrelu, m, fold ? "fused" : "separate");
+    if (fold && s->bnrelu < m)
+        fprintf(stderr, "; %d with a residual input kept as act_bwd + batchnorm_bwd", m - s->bnrelu);
+    fputc('\n', stderr);
+}
+
 int session_passes(struct session *s)
 {
     const struct opts *o = &s->o;
     struct run *r = &s->r;
     graph *g = &r->g;
+    int bn_fold = bn_bwd_env();
+    if (bn_fold < 0)
+        return 2;
     /* fp16 / bf16 on a device: attention keeps the rows' log-sum-exp, not
      * the probabilities (cuDNN's fused SDPA, or the kernels' flash form) */
     if (!r->be.host_visible && (o->pt.precision == PREC_FP16 || o->pt.precision == PREC_BF16))
@@ -767,6 +800,7 @@ int session_passes(struct session *s)
             s->info.optim.lr = o->lr;
         s->info.optim.ema_decay = 0.9998f;
         pass_autodiff(g, &s->info.optim);
+        bn_relu_bwd(s, bn_fold);
         session_backend_saved(r);
         if (engine_comm) { /* 25 MiB buckets, as PyTorch DDP's default */
             s->buckets = pass_data_parallel(g, engine_comm->size, (size_t)25 << 20, o->pt.syncbn);
@@ -1270,6 +1304,7 @@ int session_result(struct session *s)
     rec(&rr, "bn_folded", "%d", s->folded);
     rec(&rr, "ops_fused", "%d", s->fused);
     rec(&rr, "attention_flash_form", "%d", s->flash);
+    rec(&rr, "bn_relu_bwd_folded", "%d", s->bnrelu);
     /* training: lifetimes of the step; infer: reuse (inference_mode on) or
      * autograd-saved (off: what a backward would read kept to the end) */
     rec(&rr, "memory_plan", "%s",

@@ -44,6 +44,7 @@ struct session {
     int folded, fused;   /* BN folded, ops fused by the passes */
     int nsaved;          /* infer, autograd on: activations kept for a backward */
     int flash;           /* attention ops in the flash form (pass_flash_attention) */
+    int bnrelu;          /* ReLU backwards folded into BN backwards (pass_bn_relu_bwd) */
     int quiet;           /* a rank other than 0: writes no result */
     int buckets;         /* data parallel: gradient buckets */
     char *arena;         /* planned activations */

@@ -91,6 +91,17 @@ tests_unit_test_flash_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
 tests_unit_test_flash_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
 TESTS += tests/unit/test_flash
 
+# a BatchNorm's ReLU backward folded into its backward: the pass and the CPU backend's fused op
+check_PROGRAMS += tests/unit/test_bnrelu
+tests_unit_test_bnrelu_SOURCES = tests/unit/test_bnrelu.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c \
+	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
+	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
+	engine/models/resnet.c engine/models/bert.c
+tests_unit_test_bnrelu_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)
+tests_unit_test_bnrelu_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
+TESTS += tests/unit/test_bnrelu
+
 # ---- the engine's persistent plan cache (engine/plancache.c): files, staleness, concurrent writers
 check_PROGRAMS += tests/unit/test_plancache
 tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h

@@ -169,6 +169,29 @@ static void cpu_copy(graph *g, op *o)
 
 struct bn_ctx { graph *g; op *o; double *part; long N, C, P; int nhwc; };
 
+/* The forward's per-channel scale and shift, and its pre-activation x sc +
+ * sh: one expression each, used by the forward and by a backward with the
+ * ReLU folded in (pass_bn_relu_bwd) to recompute y > 0, so the two cannot
+ * be compiled into different arithmetic (-std=c11: no contraction in GCC;
+ * clang contracts within one expression, the same one in both). */
+static inline void bn_coef(float gam, float bet, float mean, float inv, float *sc, float *sh)
+{
+    *sc = gam * inv;
+    *sh = bet - mean * *sc;
+}
+
+static inline float bn_pre(float v, float sc, float sh)
+{
+    return v * sc + sh;
+}
+
+/* dy masked by the fused ReLU's y > 0 (y = relu(pre): y > 0 iff pre > 0),
+ * as cpu_act_bwd gives it: the same value, or +0. */
+static inline float bn_relu_dy(float d, float v, float sc, float sh)
+{
+    return bn_pre(v, sc, sh) > 0.0f ? d : 0.0f;
+}
+
 static void bn_stats_run(void *p, int tid, int nt)
 {
     struct bn_ctx *b = p;
@@ -214,12 +237,13 @@ static void bn_apply_run(void *p, int tid, int nt)
         pool_range(b->N * b->C, tid, nt, &lo, &hi);
         for (long nc = lo; nc < hi; nc++) {
             long c = nc % b->C;
-            float sc = gam[c] * inv[c], sh = bet[c] - mean[c] * sc;
+            float sc, sh;
+            bn_coef(gam[c], bet[c], mean[c], inv[c], &sc, &sh);
             const float *v = x + nc * b->P;
             const float *r = res ? res + nc * b->P : NULL;
             float *w = y + nc * b->P;
             for (long q = 0; q < b->P; q++)
-                w[q] = v[q] * sc + sh;
+                w[q] = bn_pre(v[q], sc, sh);
             if (r)
                 for (long q = 0; q < b->P; q++)
                     w[q] += r[q];
@@ -233,7 +257,7 @@ static void bn_apply_run(void *p, int tid, int nt)
             const float *rr = res ? res + r * b->C : NULL;
             float *w = y + r * b->C;
             for (long c = 0; c < b->C; c++)
-                w[c] = v[c] * sc[c] + sh[c];
+                w[c] = bn_pre(v[c], sc[c], sh[c]);
             if (rr)
                 for (long c = 0; c < b->C; c++)
                     w[c] += rr[c];
@@ -296,15 +320,23 @@ static void cpu_bn(graph *g, op *o)
         }
     if (b.nhwc) {
         float *sc = (float *)(b.part + (size_t)nt * 2 * b.C), *sh = sc + b.C;
-        for (long c = 0; c < b.C; c++) {
-            sc[c] = gam[c] * inv[c];
-            sh[c] = bet[c] - mean[c] * sc[c];
-        }
+        for (long c = 0; c < b.C; c++)
+            bn_coef(gam[c], bet[c], mean[c], inv[c], &sc[c], &sh[c]);
     }
     pool_run(bn_apply_run, &b);
 }
 
-/* Sums per channel of dy and dy * xhat into part (per thread). */
+/* The forward's scale and shift of a backward with the ReLU folded in, in
+ * the workspace after the dx coefficients (A, B1, B0); NULL without. */
+static const float *bn_bwd_relu_coef(const struct bn_ctx *b, int nt)
+{
+    if (b->o->act != ACT_RELU)
+        return NULL;
+    return (const float *)(b->part + (size_t)nt * 2 * b->C) + 4 * b->C;
+}
+
+/* Sums per channel of dy and dy * xhat into part (per thread); with the
+ * ReLU folded in, dy masked as cpu_act_bwd masks it. */
 static void bn_bwd_sums_run(void *p, int tid, int nt)
 {
     struct bn_ctx *b = p;
@@ -312,6 +344,7 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
     op *o = b->o;
     const float *dy = TF(g, o->in[0]), *x = TF(g, o->in[1]);
     const float *mean = TF(g, o->in[3]), *inv = TF(g, o->in[4]);
+    const float *SC = bn_bwd_relu_coef(b, nt), *SH = SC ? SC + b->C : NULL;
     double *s = b->part + (size_t)tid * 2 * b->C, *sx = s + b->C;
     long lo, hi;
     memset(s, 0, 2 * b->C * sizeof(double));
@@ -321,10 +354,18 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
             long c = nc % b->C;
             const float *d = dy + nc * b->P, *v = x + nc * b->P;
             float a = 0.0f, ax = 0.0f, m = mean[c];
-            for (long q = 0; q < b->P; q++) {
-                a += d[q];
-                ax += d[q] * (v[q] - m);
-            }
+            if (SC) {
+                float sc = SC[c], sh = SH[c];
+                for (long q = 0; q < b->P; q++) {
+                    float dq = bn_relu_dy(d[q], v[q], sc, sh);
+                    a += dq;
+                    ax += dq * (v[q] - m);
+                }
+            } else
+                for (long q = 0; q < b->P; q++) {
+                    a += d[q];
+                    ax += d[q] * (v[q] - m);
+                }
             s[c] += a;
             sx[c] += ax * inv[c];
         }
@@ -333,8 +374,9 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
         for (long r = lo; r < hi; r++) {
             const float *d = dy + r * b->C, *v = x + r * b->C;
             for (long c = 0; c < b->C; c++) {
-                s[c] += d[c];
-                sx[c] += d[c] * (v[c] - mean[c]) * inv[c];
+                float dc = SC ? bn_relu_dy(d[c], v[c], SC[c], SH[c]) : d[c];
+                s[c] += dc;
+                sx[c] += dc * (v[c] - mean[c]) * inv[c];
             }
         }
     }
@@ -351,6 +393,7 @@ static void bn_bwd_dx_run(void *p, int tid, int nt)
     /* per channel: dx = a * dy + c1 * (x - mean) + c0 */
     const float *A = (const float *)(b->part + (size_t)nt * 2 * b->C);
     const float *B1 = A + b->C, *B0 = B1 + b->C;
+    const float *SC = bn_bwd_relu_coef(b, nt), *SH = SC ? SC + b->C : NULL;
     int acc = ACC(o, 0);
     long lo, hi;
     if (!b->nhwc) {
@@ -360,7 +403,8 @@ static void bn_bwd_dx_run(void *p, int tid, int nt)
             const float *d = dy + nc * b->P, *v = x + nc * b->P;
             float *w = dx + nc * b->P;
             for (long q = 0; q < b->P; q++) {
-                float t = A[c] * d[q] + B1[c] * (v[q] - mean[c]) + B0[c];
+                float dq = SC ? bn_relu_dy(d[q], v[q], SC[c], SH[c]) : d[q];
+                float t = A[c] * dq + B1[c] * (v[q] - mean[c]) + B0[c];
                 w[q] = acc ? w[q] + t : t;
             }
         }
@@ -370,7 +414,8 @@ static void bn_bwd_dx_run(void *p, int tid, int nt)
             const float *d = dy + r * b->C, *v = x + r * b->C;
             float *w = dx + r * b->C;
             for (long c = 0; c < b->C; c++) {
-                float t = A[c] * d[c] + B1[c] * (v[c] - mean[c]) + B0[c];
+                float dc = SC ? bn_relu_dy(d[c], v[c], SC[c], SH[c]) : d[c];
+                float t = A[c] * dc + B1[c] * (v[c] - mean[c]) + B0[c];
                 w[c] = acc ? w[c] + t : t;
             }
         }
@@ -385,6 +430,13 @@ static void cpu_bn_bwd(graph *g, op *o)
     const float *gam = TF(g, o->in[2]), *inv = TF(g, o->in[4]);
     float *dg = TF(g, o->out[1]), *dbt = TF(g, o->out[2]);
     double cnt = (double)b.N * b.P;
+    if (o->act == ACT_RELU) { /* the forward's coefficients for the mask (bn_bwd_relu_coef) */
+        float *sc = (float *)bn_bwd_relu_coef(&b, nt), *sh = sc + b.C;
+        const float *bet = TF(g, o->in[5]), *mean = TF(g, o->in[3]);
+        for (long c = 0; c < b.C; c++)
+            bn_coef(gam[c], bet[c], mean[c], inv[c], &sc[c], &sh[c]);
+    } else if (o->act != ACT_NONE)
+        BUG("batchnorm backward '%s' with an activation other than ReLU folded in", o->name);
     pool_run(bn_bwd_sums_run, &b);
     float *A = (float *)(b.part + (size_t)nt * 2 * b.C), *B1 = A + b.C, *B0 = B1 + b.C;
     /* thread partials into part[0 .. 2C): this rank's sums of dy, dy xhat */

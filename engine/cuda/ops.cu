@@ -125,7 +125,7 @@ struct eslot { const float *w; float *e; size_t n; float m; }; /* an EMA pair */
 struct {
     double *part;        /* BatchNorm per-block partial sums */
     size_t part_bytes;
-    float *coef;         /* BatchNorm per-channel coefficients, 4 C */
+    float *coef;         /* BatchNorm per-channel coefficients, 6 C */
     size_t coef_bytes;
     int fp16;            /* loss scaling on (fp16 training) */
     int first_opt, last_opt, first_ema; /* op indices, -1: none */
@@ -283,6 +283,47 @@ struct bn_grid_t {
     int txb; /* channels-last: log2 of the channel groups per block */
 };
 
+/* The forward's per-channel scale and shift from gamma, beta and the f32
+ * mean / invstd it saved (k_bn_final's arithmetic), and its pre-activation
+ * x sc + sh as one explicit fma (bn_apply_f): a backward with the ReLU
+ * folded in (pass_bn_relu_bwd) recomputes y > 0 through the same functions,
+ * so no contraction can differ between the two. */
+__device__ __forceinline__ void bn_fwd_coef(float gam, float bet, float mf, float invf, float &sc,
+                                            float &sh)
+{
+    sc = __fmul_rn(gam, invf);
+    sh = __fsub_rn(bet, __fmul_rn(mf, sc));
+}
+
+__device__ __forceinline__ float bn_pre(float v, float sc, float sh)
+{
+    return __fmaf_rn(v, sc, sh);
+}
+
+/* v rounded to storage type dt and back. */
+__device__ __forceinline__ float cu_round(int dt, float v)
+{
+    switch (dt) {
+    case DT_F16: return __half2float(__float2half_rn(v));
+    case DT_BF16: return __bfloat162float(__float2bfloat16_rn(v));
+    default: return v;
+    }
+}
+
+/* dy masked as op_act_bwd masks it with the forward's y (stored as ydt):
+ * y = relu(x sc + sh) > 0, recomputed. */
+__device__ __forceinline__ float bn_relu_dy(float d, float v, float sc, float sh, int ydt)
+{
+    return cu_round(ydt, act_f(ACT_RELU, bn_pre(v, sc, sh))) > 0.0f ? d : 0.0f;
+}
+
+/* The mask of a backward with the ReLU folded in, for pass 1: the forward's
+ * gamma, beta, saved mean / invstd (f32) and y's storage type. */
+struct bn_relu_t {
+    const float *gam, *bet, *mean, *inv;
+    int ydt;
+};
+
 /* Pass 1 grid for V elements per load. Channels-last: blocks of TX x TY
  * threads (TX = 1 << txb groups of V channels, TY = 256 / TX rows), at least
  * BN_FLUSH rows per thread; NCHW: block (c, y) of 8 warps, a warp per plane. */
@@ -335,22 +376,27 @@ size_t bn_part_bytes(const geo &d)
 }
 
 /* Pass 1, channels-last: rows R = N * P of C channels; thread (tx, ty) owns
- * channels c0 .. c0 + V - 1 and rows blockIdx.y * TY + ty + k gridDim.y TY. */
+ * channels c0 .. c0 + V - 1 and rows blockIdx.y * TY + ty + k gridDim.y TY.
+ * BWD: 0 the forward's sums, 1 the backward's, 2 the backward's with dy
+ * masked by the folded ReLU (rl). */
 template <int V, int BWD>
 __global__ void __launch_bounds__(256)
 k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,
-               size_t R, size_t C, int txb, double *part)
+               size_t R, size_t C, int txb, double *part, bn_relu_t rl)
 {
     __shared__ double sh[2 * V][256];
     const int tid = threadIdx.x, TX = 1 << txb, TY = 256 >> txb;
     const int tx = tid & (TX - 1), ty = tid >> txb;
     size_t c0 = ((size_t)blockIdx.x * TX + tx) * V;
     bool on = c0 < C;
-    float m[V], fa[V], fb[V];
+    float m[V], fa[V], fb[V], sc[V], sf[V];
     double da[V], db[V];
 #pragma unroll
     for (int k = 0; k < V; k++) {
         m[k] = BWD && on ? cu_ld(mean, mdt, c0 + k) : 0.0f;
+        sc[k] = sf[k] = 0.0f;
+        if (BWD == 2 && on)
+            bn_fwd_coef(rl.gam[c0 + k], rl.bet[c0 + k], rl.mean[c0 + k], rl.inv[c0 + k], sc[k], sf[k]);
         fa[k] = fb[k] = 0.0f;
         da[k] = db[k] = 0.0;
     }
@@ -364,6 +410,8 @@ k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean
                 ldv<V>(dy, ddt, r * C + c0, d);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
+                    if constexpr (BWD == 2)
+                        d[k] = bn_relu_dy(d[k], v[k], sc[k], sf[k], rl.ydt);
                     fa[k] += d[k];
                     fb[k] += d[k] * (v[k] - m[k]);
                 }
@@ -414,16 +462,19 @@ k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean
 }
 
 /* Pass 1, NCHW: block (c, y); warp w sums the planes n = y * 8 + w + k 8
- * gridDim.y of channel c, each plane in f32 then in double. */
+ * gridDim.y of channel c, each plane in f32 then in double. BWD as
+ * k_bn_sums_nhwc's. */
 template <int V, int BWD>
 __global__ void __launch_bounds__(256)
 k_bn_sums_nchw(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,
-               size_t N, size_t C, size_t P, double *part)
+               size_t N, size_t C, size_t P, double *part, bn_relu_t rl)
 {
     __shared__ double sh[2][8];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     size_t c = blockIdx.x;
-    float m = BWD ? cu_ld(mean, mdt, c) : 0.0f;
+    float m = BWD ? cu_ld(mean, mdt, c) : 0.0f, sc = 0.0f, sf = 0.0f;
+    if (BWD == 2)
+        bn_fwd_coef(rl.gam[c], rl.bet[c], rl.mean[c], rl.inv[c], sc, sf);
     double da = 0.0, db = 0.0;
     for (size_t n = (size_t)blockIdx.y * 8 + warp; n < N; n += (size_t)gridDim.y * 8) {
         size_t base = (n * C + c) * P;
@@ -436,6 +487,8 @@ k_bn_sums_nchw(const void *x, int xdt, const void *dy, int ddt, const void *mean
                 ldv<V>(dy, ddt, base + q, d);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
+                    if constexpr (BWD == 2)
+                        d[k] = bn_relu_dy(d[k], v[k], sc, sf, rl.ydt);
                     fa += d[k];
                     fb += d[k] * (v[k] - m);
                 }
@@ -474,32 +527,39 @@ k_bn_sums_nchw(const void *x, int xdt, const void *dy, int ddt, const void *mean
 /* Pass 1 launch; returns the rows of partials written (gridDim.y). */
 template <int V, int BWD>
 void bn_sums_launch(const bn_grid_t &b, const geo &d, const void *x, int xdt, const void *dy,
-                    int ddt, const void *mean, int mdt)
+                    int ddt, const void *mean, int mdt, const bn_relu_t &rl)
 {
     if (d.nhwc)
         k_bn_sums_nhwc<V, BWD><<<b.grid, 256, 0, cu.s>>>(x, xdt, dy, ddt, mean, mdt, d.N * d.P,
-                                                        d.C, b.txb, S.part);
+                                                        d.C, b.txb, S.part, rl);
     else
         k_bn_sums_nchw<V, BWD><<<b.grid, 256, 0, cu.s>>>(x, xdt, dy, ddt, mean, mdt, d.N, d.C,
-                                                        d.P, S.part);
+                                                        d.P, S.part, rl);
     cu_launched();
 }
 
+/* bwd: 0 the forward's sums, 1 the backward's, 2 the backward's with the
+ * ReLU folded in (*relu). */
 int bn_sums(int bwd, const geo &d, const void *x, int xdt, const void *dy, int ddt,
-            const void *mean, int mdt)
+            const void *mean, int mdt, const bn_relu_t *relu = NULL)
 {
     int V = bn_vec(d, x, bwd ? dy : NULL);
     bn_grid_t b = bn_grid(d, V);
+    bn_relu_t rl = relu ? *relu : bn_relu_t{NULL, NULL, NULL, NULL, DT_F32};
     if (V == 8) {
-        if (bwd)
-            bn_sums_launch<8, 1>(b, d, x, xdt, dy, ddt, mean, mdt);
+        if (bwd == 2)
+            bn_sums_launch<8, 2>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
+        else if (bwd)
+            bn_sums_launch<8, 1>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
         else
-            bn_sums_launch<8, 0>(b, d, x, xdt, dy, ddt, mean, mdt);
+            bn_sums_launch<8, 0>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
     } else {
-        if (bwd)
-            bn_sums_launch<1, 1>(b, d, x, xdt, dy, ddt, mean, mdt);
+        if (bwd == 2)
+            bn_sums_launch<1, 2>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
+        else if (bwd)
+            bn_sums_launch<1, 1>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
         else
-            bn_sums_launch<1, 0>(b, d, x, xdt, dy, ddt, mean, mdt);
+            bn_sums_launch<1, 0>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
     }
     return (int)b.grid.y;
 }
@@ -585,9 +645,10 @@ k_bn_final(const double *part, int gy, size_t C, double cnt, float eps, float mo
     float mf = (float)m, invf = (float)istd;
     cu_st(mean, mdt, c, mf);
     cu_st(inv, idt, c, invf);
-    float sc = __fmul_rn(gam[c], invf);
+    float sc, sh;
+    bn_fwd_coef(gam[c], bet[c], mf, invf, sc, sh);
     coef[c] = sc;
-    coef[C + c] = __fsub_rn(bet[c], __fmul_rn(mf, sc));
+    coef[C + c] = sh;
 }
 
 /* Pass 3, forward: y = act(x sc + sh (+ res)). */
@@ -609,7 +670,7 @@ struct bn_apply_f {
 #pragma unroll
         for (int k = 0; k < V; k++) {
             size_t ck = c + ch.step(k);
-            float w = v[k] * coef[ck] + coef[C + ck];
+            float w = bn_pre(v[k], coef[ck], coef[C + ck]);
             if (res)
                 w += r[k];
             v[k] = act_f(act, w);
@@ -649,11 +710,13 @@ void op_bn(graph *g, op *o)
 /* Pass 2, backward (cpu_bn_bwd): dgamma (+)= sum dy xhat, dbeta (+)= sum dy;
  * coef = A (dy), B1 (x - mean), B0, mean: dx = A dy + B1 (x - mean) + B0.
  * glob (SyncBN): the sums over every rank for dx (cnt is then the global
- * count), NULL: this rank's. */
+ * count), NULL: this rank's. bet (the ReLU folded in, else NULL): the
+ * forward's scale and shift too, coef[4 C + c], coef[5 C + c], for the mask
+ * of pass 3. */
 __global__ void __launch_bounds__(128)
 k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, const float *gam,
                const void *mean, int mdt, const void *inv, int idt, float *dg, int acc_g,
-               float *dbt, int acc_b, const double *glob, float *coef)
+               float *dbt, int acc_b, const double *glob, const float *bet, float *coef)
 {
     __shared__ double sa[128], sb[128];
     size_t c = blockIdx.x;
@@ -673,6 +736,31 @@ k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, cons
     coef[C + c] = train ? (float)(-k * (double)invf * sx / cnt) : 0.0f;
     coef[2 * C + c] = train ? (float)(-k * s / cnt) : 0.0f;
     coef[3 * C + c] = cu_ld(mean, mdt, c);
+    if (bet)
+        bn_fwd_coef(gam[c], bet[c], cu_ld(mean, mdt, c), invf, coef[4 * C + c], coef[5 * C + c]);
+}
+
+/* A BN backward with the ReLU folded in (pass_bn_relu_bwd) as op_bn_bwd
+ * reads it: act ReLU, beta in in[5], f32 gamma / beta / mean / invstd (what
+ * the forward's coefficients were computed from: a 16-bit mean would not
+ * recompute its y), a BN forward with that ReLU and no residual input. 0,
+ * or -1 with the reason said. */
+int want(const graph *g, const op *o, int k, int dt, int in);
+
+int bn_bwd_relu_check(const graph *g, const op *o)
+{
+    const op *f = o->fwd >= 0 && o->fwd < g->nops ? &g->ops[o->fwd] : NULL;
+    int bad = 0;
+    for (int k = 2; k <= 5; k++)
+        bad |= want(g, o, k, DT_F32, 1);
+    if (o->act != ACT_RELU || o->in[5] < 0 || !f || f->type != OP_BN || f->act != ACT_RELU ||
+        f->in[5] >= 0 || f->in[2] != o->in[5]) {
+        fprintf(stderr, "matrix-engine: cuda: op '%s' (batchnorm backward) has an activation "
+                "folded in but not a ReLU of a BN forward without a residual input, with its "
+                "beta (BUG)\n", o->name);
+        bad = -1;
+    }
+    return bad;
 }
 
 /* 1 when BN backward op o belongs to a SyncBN forward. */
@@ -681,10 +769,12 @@ int bn_bwd_sync(const graph *g, const op *o)
     return o->fwd >= 0 && o->fwd < g->nops && g->ops[o->fwd].sync;
 }
 
+/* Pass 3, backward: dx (+)= A dy + B1 (x - mean) + B0; relu (the ReLU
+ * folded in): dy masked by y > 0 recomputed with coef[4 C], coef[5 C]. */
 struct bn_dx_f {
     const void *dy, *x;
     void *dx;
-    int ddt, xdt, odt, acc;
+    int ddt, xdt, odt, acc, relu, ydt;
     const float *coef;
     size_t C;
     chan ch;
@@ -700,6 +790,8 @@ struct bn_dx_f {
 #pragma unroll
         for (int k = 0; k < V; k++) {
             size_t ck = c + ch.step(k);
+            if (relu)
+                d[k] = bn_relu_dy(d[k], v[k], coef[4 * C + ck], coef[5 * C + ck], ydt);
             float t = coef[ck] * d[k] + coef[C + ck] * (v[k] - coef[3 * C + ck]) + coef[2 * C + ck];
             o[k] = acc ? o[k] + t : t;
         }
@@ -707,12 +799,20 @@ struct bn_dx_f {
     }
 };
 
+/* relu (pass_bn_relu_bwd: o->act ACT_RELU, in[5] beta, checked at
+ * prepare): dy is the gradient of the forward's relu(BN(x)); passes 1 and 3
+ * mask it as op_act_bwd would with the y they recompute. */
 void op_bn_bwd(graph *g, op *o)
 {
     int di = o->in[0], xi = o->in[1], mi = o->in[3], ii = o->in[4];
+    int relu = o->act == ACT_RELU, ydt = relu ? CU_DT(g, g->ops[o->fwd].out[0]) : DT_F32;
     geo d = dims(&g->t[xi]);
     const void *dy = CU_PTR(g, di), *x = CU_PTR(g, xi);
-    int gy = bn_sums(1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi), CU_DT(g, mi));
+    const float *gam = (const float *)CU_PTR(g, o->in[2]);
+    const float *bet = relu ? (const float *)CU_PTR(g, o->in[5]) : NULL;
+    bn_relu_t rl = {gam, bet, (const float *)CU_PTR(g, mi), (const float *)CU_PTR(g, ii), ydt};
+    int gy = bn_sums(relu ? 2 : 1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi),
+                     CU_DT(g, mi), &rl);
     const double *part = S.part, *glob = NULL;
     double cnt = (double)d.N * (double)d.P;
     if (o->train && bn_bwd_sync(g, o)) { /* SyncBN: dx from the sums over every rank */
@@ -723,15 +823,15 @@ void op_bn_bwd(graph *g, op *o)
     }
     k_bn_bwd_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
         part, gy, d.C, cnt, o->train,
-        (const float *)CU_PTR(g, o->in[2]), CU_PTR(g, mi), CU_DT(g, mi), CU_PTR(g, ii),
+        gam, CU_PTR(g, mi), CU_DT(g, mi), CU_PTR(g, ii),
         CU_DT(g, ii), (float *)CU_PTR(g, o->out[1]), CU_ACC(o, 1),
-        (float *)CU_PTR(g, o->out[2]), CU_ACC(o, 2), glob, S.coef);
+        (float *)CU_PTR(g, o->out[2]), CU_ACC(o, 2), glob, bet, S.coef);
     cu_launched();
     if (o->out[0] < 0)
         return;
     int oi = o->out[0];
     bn_dx_f f = {dy, x, CU_PTR(g, oi), CU_DT(g, di), CU_DT(g, xi), CU_DT(g, oi), CU_ACC(o, 0),
-                 S.coef, d.C, mkchan(d)};
+                 relu, ydt, S.coef, d.C, mkchan(d)};
     int vec = chan_vec(d) && al16(f.dy) && al16(f.x) && al16(f.dx);
     launch_map(f, d.N * d.C * d.P, vec);
 }
@@ -2417,6 +2517,8 @@ int cu_ops_prepare(graph *g, int nrun)
             else
                 bad |= want(g, o, 2, DT_F32, 1) | want(g, o, 1, DT_F32, 0) |
                        want(g, o, 2, DT_F32, 0);
+            if (o->type == OP_BN_BWD && o->act != ACT_NONE)
+                bad |= bn_bwd_relu_check(g, o);
             break;
         }
         case OP_MAXPOOL:
@@ -2518,7 +2620,7 @@ int cu_ops_prepare(graph *g, int nrun)
             return -1;
     }
     if (cmax) {
-        S.coef_bytes = 4 * cmax * sizeof(float);
+        S.coef_bytes = 6 * cmax * sizeof(float);
         if (!(S.coef = (float *)cu_alloc(S.coef_bytes)))
             return -1;
     }

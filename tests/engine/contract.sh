@@ -139,6 +139,26 @@ poff=$(key peak_mem_bytes "$W/off") pon=$(key peak_mem_bytes "$W/on")
 "$E" --device cpu --model resnet_tiny --batch 4 --threads 1 --steps 2 --warmup 0 --compile default --result "$W/f2"
 [ "$(key bn_folded "$W/f2")" = 0 ] && ok "no BN folding with eval off" || ko "BN folded with eval off"
 
+# a BN's fused ReLU: its backward folds into the BN backward (pass_bn_relu_bwd)
+# unless MATRIX_ENGINE_BN_BWD=separate; the same gradients, bit for bit
+for k in fused separate; do
+  MATRIX_ENGINE_BN_BWD=$k "$E" --device cpu --model resnet_tiny --batch 2 --threads 1 --steps 2 --warmup 0 --task train \
+    --compile default --result "$W/bn.$k" 2>"$W/bn.$k.err"
+  MATRIX_ENGINE_BN_BWD=$k "$E" --device cpu --model resnet_tiny --batch 2 --threads 1 --steps 2 --warmup 0 --task train \
+    --compile default --channels-last on --dump "$W/bn.$k.dump" 2>/dev/null
+done
+[ "$(key bn_relu_bwd_folded "$W/bn.fused")" = 5 ] && [ "$(key bn_relu_bwd_folded "$W/bn.separate")" = 0 ] \
+  && [ "$(key ops_per_step "$W/bn.fused")" -eq $(($(key ops_per_step "$W/bn.separate") - 5)) ] \
+  && grep -q '^matrix-engine: bn backward: 5 of 9 ReLU backwards folded into BatchNorm backward (MATRIX_ENGINE_BN_BWD=fused); 4 with a residual input' "$W/bn.fused.err" \
+  && grep -q '^matrix-engine: bn backward: 0 of 9 .*(MATRIX_ENGINE_BN_BWD=separate)$' "$W/bn.separate.err" \
+  && ok "BN backward: 5 of 9 ReLU backwards folded, 5 ops fewer, logged" \
+  || ko "BN backward: folded $(key bn_relu_bwd_folded "$W/bn.fused") / $(key bn_relu_bwd_folded "$W/bn.separate"), log: $(cat "$W/bn.fused.err" "$W/bn.separate.err")"
+cmp -s "$W/bn.fused.dump" "$W/bn.separate.dump" && ok "BN backward folded: dump (gradients, losses, weights) bit-identical" \
+  || ko "BN backward folded: the dump differs from MATRIX_ENGINE_BN_BWD=separate"
+rc=0; MATRIX_ENGINE_BN_BWD=yes "$E" --device cpu --model resnet_tiny --batch 2 --steps 1 --result "$W/bn.bad" 2>"$W/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "MATRIX_ENGINE_BN_BWD='yes': expected 'fused'" "$W/err" && [ ! -e "$W/bn.bad" ] \
+  && ok "MATRIX_ENGINE_BN_BWD=yes: exit 2" || ko "MATRIX_ENGINE_BN_BWD=yes: exit $rc, $(cat "$W/err")"
+
 # inference_mode on lowers the peak for every model family
 for m in resnet_tiny bert_tiny; do
   "$E" --device cpu --model $m --batch 4 --seq-len 32 --threads 1 --steps 2 --warmup 0 --inference-mode off --result "$W/m0"

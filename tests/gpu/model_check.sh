@@ -51,6 +51,9 @@
 #  5. the optimizers' multi-tensor kernels against one kernel per op
 #     (MATRIX_ENGINE_OPTIM=per-tensor): mnist_cnn, resnet_tiny (SGD) and
 #     bert_tiny (AdamW), 3 training steps, bit-identical (optim_check below).
+#  6. a BatchNorm's ReLU backward folded into its backward against the two
+#     ops (MATRIX_ENGINE_BN_BWD=separate): resnet_tiny and resnet18, fp32 and
+#     fp16, NCHW and NHWC, 3 training steps, bit-identical (bnrelu_check).
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
@@ -239,6 +242,49 @@ optim_check() {
 	if [ "$m" = resnet_tiny ]; then optim_graph_nodes; fi
 }
 
+# A BatchNorm's ReLU backward folded into the BatchNorm's backward
+# (pass_bn_relu_bwd; engine/cuda/ops.cu op_bn_bwd recomputes y > 0 from x
+# and the forward's coefficients, rounded as y is stored) against an act_bwd
+# then a batchnorm_bwd (MATRIX_ENGINE_BN_BWD=separate): the same values reach
+# the same arithmetic, so 3-step runs (output, gradients, losses, final
+# weights and BN statistics) must be bit-identical, in fp32 and fp16, NCHW
+# and NHWC; the logs must say how many were folded. Determinism first, as in
+# optim_check.
+bnrelu_check() {
+	for bc in off:fp32 on:fp32 off:fp16 on:fp16; do
+		cl=${bc%:*} pr=${bc#*:}
+		on="$m.cuda.B3.$cl.$pr"
+		B3="--task train --steps 3 --channels-last $cl --compile default --precision $pr"
+		run "$on" cuda $MF $B3
+		run "$on.again" cuda $MF $B3
+		MATRIX_ENGINE_BN_BWD=separate
+		export MATRIX_ENGINE_BN_BWD
+		run "$on.sep" cuda $MF $B3
+		unset MATRIX_ENGINE_BN_BWD
+		if [ ! -f "$W/$on.mxw" ] || [ ! -f "$W/$on.again.mxw" ] || [ ! -f "$W/$on.sep.mxw" ]; then
+			continue # a run failed and said so
+		fi
+		label="$m $pr channels-last $cl: ReLU backward folded into BN backward vs separate"
+		if ! grep -q 'bn backward: [1-9][0-9]* of [0-9]* ReLU backwards folded into BatchNorm backward (MATRIX_ENGINE_BN_BWD=fused)' "$W/$on.log" ||
+			! grep -q 'bn backward: 0 of [1-9][0-9]* ReLU backwards folded.*(MATRIX_ENGINE_BN_BWD=separate)' "$W/$on.sep.log"; then
+			echo "CHECK FAIL $label: the logs do not show the two modes:"
+			grep -h 'bn backward:' "$W/$on.log" "$W/$on.sep.log" | sed 's/^/    /'
+			note_fail "$label (logs)"
+			continue
+		fi
+		grep -h 'bn backward:' "$W/$on.log" "$W/$on.sep.log" | sed 's/^/   /'
+		if "$PY" "$CMP" --label "$m $pr $cl folded twice" $exact "$W/$on.mxw" "$W/$on.again.mxw" \
+			>"$W/$on.det.out" 2>&1; then
+			compare "$label (bit-identical)" "$on.sep" "$on" $exact
+		else
+			echo "note $m $pr channels-last $cl: two runs with the same flags differ, the step is not deterministic:"
+			grep '^CHECK FAIL' "$W/$on.det.out" | head -n 3 | sed 's/^/    /'
+			eval "tol=\$optim_tol_$pr"
+			compare "$label (tolerance: the step is not deterministic)" "$on.sep" "$on" $tol
+		fi
+	done
+}
+
 # One launch for every SGD tensor: the CUDA Graph of a training step has
 # N - 1 nodes fewer than with one kernel per op (measured runs: a dump
 # writes no result file).
@@ -330,6 +376,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 		compare "$m fp32 T4 (train, eval on) cuda vs cpu" "$m.cpu.T4" "$m.cuda.T4" $tight
 	fi
 	case $m in mnist_cnn | resnet_tiny) optim_check ;; esac
+	case $m in resnet_tiny | resnet18) bnrelu_check ;; esac
 
 	if [ $full = 0 ]; then # the ImageNet models: the reduced precisions' trajectories only
 		for pr in tf32 fp16 bf16; do
