@@ -1,6 +1,8 @@
 /* profiles.h - the per-op profiles of a run (recipe 'profile: on'): each
  * point's DIR/profiles/ID.csv (engine/profile.h's columns) as two report
- * tables (report_profiles.c). Above model.h and rtable.h. */
+ * tables (report_profiles.c); a merged directory's from each run's copy
+ * runs/N/profiles/, for the points the merged study has. Above model.h and
+ * rtable.h. */
 #ifndef MATRIX_REPORT_PROFILES_H
 #define MATRIX_REPORT_PROFILES_H
 

@@ -27,9 +27,11 @@ static const char *cell_str(const struct table *t, size_t r, long c)
 	return s ? s : "";
 }
 
-/* The label of plan row i: "f=v ..." over the factors with more than one
- * level (every factor when none has), "#N" for a repeat after the first. */
-static char *point_label(const struct run *run, const struct table *plan, size_t i)
+/* The label of row i of t (plan.csv, or a merged directory's results):
+ * "f=v ..." over the factors with more than one level (every factor when
+ * none has; a merged study's machine among them), "#N" for a repeat after
+ * the first, " (run N)" for run N of a merged directory. */
+static char *point_label(const struct run *run, const struct table *t, size_t i, size_t source)
 {
 	const struct recipe *r = &run->recipe;
 	struct strbuf sb = {0};
@@ -40,51 +42,112 @@ static char *point_label(const struct run *run, const struct table *plan, size_t
 	for (size_t f = 0; f < r->nfactors; f++) {
 		if (any && r->factors[f].nlevels < 2)
 			continue;
-		long c = table_column(plan, r->factors[f].name);
-		sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", r->factors[f].name, cell_str(plan, i, c));
+		long c = table_column(t, r->factors[f].name);
+		sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", r->factors[f].name, cell_str(t, i, c));
 	}
-	const char *rep = cell_str(plan, i, table_column(plan, "repeat"));
+	const char *rep = cell_str(t, i, table_column(t, "repeat"));
 	if (*rep && strcmp(rep, "0") != 0)
 		sb_printf(&sb, " #%s", rep);
+	if (source)
+		sb_printf(&sb, " (run %zu)", source);
 	return sb.buf;
 }
 
-/* The profiles of DIR's points, in plan order; *n of them. */
+/* Read dir/profiles/ID.csv into p; 0, or -1 when there is none usable. */
+static int prof_read(const char *dir, const char *id, struct prof *p)
+{
+	char *path = xasprintf("%s/profiles/%s.csv", dir, id), *why = NULL;
+	int rc = table_read(path, &p->t, NULL, &why);
+	free(why);
+	free(path);
+	if (rc != 0)
+		return -1; /* not profiled, or not run */
+	p->op = table_column(&p->t, "op");
+	p->kind = table_column(&p->t, "kind");
+	p->calls = table_column(&p->t, "calls");
+	p->total = table_column(&p->t, "total_ms");
+	p->mean = table_column(&p->t, "mean_ms");
+	p->pct = table_column(&p->t, "pct_step");
+	if (p->op < 0 || p->total < 0 || p->pct < 0) {
+		table_free(&p->t);
+		return -1;
+	}
+	return 0;
+}
+
+static void prof_add(struct prof **ps, size_t *n, struct prof *p)
+{
+	*ps = xrealloc(*ps, (*n + 1) * sizeof(**ps));
+	(*ps)[(*n)++] = *p;
+}
+
+/* The profiles of run N of merged directory run->dir (its copy sub) onto
+ * *ps: the points of its plan, in order, that the merged study has (a row
+ * of run->table from that run: the rows a dropped factor left out have
+ * none), labelled from that row. */
+static void load_merged_source(const struct run *run, const char *sub, size_t source, struct prof **ps,
+			       size_t *n)
+{
+	const struct table *rt = &run->table;
+	long rid = table_column(rt, "id"), rsrc = table_column(rt, "merge_source");
+	char *path = xasprintf("%s/plan.csv", sub), *why = NULL, num[32];
+	struct table plan;
+	int rc = table_read(path, &plan, NULL, &why);
+	free(why);
+	free(path);
+	if (rc != 0 || rid < 0 || rsrc < 0)
+		return;
+	snprintf(num, sizeof num, "%zu", source);
+	long idc = table_column(&plan, "id");
+	for (size_t i = 0; idc >= 0 && i < plan.nrows; i++) {
+		const char *id = cell_str(&plan, i, idc);
+		size_t r;
+		for (r = 0; r < rt->nrows; r++)
+			if (strcmp(cell_str(rt, r, rsrc), num) == 0 && strcmp(cell_str(rt, r, rid), id) == 0)
+				break;
+		struct prof p = {0};
+		if (r == rt->nrows || prof_read(sub, id, &p) != 0)
+			continue;
+		p.label = point_label(run, rt, r, source);
+		prof_add(ps, n, &p);
+	}
+	table_free(&plan);
+}
+
+/* The profiles of DIR's points, in plan order (a merged directory's run
+ * after run, each from its copy runs/N); *n of them. */
 static struct prof *load_profiles(const struct run *run, size_t *n)
 {
-	struct table plan;
-	char *path = xasprintf("%s/plan.csv", run->dir), *why = NULL;
 	struct prof *ps = NULL;
 	*n = 0;
-	if (table_read(path, &plan, NULL, &why) != 0) {
-		free(why);
-		free(path);
-		return NULL;
+	if (merge_is_dir(run->dir)) {
+		char **subs, **names;
+		size_t nsub;
+		if (merge_dir_sources(run->dir, &subs, &names, &nsub, stderr) != 0)
+			return NULL;
+		for (size_t k = 0; k < nsub; k++) {
+			load_merged_source(run, subs[k], k + 1, &ps, n);
+			free(subs[k]);
+			free(names[k]);
+		}
+		free(subs);
+		free(names);
+		return ps;
 	}
+	struct table plan;
+	char *path = xasprintf("%s/plan.csv", run->dir), *why = NULL;
+	int rc = table_read(path, &plan, NULL, &why);
+	free(why);
 	free(path);
+	if (rc != 0)
+		return NULL;
 	long idc = table_column(&plan, "id");
 	for (size_t i = 0; idc >= 0 && i < plan.nrows; i++) {
 		struct prof p = {0};
-		char *pp = xasprintf("%s/profiles/%s.csv", run->dir, cell_str(&plan, i, idc));
-		int rc = table_read(pp, &p.t, NULL, &why);
-		free(why);
-		why = NULL;
-		free(pp);
-		if (rc != 0)
-			continue; /* not profiled, or not run */
-		p.op = table_column(&p.t, "op");
-		p.kind = table_column(&p.t, "kind");
-		p.calls = table_column(&p.t, "calls");
-		p.total = table_column(&p.t, "total_ms");
-		p.mean = table_column(&p.t, "mean_ms");
-		p.pct = table_column(&p.t, "pct_step");
-		if (p.op < 0 || p.total < 0 || p.pct < 0) {
-			table_free(&p.t);
+		if (prof_read(run->dir, cell_str(&plan, i, idc), &p) != 0)
 			continue;
-		}
-		p.label = point_label(run, &plan, i);
-		ps = xrealloc(ps, (*n + 1) * sizeof(*ps));
-		ps[(*n)++] = p;
+		p.label = point_label(run, &plan, i, 0);
+		prof_add(&ps, n, &p);
 	}
 	table_free(&plan);
 	return ps;
@@ -98,13 +161,13 @@ static int by_total(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-static struct rtable *top_table(const struct prof *ps, size_t n)
+static struct rtable *top_table(const struct prof *ps, size_t n, int merged)
 {
 	static const char *const cols[] = {"point", "op", "kind", "calls", "total_ms", "mean_ms", "pct_step"};
 	struct rtable *t = rtable_new("profile_top", "Per-op profile: the top ops of each point", 7, cols);
-	t->caption = xasprintf("the %d ops with the most time in each profiled point (profiles/ID.csv: the "
+	t->caption = xasprintf("the %d ops with the most time in each profiled point (profiles/ID.csv%s: the "
 			       "steps after the timed ones, each op timed); pct_step: share of the step, percent",
-			       PROFILES_TOP);
+			       PROFILES_TOP, merged ? ", of run N: runs/N/profiles/ID.csv" : "");
 	for (size_t k = 3; k < 7; k++) {
 		t->align_right[k] = 1;
 		t->sig[k] = k > 3; /* the times and shares, not the calls */
@@ -204,7 +267,7 @@ void profiles_tables(const struct run *run, struct rtable **top, struct rtable *
 	struct prof *ps = load_profiles(run, &n);
 	*top = *side = NULL;
 	if (n) {
-		*top = top_table(ps, n);
+		*top = top_table(ps, n, merge_is_dir(run->dir));
 		*side = side_table(ps, n);
 	}
 	for (size_t i = 0; i < n; i++) {

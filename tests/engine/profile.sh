@@ -4,7 +4,8 @@
 # --data) over 20 steps after the timed ones; the PyTorch engine writes the
 # same columns from torch.profiler; a recipe's 'profile: on' gives every
 # point DIR/profiles/ID.csv; bad values and a command engine are located
-# recipe errors; a profile that cannot be written fails the point.
+# recipe errors; a profile that cannot be written fails the point; runs
+# merged keep each point's profile (issue 19, item 2).
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
@@ -92,6 +93,30 @@ expect_eq "$(head -n 1 run/tables/profile_side.csv)" "op,kind,batch=4,batch=8" "
 expect_eq "$(($(wc -l <run/tables/profile_side.csv) - 1))" 12 "the 12 ops with the largest share"
 expect_grep "^### Per-op profile: the top ops of each point" run/report.md "report.md: top ops"
 expect_grep "Per-op profile: the points side by side" run/report.html "report.html: side by side"
+# runs merged (issue 19, items 2 and 4): each point's profile follows its
+# point, from the run's copy runs/N, labelled with its run; the points a
+# factor not in every run leaves out have none
+sed 's/^  batch: .*/  batch: [4, 16]\n  compile: [none, default]/' p.yaml >p2.yaml
+"$MATRIX" run p2.yaml --out run2 >out 2>&1 || { cat out; fail "matrix run p2.yaml"; }
+expect_eq "$(ls run2/profiles | wc -l)" 4 "run2: a profile per point"
+"$MATRIX" report run run2 --out merged >out 2>&1 || { cat out; fail "matrix report run run2"; }
+expect_eq "$(csv_col merged/tables/profile_top.csv point | uniq | tr '\n' ',')" \
+	"batch=4 (run 1),batch=8 (run 1),batch=4 (run 2),batch=16 (run 2)," "merged: the points' profiles in run and plan order"
+expect_eq "$(($(wc -l <merged/tables/profile_top.csv) - 1))" 20 "merged: 5 ops of each of 4 points"
+expect_eq "$(head -n 1 merged/tables/profile_side.csv)" \
+	"op,kind,batch=4 (run 1),batch=8 (run 1),batch=4 (run 2),batch=16 (run 2)" "merged: profile_side header"
+expect_grep "of run N: runs/N/profiles/ID.csv" merged/report.md "merged: where the profiles are"
+# the op with the most time in run 2's batch=16 point is its file's, not another point's
+id16=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["batch"] == 16 && $c["compile"] == "none" { print $c["id"] }' run2/plan.csv)
+[ -n "$id16" ] || fail "no id for batch=16 compile=none in run2/plan.csv"
+expect_eq "$(grep '^batch=16 (run 2),' merged/tables/profile_top.csv | head -n 1 | cut -d, -f2,3,5)" \
+	"$(tail -n +2 "run2/profiles/$id16.csv" | sort -t, -k4,4 -g -r | head -n 1 | cut -d, -f1,2,4)" \
+	"merged: the top op of batch=16 (run 2) is from runs/2/profiles/$id16.csv"
+# matrix merge, then report: the same
+"$MATRIX" merge run run2 --out m2 --quiet >/dev/null 2>&1 || fail "matrix merge run run2"
+"$MATRIX" report m2 >/dev/null 2>&1 || fail "matrix report m2"
+cmp -s merged/tables/profile_side.csv m2/tables/profile_side.csv || fail "matrix merge + report: another profile_side"
 rm -r run/profiles
 "$MATRIX" report run >/dev/null 2>&1 || fail "matrix report without profiles"
 ! grep -q "Per-op profile" run/report.md || fail "report.md shows profiles the run no longer has"
