@@ -340,8 +340,16 @@ static const char *match_test(const struct match *x, double spread, char *buf, s
 /* The widest the point column of the table grows (terminal columns). */
 #define COMPARE_LABEL_MAX 100
 
+/* The numeric columns of the table: their headings and least widths (the
+ * cells of ordinary numbers fit them; a wider cell, a 9-digit interval or
+ * a value of 1e+300, widens its column for every row). */
+enum { C_A, C_B, C_GAIN, C_CI, C_CHANGE, C_PROCS, C_TEST, C_N };
+static const char *const compare_heads[C_N] = {"A", "B", "gain", "95% CI", "change", "procs", "test"};
+static const int compare_min_width[C_N] = {12, 12, 8, 17, 9, 5, 16};
+
 /* The table: a heading, then a line per matched point, worst first, in
- * columns as wide as their widest cell (the test's: 16). */
+ * columns as wide as their widest cell, the numbers' at least as
+ * compare_min_width says. */
 static void print_matches(const struct run *a, const struct run *b, const struct match *m, size_t nm,
 			  double spread, const struct compare_opts *o, const char *const *marks)
 {
@@ -356,37 +364,48 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 	/* the point column as wide as its widest label (in terminal columns),
 	 * up to COMPARE_LABEL_MAX: a longer one pushes its own row only */
 	char **shown = xmalloc((nm ? nm : 1) * sizeof(char *));
-	size_t width = 5;
+	char (*cell)[C_N][96] = xmalloc((nm ? nm : 1) * sizeof(*cell));
+	size_t width = 5, cw[C_N];
+	for (int k = 0; k < C_N; k++)
+		cw[k] = (size_t)compare_min_width[k];
 	struct strbuf lab = {0};
 	for (size_t i = 0; i < nm; i++) {
-		match_label(a, &m[i], &lab);
+		const struct match *x = &m[i];
+		match_label(a, x, &lab);
 		shown[i] = lab.len ? text_clean(lab.buf, lab.len, 0) : xstrdup("(all)"); /* levels from any results.csv */
 		size_t w = text_columns(shown[i], strlen(shown[i]));
 		if (w > width)
 			width = w < COMPARE_LABEL_MAX ? w : COMPARE_LABEL_MAX;
-	}
-	printf("%-*s %12s %12s %8s %17s %9s %5s  %-16s %s\n", (int)width, "point", "A", "B", "gain", "95% CI",
-	       "change", "procs", "test", "verdict");
-	for (size_t i = 0; i < nm; i++) {
-		const struct match *x = &m[i];
-		double change = 100.0 * (x->gain - 1);
-		const char *mark = marks[i];
-		char ci[96] = "", test[32], procs[24];
-		if (!isnan(x->u))
-		{
+		char num[40];
+		snprintf(cell[i][C_A], 96, "%s", sig3(num, a->cells.value[x->a] * mt->scale, 0));
+		snprintf(cell[i][C_B], 96, "%s", sig3(num, b->cells.value[x->b] * mt->scale, 0));
+		snprintf(cell[i][C_GAIN], 96, "%s", sig3(num, x->gain, 0));
+		cell[i][C_CI][0] = '\0';
+		if (!isnan(x->u)) {
 			char lo[40], hi[40];
 			gain_ci(lo, hi, x->gain, x->u);
-			snprintf(ci, sizeof(ci), "%s..%s", lo, hi);
+			snprintf(cell[i][C_CI], 96, "%s..%s", lo, hi);
 		}
-		match_test(x, spread, test, sizeof(test));
-		snprintf(procs, sizeof(procs), "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
-		char gs[40], cs[40], va[40], vb[40];
+		snprintf(cell[i][C_CHANGE], 96, "%s%%", sig3(num, 100.0 * (x->gain - 1), 1));
+		snprintf(cell[i][C_PROCS], 96, "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
+		match_test(x, spread, cell[i][C_TEST], 96);
+		for (int k = 0; k < C_N; k++)
+			if (strlen(cell[i][k]) > cw[k])
+				cw[k] = strlen(cell[i][k]);
+	}
+	printf("%-*s", (int)width, "point");
+	for (int k = 0; k < C_N; k++)
+		printf(k == C_TEST ? "  %-*s" : " %*s", (int)cw[k], compare_heads[k]);
+	printf(" verdict\n");
+	for (size_t i = 0; i < nm; i++) {
 		size_t w = text_columns(shown[i], strlen(shown[i]));
-		printf("%s%*s %12s %12s %8s %17s %8s%% %5s  %-16s %s\n", shown[i], (int)(w < width ? width - w : 0), "",
-		       sig3(va, a->cells.value[x->a] * mt->scale, 0), sig3(vb, b->cells.value[x->b] * mt->scale, 0),
-		       sig3(gs, x->gain, 0), ci, sig3(cs, change, 1), procs, test, mark);
+		printf("%s%*s", shown[i], (int)(w < width ? width - w : 0), "");
+		for (int k = 0; k < C_N; k++)
+			printf(k == C_TEST ? "  %-*s" : " %*s", (int)cw[k], cell[i][k]);
+		printf(" %s\n", marks[i]);
 		free(shown[i]);
 	}
+	free(cell);
 	free(shown);
 	sb_free(&lab);
 }

@@ -1,6 +1,7 @@
 # matrix compare: B is A with every point of model=big, A=on 20 % slower;
 # the geometric mean is 0.8^(11/46), the 11 points are marked slower beyond
-# the combined CIs, --fail-on-regression decides the exit status.
+# the combined CIs, --fail-on-regression decides the exit status; extreme
+# values widen their columns instead of overflowing them.
 . "$top_srcdir/tests/setup"
 sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
 "$MATRIX" run known.yaml --out a > /dev/null 2>&1 || [ $? = 1 ] || fail "run failed"
@@ -70,4 +71,18 @@ expect_grep "^matrix: --threshold wants a percentage >= 0 (like 5%), not '-1%'$"
 mkdir empty
 expect_status 2 "$MATRIX" compare a empty 2> err3.txt
 expect_grep "'empty' is not a run directory (no recipe.yaml)" err3.txt "not a run directory"
+# extreme values (a gain of 1e+300, its interval 20 characters wide): every
+# column as wide as its widest cell, so each number ends where its heading
+# does, on every line of the table
+mkdir huge && cp a/recipe.yaml huge/
+awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $11 != "" {
+	$11 = $11 * 1e300; $13 = $13 / 1e300; $14 = $14 / 1e300; $15 = $15 / 1e300 } { print }' a/results.csv > huge/results.csv
+expect_status 0 "$MATRIX" compare a huge > huge.txt
+expect_grep ' 1e+300 9.72e+299..1.03e+300  +1e+302%   1/1  CI+spread (1 p.) faster$' huge.txt "a huge gain"
+awk '/^point / { head = $0; for (i = 1; i <= 6; i++) { split("A B gain 95%_CI change procs", h, " ")
+		name = h[i]; sub("_", " ", name); end[i] = index(head, " " name " ") + length(name) }; next }
+	head != "" && NF == 0 { exit }
+	head != "" { for (i = 1; i <= 6; i++) if (substr($0, end[i], 1) == " " || substr($0, end[i] + 1, 1) != " ") {
+		print "column " i " does not end at " end[i] ": " $0; bad = 1 } }
+	END { exit bad || head == "" }' huge.txt || fail "compare: a column overflows its width (huge.txt)"
 echo ok
