@@ -45,6 +45,19 @@ static int report_run(struct run *run, const struct report_facet *cli, FILE *err
 		rc = 2;
 	}
 	free(pp);
+	/* the per-point table whole, as the pages show their first rows of it */
+	struct strbuf ppm = {0};
+	sb_puts(&ppm, "# Points\n\n");
+	md_escape(&ppm, rt.per_point->caption, 0);
+	sb_puts(&ppm, "\n\n");
+	rtable_markdown(rt.per_point, 0, &ppm);
+	pp = xasprintf("%s/%s.md", tdir, rt.per_point->name);
+	if (write_file_atomic(pp, ppm.buf, ppm.len) != 0) {
+		fprintf(err, "matrix: unable to write '%s': %s\n", pp, strerror(errno));
+		rc = 2;
+	}
+	free(pp);
+	sb_free(&ppm);
 	report_figures_build(run, &rt, pdir, cli, &ps, err);
 	size_t undrawn = plot_run_all(&ps, pdir, err);
 	char *md = xasprintf("%s/report.md", run->dir);

@@ -89,13 +89,21 @@ static void paras_html(const struct paras *ps, struct strbuf *sb)
 	}
 }
 
-/* "Points": the per-point table that opens the pages. */
+/* "Points": the per-point table that opens the pages, its first
+ * PER_POINT_ROWS rows; a longer one says so above it, and where it is whole
+ * (tables/per_point.md and .csv, report.c). */
 static void per_point_section(const struct rtable *t, struct strbuf *sb, int html)
 {
+	int cut = t->nrows > PER_POINT_ROWS;
 	if (html) {
 		sb_puts(sb, "<h2 id=\"points\">Points</h2>\n<p class=\"caption\">");
 		html_escape(sb, t->caption);
 		sb_puts(sb, "</p>\n");
+		if (cut)
+			sb_printf(sb, "<p class=\"more\">The first %d of %zu points; all of them in <a "
+				  "href=\"tables/per_point.md\">tables/per_point.md</a> (this table) and <a "
+				  "href=\"tables/per_point.csv\">tables/per_point.csv</a> (every digit).</p>\n",
+				  PER_POINT_ROWS, t->nrows);
 		if (t->nrows)
 			rtable_html(t, PER_POINT_ROWS, sb);
 		return;
@@ -103,6 +111,10 @@ static void per_point_section(const struct rtable *t, struct strbuf *sb, int htm
 	sb_puts(sb, "## Points\n\n");
 	md_escape(sb, t->caption, 0);
 	sb_puts(sb, "\n\n");
+	if (cut)
+		sb_printf(sb, "The first %d of %zu points; all of them in [tables/per_point.md](tables/per_point.md) "
+			  "(this table) and [tables/per_point.csv](tables/per_point.csv) (every digit).\n\n",
+			  PER_POINT_ROWS, t->nrows);
 	if (t->nrows) {
 		rtable_markdown(t, PER_POINT_ROWS, sb);
 		sb_putc(sb, '\n');

@@ -98,4 +98,24 @@ expect_eq "$(csv_col big/results.csv throughput | tr '\n' ' ')" "1234567.89 2345
 expect_grep '^1234567\.89,1234567\.89,' big/tables/per_point.csv "per_point.csv: every digit"
 expect_grep '^23456789\.5,23456789\.5,' big/tables/per_point.csv "per_point.csv: every digit"
 expect_grep '^| 1234567.89 | 1.23e+06 | ' big/report.md "the page: 3 significant digits"
+# more points than the pages show (100): the page says so above the table
+# and names where it is whole, tables/per_point.md (the table that
+# 'matrix export --format markdown' prints) and tables/per_point.csv
+cat > many.yaml <<YAML
+name: many
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{t}"]
+factors:
+  t: [$(seq -s, 1 105)]
+YAML
+"$MATRIX" run many.yaml --out many > many.txt 2>&1 || { cat many.txt >&2; fail "the run of many.yaml failed"; }
+expect_grep '^The first 100 of 105 points; all of them in \[tables/per_point.md\](tables/per_point.md) (this table) and \[tables/per_point.csv\](tables/per_point.csv) (every digit).$' many/report.md "report.md: the cut said above the table"
+expect_eq "$(sed -n '/^## Points/,/^## /p' many/report.md | grep -c '^| [0-9]')" 100 "report.md: 100 rows"
+expect_grep '^5 more rows in \[tables/per_point.csv\]' many/report.md "report.md: the rest counted below the table"
+expect_grep '<p class="more">The first 100 of 105 points; all of them in <a href="tables/per_point.md">' many/report.html "report.html: the cut said"
+expect_eq "$(grep -c '^| [0-9]' many/tables/per_point.md)" 105 "tables/per_point.md: every point"
+"$MATRIX" export many --format markdown > many.md
+tail -n +5 many/tables/per_point.md | cmp -s - many.md || fail "tables/per_point.md differs from export --format markdown"
+expect_eq "$(tail -n +2 many/tables/per_point.csv | wc -l)" 105 "tables/per_point.csv: every point"
+! grep -q '^The first 100' big/report.md || fail "a short table said to be cut"
 echo ok
