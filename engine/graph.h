@@ -103,9 +103,12 @@ enum op_type {
     OP_LAYERNORM_BWD, /* in: dy, x, gamma, mean, rstd; out: dx, dgamma, dbeta */
     OP_ATTENTION,     /* in: q, k, v (B*T, C); out: y (B*T, C), probs (B,H,T,T), [mask];
                        * flash form (pass_flash_attention): out[1] is lse (B,H,T), the
-                       * log-sum-exp of each row of scaled scores, no mask */
+                       * log-sum-exp of each row of scaled scores; the mask holds keep
+                       * flags 0 / 1 (scaled by 1 / (1 - p) where applied) */
     OP_ATTENTION_BWD, /* in: dy, q, k, v, probs, [mask]; out: dq, dk, dv;
-                       * flash form: in[4] lse, in[5] the forward's y (recomputes the probabilities) */
+                       * flash form: in[4] lse, in[5] the forward's y (recomputes the
+                       * probabilities); with dropout out[3] gets the keep flags drawn
+                       * again (p, seed: the forward's) */
     OP_SELECT0,       /* in: x (B*T, C); out: y (B, C), token 0 of each row */
     OP_SELECT0_BWD,   /* in: dy; out: dx */
     OP_SGD,           /* in: w, g, momentum buf */

@@ -381,8 +381,19 @@ static void ad_op(struct ad *a, int fi)
         o->in[3] = f.in[2];
         o->in[4] = f.out[1];
         /* flash form: the forward's output instead of a mask (rowsum dy . y) */
-        o->in[5] = g->t[f.out[1]].ndim == 3 ? f.out[0] : f.out[2];
+        int flash = g->t[f.out[1]].ndim == 3;
+        o->in[5] = flash ? f.out[0] : f.out[2];
         o->heads = f.heads;
+        if (flash && f.out[2] >= 0) { /* dropout: the keep flags drawn again, same seed */
+            tensor m = g->t[f.out[2]];
+            char name[2 * GRAPH_NAME];
+            snprintf(name, sizeof name, "%.70s.bwd", m.name);
+            int t = graph_tensor(g, name, TK_ACT, m.dtype, m.layout, m.ndim, m.shape);
+            o = &g->ops[oi];
+            o->out[3] = t;
+            o->p = f.p;
+            o->seed = f.seed;
+        }
         o->flops = 2 * f.flops;
         for (int k = 0; k < 3; k++)
             if (NG(k))
@@ -682,7 +693,7 @@ int pass_flash_attention(graph *g)
     int n = 0;
     for (int i = 0; i < g->nfwd; i++) {
         op *o = &g->ops[i];
-        if (o->dead || o->type != OP_ATTENTION || o->out[2] >= 0)
+        if (o->dead || o->type != OP_ATTENTION)
             continue;
         tensor *p = &g->t[o->out[1]];
         if (p->ndim != 4 || p->dtype != DT_F32)
@@ -717,7 +728,7 @@ int pass_precision(graph *g, int dt)
             break;
         case OP_ATTENTION:
             keep[o->out[1]] = 1;
-            if (o->out[2] >= 0)
+            if (o->out[2] >= 0 && g->t[o->out[1]].ndim == 4) /* flash form: keep flags, io type */
                 keep[o->out[2]] = 1;
             break;
         case OP_LOGSOFTMAX:

@@ -59,18 +59,26 @@ int pass_data_parallel(graph *g, int ranks, size_t bucket_bytes, int sync_bn);
 /* Mixed precision on a device backend: activations and their gradients
  * (TK_ACT / TK_GRAD f32 tensors) get storage type dt (DT_F16 or DT_BF16),
  * except what autocast keeps in f32: normalisation statistics, dropout
- * masks, the log-softmax output, the loss, and the gradients of those.
+ * masks (not the keep flags of flash-form attention: pass_flash_attention),
+ * the log-softmax output, the loss, and the gradients of those.
  * Parameters, their gradients and optimizer state stay f32 (master
  * weights). Run after autodiff, before pass_plan; returns the number of
  * tensors changed. */
 int pass_precision(graph *g, int dt);
 /* Flash attention on a device backend with fp16 / bf16: every attention
- * op without a dropout mask keeps the log-sum-exp of its rows, out[1]
- * (B, H, T) f32, instead of the probabilities (B, H, T, T); its backward
- * (pass_autodiff, run after this pass) recomputes them from q, k and the
- * lse and reads the forward's output y (in[5]). What cuDNN's fused SDPA
- * keeps; the CPU and the CUDA kernels run both forms. Run before
- * pass_autodiff; returns the number of ops changed. */
+ * op keeps the log-sum-exp of its rows, out[1] (B, H, T) f32, instead of
+ * the probabilities (B, H, T, T); its backward (pass_autodiff, run after
+ * this pass) recomputes them from q, k and the lse and reads the forward's
+ * output y (in[5]). What cuDNN's fused SDPA keeps; the CPU and the CUDA
+ * kernels run both forms. With attention dropout (out[2], the mask) the
+ * mask of the flash form holds keep flags, 0 or 1 (the scale 1 / (1 - p)
+ * is applied with them), drawn as every dropout mask is (same seed, step
+ * and index, so the flags are where the probabilities form's mask is
+ * non-zero), in the io type (pass_precision: 0 and 1 are exact in f16 and
+ * bf16); it is not kept for the backward: the backward draws it again into
+ * a tensor of its own, out[3] (pass_autodiff), so only the lse lives from
+ * the forward to the backward. Run before pass_autodiff; returns the number
+ * of ops changed. */
 int pass_flash_attention(graph *g);
 /* Training with a BatchNorm whose ReLU pass_fuse made its epilogue, after
  * pass_autodiff: the OP_ACT_BWD in front of its OP_BN_BWD (dy, y -> dy

@@ -387,6 +387,13 @@ static void dump_hook(struct run *r, int opi)
         struct hview h;
         host_begin(r, mask, &h);
         tensor *t = &g->t[mask];
+        if (o->type == OP_ATTENTION && g->t[o->out[1]].ndim == 3) {
+            /* flash form: keep flags; written as the probabilities form's
+             * mask (0 or 1 / (1 - p), the CPU's), so the masks compare bit for bit */
+            float *m = t->data, sc = 1.0f / (1.0f - o->p);
+            for (int64_t i = 0; i < graph_numel(t); i++)
+                m[i] = m[i] != 0.0f ? sc : 0.0f;
+        }
         weights_put_raw(&d->w, name, t->ndim, t->shape, t->data);
         host_end(r, mask, &h);
     }
@@ -1305,6 +1312,11 @@ int session_result(struct session *s)
     rec(&rr, "ops_fused", "%d", s->fused);
     rec(&rr, "attention_flash_form", "%d", s->flash);
     rec(&rr, "bn_relu_bwd_folded", "%d", s->bnrelu);
+    int fdrop = 0; /* of which with dropout: keep flags in the io type, drawn again in the backward */
+    for (int i = 0; i < g->nfwd; i++)
+        fdrop += g->ops[i].type == OP_ATTENTION && g->ops[i].out[2] >= 0 &&
+                 g->t[g->ops[i].out[1]].ndim == 3;
+    rec(&rr, "attention_flash_dropout", "%d", fdrop);
     /* training: lifetimes of the step; infer: reuse (inference_mode on) or
      * autograd-saved (off: what a backward would read kept to the end) */
     rec(&rr, "memory_plan", "%s",

@@ -768,13 +768,17 @@ static void cpu_linear_bwd(graph *g, op *o)
  * a counter-based generator keyed by (op seed, step, index), so a run is
  * reproducible and the draw parallel. */
 
-static void dropout_mask_range(graph *g, op *o, long lo, long hi, int tid)
+/* mask[lo, hi) of op o's stream: 0 where dropped, else keep. */
+static void draw_mask(const graph *g, const op *o, float *mask, float keep, long lo, long hi)
 {
-    float *mask = TF(g, o->out[1]);
-    float scale = 1.0f / (1.0f - o->p);
     uint64_t key = rng_mix(o->seed ^ ((uint64_t)g->step << 40));
     for (long i = lo; i < hi; i++)
-        mask[i] = rng_uniform(key, (uint64_t)i) < o->p ? 0.0f : scale;
+        mask[i] = rng_uniform(key, (uint64_t)i) < o->p ? 0.0f : keep;
+}
+
+static void dropout_mask_range(graph *g, op *o, long lo, long hi, int tid)
+{
+    draw_mask(g, o, TF(g, o->out[1]), 1.0f / (1.0f - o->p), lo, hi);
 }
 
 static void dropout_apply_range(graph *g, op *o, long lo, long hi, int tid)
@@ -1051,7 +1055,24 @@ static void cpu_layernorm_bwd(graph *g, op *o)
  * with a mask (attention dropout) y = (probs * mask) v. Flash form (out[1]
  * 3-D, pass_flash_attention): the probabilities stay in the workspace and
  * out[1] gets each row's lse = max + log(sum exp(s - max)) of the scaled
- * scores s; the backward recomputes probs = exp(s - lse) ------------------- */
+ * scores s; the backward recomputes probs = exp(s - lse). With dropout the
+ * flash form's mask holds keep flags (0 / 1, times 1 / (1 - p) where
+ * applied), and the backward draws them again into its out[3] ------------- */
+
+/* The attention's dropout mask: fwd out[2], flash-form bwd out[3]; keep
+ * flags in the flash form, 0 / (1 / (1 - p)) in the probabilities form. */
+static void attention_mask_range(graph *g, op *o, long lo, long hi, int tid)
+{
+    int fwd = o->type == OP_ATTENTION;
+    int flash = g->t[fwd ? o->out[1] : o->in[4]].ndim == 3;
+    draw_mask(g, o, TF(g, o->out[fwd ? 2 : 3]), flash ? 1.0f : 1.0f / (1.0f - o->p), lo, hi);
+}
+
+/* What the mask's values are multiplied by: 1 / (1 - p) for keep flags. */
+static float mask_scale(const op *o, int flash)
+{
+    return flash ? 1.0f / (1.0f - o->p) : 1.0f;
+}
 
 static void attention_range(graph *g, op *o, long lo, long hi, int tid)
 {
@@ -1063,7 +1084,7 @@ static void attention_range(graph *g, op *o, long lo, long hi, int tid)
     float *y = TF(g, o->out[0]), *probs = TF(g, o->out[1]);
     const float *mask = o->out[2] >= 0 ? TF(g, o->out[2]) : NULL;
     float *pd = (float *)backend_ws + (size_t)tid * 2 * T * T;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = 1.0f / sqrtf((float)d), ms = mask_scale(o, flash);
     for (long bh = lo; bh < hi; bh++) {
         long b = bh / H, h = bh % H, off = b * T * C + h * d;
         float *P = flash ? pd + T * T : probs + bh * T * T;
@@ -1084,7 +1105,7 @@ static void attention_range(graph *g, op *o, long lo, long hi, int tid)
         const float *A = P;
         if (mask) {
             for (long i = 0; i < T * T; i++)
-                pd[i] = P[i] * mask[bh * T * T + i];
+                pd[i] = P[i] * (mask[bh * T * T + i] * ms);
             A = pd;
         }
         cpu_gemm(0, 0, T, d, T, 1.0f, A, T, V + off, C, 0.0f, y + off, C);
@@ -1095,11 +1116,8 @@ static void cpu_attention(graph *g, op *o)
 {
     const tensor *pt = &g->t[o->out[1]];
     long BH = pt->shape[0] * pt->shape[1], T = pt->shape[2];
-    if (o->out[2] >= 0) { /* attention-probability dropout mask */
-        op m = *o;
-        m.out[1] = o->out[2];
-        par_range(g, &m, BH * T * T, BH * T * T * 4, dropout_mask_range);
-    }
+    if (o->out[2] >= 0) /* attention-probability dropout mask */
+        par_range(g, o, BH * T * T, BH * T * T * 4, attention_mask_range);
     par_range(g, o, BH, BH * T * T * 64, attention_range);
 }
 
@@ -1111,10 +1129,11 @@ static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
     int flash = pt->ndim == 3; /* in[4] is the lse, in[5] the forward's y (unused here) */
     const float *dy = TF(g, o->in[0]), *Q = TF(g, o->in[1]), *K = TF(g, o->in[2]);
     const float *V = TF(g, o->in[3]), *probs = TF(g, o->in[4]);
-    const float *mask = !flash && o->in[5] >= 0 ? TF(g, o->in[5]) : NULL;
+    int mi = flash ? o->out[3] : o->in[5]; /* flash: the keep flags drawn again */
+    const float *mask = mi >= 0 ? TF(g, mi) : NULL;
     float *dQ = TF(g, o->out[0]), *dK = TF(g, o->out[1]), *dV = TF(g, o->out[2]);
     float *dP = (float *)backend_ws + (size_t)tid * 2 * T * T, *pd = dP + T * T;
-    float scale = 1.0f / sqrtf((float)d);
+    float scale = 1.0f / sqrtf((float)d), ms = mask_scale(o, flash);
     for (long bh = lo; bh < hi; bh++) {
         long b = bh / H, h = bh % H, off = b * T * C + h * d;
         const float *P = probs + bh * T * T, *A = P;
@@ -1125,17 +1144,18 @@ static void attention_bwd_range(graph *g, op *o, long lo, long hi, int tid)
                     pd[i * T + j] = expf(pd[i * T + j] - probs[bh * T + i]);
             P = A = pd;
         }
-        if (mask) {
+        if (mask) { /* the dropped probabilities: flash form in dP's slot (free until dA) */
+            float *m = flash ? dP : pd;
             for (long i = 0; i < T * T; i++)
-                pd[i] = P[i] * mask[bh * T * T + i];
-            A = pd;
+                m[i] = P[i] * (mask[bh * T * T + i] * ms);
+            A = m;
         }
         /* dV = A^T dY ; dA = dY V^T */
         cpu_gemm(1, 0, T, d, T, 1.0f, A, T, dy + off, C, ACC(o, 2) ? 1.0f : 0.0f, dV + off, C);
         cpu_gemm(0, 1, T, T, d, 1.0f, dy + off, C, V + off, C, 0.0f, dP, T);
         if (mask)
             for (long i = 0; i < T * T; i++)
-                dP[i] *= mask[bh * T * T + i];
+                dP[i] *= mask[bh * T * T + i] * ms;
         for (long i = 0; i < T; i++) { /* softmax backward, row i */
             float s = 0.0f;
             for (long j = 0; j < T; j++)
@@ -1153,6 +1173,8 @@ static void cpu_attention_bwd(graph *g, op *o)
 {
     const tensor *pt = &g->t[o->in[4]];
     long BH = pt->shape[0] * pt->shape[1], T = pt->shape[2];
+    if (pt->ndim == 3 && o->out[3] >= 0) /* flash form with dropout: the forward's keep flags */
+        par_range(g, o, BH * T * T, BH * T * T * 4, attention_mask_range);
     par_range(g, o, BH, BH * T * T * 64, attention_bwd_range);
 }
 

@@ -294,11 +294,16 @@ void cu_ops_release(graph *g);
 int cu_sdpa_prepare(graph *g, int nrun);
 /* ops.cu: its flash-form attention kernels on raw pointers, (B T, C) rows
  * of type dt, lse (B, H, T) f32; the backward needs pbuf and ds scratch of
- * B H T T floats each. sdpa.cu checks cuDNN's plans against it. 0, or -1
- * when T and C / H are beyond the kernels' shared memory. */
+ * B H T T floats each; keep: NULL, or dropout keep flags (B, H, T, T) of
+ * type dt, applied with 1 / (1 - p). sdpa.cu checks cuDNN's plans against
+ * it. 0, or -1 when T and C / H are beyond the kernels' shared memory. */
 int cu_attention_flash_ref(int fwd, const void *q, const void *k, const void *v, int dt,
                            void *y, float *lse, const void *dy, void *dq, void *dk, void *dv,
-                           float *pbuf, float *ds, size_t B, size_t H, size_t T, size_t C);
+                           float *pbuf, float *ds, const void *keep, float p, size_t B, size_t H,
+                           size_t T, size_t C);
+/* ops.cu: n dropout keep flags (0 / 1, type dt) of probability p and
+ * stream seed at the current step, as every dropout mask is drawn. */
+void cu_attention_draw_keep(void *keep, int dt, size_t n, float p, uint64_t seed);
 int cu_sdpa_takes(const graph *g, const op *o);
 int cu_sdpa_run(graph *g, op *o);
 void cu_sdpa_release(graph *g);

@@ -2156,11 +2156,12 @@ __device__ __forceinline__ void att_load_row(float *dst, const void *x, int dt, 
 
 /* A warp per query row (b, h, i): scores over the T keys (lane j, j + 32,
  * ...), softmax (probs saved, f32; or in the flash form only the row's lse),
- * then y_i = sum_j (p_ij mask_ij) v_j, lanes over the d columns (cpu
- * attention_range). */
+ * then y_i = sum_j (p_ij mask_ij ms) v_j, lanes over the d columns (cpu
+ * attention_range). The mask (type mdt) holds 0 / 1 / (1 - p) with ms = 1,
+ * or in the flash form keep flags 0 / 1 with ms = 1 / (1 - p). */
 __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt, float *probs,
-                            float *lse, const float *mask, void *y, int ydt, att_geo a,
-                            float scale)
+                            float *lse, const void *mask, int mdt, float ms, void *y, int ydt,
+                            att_geo a, float scale)
 {
     extern __shared__ float sm[];
     att_row r;
@@ -2189,14 +2190,14 @@ __global__ void k_attention(const void *Q, const void *K, const void *V, int qdt
     }
     sum = warp_sum(sum);
     float *pr = probs ? probs + (bh * a.T + i) * a.T : NULL;
-    const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    size_t mo = (bh * a.T + i) * a.T;
     if (lse && lane == 0)
         lse[bh * a.T + i] = mx + logf(sum);
     for (size_t j = lane; j < a.T; j += 32) {
         float p = sc[j] / sum;
         if (pr)
             pr[j] = p;
-        sc[j] = mr ? p * mr[j] : p;
+        sc[j] = mask ? p * (cu_ld(mask, mdt, mo + j) * ms) : p;
     }
     __syncwarp();
     for (size_t k = lane; k < a.d; k += 32) {
@@ -2213,28 +2214,39 @@ size_t att_smem_bwd(const att_geo &a)
     return (size_t)ATT_WARPS * (a.T + (a.flash ? 2 : 1) * a.d) * sizeof(float);
 }
 
+/* Draw the attention dropout mask t of op o (p, seed) at the current step,
+ * as the cpu draws it: keep flags 0 / 1 in the flash form, else 0 / (1 / (1 - p)). */
+void att_draw_mask(graph *g, const op *o, int t, int flash)
+{
+    size_t nm = cu_numel(g, t);
+    if (!nm)
+        return;
+    drop_mask_f m = {CU_PTR(g, t), CU_DT(g, t), o->p, flash ? 1.0f : 1.0f / (1.0f - o->p),
+                     o->seed, cu.step};
+    k_map1<drop_mask_f><<<cu_blocks(nm, 256), 256, 0, cu.s>>>(m, nm);
+    cu_launched();
+}
+
 void op_attention(graph *g, op *o)
 {
-    if (cu_sdpa_run(g, o)) /* cuDNN's fused SDPA (sdpa.cu) */
-        return;
     att_geo a = att_dims(g, o->out[1], o->out[0]);
     size_t rows = a.B * a.H * a.T;
-    const float *mask = NULL;
+    const void *mask = NULL;
     if (o->out[2] >= 0) { /* attention-probability dropout mask, as the cpu draws it */
-        size_t nm = cu_numel(g, o->out[2]);
-        drop_mask_f m = {CU_PTR(g, o->out[2]), CU_DT(g, o->out[2]), o->p, 1.0f / (1.0f - o->p),
-                         o->seed, cu.step};
-        k_map1<drop_mask_f><<<cu_blocks(nm, 256), 256, 0, cu.s>>>(m, nm);
-        cu_launched();
-        mask = (const float *)CU_PTR(g, o->out[2]);
+        att_draw_mask(g, o, o->out[2], a.flash);
+        mask = CU_PTR(g, o->out[2]);
     }
+    if (cu_sdpa_run(g, o)) /* cuDNN's fused SDPA (sdpa.cu), the mask as an input */
+        return;
     if (!rows)
         return;
     k_attention<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, att_smem(a),
                   cu.s>>>(CU_PTR(g, o->in[0]), CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]),
                           CU_DT(g, o->in[0]), a.flash ? NULL : (float *)CU_PTR(g, o->out[1]),
                           a.flash ? (float *)CU_PTR(g, o->out[1]) : NULL, mask,
-                          CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), a, 1.0f / sqrtf((float)a.d));
+                          mask ? CU_DT(g, o->out[2]) : DT_F32,
+                          a.flash ? 1.0f / (1.0f - o->p) : 1.0f, CU_PTR(g, o->out[0]),
+                          CU_DT(g, o->out[0]), a, 1.0f / sqrtf((float)a.d));
     cu_launched();
 }
 
@@ -2244,8 +2256,8 @@ void op_attention(graph *g, op *o)
  * written to pbuf (B H, T, T), which pass 2 reads as the probabilities. */
 __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const void *K,
                                   const void *V, int qdt, const float *probs, const float *lse,
-                                  float *pbuf, const float *mask, float *dS, void *dQ, int dqdt,
-                                  att_geo a, float scale, int acc)
+                                  float *pbuf, const void *mask, int mdt, float ms, float *dS,
+                                  void *dQ, int dqdt, att_geo a, float scale, int acc)
 {
     extern __shared__ float sm[];
     att_row r;
@@ -2259,7 +2271,7 @@ __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const 
         att_load_row(q, Q, qdt, qo, a.d, lane);
     float *pw = lse ? pbuf + (bh * a.T + i) * a.T : NULL;
     const float *pr = lse ? pw : probs + (bh * a.T + i) * a.T;
-    const float *mr = mask ? mask + (bh * a.T + i) * a.T : NULL;
+    size_t mo = (bh * a.T + i) * a.T;
     float li = lse ? lse[bh * a.T + i] : 0.0f;
     float s = 0.0f;
     for (size_t j = lane; j < a.T; j += 32) {
@@ -2273,8 +2285,8 @@ __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const 
         float da = 0.0f;
         for (size_t k = 0; k < a.d; k++)
             da += dy[k] * cu_ld(V, qdt, vo + k);
-        if (mr)
-            da *= mr[j];
+        if (mask)
+            da *= cu_ld(mask, mdt, mo + j) * ms;
         sc[j] = da;
         s += da * pr[j];
     }
@@ -2298,9 +2310,9 @@ __global__ void k_attention_bwd_q(const void *dY, int ddt, const void *Q, const 
 /* Pass 2, a warp per key row j: dv_j (+)= sum_i (p_ij mask_ij) dy_i,
  * dk_j (+)= scale sum_i dS_ij q_i; lanes over the d columns. */
 __global__ void k_attention_bwd_kv(const void *dY, int ddt, const void *Q, int qdt,
-                                   const float *probs, const float *mask, const float *dS,
-                                   void *dK, int dkdt, void *dV, int dvdt, att_geo a, float scale,
-                                   int acck, int accv)
+                                   const float *probs, const void *mask, int mdt, float ms,
+                                   const float *dS, void *dK, int dkdt, void *dV, int dvdt,
+                                   att_geo a, float scale, int acck, int accv)
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     size_t row = (size_t)blockIdx.x * ATT_WARPS + w;
@@ -2314,7 +2326,7 @@ __global__ void k_attention_bwd_kv(const void *dY, int ddt, const void *Q, int q
             size_t pi = (bh * a.T + i) * a.T + j, io = (b * a.T + i) * a.C + h * a.d + k;
             float p = probs[pi];
             if (mask)
-                p *= mask[pi];
+                p *= cu_ld(mask, mdt, pi) * ms;
             sv += p * cu_ld(dY, ddt, io);
             sk += dS[pi] * cu_ld(Q, qdt, io);
         }
@@ -2328,14 +2340,20 @@ __global__ void k_attention_bwd_kv(const void *dY, int ddt, const void *Q, int q
 
 void op_attention_bwd(graph *g, op *o)
 {
+    att_geo a = att_dims(g, o->in[4], o->in[0]);
+    /* flash form: in[5] is the forward's y, not a mask; with dropout the
+     * keep flags are drawn again into out[3] (the forward's: same seed, step) */
+    int mi = a.flash ? o->out[3] : o->in[5];
+    if (a.flash && mi >= 0)
+        att_draw_mask(g, o, mi, 1);
     if (cu_sdpa_run(g, o)) /* cuDNN's fused SDPA backward (sdpa.cu) */
         return;
-    att_geo a = att_dims(g, o->in[4], o->in[0]);
     size_t rows = a.B * a.H * a.T;
     if (!rows)
         return;
-    /* flash form: in[5] is the forward's y, not a mask */
-    const float *mask = !a.flash && o->in[5] >= 0 ? (const float *)CU_PTR(g, o->in[5]) : NULL;
+    const void *mask = mi >= 0 ? CU_PTR(g, mi) : NULL;
+    int mdt = mi >= 0 ? CU_DT(g, mi) : DT_F32;
+    float ms = a.flash ? 1.0f / (1.0f - o->p) : 1.0f;
     float scale = 1.0f / sqrtf((float)a.d);
     unsigned blocks = (unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS);
     int qdt = CU_DT(g, o->in[1]), ddt = CU_DT(g, o->in[0]);
@@ -2343,11 +2361,11 @@ void op_attention_bwd(graph *g, op *o)
     const float *probs = a.flash ? S.pb : (const float *)CU_PTR(g, o->in[4]);
     k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem_bwd(a), cu.s>>>(
         CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), CU_PTR(g, o->in[2]), CU_PTR(g, o->in[3]),
-        qdt, a.flash ? NULL : probs, lse, S.pb, mask, S.ds, CU_PTR(g, o->out[0]),
+        qdt, a.flash ? NULL : probs, lse, S.pb, mask, mdt, ms, S.ds, CU_PTR(g, o->out[0]),
         CU_DT(g, o->out[0]), a, scale, CU_ACC(o, 0));
     cu_launched();
     k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(
-        CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), qdt, probs, mask, S.ds,
+        CU_PTR(g, o->in[0]), ddt, CU_PTR(g, o->in[1]), qdt, probs, mask, mdt, ms, S.ds,
         o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, o->out[1] >= 0 ? CU_DT(g, o->out[1]) : 0,
         o->out[2] >= 0 ? CU_PTR(g, o->out[2]) : NULL, o->out[2] >= 0 ? CU_DT(g, o->out[2]) : 0, a,
         scale, CU_ACC(o, 1), CU_ACC(o, 2));
@@ -2429,8 +2447,10 @@ void *upload_table(const void *h, size_t n)
 
 int cu_attention_flash_ref(int fwd, const void *q, const void *k, const void *v, int dt,
                            void *y, float *lse, const void *dy, void *dq, void *dk, void *dv,
-                           float *pbuf, float *ds, size_t B, size_t H, size_t T, size_t C)
+                           float *pbuf, float *ds, const void *keep, float p, size_t B, size_t H,
+                           size_t T, size_t C)
 {
+    float ms = keep ? 1.0f / (1.0f - p) : 1.0f;
     att_geo a = {B, H, T, C, C / H, 1};
     if ((fwd ? att_smem(a) : att_smem_bwd(a)) > 48 * 1024)
         return -1;
@@ -2438,18 +2458,27 @@ int cu_attention_flash_ref(int fwd, const void *q, const void *k, const void *v,
     unsigned blocks = (unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS);
     float scale = 1.0f / sqrtf((float)a.d);
     if (fwd) {
-        k_attention<<<blocks, 32 * ATT_WARPS, att_smem(a), cu.s>>>(q, k, v, dt, NULL, lse, NULL, y,
-                                                                   dt, a, scale);
+        k_attention<<<blocks, 32 * ATT_WARPS, att_smem(a), cu.s>>>(q, k, v, dt, NULL, lse, keep, dt,
+                                                                   ms, y, dt, a, scale);
         cu_launched();
         return 0;
     }
     k_attention_bwd_q<<<blocks, 32 * ATT_WARPS, att_smem_bwd(a), cu.s>>>(
-        dy, dt, q, k, v, dt, NULL, lse, pbuf, NULL, ds, dq, dt, a, scale, 0);
+        dy, dt, q, k, v, dt, NULL, lse, pbuf, keep, dt, ms, ds, dq, dt, a, scale, 0);
     cu_launched();
-    k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(dy, dt, q, dt, pbuf, NULL, ds, dk, dt,
-                                                           dv, dt, a, scale, 0, 0);
+    k_attention_bwd_kv<<<blocks, 32 * ATT_WARPS, 0, cu.s>>>(dy, dt, q, dt, pbuf, keep, dt, ms, ds,
+                                                           dk, dt, dv, dt, a, scale, 0, 0);
     cu_launched();
     return 0;
+}
+
+void cu_attention_draw_keep(void *keep, int dt, size_t n, float p, uint64_t seed)
+{
+    if (!n)
+        return;
+    drop_mask_f m = {keep, dt, p, 1.0f, seed, cu.step};
+    k_map1<drop_mask_f><<<cu_blocks(n, 256), 256, 0, cu.s>>>(m, n);
+    cu_launched();
 }
 
 void cu_ops_register(backend_op_fn *t)
@@ -2588,13 +2617,9 @@ int cu_ops_prepare(graph *g, int nrun)
         case OP_ATTENTION_BWD: {
             int fwd = o->type == OP_ATTENTION;
             att_geo a = att_dims(g, fwd ? o->out[1] : o->in[4], fwd ? o->out[0] : o->in[0]);
-            bad |= fwd ? want(g, o, 1, DT_F32, 0) | want(g, o, 2, DT_F32, 0)
+            /* masks: f32 in the probabilities form; flash-form keep flags any float type */
+            bad |= fwd ? want(g, o, 1, DT_F32, 0) | (a.flash ? 0 : want(g, o, 2, DT_F32, 0))
                        : want(g, o, 4, DT_F32, 1) | (a.flash ? 0 : want(g, o, 5, DT_F32, 1));
-            if (a.flash && (fwd ? o->out[2] : -1) >= 0) {
-                fprintf(stderr, "matrix-engine: cuda: attention '%s': a dropout mask in the "
-                        "flash form (BUG)\n", o->name);
-                bad = -1;
-            }
             if ((fwd ? att_smem(a) : att_smem_bwd(a)) > 48 * 1024 && !cu_sdpa_takes(g, o)) {
                 fprintf(stderr, "matrix-engine: cuda: attention '%s': sequence length %zu is "
                         "beyond the attention kernel's shared memory\n", o->name, a.T);

@@ -25,6 +25,21 @@
  * graph that cudnn-frontend's CompositeSDPABackwardNode expands to and that
  * cuDNN's flash backward engines pattern-match (sd_composite_bwd).
  *
+ * Attention dropout (training; the flash form with keep flags, see
+ * pass_flash_attention): the mask is the engine's own, drawn by ops.cu as
+ * the CPU draws every dropout mask (counter-based, per seed, step and
+ * index), 0 / 1 in the io type (B, H, T, T), and given to cuDNN as an input
+ * tensor, with 1 / (1 - p) by value: cudnn-frontend's "custom dropout mask"
+ * (SDPA_attributes::set_dropout(mask, scale), set_dropout(mask, scale,
+ * scale_inv) backward), which exists only in its composite graphs (its
+ * unified node takes Philox seed / offset only), so both directions are
+ * composite graphs here: sd_composite_fwd (the frontend's composite forward
+ * with its composite softmax) and sd_composite_bwd with the mask nodes. The
+ * forward draws the mask before cuDNN runs, the backward draws it again
+ * into a tensor of its own (same stream: the same flags), so nothing but the
+ * lse is kept between them. The check (sd_verify) gives cuDNN and our
+ * kernels the same flags.
+ *
  * Plan-time support check: the operation graph is finalized, engine configs
  * come from the heuristics (mode A, then the fallback list), and the first
  * whose execution plan finalizes (cudnnBackendFinalize) and needs at most
@@ -70,8 +85,10 @@ static struct {
     int fwd_cudnn, fwd_kernel, bwd_cudnn, bwd_kernel;
     int unchecked; /* ops on a cuDNN plan the check could not run for */
     int bwd_composite; /* backward ops on the composite graph */
+    int fwd_drop, bwd_drop; /* of the cuDNN ops, those with our dropout mask as an input */
+    int kernel_drop;   /* ops with dropout on the engine's kernels */
     int prepared;
-    char info[384];
+    char info[640];
 } sd;
 
 #ifdef HAVE_CUDNN
@@ -85,15 +102,23 @@ typedef struct sdpa_plan {
     dg_bag b;                             /* every descriptor made, the plan last; why */
     cudnnBackendDescriptor_t plan;
     int64_t ws;                           /* workspace: the plan's, then (composite) ours */
-    int composite;                        /* backward as cuDNN's composite graph */
-    int64_t ws_plan;                      /* composite: the plan's part, 256-aligned */
+    int composite;                        /* cuDNN's composite graph (backward; dropout) */
+    int64_t ws_plan;                      /* composite backward: the plan's part, 256-aligned */
+    int drop;                             /* dropout: our keep flags an input (U_MASK) */
+    int order;                            /* composite forward: which product first */
+    float p;                              /* dropout: the first op's (the check's) */
 } sdpa_plan;
+
+/* The by-value scalars of a variant pack: it points here. */
+typedef struct sd_scalars {
+    float scale, one, dscale, dscale_inv; /* 1 / sqrt(d), 1, 1 / (1 - p), 1 - p */
+} sd_scalars;
 
 /* What an op runs: its plan and, from its first run, its variant pack. */
 typedef struct sdpa_op {
     sdpa_plan *pl;
     cudnnBackendDescriptor_t vpack;
-    float scale, one;                     /* by value: the variant pack points here */
+    sd_scalars v;
 } sdpa_op;
 
 static cudnnHandle_t sd_dnn;
@@ -169,7 +194,7 @@ static int sd_operation(sdpa_plan *pl, cudnnBackendDescriptor_t *op)
  * K for dQ is a reshape back. softmax_sum and dQ_accum are dense, in the
  * workspace after the plan's own (pl->ws_plan), as the frontend lays them. */
 
-enum { U_ONE = 11, U_SSUM, U_DQACC, U_VIRT = 100 };
+enum { U_ONE = 11, U_SSUM, U_DQACC, U_MASK, U_DSCALE, U_DSCALE_INV, U_VIRT = 100 };
 
 static int sd_virt(sdpa_plan *pl, int64_t *uid, cudnnDataType_t dt, const int64_t *dim,
                    const int64_t *str, cudnnBackendDescriptor_t *out)
@@ -198,16 +223,15 @@ static int sd_op_mm(sdpa_plan *pl, cudnnBackendDescriptor_t a, cudnnBackendDescr
     return 0;
 }
 
-static int sd_op_sum(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y,
-                     cudnnBackendDescriptor_t *ops, int *nops)
+static int sd_op_reduce(sdpa_plan *pl, cudnnReduceTensorOp_t how, cudnnBackendDescriptor_t x,
+                        cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *ops, int *nops)
 {
     cudnnBackendDescriptor_t red, op;
-    cudnnReduceTensorOp_t add = CUDNN_REDUCE_TENSOR_ADD;
     cudnnDataType_t comp = CUDNN_DATA_FLOAT;
     if (dg_new(&pl->b, CUDNN_BACKEND_REDUCTION_DESCRIPTOR, &red))
         return -1;
     DG(&pl->b, cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_OPERATOR,
-                                CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &add));
+                                CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &how));
     DG(&pl->b, cudnnBackendSetAttribute(red, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp));
     DG(&pl->b, cudnnBackendFinalize(red));
     if (dg_new(&pl->b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, &op) ||
@@ -233,9 +257,12 @@ static int sd_op_reshape(sdpa_plan *pl, cudnnBackendDescriptor_t x, cudnnBackend
     return 0;
 }
 
-/* The composite backward's operations into ops (*nops of them). Not split
- * (about 70 lines): the graph above, one statement per node, in the order
- * the frontend builds it. */
+/* The composite backward's operations into ops (*nops of them). With
+ * dropout (pl->drop) the frontend's custom-mask nodes are added:
+ * softmax_sum times 1 - p instead of 1, P times the keep flags and 1 / (1 - p)
+ * before dV, dP times the keep flags, dS times 1 / (1 - p). Not split (about
+ * 90 lines): the graph above, one statement per node, in the order the
+ * frontend builds it. */
 static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *nops)
 {
     cudnnDataType_t io = cu_dnn_type(pl->dt), f32 = CUDNN_DATA_FLOAT;
@@ -243,13 +270,14 @@ static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *n
     int64_t qd[4] = {B, H, T, d}, qs[4] = {T * C, d, C, 1};       /* Q, O, dO, dQ, dK, dV */
     int64_t td[4] = {B, H, d, T}, ts[4] = {T * C, d, 1, C};       /* K^T, V^T */
     int64_t sd4[4] = {B, H, T, 1}, ss[4] = {H * T, T, 1, 1};      /* Stats, softmax_sum */
-    int64_t pd[4] = {B, H, T, T}, ps[4] = {H * T * T, T * T, T, 1}; /* scores */
+    int64_t pd[4] = {B, H, T, T}, ps[4] = {H * T * T, T * T, T, 1}; /* scores, keep flags */
     int64_t ptd[4] = {B, H, T, T}, pts[4] = {H * T * T, T * T, 1, T}; /* P^T, dS^T */
     int64_t aqs[4] = {H * T * d, T * d, d, 1};                    /* dQ_accum: dense */
     int64_t dos[4] = {H * T * d, T * d, H * d, 1};                /* dO * O (frontend's) */
     int64_t one4[4] = {1, 1, 1, 1};
     cudnnBackendDescriptor_t q, kt, vt, o, dO, st, dq, dk, dv, sc, one, ssum, dqa;
     cudnnBackendDescriptor_t doo, rs, s, s1, s2, p, pt, dp, dp1, ds0, ds, dst, kv;
+    cudnnBackendDescriptor_t keep = NULL, dsc = NULL, pk = NULL, pk1 = NULL, dpk = NULL, ds1 = NULL;
     if (dg_tensor(&pl->b, U_Q, io, qd, qs, 0, 0, &q) || dg_tensor(&pl->b, U_K, io, td, ts, 0, 0, &kt) ||
         dg_tensor(&pl->b, U_V, io, td, ts, 0, 0, &vt) || dg_tensor(&pl->b, U_O, io, qd, qs, 0, 0, &o) ||
         dg_tensor(&pl->b, U_DO, io, qd, qs, 0, 0, &dO) ||
@@ -257,7 +285,7 @@ static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *n
         dg_tensor(&pl->b, U_DQ, io, qd, qs, 0, 0, &dq) || dg_tensor(&pl->b, U_DK, io, qd, qs, 0, 0, &dk) ||
         dg_tensor(&pl->b, U_DV, io, qd, qs, 0, 0, &dv) ||
         dg_tensor(&pl->b, U_SCALE, f32, one4, one4, 1, 0, &sc) ||
-        dg_tensor(&pl->b, U_ONE, f32, one4, one4, 1, 0, &one) ||
+        dg_tensor(&pl->b, pl->drop ? U_DSCALE_INV : U_ONE, f32, one4, one4, 1, 0, &one) ||
         dg_tensor(&pl->b, U_SSUM, f32, sd4, ss, 0, 0, &ssum) ||
         dg_tensor(&pl->b, U_DQACC, f32, qd, aqs, 0, 0, &dqa) ||
         sd_virt(pl, &vu, f32, qd, dos, &doo) || sd_virt(pl, &vu, f32, sd4, ss, &rs) ||
@@ -268,24 +296,91 @@ static int sd_composite_bwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *n
         sd_virt(pl, &vu, f32, pd, ps, &ds) || sd_virt(pl, &vu, io, ptd, pts, &dst) ||
         sd_virt(pl, &vu, io, qd, qs, &kv))
         return -1;
+    if (pl->drop &&
+        (dg_tensor(&pl->b, U_MASK, io, pd, ps, 0, 0, &keep) ||
+         dg_tensor(&pl->b, U_DSCALE, f32, one4, one4, 1, 0, &dsc) ||
+         sd_virt(pl, &vu, f32, pd, ps, &pk) || sd_virt(pl, &vu, f32, pd, ps, &pk1) ||
+         sd_virt(pl, &vu, f32, pd, ps, &dpk) || sd_virt(pl, &vu, f32, pd, ps, &ds1)))
+        return -1;
+    cudnnBackendDescriptor_t pv = pl->drop ? pk1 : p;   /* P as dV reads it */
+    cudnnBackendDescriptor_t dpm = pl->drop ? dpk : dp; /* dP as the softmax reads it */
+    cudnnBackendDescriptor_t dsd = pl->drop ? ds1 : ds0; /* dS before the attention scale */
     if (dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dO, o, doo, ops, nops) ||     /* dO * O */
-        sd_op_sum(pl, doo, rs, ops, nops) ||                            /* rowsum */
+        sd_op_reduce(pl, CUDNN_REDUCE_TENSOR_ADD, doo, rs, ops, nops) ||  /* rowsum */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, rs, one, ssum, ops, nops) ||  /* softmax_sum */
         sd_op_mm(pl, q, kt, s, ops, nops) ||                            /* Q K^T */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, s, sc, s1, ops, nops) ||      /* * scale */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, s1, st, s2, ops, nops) ||     /* - Stats */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_EXP, s2, NULL, p, ops, nops) ||    /* P */
-        sd_op_reshape(pl, p, pt, ops, nops) ||                          /* P^T */
+        (pl->drop && (dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, p, keep, pk, ops, nops) || /* * keep */
+                      dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, pk, dsc, pk1, ops, nops))) || /* / (1-p) */
+        sd_op_reshape(pl, pv, pt, ops, nops) ||                         /* P^T */
         sd_op_mm(pl, pt, dO, dv, ops, nops) ||                          /* dV */
         sd_op_mm(pl, dO, vt, dp, ops, nops) ||                          /* dO V^T */
-        dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, dp, ssum, dp1, ops, nops) ||  /* - softmax_sum */
+        (pl->drop && dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dp, keep, dpk, ops, nops)) || /* * keep */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, dpm, ssum, dp1, ops, nops) || /* - softmax_sum */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dp1, p, ds0, ops, nops) ||    /* * P */
-        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, ds0, sc, ds, ops, nops) ||    /* dS */
+        (pl->drop && dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, ds0, dsc, ds1, ops, nops)) || /* / (1-p) */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, dsd, sc, ds, ops, nops) ||    /* dS */
         sd_op_reshape(pl, ds, dst, ops, nops) ||                        /* dS^T */
         sd_op_mm(pl, dst, q, dk, ops, nops) ||                          /* dK */
         sd_op_reshape(pl, kt, kv, ops, nops) ||                         /* K */
         sd_op_mm(pl, ds, kv, dqa, ops, nops) ||                         /* dQ_accum */
         dg_op_pw(&pl->b, CUDNN_POINTWISE_IDENTITY, dqa, NULL, dq, ops, nops)) /* dQ */
+        return -1;
+    return 0;
+}
+
+/* The composite forward with dropout (cudnn-frontend's composite SDPA node
+ * with a custom dropout mask, its softmax the composite softmax node; the
+ * unified SDPA_FWD operation takes no mask):
+ *
+ *   S  = scale * Q K^T;  M = rowmax(S);  E = exp(S - M);  Z = rowsum(E)
+ *   Stats = M + log(Z)                           (f32, out)
+ *   P  = E / Z;  A = P * (1 / (1 - p)) * keep   (A in the io type)
+ *   O  = A V
+ *
+ * keep (B, H, T, T) dense in the io type, 1 / (1 - p) by value. The order
+ * of the two products: pl->order 0 is the frontend node's (scale, then
+ * mask); 1 is what NVIDIA's sample fp16_fwd_with_custom_dropout.cpp builds
+ * (its set_dropout arguments swapped: mask first). Not split (about 50
+ * lines): one statement per node. */
+static int sd_composite_fwd(sdpa_plan *pl, cudnnBackendDescriptor_t *ops, int *nops)
+{
+    cudnnDataType_t io = cu_dnn_type(pl->dt), f32 = CUDNN_DATA_FLOAT;
+    int64_t B = pl->B, H = pl->H, T = pl->T, d = pl->d, C = H * d, vu = U_VIRT;
+    int64_t qd[4] = {B, H, T, d}, qs[4] = {T * C, d, C, 1};       /* Q, V, O */
+    int64_t td[4] = {B, H, d, T}, ts[4] = {T * C, d, 1, C};       /* K^T */
+    int64_t sd4[4] = {B, H, T, 1}, ss[4] = {H * T, T, 1, 1};      /* Stats, row max / sum */
+    int64_t pd[4] = {B, H, T, T}, ps[4] = {H * T * T, T * T, T, 1}; /* scores, keep flags */
+    int64_t one4[4] = {1, 1, 1, 1};
+    cudnnBackendDescriptor_t q, kt, v, o, st, sc, dsc, keep;
+    cudnnBackendDescriptor_t s, s1, mx, s2, e, z, l, p, a1, a2;
+    if (dg_tensor(&pl->b, U_Q, io, qd, qs, 0, 0, &q) || dg_tensor(&pl->b, U_K, io, td, ts, 0, 0, &kt) ||
+        dg_tensor(&pl->b, U_V, io, qd, qs, 0, 0, &v) || dg_tensor(&pl->b, U_O, io, qd, qs, 0, 0, &o) ||
+        dg_tensor(&pl->b, U_STATS, f32, sd4, ss, 0, 0, &st) ||
+        dg_tensor(&pl->b, U_SCALE, f32, one4, one4, 1, 0, &sc) ||
+        dg_tensor(&pl->b, U_DSCALE, f32, one4, one4, 1, 0, &dsc) ||
+        dg_tensor(&pl->b, U_MASK, io, pd, ps, 0, 0, &keep) ||
+        sd_virt(pl, &vu, f32, pd, ps, &s) || sd_virt(pl, &vu, f32, pd, ps, &s1) ||
+        sd_virt(pl, &vu, f32, sd4, ss, &mx) || sd_virt(pl, &vu, f32, pd, ps, &s2) ||
+        sd_virt(pl, &vu, f32, pd, ps, &e) || sd_virt(pl, &vu, f32, sd4, ss, &z) ||
+        sd_virt(pl, &vu, f32, sd4, ss, &l) || sd_virt(pl, &vu, f32, pd, ps, &p) ||
+        sd_virt(pl, &vu, f32, pd, ps, &a1) || sd_virt(pl, &vu, io, pd, ps, &a2))
+        return -1;
+    cudnnBackendDescriptor_t first = pl->order ? keep : dsc, second = pl->order ? dsc : keep;
+    if (sd_op_mm(pl, q, kt, s, ops, nops) ||                            /* Q K^T */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, s, sc, s1, ops, nops) ||      /* * scale */
+        sd_op_reduce(pl, CUDNN_REDUCE_TENSOR_MAX, s1, mx, ops, nops) ||  /* M */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_SUB, s1, mx, s2, ops, nops) ||     /* S - M */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_EXP, s2, NULL, e, ops, nops) ||    /* E */
+        sd_op_reduce(pl, CUDNN_REDUCE_TENSOR_ADD, e, z, ops, nops) ||    /* Z */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_LOG, z, NULL, l, ops, nops) ||     /* log Z */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_ADD, mx, l, st, ops, nops) ||      /* Stats */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_DIV, e, z, p, ops, nops) ||        /* P */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, p, first, a1, ops, nops) ||   /* dropout, */
+        dg_op_pw(&pl->b, CUDNN_POINTWISE_MUL, a1, second, a2, ops, nops) || /* both parts */
+        sd_op_mm(pl, a2, v, o, ops, nops))                              /* O */
         return -1;
     return 0;
 }
@@ -345,11 +440,13 @@ static int sd_build_graph(sdpa_plan *pl)
 {
     cudnnBackendDescriptor_t ops[24], graph;
     int nops = 0;
-    if (pl->composite ? sd_composite_bwd(pl, ops, &nops) : sd_operation(pl, &ops[nops++]))
+    if (!pl->composite ? sd_operation(pl, &ops[nops++])
+        : pl->fwd      ? sd_composite_fwd(pl, ops, &nops)
+                       : sd_composite_bwd(pl, ops, &nops))
         return -1;
     if (dg_graph(&pl->b, sd_dnn, ops, nops, &graph) || sd_plan(pl, graph))
         return -1;
-    if (pl->composite) { /* softmax_sum and dQ_accum after the plan's workspace */
+    if (pl->composite && !pl->fwd) { /* softmax_sum and dQ_accum after the plan's workspace */
         pl->ws_plan = (pl->ws + 255) / 256 * 256;
         pl->ws = pl->ws_plan + (pl->B * pl->H * pl->T * 4 + 255) / 256 * 256 +
                  pl->B * pl->H * pl->T * pl->d * 4;
@@ -358,9 +455,32 @@ static int sd_build_graph(sdpa_plan *pl)
 }
 
 /* Build pl: the unified operation; for the backward, when it has no engine,
- * the composite graph. 0, or -1 with pl->b.why. */
+ * the composite graph. With dropout only composite graphs (the unified
+ * operation takes no mask): the forward in the frontend node's order of the
+ * dropout products, then in its sample's. 0, or -1 with pl->b.why. */
 static int sd_build(sdpa_plan *pl)
 {
+    if (pl->drop) {
+        pl->composite = 1;
+        if (sd_build_graph(pl) == 0)
+            return 0;
+        char first[200];
+        snprintf(first, sizeof first, "%.180s", pl->b.why);
+        if (!pl->fwd) {
+            snprintf(pl->b.why, sizeof pl->b.why, "composite graph with our dropout mask: %s", first);
+            return -1;
+        }
+        sd_drop(pl);
+        pl->order = 1;
+        if (sd_build_graph(pl) == 0)
+            return 0;
+        char second[200];
+        snprintf(second, sizeof second, "%.180s", pl->b.why);
+        snprintf(pl->b.why, sizeof pl->b.why,
+                 "composite graph with our dropout mask: scale then mask: %.160s; mask then "
+                 "scale: %.160s", first, second);
+        return -1;
+    }
     if (sd_build_graph(pl) == 0)
         return 0;
     if (pl->fwd)
@@ -378,20 +498,38 @@ static int sd_build(sdpa_plan *pl)
     return -1;
 }
 
-/* The variant pack's extra entries of a composite plan: the scalar 1 and
- * the two workspace tensors; returns the new count. */
-static int sd_extra(const sdpa_plan *pl, void *ws, float *one, int64_t *uid, void **ptr, int n)
+/* The variant pack's entries beyond the tensors and the scale: a
+ * composite backward's scalar 1 (without dropout) and its two workspace
+ * tensors; with dropout the keep flags and 1 / (1 - p) (and, backward,
+ * 1 - p). Returns the new count. */
+static int sd_extra(const sdpa_plan *pl, void *ws, sd_scalars *v, void *keep, int64_t *uid,
+                    void **ptr, int n)
 {
-    if (!pl->composite)
+    if (pl->drop) {
+        uid[n] = U_MASK;
+        ptr[n++] = keep;
+        uid[n] = U_DSCALE;
+        ptr[n++] = &v->dscale;
+    }
+    if (!pl->composite || pl->fwd)
         return n;
-    *one = 1.0f;
-    uid[n] = U_ONE;
-    ptr[n++] = one;
+    v->one = 1.0f;
+    uid[n] = pl->drop ? U_DSCALE_INV : U_ONE;
+    ptr[n++] = pl->drop ? &v->dscale_inv : &v->one;
     uid[n] = U_SSUM;
     ptr[n++] = (char *)ws + pl->ws_plan;
     uid[n] = U_DQACC;
     ptr[n++] = (char *)ws + pl->ws_plan + (pl->B * pl->H * pl->T * 4 + 255) / 256 * 256;
     return n;
+}
+
+/* The scalars of a problem of head size d and dropout probability p. */
+static void sd_scalars_of(sd_scalars *v, int64_t d, float p)
+{
+    v->scale = 1.0f / sqrtf((float)d);
+    v->one = 1.0f;
+    v->dscale = 1.0f / (1.0f - p);
+    v->dscale_inv = 1.0f - p;
 }
 
 
@@ -456,12 +594,15 @@ static int sd_same(const void *a, const void *b, int dt, size_t n, float tol, un
 
 /* Run pl once on random inputs and compare with the engine's kernels on
  * batch element 0 (the batch elements are independent): forward O and
- * Stats, backward dQ, dK, dV (from O and Stats made by our forward). 1
- * right; 0 wrong (pl->b.why); -1 not checked (no memory for the check, or a
- * shape beyond our kernels: *note says which). Tolerance: 2e-2 (f16) /
- * 6e-2 (bf16) of the largest reference element: far above rounding
- * (cuDNN rounds P and dS to 16 bits), far below a layout error. Not split
- * (about 95 lines): one check whose buffers and steps are shared by its
+ * Stats, backward dQ, dK, dV (from O and Stats made by our forward). With
+ * dropout both are given the same keep flags (drawn with the plan's p), so
+ * the check also shows that cuDNN applies our mask where we do, in both
+ * directions. 1 right; 0 wrong (pl->b.why); -1 not checked (no memory for
+ * the check, or a shape beyond our kernels: *note says which). Tolerance:
+ * 2e-2 (f16) / 6e-2 (bf16) of the largest reference element: far above
+ * rounding (cuDNN rounds P and dS to 16 bits), far below a layout error or
+ * a mask applied elsewhere (a tenth of the probabilities moved). Not split
+ * (about 100 lines): one check whose buffers and steps are shared by its
  * two directions; it cannot be run where it is maintained (no GPU). */
 static int sd_verify(sdpa_plan *pl, const char **note)
 {
@@ -475,6 +616,7 @@ static int sd_verify(sdpa_plan *pl, const char **note)
     float *lse = (float *)sd_get(&s, nl * 4), *lse0 = (float *)sd_get(&s, nl * 4);
     void *ws = sd_get(&s, (size_t)pl->ws);
     unsigned *cmp = (unsigned *)sd_get(&s, 2 * sizeof(unsigned));
+    void *keep = pl->drop ? sd_get(&s, nl * T * es) : NULL;
     void *dO = NULL, *g[3] = {NULL, NULL, NULL}, *g0[3] = {NULL, NULL, NULL};
     float *pb = NULL, *ds = NULL;
     if (!pl->fwd) {
@@ -486,7 +628,7 @@ static int sd_verify(sdpa_plan *pl, const char **note)
         pb = (float *)sd_get(&s, H * T * T * 4);
         ds = (float *)sd_get(&s, H * T * T * 4);
     }
-    if (!q || !k || !v || !o || !o0 || !lse || !lse0 || !ws || !cmp ||
+    if (!q || !k || !v || !o || !o0 || !lse || !lse0 || !ws || !cmp || (pl->drop && !keep) ||
         (!pl->fwd && (!dO || !g[2] || !g0[2] || !pb || !ds))) {
         sd_scratch_free(&s);
         *note = "not checked: no device memory for the check";
@@ -495,22 +637,31 @@ static int sd_verify(sdpa_plan *pl, const char **note)
     cu_fill_uniform(q, pl->dt, n, 0x5d1);
     cu_fill_uniform(k, pl->dt, n, 0x5d2);
     cu_fill_uniform(v, pl->dt, n, 0x5d3);
-    float scale = 1.0f / sqrtf((float)pl->d);
+    if (keep)
+        cu_attention_draw_keep(keep, pl->dt, nl * T, pl->p, 0x5d5);
+    sd_scalars sv;
+    sd_scalars_of(&sv, pl->d, pl->drop ? pl->p : 0.0f);
     int rc = 1, ok;
     cudnnBackendDescriptor_t vp = NULL;
+    int64_t uid[16];
+    void *ptr[16];
+    int nu;
     /* ours: the forward of every batch element (the backward reads O, Stats) */
-    if (cu_attention_flash_ref(1, q, k, v, pl->dt, o0, lse0, NULL, NULL, NULL, NULL, NULL, NULL, B,
-                               H, T, C)) {
+    if (cu_attention_flash_ref(1, q, k, v, pl->dt, o0, lse0, NULL, NULL, NULL, NULL, NULL, NULL,
+                               keep, pl->p, B, H, T, C)) {
         sd_scratch_free(&s);
         *note = "not checked: the shape is beyond the engine's kernels";
         return -1;
     }
     if (pl->fwd) {
-        int64_t uid[6] = {U_Q, U_K, U_V, U_O, U_STATS, U_SCALE};
-        void *ptr[6] = {q, k, v, o, lse, &scale};
+        int64_t u[6] = {U_Q, U_K, U_V, U_O, U_STATS, U_SCALE};
+        void *pp[6] = {q, k, v, o, lse, &sv.scale};
+        memcpy(uid, u, sizeof u);
+        memcpy(ptr, pp, sizeof pp);
+        nu = sd_extra(pl, ws, &sv, keep, uid, ptr, 6);
         cudaCheck(cudaMemsetAsync(o, 0xff, n * es, cu.s)); /* NaN: unwritten fails */
         cudaCheck(cudaMemsetAsync(lse, 0xff, nl * 4, cu.s));
-        ok = dg_vpack(uid, ptr, 6, ws, &vp) == CUDNN_STATUS_SUCCESS &&
+        ok = dg_vpack(uid, ptr, nu, ws, &vp) == CUDNN_STATUS_SUCCESS &&
              cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
         if (!ok)
             snprintf(pl->b.why, sizeof pl->b.why, "cudnnBackendExecute failed on the check's inputs");
@@ -518,15 +669,16 @@ static int sd_verify(sdpa_plan *pl, const char **note)
             rc = sd_same(o, o0, pl->dt, n, tol, cmp, "O", pl->b.why, sizeof pl->b.why) &&
                  sd_same(lse, lse0, DT_F32, nl, tol, cmp, "Stats", pl->b.why, sizeof pl->b.why);
     } else {
-        int64_t uid[13] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
-        void *ptr[13] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &scale};
-        float one;
-        int nu = sd_extra(pl, ws, &one, uid, ptr, 10);
+        int64_t u[10] = {U_DO, U_Q, U_K, U_V, U_STATS, U_O, U_DQ, U_DK, U_DV, U_SCALE};
+        void *pp[10] = {dO, q, k, v, lse0, o0, g[0], g[1], g[2], &sv.scale};
+        memcpy(uid, u, sizeof u);
+        memcpy(ptr, pp, sizeof pp);
+        nu = sd_extra(pl, ws, &sv, keep, uid, ptr, 10);
         cu_fill_uniform(dO, pl->dt, n, 0x5d4);
         for (int j = 0; j < 3; j++)
             cudaCheck(cudaMemsetAsync(g[j], 0xff, n * es, cu.s));
-        cu_attention_flash_ref(0, q, k, v, pl->dt, NULL, lse0, dO, g0[0], g0[1], g0[2], pb, ds, 1,
-                               H, T, C);
+        cu_attention_flash_ref(0, q, k, v, pl->dt, NULL, lse0, dO, g0[0], g0[1], g0[2], pb, ds,
+                               keep, pl->p, 1, H, T, C);
         ok = dg_vpack(uid, ptr, nu, ws, &vp) == CUDNN_STATUS_SUCCESS &&
              cudnnBackendExecute(sd_dnn, pl->plan, vp) == CUDNN_STATUS_SUCCESS;
         if (!ok)
@@ -542,7 +694,8 @@ static int sd_verify(sdpa_plan *pl, const char **note)
     sd_scratch_free(&s);
     if (vp)
         cudnnBackendDestroyDescriptor(vp);
-    *note = "checked against the engine's kernels";
+    *note = pl->drop ? "checked against the engine's kernels with the same dropout mask"
+                     : "checked against the engine's kernels";
     return rc;
 }
 
@@ -554,12 +707,13 @@ static void sd_plan_free(sdpa_plan *pl)
 
 /* The plan of a problem: cached, else built (and logged) now. */
 static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, int64_t d,
-                             const char *opname)
+                             int drop, float p, const char *opname)
 {
     for (int i = 0; i < nplans; i++) {
-        sdpa_plan *p = plans[i];
-        if (p->fwd == fwd && p->dt == dt && p->B == B && p->H == H && p->T == T && p->d == d)
-            return p;
+        sdpa_plan *c = plans[i];
+        if (c->fwd == fwd && c->dt == dt && c->B == B && c->H == H && c->T == T && c->d == d &&
+            c->drop == drop)
+            return c;
     }
     sdpa_plan *pl = (sdpa_plan *)calloc(1, sizeof *pl);
     sdpa_plan **np = (sdpa_plan **)realloc(plans, (nplans + 1) * sizeof *np);
@@ -570,10 +724,12 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
     pl->fwd = fwd;
     pl->dt = dt;
     pl->B = B; pl->H = H; pl->T = T; pl->d = d;
+    pl->drop = drop;
+    pl->p = drop ? p : 0.0f;
     const char *force = getenv("MATRIX_ENGINE_SDPA");
     if (force && !strcmp(force, "kernel"))
         snprintf(pl->b.why, sizeof pl->b.why, "MATRIX_ENGINE_SDPA=kernel");
-    else if (cudnnGetVersion() < 91301)
+    else if (!drop && cudnnGetVersion() < 91301) /* dropout: composite graphs only */
         snprintf(pl->b.why, sizeof pl->b.why, "cuDNN %zu has no unified SDPA operation (9.13.1+)",
                  cudnnGetVersion());
     else
@@ -589,25 +745,33 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
     if (!pl->ok) /* keep the reason, drop what was made */
         sd_drop(pl);
     fprintf(stderr,
-            "matrix-engine: cuda: attention %s '%s' (B %lld, H %lld, T %lld, d %lld, %s): %s%s\n",
+            "matrix-engine: cuda: attention %s '%s' (B %lld, H %lld, T %lld, d %lld, %s%s): %s%s%s\n",
             fwd ? "forward" : "backward", opname, (long long)B, (long long)H, (long long)T,
-            (long long)d, dt == DT_BF16 ? "bf16" : "f16",
+            (long long)d, dt == DT_BF16 ? "bf16" : "f16", drop ? ", dropout" : "",
             !pl->ok          ? "the engine's own kernel: "
-            : pl->composite ? "cuDNN fused SDPA (flash attention), composite backward graph"
+            : pl->composite ? "cuDNN fused SDPA (flash attention), composite graph"
                             : "cuDNN fused SDPA (flash attention)",
+            !pl->ok || !drop ? ""
+            : pl->order     ? " with the engine's dropout mask (mask, then scale)"
+                            : " with the engine's dropout mask (scale, then mask)",
             pl->ok ? "" : pl->b.why);
     if (pl->ok)
         fprintf(stderr, "matrix-engine: cuda: attention %s: cuDNN plan workspace %lld bytes, %s\n",
                 fwd ? "forward" : "backward", (long long)pl->ws, note);
+    if (pl->ok && drop) /* what the op reads beyond the flash form's: the keep flags */
+        fprintf(stderr, "matrix-engine: cuda: attention %s: dropout keep flags as an input, "
+                "%lld bytes (B H T T in the io type, drawn by the engine as the CPU draws them; "
+                "no probabilities kept)\n", fwd ? "forward" : "backward",
+                (long long)(B * H * T * T * (int64_t)graph_dtype_size(dt)));
     return pl;
 }
 
 /* The op's variant pack (its tensors, cu.ws): made at its first run. */
 static void sd_vpack(graph *g, op *o, sdpa_op *so)
 {
-    int64_t uid[13];
-    void *ptr[13];
-    int n = 0;
+    int64_t uid[16];
+    void *ptr[16];
+    int n = 0, mask = o->type == OP_ATTENTION ? o->out[2] : o->out[3];
 #define PUT(u, t) (uid[n] = (u), ptr[n] = CU_PTR(g, (t)), n++)
     if (o->type == OP_ATTENTION) {
         PUT(U_Q, o->in[0]); PUT(U_K, o->in[1]); PUT(U_V, o->in[2]);
@@ -619,15 +783,16 @@ static void sd_vpack(graph *g, op *o, sdpa_op *so)
     }
 #undef PUT
     uid[n] = U_SCALE;
-    ptr[n++] = &so->scale;
-    n = sd_extra(so->pl, cu.ws, &so->one, uid, ptr, n);
+    ptr[n++] = &so->v.scale;
+    n = sd_extra(so->pl, cu.ws, &so->v, mask >= 0 ? CU_PTR(g, mask) : NULL, uid, ptr, n);
     if (so->pl->ws > (int64_t)cu.ws_bytes)
         cu_fail(__FILE__, __LINE__, "attention", "workspace smaller than prepared");
     cudnnCheck(dg_vpack(uid, ptr, n, cu.ws, &so->vpack));
 }
 
 /* 1 when op o of g can be given to cuDNN: flash form, 16-bit tensors of one
- * type, and for the backward every gradient written, none accumulated. */
+ * type (the dropout keep flags too, when there are), and for the backward
+ * every gradient written, none accumulated. */
 static int sd_eligible(const graph *g, const op *o)
 {
     int fwd = o->type == OP_ATTENTION;
@@ -637,9 +802,11 @@ static int sd_eligible(const graph *g, const op *o)
     int dt = CU_DT(g, o->in[fwd ? 0 : 1]);
     if (dt != DT_F16 && dt != DT_BF16)
         return 0;
+    int mask = fwd ? o->out[2] : o->out[3];
+    if (mask >= 0 && (CU_DT(g, mask) != dt || g->t[mask].ndim != 4 || !(o->p > 0.0f && o->p < 1.0f)))
+        return 0;
     if (fwd)
-        return o->out[2] < 0 && CU_DT(g, o->in[1]) == dt && CU_DT(g, o->in[2]) == dt &&
-               CU_DT(g, o->out[0]) == dt;
+        return CU_DT(g, o->in[1]) == dt && CU_DT(g, o->in[2]) == dt && CU_DT(g, o->out[0]) == dt;
     if (o->acc || o->in[5] < 0)
         return 0;
     for (int k = 0; k < 3; k++)
@@ -676,14 +843,15 @@ int cu_sdpa_prepare(graph *g, int nrun)
             }
             const tensor *lt = &g->t[fwd ? o->out[1] : o->in[4]];
             int64_t C = g->t[o->in[fwd ? 0 : 1]].shape[1], H = lt->shape[1];
+            int drop = (fwd ? o->out[2] : o->out[3]) >= 0;
             sdpa_plan *pl = sd_plan_of(fwd, CU_DT(g, o->in[fwd ? 0 : 1]), lt->shape[0], H,
-                                       lt->shape[2], C / H, o->name);
+                                       lt->shape[2], C / H, drop, o->p, o->name);
             if (pl->ok) {
                 sdpa_op *so = (sdpa_op *)calloc(1, sizeof *so);
                 if (!so)
                     cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
                 so->pl = pl;
-                so->scale = 1.0f / sqrtf((float)(C / H));
+                sd_scalars_of(&so->v, C / H, drop ? o->p : 0.0f);
                 cu.priv[i] = so;
                 if ((size_t)pl->ws > cu.ws_need)
                     cu.ws_need = (size_t)pl->ws;
@@ -691,6 +859,8 @@ int cu_sdpa_prepare(graph *g, int nrun)
                     sd.fwd_cudnn++;
                 else
                     sd.bwd_cudnn++;
+                if (drop)
+                    (fwd ? sd.fwd_drop : sd.bwd_drop)++;
                 sd.unchecked += !pl->verified;
                 sd.bwd_composite += pl->composite;
                 continue;
@@ -701,13 +871,17 @@ int cu_sdpa_prepare(graph *g, int nrun)
             sd.fwd_kernel++;
         else
             sd.bwd_kernel++;
+        sd.kernel_drop += (fwd ? o->out[2] : o->out[3]) >= 0 ||
+                          (!fwd && g->t[o->in[4]].ndim == 4 && o->in[5] >= 0);
     }
     if (sd.prepared)
         snprintf(sd.info, sizeof sd.info,
                  "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
-                 "sdpa_cudnn_bwd_composite=%d\nsdpa_unchecked=%d\nsdpa_cudnn_version=%zu\n",
+                 "sdpa_cudnn_bwd_composite=%d\nsdpa_cudnn_fwd_dropout=%d\n"
+                 "sdpa_cudnn_bwd_dropout=%d\nsdpa_kernel_dropout=%d\nsdpa_unchecked=%d\n"
+                 "sdpa_cudnn_version=%zu\n",
                  sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.bwd_composite,
-                 sd.unchecked,
+                 sd.fwd_drop, sd.bwd_drop, sd.kernel_drop, sd.unchecked,
 #ifdef HAVE_CUDNN
                  cudnnGetVersion()
 #else

@@ -831,8 +831,11 @@ static void case_attention(suite *s, int B, int Tn, int H, int C, int drop, int 
 /* Attention in the flash form (pass_flash_attention, fp16 / bf16 on CUDA):
  * out[1] is the rows' lse (B, H, T); the backward reads it and the
  * forward's y. cuDNN's fused SDPA runs it where it has an engine (acc 0),
- * else the engine's kernels (acc 1: cuDNN cannot accumulate). */
-static void case_attention_flash(suite *s, int B, int Tn, int H, int C, int acc)
+ * else the engine's kernels (acc 1: cuDNN cannot accumulate). drop: with
+ * attention dropout 0.1, the keep flags (io type) drawn by the forward
+ * (out[2]) and again by the backward (out[3]), as pass_autodiff makes it:
+ * cuDNN's composite graphs take them as an input. */
+static void case_attention_flash(suite *s, int B, int Tn, int H, int C, int drop, int acc)
 {
     s->ncase++;
     int q = IN(s, "q", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
@@ -840,18 +843,27 @@ static void case_attention_flash(suite *s, int B, int Tn, int H, int C, int acc)
     int v = IN(s, "v", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
     int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
     int ls = T(s, "lse", TK_ACT, CL_F32, LAYOUT_ROW, 3, B, H, Tn, 1);
-    op *f = O(s, OP_ATTENTION, !acc, "flash B=%d T=%d H=%d C=%d", B, Tn, H, C);
-    f->in[0] = q; f->in[1] = k; f->in[2] = v; f->out[0] = y; f->out[1] = ls;
+    int m = drop ? T(s, "keep", TK_ACT, CL_ACT, LAYOUT_ROW, 4, B, H, Tn, Tn) : -1;
+    const char *dn = drop ? " dropout 0.1" : "";
+    op *f = O(s, OP_ATTENTION, !acc, "flash B=%d T=%d H=%d C=%d%s", B, Tn, H, C, dn);
+    f->in[0] = q; f->in[1] = k; f->in[2] = v; f->out[0] = y; f->out[1] = ls; f->out[2] = m;
     f->heads = H;
+    f->p = 0.1f;
+    f->seed = rng_mix(s->seed * 37 + (uint64_t)s->ncase);
+    uint64_t seed = f->seed;
     int fi = last_op(s);
     int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
     int dq = T(s, "dq", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
     int dk = T(s, "dk", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
     int dv = T(s, "dv", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
-    op *o = O(s, OP_ATTENTION_BWD, 1, "flash B=%d T=%d H=%d C=%d acc=%d", B, Tn, H, C, acc);
+    int m2 = drop ? T(s, "keep.bwd", TK_ACT, CL_ACT, LAYOUT_ROW, 4, B, H, Tn, Tn) : -1;
+    op *o = O(s, OP_ATTENTION_BWD, 1, "flash B=%d T=%d H=%d C=%d%s acc=%d", B, Tn, H, C, dn, acc);
     o->in[0] = dy; o->in[1] = q; o->in[2] = k; o->in[3] = v; o->in[4] = ls; o->in[5] = y;
-    o->out[0] = dq; o->out[1] = dk; o->out[2] = dv; o->fwd = fi; o->acc = acc ? 7 : 0;
+    o->out[0] = dq; o->out[1] = dk; o->out[2] = dv; o->out[3] = m2; o->fwd = fi;
+    o->acc = acc ? 7 : 0;
     o->heads = H;
+    o->p = 0.1f;
+    o->seed = seed;
 }
 
 static void case_select0(suite *s, int B, int Tn, int C, int acc)
@@ -1004,12 +1016,14 @@ static void build_cases(suite *s)
     case_attention(s, 1, 128, 12, 768, 0, 0);
     /* the flash form: odd sizes (d = 8, 16), BERT-base's heads (d = 64) at
      * T = 128 and 512 (the kernels' shared memory holds T = 512 with d = 64) */
-    for (int acc = 0; acc < 2; acc++) {
-        case_attention_flash(s, 2, 7, 2, 16, acc);
-        case_attention_flash(s, 2, 33, 4, 64, acc);
+    for (int drop = 0; drop < 2; drop++) { /* without, then with attention dropout */
+        for (int acc = 0; acc < 2; acc++) {
+            case_attention_flash(s, 2, 7, 2, 16, drop, acc);
+            case_attention_flash(s, 2, 33, 4, 64, drop, acc);
+        }
+        case_attention_flash(s, 2, 128, 12, 768, drop, 0);
+        case_attention_flash(s, 1, 512, 12, 768, drop, 0);
     }
-    case_attention_flash(s, 2, 128, 12, 768, 0);
-    case_attention_flash(s, 1, 512, 12, 768, 0);
 }
 
 /* ---- running and comparing --------------------------------------------------------- */
@@ -1348,7 +1362,7 @@ static verdict cpu_candidates(suite *s, int i, const outs *r, float **devv, cons
     int steps[20], nsteps = 0;
     double scales[2] = {1.0, 1.0};
     int nscales = 1;
-    int stepdep = o->type == OP_DROPOUT || o->type == OP_ATTENTION;
+    int stepdep = o->type == OP_DROPOUT || o->type == OP_ATTENTION || o->type == OP_ATTENTION_BWD;
     int optim = o->type == OP_SGD || o->type == OP_ADAMW;
     if (stepdep) {
         steps[nsteps++] = s->dev_step >= 0 ? s->dev_step : s->g.step;
@@ -1635,7 +1649,8 @@ static void run_op(suite *s, int i, int setup)
             if (oc->in[k] >= 0)
                 dev_upload(s, oc->in[k]);
     if (oc->type == OP_DROPOUT || oc->type == OP_SGD || oc->type == OP_ADAMW ||
-        (oc->type == OP_ATTENTION && oc->out[2] >= 0))
+        (oc->type == OP_ATTENTION && oc->out[2] >= 0) ||
+        (oc->type == OP_ATTENTION_BWD && oc->out[3] >= 0)) /* flash form: keep flags drawn again */
         v = cpu_candidates(s, i, &r, devv, M, &sn);
     else {
         cpu_run(s, i);

@@ -3,14 +3,19 @@
  * (engine/cpu/ops.c), the reference the CUDA backend's flash attention
  * (cuDNN's fused SDPA, or its kernels) is checked against by ops_check:
  *
- *   - the pass turns every attention op without a dropout mask of bert_tiny
- *     (eval on) into the flash form, (B, H, T) lse, and none with a mask
- *     (eval off); the backward autodiff then makes reads the lse and the
- *     forward's y;
+ *   - the pass turns every attention op of bert_tiny into the flash form,
+ *     (B, H, T) lse, without dropout (eval on) and with it (eval off); the
+ *     backward autodiff then makes reads the lse and the forward's y, and
+ *     with dropout gets a keep-flag tensor of its own (out[3], the
+ *     forward's p and seed); pass_precision gives the keep flags the io
+ *     type and keeps the lse f32;
  *   - on the CPU, the flash form gives the same y, dq, dk and dv as the
  *     probabilities form (1e-5), and its lse is the log-sum-exp of the
  *     scaled scores computed here in double (1e-5), for sizes 1, odd and
- *     prime, with accumulating gradients too. */
+ *     prime, with accumulating gradients too; with attention dropout too,
+ *     where the flash form's keep flags are exactly where the probabilities
+ *     form's mask is non-zero (which is 1 / (1 - p) there), the backward's
+ *     flags are the forward's, and the dropped fraction is p (statistically). */
 #include "config.h"
 #include "t.h"
 #include "model_build.h"
@@ -53,16 +58,44 @@ static void check_pass(void)
         CHECK(strstr(l->name, ".lse") != NULL);
         CHECK_INT(o->in[4], f->out[1]);
         CHECK_INT(o->in[5], f->out[0]);
+        CHECK_INT(o->out[3], -1); /* no dropout */
         nb++;
     }
     CHECK_INT(nb, natt);
     graph_free(&g);
-    /* with attention dropout nothing changes */
+    /* with attention dropout: the flash form too, keep flags drawn again */
     if (build_model(&g, "bert_tiny", 0, 0)) {
         CHECK(0);
         return;
     }
-    CHECK_INT(pass_flash_attention(&g), 0);
+    CHECK_INT(pass_flash_attention(&g), natt);
+    pass_autodiff(&g, &opt);
+    pass_precision(&g, DT_BF16);
+    nb = 0;
+    for (int i = g.nfwd; i < g.nops; i++) {
+        const op *o = &g.ops[i];
+        if (o->type != OP_ATTENTION_BWD)
+            continue;
+        const op *f = &g.ops[o->fwd];
+        CHECK_INT(g.t[f->out[1]].ndim, 3);
+        CHECK_INT(g.t[f->out[1]].dtype, DT_F32); /* the lse stays f32 */
+        CHECK(f->out[2] >= 0 && o->out[3] >= 0 && o->out[3] != f->out[2]);
+        if (f->out[2] < 0 || o->out[3] < 0)
+            continue;
+        const tensor *m = &g.t[f->out[2]], *m2 = &g.t[o->out[3]];
+        CHECK_INT(m->ndim, 4);
+        CHECK_INT(m->shape[3], 16);
+        CHECK_INT(m->dtype, DT_BF16); /* keep flags: the io type */
+        CHECK_INT(m->bytes, 4 * 2 * 16 * 16 * 2);
+        CHECK_INT(m2->dtype, DT_BF16);
+        CHECK_INT(m2->bytes, m->bytes);
+        CHECK_INT(o->in[4], f->out[1]);
+        CHECK_INT(o->in[5], f->out[0]); /* y, not the mask: the mask is not kept */
+        CHECK(o->p == f->p && o->p > 0.0f);
+        CHECK(o->seed == f->seed);
+        nb++;
+    }
+    CHECK_INT(nb, natt);
     graph_free(&g);
 }
 
@@ -115,34 +148,74 @@ static double lse_error(const float *Q, const float *K, const float *L, int B, i
     return el;
 }
 
-/* One attention forward + backward in both forms on the CPU backend. */
-static void check_cpu(backend *be, int B, int T, int H, int C, int acc)
+/* The keep flags kf (flash form) against the probabilities form's mask pm
+ * and the backward's flags kb, n each: 1 when kf is 0 / 1 exactly where pm
+ * is 0 / scale, kb == kf, and the dropped fraction is p within 5 standard
+ * deviations (printed). */
+static int check_masks(const float *pm, const float *kf, const float *kb, size_t n, float p)
+{
+    float scale = 1.0f / (1.0f - p);
+    size_t bad = 0, drop = 0;
+    for (size_t i = 0; i < n; i++) {
+        bad += !((kf[i] == 0.0f && pm[i] == 0.0f) || (kf[i] == 1.0f && pm[i] == scale));
+        bad += kb[i] != kf[i];
+        drop += kf[i] == 0.0f;
+    }
+    double frac = n ? (double)drop / n : p, sd = n ? sqrt(p * (1.0 - p) / n) : 0;
+    printf("  dropout masks: %zu mismatches; dropped %.4f (p %.2f, sd %.4f)\n", bad, frac, p, sd);
+    return bad == 0 && fabs(frac - p) <= 5 * sd + 1e-12;
+}
+
+/* One attention forward + backward in both forms on the CPU backend;
+ * p > 0: with attention dropout. */
+static void check_cpu(backend *be, int B, int T, int H, int C, int acc, float p)
 {
     graph g;
     graph_init(&g);
+    g.step = 3;
     int q = graph_t2(&g, "q", TK_ACT, (int64_t)B * T, C);
     int k = graph_t2(&g, "k", TK_ACT, (int64_t)B * T, C);
     int v = graph_t2(&g, "v", TK_ACT, (int64_t)B * T, C);
     int dy = graph_t2(&g, "dy", TK_GRAD, (int64_t)B * T, C);
     int64_t ps[4] = {B, H, T, T}, ls[3] = {B, H, T};
-    int y[2], st[2], d[2][3];
+    int y[2], st[2], d[2][3], mk[2] = {-1, -1}, kb = -1;
     for (int f = 0; f < 2; f++) {
         y[f] = graph_t2(&g, f ? "y.flash" : "y", TK_ACT, (int64_t)B * T, C);
         st[f] = graph_tensor(&g, f ? "lse" : "probs", TK_ACT, DT_F32, LAYOUT_ROW, f ? 3 : 4,
                              f ? ls : ps);
         for (int j = 0; j < 3; j++)
             d[f][j] = graph_t2(&g, "d", TK_GRAD, (int64_t)B * T, C);
+        if (p > 0)
+            mk[f] = graph_tensor(&g, f ? "keep" : "mask", TK_ACT, DT_F32, LAYOUT_ROW, 4, ps);
+    }
+    int y0 = -1, l0 = -1; /* with dropout: the flash forward without it, which must differ */
+    if (p > 0) {
+        kb = graph_tensor(&g, "keep.bwd", TK_ACT, DT_F32, LAYOUT_ROW, 4, ps);
+        y0 = graph_t2(&g, "y.nodrop", TK_ACT, (int64_t)B * T, C);
+        l0 = graph_tensor(&g, "lse.nodrop", TK_ACT, DT_F32, LAYOUT_ROW, 3, ls);
+        op *o;
+        graph_op(&g, OP_ATTENTION, "attention.nodrop", &o);
+        o->in[0] = q; o->in[1] = k; o->in[2] = v; o->out[0] = y0; o->out[1] = l0;
+        o->heads = H;
     }
     for (int f = 0; f < 2; f++) {
         op *o;
         int fi = graph_op(&g, OP_ATTENTION, "attention", &o);
         o->in[0] = q; o->in[1] = k; o->in[2] = v; o->out[0] = y[f]; o->out[1] = st[f];
+        o->out[2] = mk[f];
         o->heads = H;
+        o->p = p;
+        o->seed = 977; /* one stream for both forms: the same draws */
         graph_op(&g, OP_ATTENTION_BWD, "attention_bwd", &o);
         o->in[0] = dy; o->in[1] = q; o->in[2] = k; o->in[3] = v; o->in[4] = st[f];
-        o->in[5] = f ? y[f] : -1;
+        o->in[5] = f ? y[f] : mk[0];
         for (int j = 0; j < 3; j++)
             o->out[j] = d[f][j];
+        if (f) { /* as pass_autodiff makes it */
+            o->out[3] = kb;
+            o->p = p;
+            o->seed = 977;
+        }
         o->fwd = fi;
         o->heads = H;
         o->acc = acc ? 7 : 0;
@@ -151,9 +224,16 @@ static void check_cpu(backend *be, int B, int T, int H, int C, int acc)
     fill(&g, k, 2);
     fill(&g, v, 3);
     fill(&g, dy, 4);
+    if (kb >= 0) {
+        fill(&g, kb, 0);
+        fill(&g, y0, 0);
+        fill(&g, l0, 0);
+    }
     for (int f = 0; f < 2; f++) {
         fill(&g, y[f], 0);
         fill(&g, st[f], 0);
+        if (mk[f] >= 0)
+            fill(&g, mk[f], 0);
         for (int j = 0; j < 3; j++)
             fill(&g, d[f][j], acc ? 5 + j : 0); /* the same old gradients in both forms */
     }
@@ -173,11 +253,16 @@ static void check_cpu(backend *be, int B, int T, int H, int C, int acc)
         ed = e > ed ? e : ed;
     }
     double el = lse_error(g.t[q].data, g.t[k].data, g.t[st[1]].data, B, T, H, C);
-    printf("B=%d T=%d H=%d C=%d acc=%d: flash vs probs form: y %.2g, gradients %.2g; lse %.2g\n",
-           B, T, H, C, acc, ey, ed, el);
+    printf("B=%d T=%d H=%d C=%d acc=%d p=%.2f: flash vs probs form: y %.2g, gradients %.2g; "
+           "lse %.2g\n", B, T, H, C, acc, p, ey, ed, el);
     CHECK(ey <= 1e-5);
     CHECK(ed <= 1e-5);
     CHECK(el <= 1e-5);
+    if (p > 0 && T > 1) /* the mask was applied: 1 - p of a row's weight is not 1 */
+        CHECK(max_rel(g.t[y[1]].data, g.t[y0].data, n) > 1e-3);
+    if (p > 0)
+        CHECK(check_masks(g.t[mk[0]].data, g.t[mk[1]].data, g.t[kb].data,
+                          (size_t)B * H * T * T, p));
     for (int i = 0; i < g.nt; i++) {
         free(g.t[i].data);
         g.t[i].data = NULL;
@@ -194,10 +279,13 @@ int main(void)
         CHECK(0);
         return T_DONE();
     }
-    check_cpu(&be, 1, 1, 1, 8, 0);
-    check_cpu(&be, 2, 7, 2, 16, 0);
-    check_cpu(&be, 3, 33, 4, 64, 1);
-    check_cpu(&be, 1, 128, 12, 768, 0);
+    for (int dr = 0; dr < 2; dr++) { /* without, then with attention dropout */
+        float p = dr ? 0.1f : 0.0f;
+        check_cpu(&be, 1, 1, 1, 8, 0, dr ? 0.5f : 0.0f);
+        check_cpu(&be, 2, 7, 2, 16, 0, p);
+        check_cpu(&be, 3, 33, 4, 64, 1, p);
+        check_cpu(&be, 1, 128, 12, 768, 0, p);
+    }
     be.fini();
     free(backend_ws);
     return T_DONE();
