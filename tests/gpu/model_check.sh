@@ -484,11 +484,14 @@ selected_part conv_graph && conv_graph
 # (bert_base: fewer settings, its CPU reference is the slow part):
 #  fp32, CUDA against the CPU (output, every gradient, 5 losses, final weights,
 #   dropout masks bit for bit): full T1 T2 I1 I3, base T2 I1;
-#  tf32 / fp16 / bf16 against the CPU's fp32 (output, loss trajectory):
-#   training T2 (attention dropout on: the probabilities form on the engine's
-#   kernels), inference I1 (eval on: fp16 / bf16 in the flash form, on cuDNN's
-#   fused SDPA where it has an engine), full also I3 (eval off: dropout in
-#   inference);
+#  tf32 / fp16 / bf16 against the CPU's fp32 (output, loss trajectory,
+#   dropout masks bit for bit): training T2 (attention dropout on: tf32 the
+#   probabilities form on the engine's kernels; fp16 / bf16 the flash form
+#   with the engine's keep flags, on cuDNN's composite SDPA graphs where they
+#   have an engine, and against MATRIX_ENGINE_SDPA=kernel: dropout_sdpa),
+#   inference I1 (eval on: fp16 / bf16 in the flash form, on cuDNN's fused
+#   SDPA where it has an engine), full also I3 (eval off: dropout in
+#   inference, fp16 / bf16 the flash form with keep flags);
 #  fp16 / bf16 training without dropout (T5, eval on: the flash form, forward
 #   and backward on cuDNN's SDPA where it has an engine) against the CPU, and
 #   cuDNN against the engine's kernels (MATRIX_ENGINE_SDPA=kernel);
@@ -501,6 +504,35 @@ selected_part conv_graph && conv_graph
 # weight): one no later check reads is removed (the CPU references stay)
 drop() {
 	case $m in bert_base*) rm -f "$W/$1.mxw" ;; esac
+}
+
+# dropout_sdpa: fp16 / bf16 training with attention dropout (T2, eval off:
+# the flash form with the engine's keep flags, cuDNN's composite SDPA graphs
+# taking them as their dropout mask where they have an engine; the masks
+# were compared bit for bit with the CPU's just before) against the same run
+# on the engine's kernels (MATRIX_ENGINE_SDPA=kernel); prints which route
+# the dropout attention took, and cuDNN's reason when it is the kernels.
+dropout_sdpa() {
+	MATRIX_ENGINE_SDPA=kernel
+	export MATRIX_ENGINE_SDPA
+	run "$m.cuda.T2.$pr.kernel" cuda $MF $T2 --precision $pr
+	unset MATRIX_ENGINE_SDPA
+	compare "$m $pr T2 attention dropout: cuDNN SDPA with the engine's mask vs the engine's kernels" \
+		"$m.cuda.T2.$pr.kernel" "$m.cuda.T2.$pr" $tol
+	drop "$m.cuda.T2.$pr.kernel"
+	# a dump writes no result file: the route is read from the log (one line
+	# per plan: "attention forward|backward '...' (B .., dropout): ...")
+	lg="$W/$m.cuda.T2.$pr.log"
+	[ -f "$lg" ] || return 0
+	if ! grep -q "cuda: attention [a-z]* '.*, dropout): " "$lg"; then
+		echo "CHECK FAIL $m $pr T2: no attention with dropout reached cuDNN's SDPA prepare (not in the flash form?)"
+		note_fail "$m $pr T2 flash-form dropout"
+		return 0
+	fi
+	npass=$((npass + 1))
+	echo "CHECK OK   $m $pr T2: attention dropout in the flash form; route:"
+	grep "cuda: attention [a-z]* '.*, dropout): " "$lg" | sed "s/.*cuda: attention \([a-z]*\) '[^']*' /\1 /" |
+		sort | uniq -c | sed 's/^/    /'
 }
 
 bert_cases() {
@@ -522,6 +554,7 @@ bert_cases() {
 			run "$m.cpu.$c" cpu $MF $flags --threads 4
 			run "$m.cuda.$c.$pr" cuda $MF $flags --precision $pr --result "$W/$m.cuda.$c.$pr.result"
 			compare "$m $pr $c cuda vs cpu fp32" "$m.cpu.$c" "$m.cuda.$c.$pr" $tol
+			[ $c = T2 ] && [ $pr != tf32 ] && dropout_sdpa
 			drop "$m.cuda.$c.$pr"
 		done
 		[ $pr = tf32 ] && continue
@@ -536,7 +569,7 @@ bert_cases() {
 			"$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
 		drop "$m.cuda.T5.$pr.kernel"
 		[ "$lvl" = full ] || drop "$m.cuda.T5.$pr"
-		for r in I1 T5; do
+		for r in I1 T2 T5; do
 			[ -f "$W/$m.cuda.$r.$pr.result" ] || continue
 			echo "   $r $pr attention: $(grep -E '^(attention_flash_form|sdpa_[a-z_]+)=' \
 				"$W/$m.cuda.$r.$pr.result" | tr '\n' ' ')"
