@@ -387,14 +387,20 @@ static void dump_hook(struct run *r, int opi)
         struct hview h;
         host_begin(r, mask, &h);
         tensor *t = &g->t[mask];
+        float *m = NULL;
         if (o->type == OP_ATTENTION && g->t[o->out[1]].ndim == 3) {
             /* flash form: keep flags; written as the probabilities form's
              * mask (0 or 1 / (1 - p), the CPU's), so the masks compare bit for bit */
-            float *m = t->data, sc = 1.0f / (1.0f - o->p);
-            for (int64_t i = 0; i < graph_numel(t); i++)
-                m[i] = m[i] != 0.0f ? sc : 0.0f;
+            size_t n = (size_t)graph_numel(t);
+            const float *k = t->data;
+            float sc = 1.0f / (1.0f - o->p);
+            m = malloc((n ? n : 1) * sizeof *m);
+            mallocCheck(m);
+            for (size_t i = 0; i < n; i++)
+                m[i] = k[i] != 0.0f ? sc : 0.0f;
         }
-        weights_put_raw(&d->w, name, t->ndim, t->shape, t->data);
+        weights_put_raw(&d->w, name, t->ndim, t->shape, m ? m : t->data);
+        free(m);
         host_end(r, mask, &h);
     }
 }

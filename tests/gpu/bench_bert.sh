@@ -200,8 +200,10 @@ def others(results):
 def our_attention(r):
     if "sdpa_cudnn_fwd" not in r:
         return ""
-    return ", attention: cuDNN SDPA %s forward / %s backward, own kernels %s / %s" % tuple(
-        r.get(k, "?") for k in ("sdpa_cudnn_fwd", "sdpa_cudnn_bwd", "sdpa_kernel_fwd", "sdpa_kernel_bwd"))
+    return (", attention: cuDNN SDPA %s forward / %s backward (with the engine's dropout mask %s / %s),"
+            " own kernels %s / %s" % tuple(
+                r.get(k, "?") for k in ("sdpa_cudnn_fwd", "sdpa_cudnn_bwd", "sdpa_cudnn_fwd_dropout",
+                                        "sdpa_cudnn_bwd_dropout", "sdpa_kernel_fwd", "sdpa_kernel_bwd")))
 
 
 rows, notes, ours_failed, mem_sources = [], [], [], set()
