@@ -498,8 +498,8 @@ selected_part conv_graph && conv_graph
 #  full: CUDA against CUDA: compile none vs default (unfused vs fused), default
 #   vs reduce-overhead in fp32 and in fp16 T5 (cuDNN's SDPA inside the CUDA
 #   Graph), max-autotune vs default (infer, fp32 and bf16).
-# The attention lines of the result files (sdpa_cudnn_fwd / _bwd: ops on
-# cuDNN, sdpa_kernel_*: on the engine's kernels) are printed.
+# Which attention ran (cuDNN's SDPA or the engine's kernels, and why) is
+# printed from the runs' logs (a dump writes no result file).
 # drop NAME: bert_base's dumps are 1.3 GB each (every gradient and final
 # weight): one no later check reads is removed (the CPU references stay)
 drop() {
@@ -569,10 +569,11 @@ bert_cases() {
 			"$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
 		drop "$m.cuda.T5.$pr.kernel"
 		[ "$lvl" = full ] || drop "$m.cuda.T5.$pr"
-		for r in I1 T2 T5; do
-			[ -f "$W/$m.cuda.$r.$pr.result" ] || continue
-			echo "   $r $pr attention: $(grep -E '^(attention_flash_form|sdpa_[a-z_]+)=' \
-				"$W/$m.cuda.$r.$pr.result" | tr '\n' ' ')"
+		for r in I1 T5; do # a dump writes no result file: the plans' lines of the log
+			[ -f "$W/$m.cuda.$r.$pr.log" ] || continue
+			echo "   $r $pr attention:"
+			grep "cuda: attention [a-z]* '" "$W/$m.cuda.$r.$pr.log" |
+				sed "s/.*cuda: attention \([a-z]*\) '[^']*' /\1 /" | sort | uniq -c | sed 's/^/     /'
 		done
 	done
 	[ "$lvl" = full ] || return 0
