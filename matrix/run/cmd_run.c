@@ -354,7 +354,7 @@ static int write_env(const char *dir, int argc, char **argv, struct executor *ex
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (pages > 0 && psize > 0)
 		sb_printf(&sb, "memory_bytes: %lld\n", (long long)pages * psize);
-	sb_puts(&sb, "command: matrix");
+	sb_puts(&sb, "command:"); /* argv[0]: matrix as it was called */
 	for (int i = 0; i < argc; i++) {
 		sb_putc(&sb, ' ');
 		argv_shell_quote(&sb, argv[i]);
