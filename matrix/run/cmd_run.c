@@ -680,6 +680,7 @@ static void point_report(const struct recipe *r, const struct slot *s, const str
 	struct progress_point pp = {
 		.status = o->status, .wall_s = s->exit.wall_s, .id = s->pt.id, .levels = levels, .repeat = rep,
 		.throughput = result_get(&o->res, "throughput"), .unit = result_get(&o->res, "unit"),
+		.metric_value = r->report.metric ? result_get(&o->res, r->report.metric) : NULL,
 		.reason = o->reason,
 	};
 	progress_point(pg, r, &pp);
@@ -1117,15 +1118,19 @@ static void row_merged(const struct row *row, void *ctx)
 		levels[i] = row->cell[3 + i];
 	double wall = 0;
 	long wallc = store_column(&S->st, "wall_s"), tpc = store_column(&S->st, "throughput"),
-	     unitc = store_column(&S->st, "unit");
+	     unitc = store_column(&S->st, "unit"),
+	     mc = r->report.metric ? store_column(&S->st, r->report.metric) : -1, xc = store_column(&S->st, "extra");
+	/* the recipe's metric: its own column, else a key of extra (wall_time) */
+	char *mv = mc < 0 && xc >= 0 && r->report.metric ? result_extra_get(row->cell[xc], r->report.metric) : NULL;
 	if (wallc >= 0)
 		parse_double(row->cell[wallc], &wall);
 	struct progress_point pp = {
 		.status = st, .wall_s = wall, .id = row->cell[0], .levels = levels, .repeat = row->cell[2],
 		.throughput = tpc >= 0 ? row->cell[tpc] : NULL, .unit = unitc >= 0 ? row->cell[unitc] : NULL,
-		.reason = reason,
+		.metric_value = mc >= 0 ? row->cell[mc] : mv, .reason = reason,
 	};
 	progress_point(&S->pg, r, &pp);
+	free(mv);
 	free(levels);
 }
 

@@ -212,7 +212,14 @@ void progress_point(struct progress *pg, const struct recipe *r, const struct pr
 				  pp->status, pp->wall_s, pp->id, label.buf);
 		double tv;
 		char t3[32];
-		if (pp->throughput && *pp->throughput && strcmp(pp->status, "ok") == 0) /* results.csv has every digit */
+		const char *mname = r->report.metric;
+		if (mname && strcmp(mname, "throughput") != 0 && pp->metric_value && *pp->metric_value &&
+		    strcmp(pp->status, "ok") == 0 && parse_double(pp->metric_value, &tv) == 0) {
+			struct metric m; /* the recipe's metric, in the report's unit */
+			metric_describe(&m, mname, NULL);
+			sb_printf(&line, "  %s=%s%s%s", mname, fmt_sig3(t3, tv * m.scale), *m.unit ? " " : "", m.unit);
+			metric_free(&m);
+		} else if (pp->throughput && *pp->throughput && strcmp(pp->status, "ok") == 0) /* results.csv has every digit */
 			sb_printf(&line, "  throughput=%s %s",
 				  parse_double(pp->throughput, &tv) == 0 ? fmt_sig3(t3, tv) : pp->throughput,
 				  pp->unit ? pp->unit : "");

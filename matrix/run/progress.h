@@ -77,13 +77,17 @@ struct progress_point {
 	const char *const *levels; /* its level per factor */
 	const char *repeat;       /* "0", "1", ... */
 	const char *throughput, *unit; /* NULL when not measured */
+	const char *metric_value; /* the recipe's report.metric when it is not
+				   * throughput: its value as the result wrote it,
+				   * NULL when it has none (epoch_time: derived) */
 	const char *reason;       /* NULL when none */
 };
 /* Count a point this invocation finished and print its line to stdout:
  * "[3/8] ok           0.512 s  ID  FACTORS  throughput=... (reason)" with
  * every factor when stdout is no terminal; on a terminal "[3/8] ok  0.512 s
  * FACTORS  throughput=...  (reason)  ID" with the factors that vary, wrapped
- * to its width. A failure is also shown on stderr when only stderr is a
+ * to its width. The value shown is the recipe's metric (wall_time=0.0116 s,
+ * peak_mem_bytes=24.5 MiB) where the result holds it, else throughput. A failure is also shown on stderr when only stderr is a
  * terminal. */
 void progress_point(struct progress *pg, const struct recipe *r, const struct progress_point *pp);
 

@@ -4,7 +4,8 @@
 # with wall_time, the median run and its interval from the runs, the runs
 # counted; a command that fails is a failed point with its exit status
 # (3 too: not 'unsupported'), a killed one dies of its signal; a resume from
-# the run directory alone keeps the recipe's directory; recipe errors.
+# the run directory alone keeps the recipe's directory; each point's line
+# shows its wall_time, not throughput; recipe errors.
 . "$top_srcdir/tests/setup"
 real=$(pwd -P)
 mkdir rdir
@@ -64,6 +65,9 @@ ok = [p for p in j["points"] if p["status"] == "ok"]
 assert len(ok) == 2 and all(p["ci95"][0] <= p["value"] <= p["ci95"][1] for p in ok), ok
 PY
 expect_grep "^  best [^:]*: [0-9.]* s \[" out.txt "the summary in seconds"
+# each point's line shows the recipe's metric, not throughput (runs/s)
+expect_grep "^\[[0-9]/6\] ok  *[0-9.]* s  [0-9a-f]*  n=1 code=0  wall_time=[0-9.e-]* s$" out.txt "a point's line: its wall_time"
+! grep -q "throughput=" out.txt || fail "a point's line shows throughput for a wall_time study"
 # a resume from the run directory alone: still the recipe's directory
 grep -qx "project_dir: $real/rdir" run/env.txt || fail "env.txt has no project_dir: $(cat run/env.txt)"
 rm run/seen-*.txt
