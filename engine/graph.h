@@ -75,10 +75,12 @@ enum op_type {
     OP_CONV,          /* in: x, w, [b], [res]; out: y, [pre], -, [saved] */
     OP_CONV_BWD,      /* in: dy, x, w, [saved]; out: dx|-1, dw, db|-1 */
     OP_BN,            /* in: x, gamma, beta, rmean, rvar, [res]; out: y, mean, invstd */
-    OP_BN_BWD,        /* in: dy, x, gamma, mean, invstd, [beta]; out: dx, dgamma, dbeta;
-                       * act ACT_RELU (pass_bn_relu_bwd): dy is the gradient of
-                       * relu(BN(x)), masked by the forward's y > 0 recomputed
-                       * from x, gamma, beta, mean and invstd */
+    OP_BN_BWD,        /* in: dy, x, gamma, mean, invstd, [beta | y]; out: dx, dgamma, dbeta,
+                       * [dres]; act ACT_RELU (pass_bn_relu_bwd): dy is the gradient of
+                       * relu(BN(x) [+ res]), masked by the forward's y > 0: recomputed
+                       * from x, gamma, beta, mean and invstd when in[5] is beta, read
+                       * when in[5] is the forward's out[0] (a residual input); out[3]
+                       * (acc bit 3): the masked dy, the residual's gradient */
     OP_ACT,           /* in: x; out: y (attr act) */
     OP_ACT_BWD,       /* in: dy, y_or_x; out: dx */
     OP_MAXPOOL,       /* in: x; out: y, idx (i32) */

@@ -483,17 +483,25 @@ int pass_autodiff(graph *g, const optim_cfg *opt)
 
 /* ---- ReLU backward folded into the BatchNorm backward ------------------------ */
 
-/* 1 when backward op a (index ai) is the OP_ACT_BWD that pass_autodiff
- * emitted for the fused ReLU of BN op f (fi), and b (index ai + 1) the BN's
- * backward reading only its result: the pair pass_bn_relu_bwd folds. */
-static int bn_relu_pair(const graph *g, int ai, int fi)
+/* Backward op ai is the OP_ACT_BWD that pass_autodiff emitted for the
+ * fused ReLU of BN op fi (ad_epilogue): the index of the BN's backward that
+ * follows, reading only its result (with a residual input, after the
+ * OP_COPY of that result into the residual's gradient, *copy), or -1. */
+static int bn_relu_pair(const graph *g, int ai, int fi, int *copy)
 {
-    const op *a = &g->ops[ai], *b = &g->ops[ai + 1];
-    int only = -1;
-    if (g->ops[fi].in[5] >= 0)
-        return 0; /* residual: the masked gradient also flows to it (OP_COPY) */
-    return b->type == OP_BN_BWD && b->fwd == fi && b->in[0] == a->out[0] && b->act == ACT_NONE &&
-           !a->acc && consumers(g, a->out[0], &only) == 1;
+    const op *a = &g->ops[ai];
+    int bi = ai + 1, only = -1, res = g->ops[fi].in[5] >= 0;
+    *copy = -1;
+    if (res && bi < g->nops && g->ops[bi].type == OP_COPY && g->ops[bi].fwd == fi &&
+        g->ops[bi].in[0] == a->out[0])
+        *copy = bi++;
+    if (bi >= g->nops || a->acc || consumers(g, a->out[0], &only) != (*copy >= 0 ? 2 : 1))
+        return -1;
+    const op *b = &g->ops[bi];
+    if (b->type != OP_BN_BWD || b->fwd != fi || b->in[0] != a->out[0] || b->act != ACT_NONE ||
+        b->in[5] >= 0 || b->out[3] >= 0 || (*copy >= 0 && b->out[0] < 0))
+        return -1;
+    return bi;
 }
 
 int pass_bn_relu_bwd(graph *g, int fold, int *candidates)
@@ -501,18 +509,27 @@ int pass_bn_relu_bwd(graph *g, int fold, int *candidates)
     int n = 0, m = 0;
     for (int i = g->nfwd; i + 1 < g->nops; i++) {
         op *a = &g->ops[i];
-        int fi = a->fwd;
+        int fi = a->fwd, bi, ci;
         if (a->dead || a->type != OP_ACT_BWD || a->act != ACT_RELU || fi < 0 || fi >= g->nfwd ||
             g->ops[fi].type != OP_BN || g->ops[fi].act != ACT_RELU || g->ops[fi].out[0] != a->in[1])
             continue;
         m++;
-        if (!fold || !bn_relu_pair(g, i, fi))
+        if (!fold || (bi = bn_relu_pair(g, i, fi, &ci)) < 0)
             continue;
-        op *b = &g->ops[i + 1];
+        op *b = &g->ops[bi], *f = &g->ops[fi];
         g->t[a->out[0]].dead = 1;
-        b->in[0] = a->in[0];          /* dy of the BN's output y = relu(pre) */
-        b->in[5] = g->ops[fi].in[2];  /* beta: the mask recomputed as the forward's */
+        b->in[0] = a->in[0]; /* dy of the BN's output y = relu(pre) */
         b->act = ACT_RELU;
+        if (f->in[5] < 0) {
+            b->in[5] = f->in[2]; /* beta: the mask recomputed as the forward computed y */
+        } else {
+            b->in[5] = f->out[0]; /* y: the mask read (recomputing needs the residual) */
+            if (ci >= 0) {        /* the masked dy into the residual's gradient, as the copy did */
+                b->out[3] = g->ops[ci].out[0];
+                b->acc |= (g->ops[ci].acc & 1) << 3;
+                g->ops[ci].dead = 1;
+            }
+        }
         a->dead = 1;
         n++;
     }

@@ -82,15 +82,17 @@ int pass_precision(graph *g, int dt);
 int pass_flash_attention(graph *g);
 /* Training with a BatchNorm whose ReLU pass_fuse made its epilogue, after
  * pass_autodiff: the OP_ACT_BWD in front of its OP_BN_BWD (dy, y -> dy
- * masked by y > 0) goes, and the OP_BN_BWD gets act = ACT_RELU, in[0] = dy
- * and in[5] = beta: the backends recompute the mask from x, gamma, beta and
- * the saved mean / invstd as the forward computed y, rounded as y is
- * stored, so the gradients are the same bits (5 activation-sized memory
- * passes instead of 8). A BN with a residual input keeps the two ops (the
- * masked gradient is needed for the residual's gradient too), as do other
- * activations. fold 0 changes nothing and only counts. Returns the number
- * folded; *candidates (may be NULL) gets the number of ReLU backwards of
- * BatchNorms there were. */
+ * masked by y > 0) goes, and the OP_BN_BWD gets act = ACT_RELU and in[0] =
+ * dy; both its passes mask dy themselves. Without a residual input, in[5] =
+ * beta: the backends recompute the mask from x, gamma, beta and the saved
+ * mean / invstd as the forward computed y, rounded as y is stored (5
+ * activation-sized memory passes instead of 8). With one (relu(BN(x) + r)),
+ * in[5] = the forward's y, the mask read, and the OP_COPY of the masked dy
+ * into r's gradient goes too: out[3] = that gradient (acc bit 3 from the
+ * copy's), written by the dx pass (8 passes instead of 10). The gradients
+ * are the same bits. Other activations keep their ops. fold 0 changes
+ * nothing and only counts. Returns the number folded; *candidates (may be
+ * NULL) gets the number of ReLU backwards of BatchNorms there were. */
 int pass_bn_relu_bwd(graph *g, int fold, int *candidates);
 /* Drop dead ops from the list (keeps indices of live ops in order). */
 void pass_compact(graph *g);

@@ -780,15 +780,20 @@ static int bn_bwd_env(void)
  * saying what it changed (rank 0). */
 static void bn_relu_bwd(struct session *s, int fold)
 {
-    int m = 0;
+    const graph *g = &s->r.g;
+    int m = 0, res = 0;
     s->bnrelu = pass_bn_relu_bwd(&s->r.g, fold, &m);
     if (s->quiet || !m)
         return;
+    for (int i = g->nfwd; i < g->nops; i++)
+        res += g->ops[i].type == OP_BN_BWD && g->ops[i].act == ACT_RELU &&
+               g->ops[i].in[5] == g->ops[g->ops[i].fwd].out[0];
     fprintf(stderr, "matrix-engine: bn backward: %d of %d ReLU backwards folded into BatchNorm backward "
-            "(MATRIX_ENGINE_BN_BWD=%s)", s->bnrelu, m, fold ? "fused" : "separate");
-    if (fold && s->bnrelu < m)
-        fprintf(stderr, "; %d with a residual input kept as act_bwd + batchnorm_bwd", m - s->bnrelu);
-    fputc('\n', stderr);
+            "(MATRIX_ENGINE_BN_BWD=%s", s->bnrelu, m, fold ? "fused" : "separate");
+    if (fold)
+        fprintf(stderr, "; %d recompute the mask, %d with a residual input read it from y and write the "
+                "residual's gradient", s->bnrelu - res, res);
+    fputs(")\n", stderr);
 }
 
 int session_passes(struct session *s)

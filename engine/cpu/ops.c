@@ -167,7 +167,18 @@ static void cpu_copy(graph *g, op *o)
  * variance, running = (1 - momentum) running + momentum batch, as PyTorch).
  * Eval: running statistics. out[1], out[2] receive the mean and 1/std used. */
 
-struct bn_ctx { graph *g; op *o; double *part; long N, C, P; int nhwc; };
+/* The backward's, with the ReLU folded in (pass_bn_relu_bwd): the
+ * forward's y for the mask (Y) or its scale and shift (SC, SH), and the
+ * residual's gradient (R); NULL without. */
+struct bn_ctx {
+    graph *g;
+    op *o;
+    double *part;
+    long N, C, P;
+    int nhwc;
+    const float *Y, *SC, *SH;
+    float *R;
+};
 
 /* The forward's per-channel scale and shift, and its pre-activation x sc +
  * sh: one expression each, used by the forward and by a backward with the
@@ -274,6 +285,8 @@ static void bn_geometry(graph *g, op *o, struct bn_ctx *b, int xin)
     dims(&g->t[o->in[xin]], &b->N, &b->C, &b->P, &nhwc);
     b->nhwc = nhwc;
     b->part = backend_ws;
+    b->Y = b->SC = b->SH = NULL;
+    b->R = NULL;
 }
 
 static void cpu_bn(graph *g, op *o)
@@ -326,17 +339,20 @@ static void cpu_bn(graph *g, op *o)
     pool_run(bn_apply_run, &b);
 }
 
-/* The forward's scale and shift of a backward with the ReLU folded in, in
- * the workspace after the dx coefficients (A, B1, B0); NULL without. */
-static const float *bn_bwd_relu_coef(const struct bn_ctx *b, int nt)
+/* dy at element i (channel c) as the batchnorm backward uses it: with the
+ * ReLU folded in (pass_bn_relu_bwd), masked as cpu_act_bwd masks it, by the
+ * forward's y read (Y: a BN with a residual input) or recomputed (SC, SH). */
+static inline float bn_dy_at(const struct bn_ctx *b, const float *dy, const float *x, long i, long c)
 {
-    if (b->o->act != ACT_RELU)
-        return NULL;
-    return (const float *)(b->part + (size_t)nt * 2 * b->C) + 4 * b->C;
+    if (b->Y)
+        return b->Y[i] > 0.0f ? dy[i] : 0.0f;
+    if (b->SC)
+        return bn_relu_dy(dy[i], x[i], b->SC[c], b->SH[c]);
+    return dy[i];
 }
 
-/* Sums per channel of dy and dy * xhat into part (per thread); with the
- * ReLU folded in, dy masked as cpu_act_bwd masks it. */
+/* Sums per channel of dy and dy * xhat into part (per thread), dy as
+ * bn_dy_at gives it. */
 static void bn_bwd_sums_run(void *p, int tid, int nt)
 {
     struct bn_ctx *b = p;
@@ -344,7 +360,7 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
     op *o = b->o;
     const float *dy = TF(g, o->in[0]), *x = TF(g, o->in[1]);
     const float *mean = TF(g, o->in[3]), *inv = TF(g, o->in[4]);
-    const float *SC = bn_bwd_relu_coef(b, nt), *SH = SC ? SC + b->C : NULL;
+    int masked = b->Y || b->SC;
     double *s = b->part + (size_t)tid * 2 * b->C, *sx = s + b->C;
     long lo, hi;
     memset(s, 0, 2 * b->C * sizeof(double));
@@ -354,14 +370,13 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
             long c = nc % b->C;
             const float *d = dy + nc * b->P, *v = x + nc * b->P;
             float a = 0.0f, ax = 0.0f, m = mean[c];
-            if (SC) {
-                float sc = SC[c], sh = SH[c];
+            if (masked)
                 for (long q = 0; q < b->P; q++) {
-                    float dq = bn_relu_dy(d[q], v[q], sc, sh);
+                    float dq = bn_dy_at(b, dy, x, nc * b->P + q, c);
                     a += dq;
                     ax += dq * (v[q] - m);
                 }
-            } else
+            else
                 for (long q = 0; q < b->P; q++) {
                     a += d[q];
                     ax += d[q] * (v[q] - m);
@@ -372,9 +387,9 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
     } else {
         pool_range(b->N * b->P, tid, nt, &lo, &hi);
         for (long r = lo; r < hi; r++) {
-            const float *d = dy + r * b->C, *v = x + r * b->C;
+            const float *v = x + r * b->C;
             for (long c = 0; c < b->C; c++) {
-                float dc = SC ? bn_relu_dy(d[c], v[c], SC[c], SH[c]) : d[c];
+                float dc = bn_dy_at(b, dy, x, r * b->C + c, c);
                 s[c] += dc;
                 sx[c] += dc * (v[c] - mean[c]) * inv[c];
             }
@@ -382,6 +397,8 @@ static void bn_bwd_sums_run(void *p, int tid, int nt)
     }
 }
 
+/* dx (+)= A dy + B1 (x - mean) + B0; with a residual input, the masked dy
+ * into its gradient R as well ((+)=, as the OP_COPY it replaces). */
 static void bn_bwd_dx_run(void *p, int tid, int nt)
 {
     struct bn_ctx *b = p;
@@ -389,35 +406,22 @@ static void bn_bwd_dx_run(void *p, int tid, int nt)
     op *o = b->o;
     const float *dy = TF(g, o->in[0]), *x = TF(g, o->in[1]);
     const float *mean = TF(g, o->in[3]);
-    float *dx = TF(g, o->out[0]);
+    float *dx = TF(g, o->out[0]), *R = b->R;
     /* per channel: dx = a * dy + c1 * (x - mean) + c0 */
     const float *A = (const float *)(b->part + (size_t)nt * 2 * b->C);
     const float *B1 = A + b->C, *B0 = B1 + b->C;
-    const float *SC = bn_bwd_relu_coef(b, nt), *SH = SC ? SC + b->C : NULL;
-    int acc = ACC(o, 0);
-    long lo, hi;
-    if (!b->nhwc) {
-        pool_range(b->N * b->C, tid, nt, &lo, &hi);
-        for (long nc = lo; nc < hi; nc++) {
-            long c = nc % b->C;
-            const float *d = dy + nc * b->P, *v = x + nc * b->P;
-            float *w = dx + nc * b->P;
-            for (long q = 0; q < b->P; q++) {
-                float dq = SC ? bn_relu_dy(d[q], v[q], SC[c], SH[c]) : d[q];
-                float t = A[c] * dq + B1[c] * (v[q] - mean[c]) + B0[c];
-                w[q] = acc ? w[q] + t : t;
-            }
-        }
-    } else {
-        pool_range(b->N * b->P, tid, nt, &lo, &hi);
-        for (long r = lo; r < hi; r++) {
-            const float *d = dy + r * b->C, *v = x + r * b->C;
-            float *w = dx + r * b->C;
-            for (long c = 0; c < b->C; c++) {
-                float dc = SC ? bn_relu_dy(d[c], v[c], SC[c], SH[c]) : d[c];
-                float t = A[c] * dc + B1[c] * (v[c] - mean[c]) + B0[c];
-                w[c] = acc ? w[c] + t : t;
-            }
+    int acc = ACC(o, 0), racc = ACC(o, 3);
+    long lo, hi, n = b->nhwc ? b->C : b->P;
+    pool_range(b->nhwc ? b->N * b->P : b->N * b->C, tid, nt, &lo, &hi);
+    for (long r = lo; r < hi; r++) {
+        long cr = b->nhwc ? 0 : r % b->C; /* NCHW: row r is plane (n, c) */
+        for (long q = 0; q < n; q++) {
+            long i = r * n + q, c = b->nhwc ? q : cr;
+            float dq = bn_dy_at(b, dy, x, i, c);
+            float t = A[c] * dq + B1[c] * (x[i] - mean[c]) + B0[c];
+            dx[i] = acc ? dx[i] + t : t;
+            if (R)
+                R[i] = racc ? R[i] + dq : dq;
         }
     }
 }
@@ -430,13 +434,19 @@ static void cpu_bn_bwd(graph *g, op *o)
     const float *gam = TF(g, o->in[2]), *inv = TF(g, o->in[4]);
     float *dg = TF(g, o->out[1]), *dbt = TF(g, o->out[2]);
     double cnt = (double)b.N * b.P;
-    if (o->act == ACT_RELU) { /* the forward's coefficients for the mask (bn_bwd_relu_coef) */
-        float *sc = (float *)bn_bwd_relu_coef(&b, nt), *sh = sc + b.C;
+    if (o->act != ACT_NONE && (o->act != ACT_RELU || o->in[5] < 0 || o->fwd < 0))
+        BUG("batchnorm backward '%s' with an activation other than ReLU folded in", o->name);
+    if (o->act == ACT_RELU && o->in[5] == g->ops[o->fwd].out[0]) { /* the mask from y */
+        b.Y = TF(g, o->in[5]);
+        b.R = o->out[3] >= 0 ? TF(g, o->out[3]) : NULL;
+    } else if (o->act == ACT_RELU) { /* from the forward's coefficients, after A, B1, B0 */
+        float *sc = (float *)(b.part + (size_t)nt * 2 * b.C) + 4 * b.C, *sh = sc + b.C;
         const float *bet = TF(g, o->in[5]), *mean = TF(g, o->in[3]);
         for (long c = 0; c < b.C; c++)
             bn_coef(gam[c], bet[c], mean[c], inv[c], &sc[c], &sh[c]);
-    } else if (o->act != ACT_NONE)
-        BUG("batchnorm backward '%s' with an activation other than ReLU folded in", o->name);
+        b.SC = sc;
+        b.SH = sh;
+    }
     pool_run(bn_bwd_sums_run, &b);
     float *A = (float *)(b.part + (size_t)nt * 2 * b.C), *B1 = A + b.C, *B0 = B1 + b.C;
     /* thread partials into part[0 .. 2C): this rank's sums of dy, dy xhat */
@@ -474,6 +484,8 @@ static void cpu_bn_bwd(graph *g, op *o)
     }
     if (o->out[0] >= 0)
         pool_run(bn_bwd_dx_run, &b);
+    else if (b.R)
+        BUG("batchnorm backward '%s' writes a residual's gradient without dx", o->name);
 }
 
 /* ---- pooling -------------------------------------------------------------- */

@@ -318,9 +318,11 @@ __device__ __forceinline__ float bn_relu_dy(float d, float v, float sc, float sh
 }
 
 /* The mask of a backward with the ReLU folded in, for pass 1: the forward's
- * gamma, beta, saved mean / invstd (f32) and y's storage type. */
+ * gamma, beta, saved mean / invstd (f32) and y's storage type to recompute
+ * it (BWD 2), or y itself to read it (BWD 3: a BN with a residual input). */
 struct bn_relu_t {
     const float *gam, *bet, *mean, *inv;
+    const void *y;
     int ydt;
 };
 
@@ -378,7 +380,7 @@ size_t bn_part_bytes(const geo &d)
 /* Pass 1, channels-last: rows R = N * P of C channels; thread (tx, ty) owns
  * channels c0 .. c0 + V - 1 and rows blockIdx.y * TY + ty + k gridDim.y TY.
  * BWD: 0 the forward's sums, 1 the backward's, 2 the backward's with dy
- * masked by the folded ReLU (rl). */
+ * masked by the folded ReLU (rl), y > 0 recomputed, 3 the same with y read. */
 template <int V, int BWD>
 __global__ void __launch_bounds__(256)
 k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,
@@ -406,12 +408,16 @@ k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean
             float v[V];
             ldv<V>(x, xdt, r * C + c0, v);
             if constexpr (BWD) {
-                float d[V];
+                float d[V], w[V];
                 ldv<V>(dy, ddt, r * C + c0, d);
+                if constexpr (BWD == 3)
+                    ldv<V>(rl.y, rl.ydt, r * C + c0, w);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
                     if constexpr (BWD == 2)
                         d[k] = bn_relu_dy(d[k], v[k], sc[k], sf[k], rl.ydt);
+                    if constexpr (BWD == 3)
+                        d[k] = w[k] > 0.0f ? d[k] : 0.0f;
                     fa[k] += d[k];
                     fb[k] += d[k] * (v[k] - m[k]);
                 }
@@ -483,12 +489,16 @@ k_bn_sums_nchw(const void *x, int xdt, const void *dy, int ddt, const void *mean
             float v[V];
             ldv<V>(x, xdt, base + q, v);
             if constexpr (BWD) {
-                float d[V];
+                float d[V], w[V];
                 ldv<V>(dy, ddt, base + q, d);
+                if constexpr (BWD == 3)
+                    ldv<V>(rl.y, rl.ydt, base + q, w);
 #pragma unroll
                 for (int k = 0; k < V; k++) {
                     if constexpr (BWD == 2)
                         d[k] = bn_relu_dy(d[k], v[k], sc, sf, rl.ydt);
+                    if constexpr (BWD == 3)
+                        d[k] = w[k] > 0.0f ? d[k] : 0.0f;
                     fa += d[k];
                     fb += d[k] * (v[k] - m);
                 }
@@ -538,23 +548,29 @@ void bn_sums_launch(const bn_grid_t &b, const geo &d, const void *x, int xdt, co
     cu_launched();
 }
 
-/* bwd: 0 the forward's sums, 1 the backward's, 2 the backward's with the
- * ReLU folded in (*relu). */
+/* bwd: 0 the forward's sums, 1 the backward's, 2 / 3 the backward's with
+ * the ReLU folded in (*relu; 3: y read). */
 int bn_sums(int bwd, const geo &d, const void *x, int xdt, const void *dy, int ddt,
             const void *mean, int mdt, const bn_relu_t *relu = NULL)
 {
     int V = bn_vec(d, x, bwd ? dy : NULL);
+    if (bwd == 3 && !al16(relu->y))
+        V = 1;
     bn_grid_t b = bn_grid(d, V);
-    bn_relu_t rl = relu ? *relu : bn_relu_t{NULL, NULL, NULL, NULL, DT_F32};
+    bn_relu_t rl = relu ? *relu : bn_relu_t{NULL, NULL, NULL, NULL, NULL, DT_F32};
     if (V == 8) {
-        if (bwd == 2)
+        if (bwd == 3)
+            bn_sums_launch<8, 3>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
+        else if (bwd == 2)
             bn_sums_launch<8, 2>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
         else if (bwd)
             bn_sums_launch<8, 1>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
         else
             bn_sums_launch<8, 0>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
     } else {
-        if (bwd == 2)
+        if (bwd == 3)
+            bn_sums_launch<1, 3>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
+        else if (bwd == 2)
             bn_sums_launch<1, 2>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
         else if (bwd)
             bn_sums_launch<1, 1>(b, d, x, xdt, dy, ddt, mean, mdt, rl);
@@ -741,23 +757,26 @@ k_bn_bwd_final(const double *part, int gy, size_t C, double cnt, int train, cons
 }
 
 /* A BN backward with the ReLU folded in (pass_bn_relu_bwd) as op_bn_bwd
- * reads it: act ReLU, beta in in[5], f32 gamma / beta / mean / invstd (what
+ * reads it: act ReLU of a BN forward with that ReLU; in[5] its beta (no
+ * residual input: y recomputed, from f32 gamma / beta / mean / invstd, what
  * the forward's coefficients were computed from: a 16-bit mean would not
- * recompute its y), a BN forward with that ReLU and no residual input. 0,
- * or -1 with the reason said. */
+ * give its y) or its y (read; out[3], the residual's gradient, only with a
+ * dx). 0, or -1 with the reason said. */
 int want(const graph *g, const op *o, int k, int dt, int in);
 
 int bn_bwd_relu_check(const graph *g, const op *o)
 {
     const op *f = o->fwd >= 0 && o->fwd < g->nops ? &g->ops[o->fwd] : NULL;
-    int bad = 0;
-    for (int k = 2; k <= 5; k++)
+    int bad = 0, ready = f && o->in[5] >= 0 && o->in[5] == f->out[0];
+    for (int k = 2; k <= (ready ? 4 : 5); k++)
         bad |= want(g, o, k, DT_F32, 1);
     if (o->act != ACT_RELU || o->in[5] < 0 || !f || f->type != OP_BN || f->act != ACT_RELU ||
-        f->in[5] >= 0 || f->in[2] != o->in[5]) {
+        (!ready && (f->in[5] >= 0 || f->in[2] != o->in[5] || o->out[3] >= 0)) ||
+        (ready && o->out[3] >= 0 && (o->out[0] < 0 || !cu_float_type(CU_DT(g, o->out[3]))))) {
         fprintf(stderr, "matrix-engine: cuda: op '%s' (batchnorm backward) has an activation "
-                "folded in but not a ReLU of a BN forward without a residual input, with its "
-                "beta (BUG)\n", o->name);
+                "folded in but not a ReLU of its BN forward with that forward's beta (no "
+                "residual input) or y (and a dx where it writes the residual's gradient) "
+                "(BUG)\n", o->name);
         bad = -1;
     }
     return bad;
@@ -770,48 +789,67 @@ int bn_bwd_sync(const graph *g, const op *o)
 }
 
 /* Pass 3, backward: dx (+)= A dy + B1 (x - mean) + B0; relu (the ReLU
- * folded in): dy masked by y > 0 recomputed with coef[4 C], coef[5 C]. */
+ * folded in): dy masked by y > 0, read from y when given, else recomputed
+ * with coef[4 C], coef[5 C]; res: the masked dy into the residual's
+ * gradient too ((+)= with racc, as the OP_COPY it replaces). */
 struct bn_dx_f {
-    const void *dy, *x;
-    void *dx;
-    int ddt, xdt, odt, acc, relu, ydt;
+    const void *dy, *x, *y;
+    void *dx, *res;
+    int ddt, xdt, odt, acc, relu, ydt, rdt, racc;
     const float *coef;
     size_t C;
     chan ch;
     template <int V>
     __device__ void run(size_t i) const
     {
-        float d[V], v[V], o[V];
+        float d[V], v[V], o[V], w[V];
         ldv<V>(dy, ddt, i, d);
         ldv<V>(x, xdt, i, v);
         if (acc)
             ldv<V>(dx, odt, i, o);
+        if (y)
+            ldv<V>(y, ydt, i, w);
         size_t c = ch.of(i);
 #pragma unroll
         for (int k = 0; k < V; k++) {
             size_t ck = c + ch.step(k);
-            if (relu)
+            if (y)
+                d[k] = w[k] > 0.0f ? d[k] : 0.0f;
+            else if (relu)
                 d[k] = bn_relu_dy(d[k], v[k], coef[4 * C + ck], coef[5 * C + ck], ydt);
             float t = coef[ck] * d[k] + coef[C + ck] * (v[k] - coef[3 * C + ck]) + coef[2 * C + ck];
             o[k] = acc ? o[k] + t : t;
         }
         stv<V>(dx, odt, i, o);
+        if (res) {
+            if (racc) {
+                float r[V];
+                ldv<V>(res, rdt, i, r);
+#pragma unroll
+                for (int k = 0; k < V; k++)
+                    d[k] = r[k] + d[k];
+            }
+            stv<V>(res, rdt, i, d);
+        }
     }
 };
 
-/* relu (pass_bn_relu_bwd: o->act ACT_RELU, in[5] beta, checked at
- * prepare): dy is the gradient of the forward's relu(BN(x)); passes 1 and 3
- * mask it as op_act_bwd would with the y they recompute. */
+/* relu (pass_bn_relu_bwd: o->act ACT_RELU, checked at prepare): dy is the
+ * gradient of the forward's relu(BN(x) [+ res]); passes 1 and 3 mask it as
+ * op_act_bwd would: with the y they recompute from in[5] = beta, or with
+ * in[5] = the forward's y read (a residual input), pass 3 then also writing
+ * the masked dy into the residual's gradient out[3]. */
 void op_bn_bwd(graph *g, op *o)
 {
     int di = o->in[0], xi = o->in[1], mi = o->in[3], ii = o->in[4];
     int relu = o->act == ACT_RELU, ydt = relu ? CU_DT(g, g->ops[o->fwd].out[0]) : DT_F32;
+    int ready = relu && o->in[5] == g->ops[o->fwd].out[0];
     geo d = dims(&g->t[xi]);
-    const void *dy = CU_PTR(g, di), *x = CU_PTR(g, xi);
+    const void *dy = CU_PTR(g, di), *x = CU_PTR(g, xi), *y = ready ? CU_PTR(g, o->in[5]) : NULL;
     const float *gam = (const float *)CU_PTR(g, o->in[2]);
-    const float *bet = relu ? (const float *)CU_PTR(g, o->in[5]) : NULL;
-    bn_relu_t rl = {gam, bet, (const float *)CU_PTR(g, mi), (const float *)CU_PTR(g, ii), ydt};
-    int gy = bn_sums(relu ? 2 : 1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi),
+    const float *bet = relu && !ready ? (const float *)CU_PTR(g, o->in[5]) : NULL;
+    bn_relu_t rl = {gam, bet, (const float *)CU_PTR(g, mi), (const float *)CU_PTR(g, ii), y, ydt};
+    int gy = bn_sums(ready ? 3 : relu ? 2 : 1, d, x, CU_DT(g, xi), dy, CU_DT(g, di), CU_PTR(g, mi),
                      CU_DT(g, mi), &rl);
     const double *part = S.part, *glob = NULL;
     double cnt = (double)d.N * (double)d.P;
@@ -830,9 +868,12 @@ void op_bn_bwd(graph *g, op *o)
     if (o->out[0] < 0)
         return;
     int oi = o->out[0];
-    bn_dx_f f = {dy, x, CU_PTR(g, oi), CU_DT(g, di), CU_DT(g, xi), CU_DT(g, oi), CU_ACC(o, 0),
-                 relu, ydt, S.coef, d.C, mkchan(d)};
-    int vec = chan_vec(d) && al16(f.dy) && al16(f.x) && al16(f.dx);
+    int ri = ready ? o->out[3] : -1;
+    bn_dx_f f = {dy, x, y, CU_PTR(g, oi), ri >= 0 ? CU_PTR(g, ri) : NULL, CU_DT(g, di),
+                 CU_DT(g, xi), CU_DT(g, oi), CU_ACC(o, 0), relu, ydt,
+                 ri >= 0 ? CU_DT(g, ri) : DT_F32, CU_ACC(o, 3), S.coef, d.C, mkchan(d)};
+    int vec = chan_vec(d) && al16(f.dy) && al16(f.x) && al16(f.dx) && (!f.y || al16(f.y)) &&
+              (!f.res || al16(f.res));
     launch_map(f, d.N * d.C * d.P, vec);
 }
 

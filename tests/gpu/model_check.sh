@@ -265,7 +265,7 @@ bnrelu_check() {
 			continue # a run failed and said so
 		fi
 		label="$m $pr channels-last $cl: ReLU backward folded into BN backward vs separate"
-		if ! grep -q 'bn backward: [1-9][0-9]* of [0-9]* ReLU backwards folded into BatchNorm backward (MATRIX_ENGINE_BN_BWD=fused)' "$W/$on.log" ||
+		if ! grep -q 'bn backward: [1-9][0-9]* of [0-9]* ReLU backwards folded into BatchNorm backward (MATRIX_ENGINE_BN_BWD=fused; ' "$W/$on.log" ||
 			! grep -q 'bn backward: 0 of [1-9][0-9]* ReLU backwards folded.*(MATRIX_ENGINE_BN_BWD=separate)' "$W/$on.sep.log"; then
 			echo "CHECK FAIL $label: the logs do not show the two modes:"
 			grep -h 'bn backward:' "$W/$on.log" "$W/$on.sep.log" | sed 's/^/    /'

@@ -468,29 +468,35 @@ static void case_bn(suite *s, const bnspec *b, int train, int res, int act, int 
 
 /* relu: the forward has a fused ReLU and the backward has its backward
  * folded in (pass_bn_relu_bwd): dy is the gradient of relu(BN(x)), masked by
- * the y > 0 the backward recomputes from x, gamma, beta, mean and invstd. */
+ * the y > 0 the backward recomputes from x, gamma, beta, mean and invstd;
+ * relu 2: of relu(BN(x) + res), the mask read from y and the masked dy
+ * written into res's gradient too (out[3], acc bit 3 with acc). */
 static void case_bn_bwd(suite *s, const bnspec *b, int train, int acc, int dx, int sync, int relu)
 {
     int x, gam, mean, inv;
     s->ncase++;
-    int fi = bn_fwd(s, b, train, 0, relu ? ACT_RELU : ACT_NONE, 0, &x, &gam, &mean, &inv,
+    int fi = bn_fwd(s, b, train, relu == 2, relu ? ACT_RELU : ACT_NONE, 0, &x, &gam, &mean, &inv,
                     sync ? " syncbn (forward of the backward case)" : " (forward of the backward case)");
     s->g.ops[fi].sync = sync;
     int dy = IN(s, "dy", TK_GRAD, CL_ACT, L(s), 4, b->N, b->C, b->H, b->W, -1, 1);
     int gx = dx ? T(s, "dx", TK_GRAD, CL_ACT, L(s), 4, b->N, b->C, b->H, b->W) : -1;
     int gg = T(s, "dgamma", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, b->C, 1, 1, 1);
     int gb = T(s, "dbeta", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, b->C, 1, 1, 1);
+    int gr = relu == 2 ? T(s, "dres", TK_GRAD, CL_ACT, L(s), 4, b->N, b->C, b->H, b->W) : -1;
     op *o = O(s, OP_BN_BWD, 1, "%dx%dx%dx%d %s%s acc=%d%s%s", b->N, b->C, b->H, b->W,
-              train ? "train" : "eval", relu ? " +relu folded" : "", acc, dx ? "" : " no-dx",
-              sync ? " syncbn" : "");
+              train ? "train" : "eval",
+              relu == 2 ? " +res +relu folded (mask read)" : relu ? " +relu folded" : "", acc,
+              dx ? "" : " no-dx", sync ? " syncbn" : "");
     o->in[0] = dy; o->in[1] = x; o->in[2] = gam; o->in[3] = mean; o->in[4] = inv;
-    o->in[5] = relu ? s->g.ops[fi].in[2] : -1; /* beta */
+    /* beta, or with a residual input the forward's y */
+    o->in[5] = relu == 2 ? s->g.ops[fi].out[0] : relu ? s->g.ops[fi].in[2] : -1;
+    o->out[3] = gr;
     o->act = relu ? ACT_RELU : ACT_NONE;
     o->out[0] = gx; o->out[1] = gg; o->out[2] = gb;
     o->fwd = fi;
     o->train = train;
     o->eps = 1e-5f;
-    o->acc = acc ? (dx ? 1 : 0) | 2 | 4 : 0;
+    o->acc = acc ? (dx ? 1 : 0) | 2 | 4 | (gr >= 0 ? 8 : 0) : 0;
 }
 
 /* The element-wise shapes: 8-wide vector paths (C % 8 == 0 in NHWC, H W % 8
@@ -923,7 +929,7 @@ static void build_cases(suite *s)
             case_bn(s, &bns[i], train, 0, ACT_NONE, 0);
             case_bn(s, &bns[i], train, 0, ACT_RELU, 0);
             case_bn(s, &bns[i], train, 1, ACT_RELU, 0);
-            for (int relu = 0; relu < 2; relu++) {
+            for (int relu = 0; relu < 3; relu++) {
                 case_bn_bwd(s, &bns[i], train, 0, 1, 0, relu);
                 case_bn_bwd(s, &bns[i], train, 1, 1, 0, relu);
             }
