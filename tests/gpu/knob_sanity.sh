@@ -54,11 +54,12 @@ pass() { npass=$((npass + 1)); echo "PASS $*"; }
 fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 
 # run NAME FLAGS...: one point; its result in $W/NAME, its log in $W/NAME.log
+# (its own variable: the caller's n, "run $n.off && run $n.on", stays)
 run() {
-	n=$1; shift
+	rn=$1; shift
 	if ! "$E" --device cuda --warmup 0.5s --min-time "${T}s" --max-time "${T}s" "$@" \
-		--result "$W/$n" >"$W/$n.log" 2>&1 || [ "$(key status "$W/$n")" != ok ]; then
-		echo "     point $n failed: $(key status "$W/$n") $(key reason "$W/$n"); see $W/$n.log"
+		--result "$W/$rn" >"$W/$rn.log" 2>&1 || [ "$(key status "$W/$rn")" != ok ]; then
+		echo "     point $rn failed: $(key status "$W/$rn") $(key reason "$W/$rn"); see $W/$rn.log"
 		return 1
 	fi
 }

@@ -50,12 +50,13 @@ check() { # WHAT CONDITION...
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
-# run NAME DIR FLAGS...: one point with the plan cache in DIR
+# run NAME DIR FLAGS...: one point with the plan cache in DIR (its own
+# variables: the caller's n and d stay)
 run() {
-	n=$1 d=$2; shift 2
-	if ! "$E" --device cuda --warmup 1 --steps 3 --plan-cache "$d" "$@" --result "$W/$n" \
-		>"$W/$n.log" 2>&1 || [ "$(key status "$W/$n")" != ok ]; then
-		echo "     point $n failed: $(key status "$W/$n") $(key reason "$W/$n"); see $W/$n.log"
+	rn=$1 rd=$2; shift 2
+	if ! "$E" --device cuda --warmup 1 --steps 3 --plan-cache "$rd" "$@" --result "$W/$rn" \
+		>"$W/$rn.log" 2>&1 || [ "$(key status "$W/$rn")" != ok ]; then
+		echo "     point $rn failed: $(key status "$W/$rn") $(key reason "$W/$rn"); see $W/$rn.log"
 		return 1
 	fi
 }
@@ -105,6 +106,10 @@ for pt in "resnet18:--model resnet18 --task train --batch 32 --precision fp16 --
 	echo "     $n plan_ms: $(key plan_ms "$W/$n.1") ms searched, $(key plan_ms "$W/$n.2") ms from the cache; startup_s $(key startup_s "$W/$n.1") -> $(key startup_s "$W/$n.2")"
 
 	f=$(ls "$d"/plans-*.txt 2>/dev/null | head -n 1)
+	if [ -z "$f" ]; then
+		fail "$n: no plans-*.txt in $d after two runs: the damaged-cache checks cannot run"
+		continue
+	fi
 	# a torn file: corrupt, ignored, rebuilt
 	head -c $(($(wc -c <"$f") / 2)) "$f" >"$f.half" && mv "$f.half" "$f"
 	# shellcheck disable=SC2086
