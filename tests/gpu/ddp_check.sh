@@ -57,6 +57,9 @@ C="$B --eval on"
 # cmp_dumps LABEL REF GOT TOL_GRAD [EXTRA "PREFIX TOL"...]
 cmp_dumps() {
 	label=$1 ref=$2 got=$3 tol=$4; shift 4
+	if [ ! -x "$CMP" ]; then # the GPU bundle builds no test program: session.sh compiles it, or DUMP_CMP
+		fail "$label: no dump_cmp at '$CMP' (make tests/engine/dump_cmp, or set DUMP_CMP)"; return
+	fi
 	for spec in "grad. $tol" "losses $tol" "final. 1e-3" "$@"; do
 		set -- $spec
 		if "$CMP" "$ref" "$got" "$2" "$1" >"$W/cmp.out" 2>&1; then pass "$label: $1 within $2 ($(tail -n 1 "$W/cmp.out"))"
