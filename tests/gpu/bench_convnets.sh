@@ -37,7 +37,9 @@
 # PyTorch's torch.compile default and max-autotune points, each within
 # BENCH_COMPILE_S (default 180) and what is left of the budget (a point cut
 # short is reported as such and left out of "PyTorch best").
-# BENCH_MAX_AUTOTUNE=0 leaves out max-autotune (ours and PyTorch's).
+# BENCH_MAX_AUTOTUNE=0 leaves out max-autotune (ours and PyTorch's),
+# BENCH_TORCH_MAX_AUTOTUNE=0 PyTorch's alone (on an H100 its compile did not
+# finish within 180 s: tests/gpu/session.sh leaves it out).
 # Result files and logs stay in BENCH_OUTDIR (default: a new temporary
 # directory, printed at the end). Our points keep their plan cache
 # (--plan-cache) in BENCH_OUTDIR/plan-cache, made afresh, so that the
@@ -78,10 +80,13 @@ fi
 
 exec "$PYTHON_TORCH" - "$@" <<'PYEOF'
 import os
-import signal
 import subprocess
 import sys
 import time
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "gpu"))
+from benchlib import Points, best, num, read_result, versions, write_marked  # noqa: E402
 
 E = os.environ["MATRIX_ENGINE"]
 PY = os.environ["PYTHON_TORCH"]
@@ -91,6 +96,7 @@ OUTFILE = sys.argv[1] if len(sys.argv) > 1 else None
 BUDGET = float(os.environ.get("BENCH_BUDGET_S", "480"))
 COMPILE_CAP = float(os.environ.get("BENCH_COMPILE_S", "180"))
 MAX_AUTOTUNE = os.environ.get("BENCH_MAX_AUTOTUNE", "1") != "0"
+TORCH_MAX_AUTOTUNE = MAX_AUTOTUNE and os.environ.get("BENCH_TORCH_MAX_AUTOTUNE", "1") != "0"
 T0 = time.time()
 # short measurements: a few warm-up steps (compile, CUDA graph recording), 1-3 s timed
 MEASURE = ["--device", "cuda", "--seed", "1", "--warmup", "3", "--min-time", "1s", "--max-time", "3s",
@@ -99,82 +105,8 @@ MARK_BEGIN, MARK_END = "<!-- bench_convnets:begin -->", "<!-- bench_convnets:end
 PLANS = os.path.join(OUTDIR, "plan-cache")  # ours: the bench's own plan cache (engine/plancache.h)
 subprocess.run(["rm", "-rf", PLANS, PLANS + ".cold"], check=False)
 os.environ["MATRIX_PLAN_CACHE"] = PLANS
-
-
-def read_result(path):
-    res = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    res[k] = v
-    except OSError:
-        pass
-    return res
-
-
-def left():
-    return BUDGET - (time.time() - T0)
-
-
-def run(engine, name, args, timeout):
-    """One point in its own process group; the result dict, with _status one of
-    ok, unsupported, failed, timeout, skipped."""
-    path = os.path.join(OUTDIR, "%s.%s.result" % (engine, name))
-    log = os.path.join(OUTDIR, "%s.%s.log" % (engine, name))
-    cmd = ([E] if engine == "ours" else [PY, TORCH_ENGINE]) + MEASURE + args + ["--result", path]
-    if timeout < 20:
-        why = "not run: %.0f s of the %.0f s budget left" % (max(left(), 0), BUDGET)
-        print("  %-5s %-34s %s" % (engine, name, why), flush=True)
-        return {"_status": "skipped", "_why": why, "_cmd": cmd}
-    if os.path.exists(path):
-        os.unlink(path)
-    t = time.time()
-    with open(log, "w") as f:
-        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            rc = p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGTERM)  # torch.compile's workers too
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            rc = None
-    secs = time.time() - t
-    res = read_result(path)
-    res["_cmd"] = cmd
-    res["_secs"] = secs
-    if rc is None:
-        res["_status"], res["_why"] = "timeout", "cut short after %.0f s" % secs
-    elif rc == 0 and res.get("status") == "ok":
-        res["_status"] = "ok"
-    else:
-        res["_status"] = res.get("status") if res.get("status") in ("unsupported", "oom") else "failed"
-        res["_why"] = "%s (exit %s): %s" % (res["_status"], rc, res.get("reason") or "see " + log)
-    if res["_status"] == "ok":
-        print("  %-5s %-34s %12s samples/s  step %9s ms  startup %6s s  (%.0f s)" % (
-            engine, name, res.get("throughput"), res.get("step_ms"), res.get("startup_s"), secs), flush=True)
-    else:
-        print("  %-5s %-34s %s" % (engine, name, res["_why"]), flush=True)
-    return res
-
-
-def num(res, key):
-    try:
-        return float(res[key])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def best(results, key, lower):
-    """(setting, result) of the best ok result by key, or (None, None)."""
-    ok = [(s, r) for s, r in results if r["_status"] == "ok" and num(r, key) is not None]
-    if not ok:
-        return None, None
-    return (min if lower else max)(ok, key=lambda sr: num(sr[1], key))
+points = Points({"ours": [E], "torch": [PY, TORCH_ENGINE]}, OUTDIR, MEASURE, BUDGET)
+run, left = points.run, points.left
 
 
 # ---- the points -------------------------------------------------------------------------
@@ -218,7 +150,7 @@ torch["mnist_train_b64"].append(("eager AMP fp16", run("torch", "mnist_train_b64
 torch["startup"].append(("eager", run("torch", "startup", CASES["r50_infer_b256"] + ["--compile", "none"] + STARTUP, min(120, left()))))
 torch["r50_infer_b1"].append(("reduce-overhead", run("torch", "r50_infer_b1.reduce-overhead", CASES["r50_infer_b1"] + ["--compile", "reduce-overhead"], min(COMPILE_CAP, left()))))
 # then torch.compile, within what is left of the budget
-for mode in ["default"] + (["max-autotune"] if MAX_AUTOTUNE else []):
+for mode in ["default"] + (["max-autotune"] if TORCH_MAX_AUTOTUNE else []):
     for c in ("r50_infer_b256", "r50_train_b256"):
         torch[c].append(("compile " + mode, run("torch", "%s.%s" % (c, mode), CASES[c] + ["--compile", mode], min(COMPILE_CAP, left() - 5))))
 
@@ -304,31 +236,9 @@ row("ResNet-50 start-up, cudnn-benchmark on, cold plan cache (the search runs)",
     "none (for comparison)", extra=phases)
 
 
-def versions():
-    lines = []
-    try:
-        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=30)
-        lines.append("GPU (nvidia-smi): %s" % (q.stdout.strip().replace("\n", "; ") or q.stderr.strip()))
-    except (OSError, subprocess.SubprocessError) as e:
-        lines.append("GPU (nvidia-smi): unavailable (%s)" % e)
-    try:
-        q = subprocess.run([PY, "-c", "import torch, sys; print('PyTorch %s, CUDA %s, cuDNN %s, %s' % (torch.__version__, "
-                            "torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name(0) "
-                            "if torch.cuda.is_available() else 'no CUDA device'))"],
-                           capture_output=True, text=True, timeout=120)
-        lines.append(q.stdout.strip() or "PyTorch: %s" % q.stderr.strip().splitlines()[-1:])
-    except (OSError, subprocess.SubprocessError) as e:
-        lines.append("PyTorch: unavailable (%s)" % e)
-    probe = read_result(os.path.join(OUTDIR, "probe.result"))
-    lines.append("ours: %s" % ", ".join("%s %s" % (k, probe[k]) for k in (
-        "gpu", "driver", "cuda_runtime", "cudnn", "cublaslt", "engine_version") if k in probe))
-    return lines
-
-
 out = ["# bench_convnets: native engine (CUDA) vs PyTorch on one GPU", "",
        "Measured %s with `sh tests/gpu/bench_convnets.sh` (%.0f s)." % (time.strftime("%Y-%m-%d %H:%M %Z"), time.time() - T0), ""]
-out += ["- " + v for v in versions()]
+out += ["- " + v for v in versions(PY, read_result(os.path.join(OUTDIR, "probe.result")))]
 out += ["", "| case | ours | PyTorch best (setting) | ratio | target | met? |", "|---|---|---|---|---|---|"]
 out += ["| %s |" % " | ".join(r) for r in rows]
 out += ["", "ratio: throughput ours / PyTorch's, or latency and start-up PyTorch's / ours (above 1: ours is better).",
@@ -337,19 +247,7 @@ text = "\n".join(out) + "\n"
 print()
 print(text)
 if OUTFILE:
-    old = None
-    try:
-        with open(OUTFILE) as f:
-            old = f.read()
-    except OSError:
-        pass
-    if old and MARK_BEGIN in old and MARK_END in old and old.index(MARK_BEGIN) < old.index(MARK_END):
-        new = old[:old.index(MARK_BEGIN) + len(MARK_BEGIN)] + "\n" + text + old[old.index(MARK_END):]
-    else:
-        new = text
-    with open(OUTFILE + ".tmp", "w") as f:
-        f.write(new)
-    os.replace(OUTFILE + ".tmp", OUTFILE)
+    write_marked(OUTFILE, text, MARK_BEGIN, MARK_END)
     print("written to %s" % OUTFILE)
 if ours_failed:
     print("FAIL: points of ours that did not run:\n  " + "\n  ".join(ours_failed))

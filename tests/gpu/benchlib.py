@@ -1,6 +1,6 @@
 """benchlib.py - what the GPU benchmarks that measure our engine and PyTorch
-in the same run share (tests/gpu/bench_bert.sh; bench_convnets.sh has its own
-copy of the first three): one point per process, in its own process group,
+in the same run share (tests/gpu/bench_convnets.sh, tests/gpu/bench_bert.sh):
+one point per process, in its own process group,
 cut short after a time limit; its result file read back; the best of several
 settings; the versions of the machine; a table written between two markers
 of a file.
@@ -103,8 +103,9 @@ class Points:
             res["_status"] = res.get("status") if res.get("status") in ("unsupported", "oom") else "failed"
             res["_why"] = "%s (exit %s): %s" % (res["_status"], rc, res.get("reason") or "see " + log)
         if res["_status"] == "ok":
-            print("  %-5s %-34s %12s samples/s  step %9s ms  peak %s bytes  (%.0f s)" % (
-                engine, name, res.get("throughput"), res.get("step_ms"), res.get("peak_mem_bytes"), secs), flush=True)
+            print("  %-5s %-34s %12s samples/s  step %9s ms  startup %6s s  peak %s bytes  (%.0f s)" % (
+                engine, name, res.get("throughput"), res.get("step_ms"), res.get("startup_s"), res.get("peak_mem_bytes"),
+                secs), flush=True)
         else:
             print("  %-5s %-34s %s" % (engine, name, res["_why"]), flush=True)
         return res
