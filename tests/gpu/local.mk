@@ -1,5 +1,7 @@
 # tests/gpu/local.mk - checks and benchmark of the CUDA backend, for a machine
-# with an NVIDIA GPU (included by Makefile.am). Never part of `make check`:
+# with an NVIDIA GPU (included by Makefile.am). Never part of `make check`.
+# On a lent machine with 30 minutes and 10 a command, run tests/gpu/session.sh
+# one part a call instead (engine/NOTES.md, "When a GPU is lent: the runbook").
 #
 #   make check-gpu   the native CUDA engine, in one command (never run yet;
 #                    estimated 15-20 minutes on one H100, model_check.sh's BERT
@@ -43,6 +45,8 @@ endif
 TESTS += tests/gpu/ops_selftest.sh
 # bench_bert.sh's pipeline on the CPU with bert_tiny, both engines (SKIP without torch)
 TESTS += tests/gpu/bench_bert_smoke.sh
+# session.sh's plumbing with the CPU standing in for the GPU (~12 s; SKIP without torch)
+TESTS += tests/gpu/session_plumbing.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
 	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm.h \
 	engine/plancache.c engine/plancache.h \
@@ -55,6 +59,7 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
+	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
 	tests/engine/cuda_nogpu.sh
 
 GPU_LOG_DIR = tests/gpu/logs

@@ -1,0 +1,64 @@
+#!/bin/sh
+# session_plumbing.sh - tests/gpu/session.sh without a GPU: --list names every
+# part with an estimate under the 9.5 minutes a part may take; every
+# configuration of model_check.sh is in one of its lanes; an unknown
+# part is a usage error; --record splices a bench table between its markers
+# and leaves the rest of the file; and two parts run with the CPU standing in
+# (--stand-in) with 5 s a step (SESSION_STEP_S): the first part's step is
+# cut short (TIMEOUT, with what it had counted, equal to the PASS / FAIL
+# lines of its output), the second part still runs, each part leaves PART.log and
+# PART.tgz under $OUT and nothing else (names the device can return), the
+# logs and the summary say STAND-IN, the archive holds the step's output, and
+# the exit status is 1. About 15 s.
+. "${top_srcdir:?}/tests/setup"
+PY=${PYTHON_TORCH:-}
+if [ -z "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+	echo "SKIP: no python3 that imports torch (PYTHON_TORCH='$PY'): the preflight and the runtimes part use it"
+	exit 77
+fi
+S="$top_srcdir/tests/gpu/session.sh"
+export MATRIX_ENGINE PYTHON_TORCH top_builddir
+
+sh "$S" --list >list.out || fail "--list exited $?"
+for p in ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs; do
+	line=$(grep -E "^[0-9]+ +$p " list.out) || fail "--list does not name part $p"
+	est=$(echo "$line" | awk '{ print $3 }')
+	awk -v e="$est" 'BEGIN { exit !(e > 0 && e < 9.5) }' || fail "part $p: estimate '$est' min, not in (0, 9.5)"
+done
+expect_grep '^total about [0-9.]* min' list.out "--list's total"
+# a configuration added to model_check.sh needs a lane (and an estimate) here
+sh "$S" --coverage >cov.out || fail "$(cat cov.out) (add it to a lane of tests/gpu/session.sh, with its time)"
+
+expect_status 2 sh "$S" no-such-part
+expect_status 2 sh "$S"
+
+# --record: the table between its markers, the rest kept
+mkdir rec
+printf '| new | table |\n' >rec/bench_bert.md
+printf 'above\n<!-- bench_bert:begin -->\nold\n<!-- bench_bert:end -->\nbelow\n' >perf.md
+SESSION_PERF_MD=$work/perf.md sh "$S" --record rec >rec.out || fail "--record exited $?"
+expect_eq "$(cat perf.md)" "above
+<!-- bench_bert:begin -->
+| new | table |
+<!-- bench_bert:end -->
+below" "PERF.md after --record"
+expect_status 1 sh "$S" --record "$work/nothing-here"
+
+# two parts, the CPU standing in, 5 s a step: knob_sanity's ~47 points cannot end in time
+rc=0
+OUT=$work/out SESSION_STEP_S=5 sh "$S" --stand-in knobs pytorch-knobs >run.out 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat run.out >&2; fail "exit $rc, expected 1 (a step cut short)"; }
+expect_eq "$(cd out && ls | tr '\n' ' ')" "knobs.log knobs.tgz pytorch-knobs.log pytorch-knobs.tgz " "the files under OUT"
+expect_grep '^knob_sanity  *TIMEOUT .* cut short at its [0-9]*s limit' run.out "the step cut short, in the summary"
+expect_grep '^== summary of part pytorch-knobs (STAND-IN' run.out "the second part ran after the first's failure"
+expect_grep '^pytorch_knobs  *\(SKIP .*no CUDA torch\|TIMEOUT\)' out/pytorch-knobs.log "the second part's step (no CUDA torch here)"
+expect_grep 'STAND-IN: the CPU stands in for the GPU' out/knobs.log "the log says STAND-IN"
+# the counts of the summary are the step's own PASS / FAIL lines (in the log)
+sed -n '/^==== step knob_sanity: sh/,/^==== step knob_sanity: TIMEOUT/p' out/knobs.log >ks.out
+np=$(grep -c '^PASS' ks.out) nf=$(grep -c '^FAIL' ks.out)
+grep -q "^knob_sanity  *TIMEOUT  *$np  *$nf " out/knobs.log ||
+	fail "the summary's counts are not the output's $np PASS / $nf FAIL lines: $(grep '^knob_sanity ' out/knobs.log)"
+tar -tzf out/knobs.tgz >tgz.list || fail "knobs.tgz does not list"
+expect_grep '^knobs/knob_sanity.out$' tgz.list "the step's output in the archive"
+if grep -q '\.mxw$' tgz.list; then fail "a dump in the archive"; fi
+echo "ok: session.sh --list, usage errors, --record, and two stand-in parts cut short ($np PASS, $nf FAIL counted)"
