@@ -37,7 +37,7 @@ python)
 	exit 2
 	;;
 esac
-prev= result=
+prev='' result=''
 for a; do
 	shift
 	case $prev in
