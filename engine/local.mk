@@ -32,7 +32,7 @@ CUDA_MODULE_SRCS = engine/cuda/backend_cuda.cu engine/cuda/kernels.cu \
 	engine/cuda/sdpa.cu engine/cuda/comm_nccl.cu engine/cuda/plans.cu engine/cuda/dnngraph.cu \
 	engine/cuda/convgraph.cu
 EXTRA_DIST += $(CUDA_MODULE_SRCS) engine/cuda/cuda.h engine/cuda/vec.cuh engine/cuda/gemm_view.h engine/cuda/PERF.md \
-	engine/cuda/dnngraph.h engine/cuda/dg_engine.h engine/cuda/convgraph.h
+	engine/cuda/dnngraph.h engine/cuda/dg_engine.h engine/cuda/convgraph.h engine/cuda/bnstats.h
 SUFFIXES += .cu
 NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \
 	$(CUDA_GENCODE) -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
@@ -41,7 +41,7 @@ NVCCFLAGS = -std=c++17 -O3 -Xcompiler -fPIC,-Wall -Wno-deprecated-declarations \
 if HAVE_CUDA
 CUDA_MODULE_OBJS = $(CUDA_MODULE_SRCS:.cu=.o)
 $(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h \
-	$(top_srcdir)/engine/cuda/dnngraph.h $(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h \
+	$(top_srcdir)/engine/cuda/dnngraph.h $(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
 	$(top_srcdir)/engine/plancache.h $(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/comm.h config.h
 enginemodule_DATA += engine/matrix-engine-cuda.so
 engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)

@@ -73,6 +73,14 @@ TESTS += tests/unit/test_gemm_view
 check_PROGRAMS += tests/unit/test_dg_engine
 tests_unit_test_dg_engine_SOURCES = tests/unit/test_dg_engine.c engine/cuda/dg_engine.h
 TESTS += tests/unit/test_dg_engine
+# ---- BatchNorm statistics from the convolution (engine/cuda/bnstats.h): knob, pairing, sums check
+check_PROGRAMS += tests/unit/test_bnstats
+tests_unit_test_bnstats_SOURCES = tests/unit/test_bnstats.c engine/cuda/bnstats.h \
+	engine/graph.c engine/passes.c engine/mem.c \
+	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
+	engine/models/resnet.c engine/models/bert.c
+tests_unit_test_bnstats_LDADD = $(LIBM)
+TESTS += tests/unit/test_bnstats
 check_PROGRAMS += tests/unit/test_saved
 tests_unit_test_saved_SOURCES = tests/unit/test_saved.c \
 	engine/graph.c engine/passes.c engine/mem.c \

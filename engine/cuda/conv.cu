@@ -60,9 +60,21 @@
  * section "the forward on the cuDNN graph API" below says when:
  * MATRIX_ENGINE_CONV=legacy|graph|auto, every plan verified numerically
  * first, timed against the legacy call under the search). The backward
- * stays on the legacy API. */
+ * stays on the legacy API.
+ *
+ * BatchNorm statistics (MATRIX_ENGINE_BNSTATS=conv, default separate): a
+ * training forward convolution without epilogue whose NHWC output y feeds a
+ * training BatchNorm first (bnstats.h, bns_pair) runs as the graph
+ * CONVOLUTION_FORWARD -> GEN_STATS, which also writes the per-channel f32
+ * sum and sum of squares of y into a buffer of the op (p->bns); ops.cu's
+ * BatchNorm forward then skips its own sums pass over y and finishes from
+ * them (cu_conv_bn_stats). Every such plan is verified at prepare (y as
+ * above, the sums against a double sum of the plan's own y, bnstats.h's
+ * tolerance); without one that verifies, the op takes the plain decision
+ * and its BatchNorm sums y itself (conv_genstats_fallback). */
 #include "cuda.h"
 #include "convgraph.h"
+#include "bnstats.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -111,6 +123,11 @@ typedef struct conv_priv {
     /* the forward on the cuDNN graph API (convgraph.h), when chosen */
     cg_plan *gp;                  /* the problem's plan (shared); NULL: the legacy call */
     cudnnBackendDescriptor_t gvp; /* this op's variant pack, made at its first run */
+    /* BatchNorm statistics from the convolution (MATRIX_ENGINE_BNSTATS=conv) */
+    int bn;          /* the BatchNorm op its y feeds (bns_pair), -1: none */
+    float *bns;      /* with gp->pb.stats: sum at [0, K), sum of squares at [bns_k4, +K) */
+    size_t bns_bytes;
+    size_t bns_k4;   /* K rounded up to 4 (16-byte aligned second half) */
 } conv_priv;
 
 /* Algorithm choice of one problem, cached for the process. */
@@ -156,7 +173,12 @@ static struct {
     /* forward ops on the cuDNN graph API, and why the others are not */
     int graph_ops, graph_no_engine, graph_verify_failed, graph_unchecked, graph_slower,
         graph_ineligible;
-    char info[1280];
+    /* BatchNorm statistics from the convolution: MATRIX_ENGINE_BNSTATS (bnstats.h) */
+    int bnstats;       /* BNS_SEPARATE / BNS_CONV */
+    int genstats_ops, genstats_fallback, genstats_unpaired;
+    int *bn_conv;      /* per op index < nbn: the conv op whose GEN_STATS sums it reads, -1 */
+    int nbn;
+    char info[1536];
 } cv;
 
 enum { CE_AUTO, CE_GRAPH, CE_LEGACY };
@@ -412,6 +434,8 @@ static void conv_op_bufs(graph *g, const op *o, const conv_priv *p, conv_bufs *b
     b->bias = p->bias ? p->bias : o->in[2] >= 0 ? CU_PTR(g, o->in[2]) : NULL;
     b->res = o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL;
     b->y = p->st[ST_OUT] ? p->st[ST_OUT] : CU_PTR(g, o->out[0]);
+    b->sum = p->bns;
+    b->sqsum = p->bns ? p->bns + p->bns_k4 : NULL;
 }
 
 /* One legacy forward library call on b: cudnnConvolutionForward, or with
@@ -1107,6 +1131,7 @@ static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
 /* A decision for one problem, kept for the process. */
 typedef struct cg_key {
     int engine, search, eager, strict, tf32, no_rtc;
+    int stats; /* CONVOLUTION_FORWARD -> GEN_STATS ("convgs1" keys) */
     int dt, wdt, bdt, bias, res, act, nhwc, w_krsc;
     int n, c, h, w, k, r, s, stride, pad;
 } cg_key;
@@ -1146,7 +1171,8 @@ static const char *conv_graph_ineligible(const graph *g, const op *o, const conv
 /* The problem of op o as the graph will read it: x as the legacy call
  * reads it (staged or not), w the shadow or the f32 parameter, the bias
  * the fused call's (converted) or the f32 parameter. */
-static void conv_graph_problem(const graph *g, const op *o, const conv_priv *p, cg_problem *pb)
+static void conv_graph_problem(const graph *g, const op *o, const conv_priv *p, int stats,
+                               cg_problem *pb)
 {
     const conv_geo *c = &p->c;
     memset(pb, 0, sizeof *pb);
@@ -1166,6 +1192,11 @@ static void conv_graph_problem(const graph *g, const op *o, const conv_priv *p, 
      * one whose kernel cuDNN compiles at run time (seconds of start-up per
      * point, warm plan cache or not, for a gain nobody measured) */
     pb->no_rtc = cv.engine == CE_AUTO && !cu.search;
+    /* GEN_STATS: asked for by MATRIX_ENGINE_BNSTATS=conv, whose engines are
+     * mostly runtime fusion: allowed, the compile time is the price asked */
+    pb->stats = stats;
+    if (stats)
+        pb->no_rtc = 0;
     (void)g;
 }
 
@@ -1175,6 +1206,7 @@ static cg_key conv_graph_key(const cg_problem *pb)
     memset(&k, 0, sizeof k);
     k.engine = cv.engine; k.search = cu.search; k.eager = cu.search && conv_eager();
     k.strict = pb->strict; k.tf32 = cu.pt.precision == PREC_TF32; k.no_rtc = pb->no_rtc;
+    k.stats = pb->stats;
     k.dt = pb->dt; k.wdt = pb->wdt; k.bdt = pb->bias ? pb->bdt : 0; k.bias = pb->bias;
     k.res = pb->res; k.act = pb->act; k.nhwc = (int)pb->v.nhwc; k.w_krsc = pb->v.w_krsc;
     k.n = (int)pb->v.N; k.c = (int)pb->v.C; k.h = (int)pb->v.H; k.w = (int)pb->v.W;
@@ -1186,13 +1218,15 @@ static cg_key conv_graph_key(const cg_problem *pb)
 static const char *dt_name(int dt) { return dt == DT_F16 ? "f16" : dt == DT_BF16 ? "bf16" : "f32"; }
 
 /* The plan cache's key of a graph decision: every field of k, the cap as
- * conv_plan_key has it, a digest of k. */
+ * conv_plan_key has it, a digest of k. A GEN_STATS graph is another
+ * problem: "convgs1" (a "convg1" entry, made before GEN_STATS existed, is
+ * never read for it; and the digest covers k.stats). */
 static void conv_graph_plan_key(const cg_key *k, size_t cap, char *s, size_t n)
 {
     snprintf(s, n,
-             "convg1 n%d c%d h%d w%d k%d r%d s%d u%d p%d %s %s w%s%s bias%d%s res%d act%d "
+             "%s n%d c%d h%d w%d k%d r%d s%d u%d p%d %s %s w%s%s bias%d%s res%d act%d "
              "%s %s %s cap%zuM #%016llx",
-             k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
+             k->stats ? "convgs1" : "convg1", k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
              k->nhwc ? "nhwc" : "nchw", dt_name(k->dt), dt_name(k->wdt),
              k->w_krsc ? "-krsc" : "", k->bias, k->bias ? dt_name(k->bdt) : "", k->res, k->act,
              k->strict ? "fp32" : k->tf32 ? "tf32" : "16bit", engine_names[k->engine],
@@ -1204,6 +1238,7 @@ static void conv_graph_plan_key(const cg_key *k, size_t cap, char *s, size_t n)
 typedef struct cg_verdict {
     long checked;
     float rel, legacy_rel; /* max |got - ref| relative to sum|terms| (graph, legacy; -1 unknown) */
+    double srel;           /* GEN_STATS: the worst sum's |got - ref| / its tolerance */
     char why[200];         /* a failure: what */
 } cg_verdict;
 
@@ -1231,12 +1266,57 @@ static void cg_scratch_free(cg_scratch *s)
     s->n = 0;
 }
 
+/* Unit roundoff of storage type dt (how far a stored y is from the f32
+ * value a GEN_STATS plan may have summed). */
+static double conv_unit_roundoff(int dt)
+{
+    return dt == DT_F16 ? 0x1p-11 : dt == DT_BF16 ? 0x1p-8 : 0x1p-24;
+}
+
+/* A GEN_STATS plan's sums (sums: K at [0, K), K at [k4, ...)) of its own
+ * output y against their double-precision definition (bnstats.h,
+ * bns_check): 1 right, 0 wrong (vd->why), -1 not checked (no memory). */
+static int conv_stats_check(const conv_priv *p, const void *y, const float *sums, size_t k4,
+                            cg_verdict *vd)
+{
+    const conv_geo *g = &p->c;
+    size_t K = (size_t)g->K;
+    double *ref = (double *)malloc(3 * K * sizeof(double));
+    float *h = (float *)malloc(2 * k4 * sizeof(float));
+    if (!ref || !h)
+        cu_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    int r = cu_chan_sums_ref(y, p->dt, (size_t)g->N, K, (size_t)g->OH * g->OW, g->nhwc, ref);
+    if (r == 0) {
+        cudaCheck(cudaMemcpyAsync(h, sums, 2 * k4 * sizeof(float), cudaMemcpyDeviceToHost, cu.s));
+        cudaCheck(cudaStreamSynchronize(cu.s));
+        bns_verdict v;
+        double rs, rq, u = conv_unit_roundoff(p->dt);
+        bns_tol(u, &rs, &rq);
+        int bad = bns_check(h, h + k4, ref, K, u, &v);
+        vd->srel = v.worst;
+        r = bad == 0;
+        if (bad)
+            snprintf(vd->why, sizeof vd->why,
+                     "GEN_STATS sums: %d of %zu channels outside the tolerance (%.2g of sum|y|, "
+                     "%.2g of sum y^2); worst channel %d: got %.9g, double sum %.9g",
+                     bad, K, rs, rq, v.worst_c, v.got, v.ref);
+    } else {
+        snprintf(vd->why, sizeof vd->why, "not checked: no device memory for the check");
+        r = -1;
+    }
+    free(ref);
+    free(h);
+    return r;
+}
+
 /* Run plan c of problem pb and op o's legacy forward on the same random
  * inputs (scratch, never the engine's tensors; outputs poisoned with NaN
  * bytes first, so an element not written fails) and check both against
- * the definition (cu_conv_verify, rtol of y's type / TF32). 1 the plan is
- * right, 0 wrong (vd->why), -1 not checked (no device memory). Not split
- * (about 85 lines): one check whose buffers are shared by its two runs. */
+ * the definition (cu_conv_verify, rtol of y's type / TF32), and a
+ * GEN_STATS plan's sums against the double sums of its own y
+ * (conv_stats_check). 1 the plan is right, 0 wrong (vd->why), -1 not
+ * checked (no device memory). Not split (about 95 lines): one check whose
+ * buffers are shared by its two runs. */
 static int conv_graph_verify(const op *o, const conv_priv *p, const cg_problem *pb,
                              const cg_cand *c, cg_verdict *vd)
 {
@@ -1252,7 +1332,9 @@ static int conv_graph_verify(const op *o, const conv_priv *p, const cg_problem *
     float *bf = (float *)cg_get(&s, (size_t)g->K * 4);
     void *bd = cg_get(&s, (size_t)g->K * es), *res = pb->res ? cg_get(&s, ny * es) : NULL;
     void *yg = cg_get(&s, ny * es), *yl = cg_get(&s, ny * es), *ws = cg_get(&s, wsb);
-    if (!x || !w || !bf || !bd || (pb->res && !res) || !yg || !yl || !ws) {
+    size_t k4 = ((size_t)g->K + 3) / 4 * 4;
+    float *sums = pb->stats ? (float *)cg_get(&s, 2 * k4 * sizeof(float)) : NULL;
+    if (!x || !w || !bf || !bd || (pb->res && !res) || !yg || !yl || !ws || (pb->stats && !sums)) {
         cg_scratch_free(&s);
         snprintf(vd->why, sizeof vd->why, "not checked: no device memory for the check");
         return -1;
@@ -1265,12 +1347,14 @@ static int conv_graph_verify(const op *o, const conv_priv *p, const cg_problem *
         cu_fill_uniform(res, p->dt, ny, 0xc0d4);
     cudaCheck(cudaMemsetAsync(yg, 0xff, ny * es, cu.s));
     cudaCheck(cudaMemsetAsync(yl, 0xff, ny * es, cu.s));
+    if (sums)
+        cudaCheck(cudaMemsetAsync(sums, 0xff, 2 * k4 * sizeof(float), cu.s));
     /* the bias each path reads: the graph's (and the fused call's) in its
      * type; the fused call without a bias reads its zeros; the kernel
      * epilogue the f32 one */
     const void *gbias = pb->bias ? (pb->bdt == DT_F32 ? (const void *)bf : bd) : NULL;
-    conv_bufs gb = {x, w, gbias, res, yg};
-    conv_bufs lb = {x, w, pb->bias ? gbias : p->bias, res, yl};
+    conv_bufs gb = {x, w, gbias, res, yg, sums, sums ? sums + k4 : NULL};
+    conv_bufs lb = {x, w, pb->bias ? gbias : p->bias, res, yl, NULL, NULL};
     cudnnStatus_t ls = conv_fwd_call(p, &lb, p->epi == EPI_FUSED, p->algo[FWD], ws, wsb);
     if (ls == CUDNN_STATUS_SUCCESS && p->epi == EPI_KERNEL)
         cu_epilogue(yl, p->dt, pb->bias ? bf : NULL, res, o->act, NULL, (size_t)g->N,
@@ -1289,7 +1373,13 @@ static int conv_graph_verify(const op *o, const conv_priv *p, const cg_problem *
     gemm_verdict v1, v2;
     long bad = cu_conv_verify(&pb->v, x, p->dt, w, pb->wdt, gbias, pb->bdt, res, o->act, yg,
                               ls == CUDNN_STATUS_SUCCESS ? yl : NULL, p->dt, rtol, &v1, &v2);
+    int sok = bad == 0 && pb->stats ? conv_stats_check(p, yg, sums, k4, vd) : 1;
     cg_scratch_free(&s);
+    if (sok != 1) { /* y right, its sums not (or not checked): vd->why says which */
+        vd->checked = v1.checked;
+        vd->rel = v1.worst * rtol;
+        return sok;
+    }
     if (bad < 0) {
         snprintf(vd->why, sizeof vd->why, "not checked: no device memory for the check");
         return -1;
@@ -1370,7 +1460,9 @@ static int conv_graph_race(graph *g, const op *o, const conv_priv *p, const cg_p
         gb.bias = NULL;
     cg_graph_run gr[CG_TIMED];
     conv_runner run[CG_TIMED + 1];
-    int nr = 0, legacy = cv.engine == CE_AUTO;
+    /* a GEN_STATS plan does more than the legacy call (the BatchNorm's
+     * sums pass): it races only the other GEN_STATS plans */
+    int nr = 0, legacy = cv.engine == CE_AUTO && !pb->stats;
     if (legacy) {
         run[nr].run = cg_legacy_call;
         run[nr].prep = NULL;
@@ -1513,7 +1605,8 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
                  vc[k].checked, vc[k].rel, vc[k].legacy_rel);
         if (cu.search)
             snprintf(e->why, sizeof e->why, "engine %.300s, %s; %.4f ms median, %s %.4f ms (%d timed)",
-                     eng, chk, ro.ms, cv.engine == CE_AUTO ? "legacy" : "the heuristics' first",
+                     eng, chk, ro.ms,
+                     cv.engine == CE_AUTO && !pb->stats ? "legacy" : "the heuristics' first",
                      ro.heur_ms, ro.timed);
         else
             snprintf(e->why, sizeof e->why, "engine %.300s, %s; the heuristics' first (not timed)",
@@ -1561,43 +1654,114 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
     return 0;
 }
 
+/* The decision of problem pb for op o, kept for the process: the entry
+ * (*cached: an earlier op of the same problem made it), or NULL when
+ * device memory for the checks cannot be had. */
+static cg_entry *conv_graph_entry(graph *g, const op *o, const conv_priv *p, const cg_problem *pb,
+                                  size_t cap, int *cached)
+{
+    cg_key key = conv_graph_key(pb);
+    for (int i = 0; i < ncg; i++)
+        if (!memcmp(&cg_entries[i].key, &key, sizeof key)) {
+            *cached = 1;
+            return &cg_entries[i];
+        }
+    *cached = 0;
+    if (ncg == capcg) {
+        int cap2 = capcg ? 2 * capcg : 32;
+        cg_entry *ne = (cg_entry *)realloc(cg_entries, cap2 * sizeof *ne);
+        if (!ne)
+            cu_fail(__FILE__, __LINE__, "realloc", "out of host memory");
+        cg_entries = ne;
+        capcg = cap2;
+    }
+    cg_entry *e = &cg_entries[ncg];
+    memset(e, 0, sizeof *e);
+    e->key = key;
+    if (conv_graph_decide(g, o, p, pb, cap, e))
+        return NULL;
+    ncg++;
+    return e;
+}
+
+static void conv_graph_log(const op *o, const conv_priv *p, const char *what, int cached,
+                           const char *how)
+{
+    const conv_geo *c = &p->c;
+    fprintf(stderr,
+            "matrix-engine: cuda: %s '%s' %dx%dx%dx%d k%d %dx%d s%d p%d %s %s%s%s%s%s: %s\n",
+            what, o->name, c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->stride, c->pad,
+            c->nhwc ? "nhwc" : "nchw", dt_name(p->dt), o->in[2] >= 0 ? " +bias" : "",
+            o->in[3] >= 0 ? " +res" : "", o->act == ACT_RELU ? " +relu" : "",
+            cached ? " (cached)" : "", how);
+}
+
+/* MATRIX_ENGINE_BNSTATS=conv, forward op o whose y feeds BatchNorm p->bn
+ * (bns_pair): the convolution as CONVOLUTION_FORWARD -> GEN_STATS when a
+ * plan verifies (y and the sums), the BatchNorm then reading its sums
+ * (cu_conv_bn_stats); else the op goes on to the plain decision and the
+ * BatchNorm sums y itself (conv_genstats_fallback). Logged either way.
+ * 1 taken, 0 not, -1 no device memory. */
+static int conv_graph_stats(graph *g, op *o, conv_priv *p, size_t cap)
+{
+    const char *no = conv_graph_ineligible(g, o, p);
+    char how[700];
+    int cached = 0;
+    cg_entry *e = NULL;
+    if (!no) {
+        p->bns_k4 = ((size_t)p->c.K + 3) / 4 * 4;
+        if (cu_buffer((void **)&p->bns, &p->bns_bytes, 2 * p->bns_k4 * sizeof(float)))
+            return -1;
+        cg_problem pb;
+        conv_graph_problem(g, o, p, 1, &pb);
+        if (!(e = conv_graph_entry(g, o, p, &pb, cap, &cached)))
+            return -1;
+    }
+    if (e && e->cp) {
+        p->gp = e->cp;
+        cv.genstats_ops++;
+        cv.bn_conv[p->bn] = (int)(o - g->ops);
+        if ((size_t)e->cp->use.ws > cu.ws_need)
+            cu.ws_need = (size_t)e->cp->use.ws;
+        snprintf(how, sizeof how,
+                 "cuDNN graph API CONVOLUTION_FORWARD -> GEN_STATS, BatchNorm '%.64s' reads its "
+                 "f32 sums; %.500s",
+                 g->ops[p->bn].name, e->why);
+        conv_graph_log(o, p, "conv genstats", cached, how);
+        return 1;
+    }
+    cu_free(p->bns, p->bns_bytes);
+    p->bns = NULL;
+    p->bns_bytes = 0;
+    cv.genstats_fallback++;
+    snprintf(how, sizeof how, "not fused: BatchNorm '%.64s' sums y itself (genstats: %.500s)",
+             g->ops[p->bn].name, no ? no : e->why);
+    conv_graph_log(o, p, "conv genstats", cached, how);
+    return 0;
+}
+
 /* The graph path for forward op o (legacy already prepared in p): p->gp
  * when a plan is used; the decision logged. -1 when device memory for the
  * checks cannot be had (prepare fails as for the legacy search). */
 static int conv_graph_prepare(graph *g, op *o, conv_priv *p, size_t cap)
 {
-    const conv_geo *c = &p->c;
     const char *no = conv_graph_ineligible(g, o, p);
     char how[640];
     cg_entry *e = NULL;
     int cached = 0;
+    if (cv.bnstats == BNS_CONV && p->bn >= 0) {
+        int r = conv_graph_stats(g, o, p, cap);
+        if (r)
+            return r < 0 ? -1 : 0;
+    }
     if (no) {
         cv.graph_ineligible++;
         snprintf(how, sizeof how, "legacy (graph: not one graph: %s)", no);
     } else {
         cg_problem pb;
-        conv_graph_problem(g, o, p, &pb);
-        cg_key key = conv_graph_key(&pb);
-        for (int i = 0; i < ncg && !e; i++)
-            if (!memcmp(&cg_entries[i].key, &key, sizeof key))
-                e = &cg_entries[i];
-        cached = e != NULL;
-        if (!e) {
-            if (ncg == capcg) {
-                int cap2 = capcg ? 2 * capcg : 32;
-                cg_entry *ne = (cg_entry *)realloc(cg_entries, cap2 * sizeof *ne);
-                if (!ne)
-                    cu_fail(__FILE__, __LINE__, "realloc", "out of host memory");
-                cg_entries = ne;
-                capcg = cap2;
-            }
-            e = &cg_entries[ncg];
-            memset(e, 0, sizeof *e);
-            e->key = key;
-            if (conv_graph_decide(g, o, p, &pb, cap, e))
-                return -1;
-            ncg++;
-        }
+        conv_graph_problem(g, o, p, 0, &pb);
+        if (!(e = conv_graph_entry(g, o, p, &pb, cap, &cached)))
+            return -1;
         if (e->cp) {
             p->gp = e->cp;
             cv.graph_ops++;
@@ -1612,13 +1776,7 @@ static int conv_graph_prepare(graph *g, op *o, conv_priv *p, size_t cap)
             snprintf(how, sizeof how, "legacy (%s)", e->why);
         }
     }
-    fprintf(stderr,
-            "matrix-engine: cuda: conv graph '%s' %dx%dx%dx%d k%d %dx%d s%d p%d %s %s%s%s%s%s: "
-            "%s\n",
-            o->name, c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->stride, c->pad,
-            c->nhwc ? "nhwc" : "nchw", dt_name(p->dt), o->in[2] >= 0 ? " +bias" : "",
-            o->in[3] >= 0 ? " +res" : "", o->act == ACT_RELU ? " +relu" : "",
-            cached ? " (cached)" : "", how);
+    conv_graph_log(o, p, "conv graph", cached, how);
     return 0;
 }
 
@@ -1788,12 +1946,14 @@ static void conv_make_info(void)
              "conv_search_kept=%d\nconv_search_replaced=%d\nconv_search_host_kept=%d\n"
              "conv_cudnn_version=%zu\nconv_engine=%s\nconv_graph_ops=%d\n"
              "conv_graph_no_engine=%d\nconv_graph_verify_failed=%d\nconv_graph_unchecked=%d\n"
-             "conv_graph_slower=%d\nconv_graph_ineligible=%d\n",
+             "conv_graph_slower=%d\nconv_graph_ineligible=%d\nconv_bnstats=%s\n"
+             "conv_genstats_ops=%d\nconv_genstats_fallback=%d\nconv_genstats_unpaired=%d\n",
              cv.fused_cudnn, cv.fused_epilogue,
              cu.search ? "timed" : "heuristic",
              cv.search_kept, cv.search_replaced, cv.search_host_kept, cudnnGetVersion(),
              engine_names[cv.engine], cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed,
-             cv.graph_unchecked, cv.graph_slower, cv.graph_ineligible);
+             cv.graph_unchecked, cv.graph_slower, cv.graph_ineligible, bns_name(cv.bnstats),
+             cv.genstats_ops, cv.genstats_fallback, cv.genstats_unpaired);
     conv_info_algos(s, n, "conv_algos_fwd", FWD);
     conv_info_algos(s, n, "conv_algos_bwd_data", BWD_DATA);
     conv_info_algos(s, n, "conv_algos_bwd_filter", BWD_FILTER);
@@ -1816,16 +1976,53 @@ static int conv_engine_env(void)
     return -2;
 }
 
+/* MATRIX_ENGINE_BNSTATS into cv.bnstats (after conv_engine_env): 0, or -2
+ * with the message (a value not known; conv under MATRIX_ENGINE_CONV=legacy,
+ * which builds no graph). */
+static int conv_bnstats_env(void)
+{
+    const char *e = getenv("MATRIX_ENGINE_BNSTATS");
+    int m = bns_knob(e);
+    if (m < 0) {
+        fprintf(stderr,
+                "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS='%s' is not one of separate (the "
+                "default: BatchNorm sums its input), conv (cuDNN's GEN_STATS in the convolution)\n",
+                e);
+        return -2;
+    }
+    if (m == BNS_CONV && cv.engine == CE_LEGACY) {
+        fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph "
+                        "API, which MATRIX_ENGINE_CONV=legacy turns off\n");
+        return -2;
+    }
+    cv.bnstats = m;
+    return 0;
+}
+
+/* cv.bn_conv for ops [0, nrun), every entry -1 (no BatchNorm reads sums
+ * of a convolution yet). */
+static void conv_bnstats_table(int nrun)
+{
+    cv.nbn = nrun;
+    cv.bn_conv = (int *)malloc((nrun ? nrun : 1) * sizeof *cv.bn_conv);
+    if (!cv.bn_conv)
+        cu_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    for (int i = 0; i < nrun; i++)
+        cv.bn_conv[i] = -1;
+}
+
 int cu_conv_prepare(graph *g, int nrun)
 {
     int any = 0, r;
+    free(cv.bn_conv);
     memset(&cv, 0, sizeof cv);
     for (int i = 0; i < nrun; i++)
         any |= g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD;
+    if ((r = conv_engine_env()) || (r = conv_bnstats_env()))
+        return r;
     if (!any)
         return 0;
-    if ((r = conv_engine_env()))
-        return r;
+    conv_bnstats_table(nrun);
     fprintf(stderr,
             "matrix-engine: cuda: convolutions: MATRIX_ENGINE_CONV=%s: %s\n",
             engine_names[cv.engine],
@@ -1836,6 +2033,13 @@ int cu_conv_prepare(graph *g, int nrun)
                               "legacy call (cudnn_benchmark), else legacy"
                             : "forwards on the cuDNN graph API where the heuristics' first plan "
                               "that verifies and is not compiled at run time exists, else legacy");
+    fprintf(stderr, "matrix-engine: cuda: BatchNorm statistics: MATRIX_ENGINE_BNSTATS=%s: %s\n",
+            bns_name(cv.bnstats),
+            cv.bnstats == BNS_CONV
+                ? "a training BatchNorm fed by a convolution without epilogue reads the f32 sums "
+                  "of cuDNN's GEN_STATS (CONVOLUTION_FORWARD -> GEN_STATS graph, verified), else "
+                  "sums its input itself"
+                : "every BatchNorm sums its input itself (f32 per 16 rows, then double)");
     cudnnStatus_t st = cudnnCreate(&cu.dnn);
     if (st != CUDNN_STATUS_SUCCESS) {
         cu.dnn = NULL;
@@ -1857,8 +2061,18 @@ int cu_conv_prepare(graph *g, int nrun)
             cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
         cu.priv[i] = p;
         p->dt = cu.act_dt;
+        p->bn = -1;
         if ((r = conv_geometry(g, o, &p->c)) || (r = conv_descriptors(o, p)))
             return r;
+        if (cv.bnstats == BNS_CONV && o->type == OP_CONV) {
+            const char *why;
+            p->bn = bns_pair(g, nrun, i, &why);
+            if (p->bn < 0) {
+                cv.genstats_unpaired++;
+                fprintf(stderr, "matrix-engine: cuda: conv genstats '%s': not paired: %s\n",
+                        o->name, why);
+            }
+        }
         r = o->type == OP_CONV ? conv_prepare_fwd(g, o, p, trains, cap)
                                : conv_prepare_bwd(g, o, p, trains, cap);
         if (r)
@@ -1870,6 +2084,12 @@ int cu_conv_prepare(graph *g, int nrun)
                 "no engine, %d failed the check, %d not checked, %d slower, %d not one graph\n",
                 cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed, cv.graph_unchecked,
                 cv.graph_slower, cv.graph_ineligible);
+    if (cv.bnstats == BNS_CONV)
+        fprintf(stderr,
+                "matrix-engine: cuda: BatchNorm statistics: %d convolution(s) with GEN_STATS "
+                "(their BatchNorm skips its sums pass), %d fell back (no plan, or its check "
+                "failed), %d not paired\n",
+                cv.genstats_ops, cv.genstats_fallback, cv.genstats_unpaired);
     conv_make_info();
     return 0;
 }
@@ -1899,6 +2119,7 @@ void cu_conv_release(graph *g)
                 cudnnCheck(cudnnDestroyConvolutionDescriptor(p->cd[d]));
         if (p->wsh_own)
             cu_free(p->wsh, p->wsh_bytes);
+        cu_free(p->bns, p->bns_bytes);
         cu_free(p->bias, p->bias_bytes);
         for (int k = 0; k < NST; k++)
             if (!(k == ST_X && p->st_shared))
@@ -1910,12 +2131,27 @@ void cu_conv_release(graph *g)
     cv.dw = NULL;
     cv.dw_bytes = 0;
     conv_graph_release(); /* the plans, before their handle */
+    free(cv.bn_conv);
+    cv.bn_conv = NULL;
+    cv.nbn = 0;
     if (cu.dnn)
         cudnnCheck(cudnnDestroy(cu.dnn));
     cu.dnn = NULL;
 }
 
 const char *cu_conv_info(void) { return cv.prepared ? cv.info : ""; }
+
+int cu_conv_bn_stats(int bn, const float **sum, const float **sqsum)
+{
+    if (!cv.bn_conv || bn < 0 || bn >= cv.nbn || cv.bn_conv[bn] < 0 || !cu.priv)
+        return 0;
+    const conv_priv *p = (const conv_priv *)cu.priv[cv.bn_conv[bn]];
+    if (!p || !p->bns)
+        return 0;
+    *sum = p->bns;
+    *sqsum = p->bns + p->bns_k4;
+    return 1;
+}
 
 #else /* !HAVE_CUDNN: the backend refuses to start (backend_cuda_setup) */
 
@@ -1933,5 +2169,6 @@ int cu_conv_prepare(graph *g, int nrun)
 
 void cu_conv_release(graph *) {}
 const char *cu_conv_info(void) { return ""; }
+int cu_conv_bn_stats(int, const float **, const float **) { return 0; }
 
 #endif

@@ -8,7 +8,13 @@
  *   POINTWISE ADD        t1 + res -> t2
  *   POINTWISE RELU_FWD   t2 -> y
  *
- * each node only when the op has it; the last one writes y (type dt).
+ *   GEN_STATS            y -> sum, sqsum         (stats: instead of the epilogue;
+ *                                                 f32 (1, K, 1, 1), NHWC)
+ *
+ * each node only when the op has it; the last one writes y (type dt). The
+ * GEN_STATS form is cudnn-frontend's conv_fprop -> genstats (its
+ * "ConvBNfprop" pattern without the input scale / bias / ReLU): y in
+ * memory, the two sums FLOAT, math precision FLOAT.
  * This is the graph cudnn-frontend builds for conv_fprop + bias + add +
  * relu (io HALF, intermediate and compute FLOAT) and that cuDNN's fused
  * conv engines (pre-compiled ConvBiasAct, runtime fusion) take.
@@ -29,7 +35,7 @@
 
 #ifdef HAVE_CUDNN
 
-enum { U_X = 1, U_W, U_B, U_Z, U_Y, U_VIRT = 101 };
+enum { U_X = 1, U_W, U_B, U_Z, U_Y, U_SUM, U_SQSUM, U_VIRT = 101 };
 
 /* Dims and strides of a (N, C, H, W) tensor in the engine's layout. */
 static void cg_dims(int64_t n, int64_t c, int64_t h, int64_t w, int nhwc, int64_t *dim,
@@ -84,6 +90,32 @@ static int cg_conv(cg_plan *cp, cudnnBackendDescriptor_t x, cudnnBackendDescript
     return 0;
 }
 
+/* GEN_STATS y -> sum, sqsum (f32 (1, K, 1, 1)), appended to ops. */
+static int cg_genstats(cg_plan *cp, cudnnBackendDescriptor_t y, cudnnBackendDescriptor_t *ops,
+                       int *nops)
+{
+    dg_bag *b = &cp->b;
+    int64_t K = cp->pb.v.K, sd[4] = {1, K, 1, 1}, ss[4] = {K, 1, K, K};
+    cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
+    cudnnDataType_t prec = CUDNN_DATA_FLOAT;
+    cudnnBackendDescriptor_t s, q, op;
+    if (dg_tensor(b, U_SUM, CUDNN_DATA_FLOAT, sd, ss, 0, 0, &s) ||
+        dg_tensor(b, U_SQSUM, CUDNN_DATA_FLOAT, sd, ss, 0, 0, &q) ||
+        dg_new(b, CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR, &op))
+        return -1;
+    DG(b, cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_GENSTATS_MODE,
+                                   CUDNN_TYPE_GENSTATS_MODE, 1, &mode));
+    DG(b, cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC,
+                                   CUDNN_TYPE_DATA_TYPE, 1, &prec));
+    if (dg_set_desc(b, op, CUDNN_ATTR_OPERATION_GENSTATS_XDESC, y) ||
+        dg_set_desc(b, op, CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, s) ||
+        dg_set_desc(b, op, CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, q))
+        return -1;
+    DG(b, cudnnBackendFinalize(op));
+    ops[(*nops)++] = op;
+    return 0;
+}
+
 int cg_build(cg_plan *cp, cudnnHandle_t h)
 {
     dg_bag *b = &cp->b;
@@ -94,6 +126,10 @@ int cg_build(cg_plan *cp, cudnnHandle_t h)
     int64_t bs[4] = {v->K, 1, v->nhwc ? v->K : 1, v->nhwc ? v->K : 1}, uid = U_VIRT;
     cudnnBackendDescriptor_t x, w, y, t, ops[4];
     int nops = 0, npw = pb->bias + pb->res + (pb->act == ACT_RELU);
+    if (pb->stats && (npw || !v->nhwc)) {
+        snprintf(b->why, sizeof b->why, "GEN_STATS needs a convolution without epilogue, NHWC");
+        return -1;
+    }
     cg_dims(v->N, v->C, v->H, v->W, v->nhwc, xd, xs);
     cg_dims(v->K, v->C, v->R, v->S, v->w_krsc, wd, ws);
     cg_dims(v->N, v->K, v->OH, v->OW, v->nhwc, yd, ys);
@@ -126,6 +162,8 @@ int cg_build(cg_plan *cp, cudnnHandle_t h)
         t = o;
     }
     if (pb->act == ACT_RELU && dg_op_pw(b, CUDNN_POINTWISE_RELU_FWD, t, NULL, y, ops, &nops))
+        return -1;
+    if (pb->stats && cg_genstats(cp, y, ops, &nops))
         return -1;
     return dg_graph(b, h, ops, nops, &cp->graph);
 }
@@ -219,8 +257,8 @@ int cg_keep(cg_plan *cp, cg_cand *c)
 cudnnStatus_t cg_vpack(const cg_problem *pb, const conv_bufs *b, void *ws,
                        cudnnBackendDescriptor_t *vp)
 {
-    int64_t uid[5];
-    void *ptr[5];
+    int64_t uid[7];
+    void *ptr[7];
     int n = 0;
     uid[n] = U_X; ptr[n++] = (void *)b->x;
     uid[n] = U_W; ptr[n++] = (void *)b->w;
@@ -232,6 +270,12 @@ cudnnStatus_t cg_vpack(const cg_problem *pb, const conv_bufs *b, void *ws,
     if (pb->res) {
         uid[n] = U_Z;
         ptr[n++] = (void *)b->res;
+    }
+    if (pb->stats) {
+        uid[n] = U_SUM;
+        ptr[n++] = b->sum;
+        uid[n] = U_SQSUM;
+        ptr[n++] = b->sqsum;
     }
     return dg_vpack(uid, ptr, n, ws, vp);
 }

@@ -2,6 +2,7 @@
  * cuDNN graph (backend) API operation graph (convgraph.cu), for conv.cu:
  *
  *   y = act(conv(x, w) + bias + res)      (bias, res and act each optional)
+ *   or y = conv(x, w), sum[k] = sum y, sqsum[k] = sum y^2   (stats: GEN_STATS)
  *
  *   x (N, C, H, W), y and res (N, K, OH, OW): the engine's NHWC or NCHW
  *   strides, type dt; w (K, C, R, S) stored KRSC or KCRS, type wdt (what
@@ -34,12 +35,15 @@ typedef struct cg_problem {
     int act;      /* ACT_NONE or ACT_RELU */
     int strict;   /* precision fp32: FMA only (no tensor cores, no TF32) */
     int no_rtc;   /* no runtime-compiled engine (its compile time is start-up) */
+    int stats;    /* 1: + GEN_STATS of y (no epilogue, NHWC): per-channel f32 sum and sum
+                   * of squares (1, K, 1, 1), for the BatchNorm that reads y (bnstats.h) */
 } cg_problem;
 
 /* The operands of one forward call (legacy or graph), device pointers. */
 typedef struct conv_bufs {
     const void *x, *w, *bias, *res;
     void *y;
+    float *sum, *sqsum; /* GEN_STATS outputs (pb.stats), K floats each, 16-byte aligned */
 } conv_bufs;
 
 /* A finalized plan of one engine config. */

@@ -254,6 +254,19 @@ long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, i
                     const void *bias, int bdt, const void *res, int act, const void *out,
                     const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2);
 
+/* Per-channel sums of y (N, K, P positions, NHWC (nhwc) or NCHW, storage
+ * type dt) in double into the host array ref (3 K): ref[k] = sum y,
+ * ref[K + k] = sum |y|, ref[2K + k] = sum y^2 (conv.cu checks a GEN_STATS
+ * plan's f32 sums against them). Synchronises cu.s (prepare only). 0, or
+ * -1 when out of device memory. */
+int cu_chan_sums_ref(const void *y, int dt, size_t N, size_t K, size_t P, int nhwc, double *ref);
+
+/* conv.cu: the per-channel f32 sum and sum of squares of the input of
+ * BatchNorm op bn that its convolution's cuDNN graph (CONVOLUTION_FORWARD ->
+ * GEN_STATS) writes in the same step (MATRIX_ENGINE_BNSTATS=conv): 1 with
+ * *sum, *sqsum (K floats each), or 0 when op bn computes its own sums. */
+int cu_conv_bn_stats(int bn, const float **sum, const float **sqsum);
+
 /* ---- the op files ----------------------------------------------------------------------- */
 
 /* comm_nccl.cu: OP_ALLREDUCE / OP_ALLREDUCE_WAIT on NCCL (data-parallel

@@ -13,6 +13,9 @@
  *   cu_conv_verify   the same for a forward convolution with its epilogue
  *                    (bias, residual, ReLU): conv.cu checks a cuDNN graph-API
  *                    plan, and the legacy call beside it, on the same inputs.
+ *   cu_chan_sums_ref per-channel sums of a convolution's output in double
+ *                    (sum, sum |y|, sum y^2), against which conv.cu checks the
+ *                    f32 sums of a GEN_STATS plan (bnstats.h's tolerance).
  *   cu_gemm_fallback computes the product itself (64 x 64 output tiles,
  *                    16-deep slices of the inner dimension in shared memory,
  *                    4 x 4 outputs per thread, f32 accumulation): used when
@@ -246,6 +249,36 @@ __global__ void k_conv_verify(conv_view v, const void *x, int xdt, const void *w
     }
 }
 
+/* Block k (256 threads) sums channel k of y over its N P positions in
+ * double: ref[k] = sum y, ref[K + k] = sum |y|, ref[2K + k] = sum y^2. */
+__global__ void __launch_bounds__(256)
+k_chan_sums_ref(const void *y, int dt, size_t N, size_t K, size_t P, int nhwc, double *ref)
+{
+    __shared__ double sh[3][256];
+    size_t k = blockIdx.x, R = N * P;
+    double a = 0.0, b = 0.0, c = 0.0;
+    for (size_t r = threadIdx.x; r < R; r += 256) {
+        size_t i = nhwc ? r * K + k : ((r / P) * K + k) * P + r % P;
+        double v = (double)cu_ld(y, dt, i);
+        a += v;
+        b += fabs(v);
+        c += v * v;
+    }
+    sh[0][threadIdx.x] = a;
+    sh[1][threadIdx.x] = b;
+    sh[2][threadIdx.x] = c;
+    __syncthreads();
+    for (int h = 128; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h)
+            for (int q = 0; q < 3; q++)
+                sh[q][threadIdx.x] += sh[q][threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int q = 0; q < 3; q++)
+            ref[q * K + k] = sh[q][0];
+}
+
 } /* namespace */
 
 /* The verdict of nt samples on the device (ratio, dev, ref: 3 nt floats at
@@ -360,4 +393,20 @@ long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, i
     long bad = verify_gather(d, n, out2 ? d + 3 * n : NULL, vd, out2 ? vd2 : NULL);
     cu_free(d, have);
     return bad;
+}
+
+int cu_chan_sums_ref(const void *y, int dt, size_t N, size_t K, size_t P, int nhwc, double *ref)
+{
+    double *d = NULL;
+    size_t have = 0;
+    if (!K)
+        return 0;
+    if (K > 0x7fffffffu || cu_buffer((void **)&d, &have, 3 * K * sizeof(double)))
+        return -1;
+    k_chan_sums_ref<<<(unsigned)K, 256, 0, cu.s>>>(y, dt, N, K, P, nhwc, d);
+    cu_launched();
+    cudaCheck(cudaMemcpyAsync(ref, d, 3 * K * sizeof(double), cudaMemcpyDeviceToHost, cu.s));
+    cudaCheck(cudaStreamSynchronize(cu.s));
+    cu_free(d, have);
+    return 0;
 }

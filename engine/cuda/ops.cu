@@ -28,6 +28,9 @@
  * sum in f32 over at most 16 rows (a plane in NCHW) per thread, then in
  * double; per-block partials are combined in a fixed order (deterministic,
  * no atomics); log-softmax is a warp per row; the NLL loss sums in double.
+ * With MATRIX_ENGINE_BNSTATS=conv a training BatchNorm whose convolution
+ * ran as CONVOLUTION_FORWARD -> GEN_STATS (conv.cu) skips its sums pass and
+ * finishes from cuDNN's f32 sums (cu_conv_bn_stats), taken into double.
  * SyncBN (--syncbn on, data-parallel ranks): a BN op with o->sync and its
  * backward reduce their partials per channel in that order, all-reduce the
  * 2 C doubles with NCCL on cu.s (comm_nccl.cu's cu_nccl_sum_f64) and finish
@@ -629,15 +632,21 @@ const double *bn_sync(const geo &d, int gy)
 
 /* Pass 2, forward (cpu_bn): train: batch statistics from the sums, running
  * statistics updated; eval: the running statistics. Writes mean, invstd and
- * coef[c] = gamma invstd, coef[C + c] = beta - mean coef[c]. */
+ * coef[c] = gamma invstd, coef[C + c] = beta - mean coef[c]. fs, fq (train,
+ * not NULL): the sums are the f32 ones of the convolution's GEN_STATS
+ * (cu_conv_bn_stats), taken into double here before any arithmetic (the
+ * variance E[x^2] - m^2 cancels: in f32 it would lose what the sums hold). */
 __global__ void __launch_bounds__(128)
-k_bn_final(const double *part, int gy, size_t C, double cnt, float eps, float mom, int train,
-           const float *gam, const float *bet, float *rm, float *rv, void *mean, int mdt,
-           void *inv, int idt, float *coef)
+k_bn_final(const double *part, int gy, const float *fs, const float *fq, size_t C, double cnt,
+           float eps, float mom, int train, const float *gam, const float *bet, float *rm,
+           float *rv, void *mean, int mdt, void *inv, int idt, float *coef)
 {
     __shared__ double sa[128], sb[128];
     size_t c = blockIdx.x;
-    if (train)
+    if (train && fs) {
+        sa[0] = (double)fs[c];
+        sb[0] = (double)fq[c];
+    } else if (train)
         bn_gather(part, gy, C, c, sa, sb);
     if (threadIdx.x != 0)
         return;
@@ -703,7 +712,11 @@ void op_bn(graph *g, op *o)
     const double *part = S.part;
     double cnt = (double)d.N * (double)d.P;
     int gy = 0;
-    if (o->train)
+    const float *fs = NULL, *fq = NULL;
+    /* MATRIX_ENGINE_BNSTATS=conv: the convolution's GEN_STATS summed x already */
+    if (o->train && !o->sync && cu_conv_bn_stats((int)(o - g->ops), &fs, &fq))
+        gy = 0;
+    else if (o->train)
         gy = bn_sums(0, d, x, CU_DT(g, xi), NULL, DT_F32, NULL, DT_F32);
     if (o->train && o->sync) { /* SyncBN: sums and count over every rank */
         part = bn_sync(d, gy);
@@ -711,7 +724,7 @@ void op_bn(graph *g, op *o)
         cnt *= cu_nccl_ranks();
     }
     k_bn_final<<<(unsigned)d.C, 128, 0, cu.s>>>(
-        part, gy, d.C, cnt, o->eps, o->momentum, o->train,
+        part, gy, fs, fq, d.C, cnt, o->eps, o->momentum, o->train,
         (const float *)CU_PTR(g, o->in[1]), (const float *)CU_PTR(g, o->in[2]),
         (float *)CU_PTR(g, o->in[3]), (float *)CU_PTR(g, o->in[4]), CU_PTR(g, o->out[1]),
         CU_DT(g, o->out[1]), CU_PTR(g, o->out[2]), CU_DT(g, o->out[2]), S.coef);
