@@ -1600,9 +1600,12 @@ static int conv_graph_decide(graph *g, const op *o, const conv_priv *p, const cg
     if (k >= 0) {
         char eng[512];
         dg_engine_str(&cp->use.eng, eng, sizeof eng); /* "" when it does not fit: not stored */
-        char chk[120];
+        char chk[160];
         snprintf(chk, sizeof chk, "verified on %ld elements max_rel_err %.2g (legacy %.2g)",
                  vc[k].checked, vc[k].rel, vc[k].legacy_rel);
+        if (pb->stats) /* the sums' worst error, as a fraction of their tolerance */
+            snprintf(chk + strlen(chk), sizeof chk - strlen(chk), ", sums at %.2g of tolerance",
+                     vc[k].srel);
         if (cu.search)
             snprintf(e->why, sizeof e->why, "engine %.300s, %s; %.4f ms median, %s %.4f ms (%d timed)",
                      eng, chk, ro.ms,

@@ -54,6 +54,10 @@
 #  6. a BatchNorm's ReLU backward folded into its backward against the two
 #     ops (MATRIX_ENGINE_BN_BWD=separate): resnet_tiny and resnet18, fp32 and
 #     fp16, NCHW and NHWC, 3 training steps, bit-identical (bnrelu_check).
+#  7. BatchNorm statistics from the convolution (cuDNN's GEN_STATS,
+#     MATRIX_ENGINE_BNSTATS=conv) against the BatchNorm's own sums (=separate)
+#     and against the CPU: resnet_tiny and resnet18 training NHWC, fp32 and
+#     fp16, 5 steps, at the tolerances of 1 and 2 (bnstats_check below).
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
@@ -285,6 +289,57 @@ bnrelu_check() {
 	done
 }
 
+# BatchNorm statistics from the convolution (engine/cuda/conv.cu: the graph
+# CONVOLUTION_FORWARD -> GEN_STATS, MATRIX_ENGINE_BNSTATS=conv) against the
+# BatchNorm's own sums (=separate) and against the CPU's fp32 (T2: training,
+# NHWC, compile default): fp32 at the tight tolerance, fp16 at the
+# trajectory tolerance (cuDNN's f32 sums against our f32-then-double
+# partials: not bit-identical). The results must say which mode ran; with
+# =conv in fp16 at least one convolution must have taken GEN_STATS (a
+# prediction: cuDNN's runtime fusion engines have conv -> genstats for fp16
+# NHWC on sm_80+), in fp32 none may (FMA only: the comparison is then said
+# to be vacuous).
+bnstats_check() {
+	for pr in fp32 fp16; do
+		n="$m.cuda.T2.bns.$pr"
+		for bm in separate conv; do
+			MATRIX_ENGINE_BNSTATS=$bm
+			export MATRIX_ENGINE_BNSTATS
+			run "$n.$bm" cuda $MF $T2 --precision $pr --result "$W/$n.$bm.result"
+			unset MATRIX_ENGINE_BNSTATS
+		done
+		if [ ! -f "$W/$n.conv.result" ] || [ ! -f "$W/$n.separate.result" ]; then continue; fi
+		go=$(key conv_genstats_ops "$W/$n.conv.result")
+		fb=$(key conv_genstats_fallback "$W/$n.conv.result")
+		so=$(key conv_genstats_ops "$W/$n.separate.result")
+		label="$m $pr BatchNorm statistics from the convolution"
+		echo "   $label: conv_genstats_ops=$go conv_genstats_fallback=$fb; separate: $so"
+		if [ "$(key conv_bnstats "$W/$n.conv.result")" != conv ] ||
+			[ "$(key conv_bnstats "$W/$n.separate.result")" != separate ] || [ "${so:-x}" != 0 ]; then
+			echo "CHECK FAIL $label: the results do not show the two modes"
+			note_fail "$label (modes)"
+			continue
+		fi
+		if [ "${go:-0}" -eq 0 ]; then
+			if [ $pr = fp16 ]; then
+				echo "CHECK FAIL $label: no convolution took GEN_STATS; the reasons:"
+				note_fail "$label (none taken)"
+			else
+				echo "SKIP $label: no convolution took GEN_STATS (comparison of two equal paths); the reasons:"
+				nskip=$((nskip + 1))
+			fi
+			grep "cuda: conv genstats '" "$W/$n.conv.log" | sed 's/.*: not fused/    not fused/' | sort | uniq -c | head -n 5
+		else
+			npass=$((npass + 1))
+			echo "CHECK OK   $label: $go convolution(s) with GEN_STATS"
+		fi
+		if [ $pr = fp32 ]; then tol=$tight; else tol=$traj_fp16; fi
+		run "$m.cpu.T2" cpu $MF $T2 --threads 4
+		compare "$label: conv vs separate" "$n.separate" "$n.conv" $tol
+		compare "$label: conv vs cpu" "$m.cpu.T2" "$n.conv" $tol
+	done
+}
+
 # One launch for every SGD tensor: the CUDA Graph of a training step has
 # N - 1 nodes fewer than with one kernel per op (measured runs: a dump
 # writes no result file).
@@ -377,6 +432,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	fi
 	case $m in mnist_cnn | resnet_tiny) optim_check ;; esac
 	case $m in resnet_tiny | resnet18) bnrelu_check ;; esac
+	case $m in resnet_tiny | resnet18) bnstats_check ;; esac
 
 	if [ $full = 0 ]; then # the ImageNet models: the reduced precisions' trajectories only
 		for pr in tf32 fp16 bf16; do

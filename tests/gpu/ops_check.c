@@ -54,6 +54,15 @@
  * must equal the unsynchronised ones bit for bit (a sum over one rank changes
  * nothing).
  *
+ * BatchNorm statistics from the convolution: the conv -> BN training cases
+ * ("genstats" in their labels) run in every configuration, and in five of
+ * their own with MATRIX_ENGINE_BNSTATS=conv (fp16 / bf16 / fp32 NHWC, fp16
+ * with the search: the BN's sums then come from cuDNN's GEN_STATS where a
+ * plan verifies) and =separate; after prepare the module's result lines
+ * must show the mode and, with conv, every case paired (taken or fallen
+ * back: "PASS|FAIL genstats CONFIG: ..."). With --op, the conv whose y a
+ * named BN (or the forward of a named BN backward) reads runs too.
+ *
  * One line per op: "PASS|FAIL op layout precision max_err ... case". Exit 0
  * when every op passes, 1 when one fails (or a child crashed), 77 when the
  * module cannot be loaded or there is no GPU (its setup says why).
@@ -255,6 +264,7 @@ typedef struct config {
     int sdpa_kernel;  /* MATRIX_ENGINE_SDPA=kernel: flash attention on our kernels, not cuDNN */
     const char *only; /* run only these ops (as --op) */
     const char *conv; /* MATRIX_ENGINE_CONV (NULL: unset, auto: the graph API where it verifies) */
+    const char *bnstats; /* MATRIX_ENGINE_BNSTATS (NULL: unset, separate) */
 } config;
 
 typedef struct suite {
@@ -281,6 +291,7 @@ typedef struct suite {
     int syncbn;       /* SyncBN cases over the one-rank communicator */
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
+    int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -425,6 +436,45 @@ static void case_conv_bwd(suite *s, const convspec *c, int bias, int acc, int dx
     o->fwd = fi;
     o->kh = o->kw = c->k; o->stride = c->stride; o->pad = c->pad;
     o->acc = acc ? (dx ? 1 : 0) | 2 | (bias ? 4 : 0) : 0;
+}
+
+/* A training conv (no epilogue) -> BatchNorm (+ ReLU) -> its backward: the
+ * pattern whose BN statistics cuDNN's GEN_STATS may compute in the
+ * convolution (MATRIX_ENGINE_BNSTATS=conv, NHWC); "genstats" in every label. */
+static void case_conv_bn(suite *s, const convspec *c, int act)
+{
+    int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
+    s->ncase++;
+    s->nconvbn++;
+    int x = conv_x(s, c, 0);
+    int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 4, c->Co, c->C, c->k, c->k, -1, 1);
+    int y = T(s, "y", TK_ACT, CL_ACT, L(s), 4, c->N, c->Co, OH, OW);
+    op *f = O(s, OP_CONV, 1, "%s (genstats: conv -> bn)", c->tag);
+    f->in[0] = x; f->in[1] = w; f->out[0] = y;
+    f->kh = f->kw = c->k; f->stride = c->stride; f->pad = c->pad;
+    f->flops = 2.0 * c->N * c->Co * OH * OW * c->C * c->k * c->k;
+    int gam = IN(s, "gamma", TK_PARAM, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1, 0.5f, 1.5f);
+    int bet = IN(s, "beta", TK_PARAM, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1, -0.5f, 0.5f);
+    int rm = IN(s, "running_mean", TK_BUFFER, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1, -0.5f, 0.5f);
+    int rv = IN(s, "running_var", TK_BUFFER, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1, 0.2f, 0.5f);
+    int by = T(s, "bn_y", TK_ACT, CL_ACT, L(s), 4, c->N, c->Co, OH, OW);
+    int mean = T(s, "mean", TK_ACT, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1);
+    int inv = T(s, "invstd", TK_ACT, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1);
+    op *o = O(s, OP_BN, 1, "%dx%dx%dx%d train%s (genstats: its sums from the conv)", c->N, c->Co,
+              OH, OW, act == ACT_RELU ? " +relu" : "");
+    o->in[0] = y; o->in[1] = gam; o->in[2] = bet; o->in[3] = rm; o->in[4] = rv;
+    o->out[0] = by; o->out[1] = mean; o->out[2] = inv;
+    o->train = 1; o->eps = 1e-5f; o->momentum = 0.1f; o->act = act;
+    int bi = last_op(s);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, L(s), 4, c->N, c->Co, OH, OW, -1, 1);
+    int gx = T(s, "dx", TK_GRAD, CL_ACT, L(s), 4, c->N, c->Co, OH, OW);
+    int gg = T(s, "dgamma", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1);
+    int gb = T(s, "dbeta", TK_PGRAD, CL_F32, LAYOUT_ROW, 1, c->Co, 1, 1, 1);
+    op *b = O(s, OP_BN_BWD, 1, "%dx%dx%dx%d train (genstats: after the conv's sums)", c->N, c->Co,
+              OH, OW);
+    b->in[0] = dy; b->in[1] = y; b->in[2] = gam; b->in[3] = mean; b->in[4] = inv;
+    b->out[0] = gx; b->out[1] = gg; b->out[2] = gb;
+    b->fwd = bi; b->train = 1; b->eps = 1e-5f;
 }
 
 typedef struct bnspec {
@@ -900,6 +950,10 @@ static void case_adamw(suite *s, int R, int C)
 
 static void build_cases(suite *s)
 {
+    /* conv -> BN training (GEN_STATS with MATRIX_ENGINE_BNSTATS=conv) */
+    case_conv_bn(s, &convs[4], ACT_RELU);
+    case_conv_bn(s, &convs[5], ACT_NONE);
+    case_conv_bn(s, &convs[7], ACT_RELU);
     /* convolution: every shape without epilogue and with bias + residual + relu,
      * the others on some */
     for (int i = 0; i < NCONV; i++) {
@@ -1551,6 +1605,13 @@ static int selected(const suite *s, int i)
         return 1;
     if (i + 1 < s->g.nops && s->g.ops[i + 1].fwd == i && matches(s, i + 1))
         return 2;
+    /* the conv whose y a named BN (or the BN of a named backward) reads:
+     * with MATRIX_ENGINE_BNSTATS=conv it computes that BN's sums */
+    if (o->type == OP_CONV && i + 1 < s->g.nops && s->g.ops[i + 1].type == OP_BN &&
+        s->g.ops[i + 1].in[0] == o->out[0] &&
+        (matches(s, i + 1) ||
+         (i + 2 < s->g.nops && s->g.ops[i + 2].fwd == i + 1 && matches(s, i + 2))))
+        return 2;
     if (o->type == OP_SGD || o->type == OP_ADAMW) { /* the first of its type updates all */
         int first = 1, later = 0;
         for (int j = 0; j < s->g.nops; j++)
@@ -1561,6 +1622,36 @@ static int selected(const suite *s, int i)
         return first && later ? 2 : 0;
     }
     return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
+}
+
+/* The value of "key=" in the module's result lines, -1 when absent. */
+static long info_key(const char *info, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = info; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, n) && p[n] == '=')
+            return strtol(p + n + 1, NULL, 10);
+    return -1;
+}
+
+/* MATRIX_ENGINE_BNSTATS did what it says, from the module's result lines
+ * after prepare: separate, no GEN_STATS convolution; conv (NHWC), every
+ * conv -> BN case paired (GEN_STATS taken, or fallen back: printed, as
+ * cuDNN may have no engine for a type). 0, or 1 printed as FAIL. */
+static int bnstats_check(suite *s)
+{
+    const char *info = s->dev.info ? s->dev.info() : "";
+    long ops = info_key(info, "conv_genstats_ops"), fb = info_key(info, "conv_genstats_fallback");
+    int on = !strcmp(s->cf->bnstats, "conv");
+    long want = on && s->cf->layout == LAYOUT_NHWC ? s->nconvbn : 0;
+    int ok = strstr(info, on ? "conv_bnstats=conv\n" : "conv_bnstats=separate\n") != NULL &&
+             ops >= 0 && fb >= 0 && ops + fb == want && (on || ops == 0);
+    printf("%s genstats %s: MATRIX_ENGINE_BNSTATS=%s: conv_genstats_ops=%ld "
+           "conv_genstats_fallback=%ld (conv -> BN pairs expected: %ld)\n",
+           ok ? "PASS" : "FAIL", s->cf->name, s->cf->bnstats, ops, fb, want);
+    if (ok)
+        s->pass++;
+    return !ok;
 }
 
 /* 1 when op o of g is a SyncBN op: a forward with sync, a backward of one. */
@@ -1898,6 +1989,8 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
             return CHILD_FAILED;
         }
     }
+    if (!selftest && cf->bnstats && bnstats_check(s) != 0)
+        s->fail++;
     /* prepare may have run trial calls: the inputs again */
     for (int t = 0; t < g->nt; t++)
         if (s->ti[t].fill)
@@ -2026,26 +2119,33 @@ static int selftest_units(void)
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const config configs[] = {
-    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL, NULL},
-    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL, NULL},
-    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL, NULL},
-    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL, NULL},
-    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL, NULL},
-    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL, NULL},
-    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL, NULL},
-    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL, NULL},
-    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL, NULL},
-    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL, NULL},
+    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
+    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
+    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
+    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
+    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
+    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
+    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
+    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
+    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL, NULL, NULL},
+    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL, NULL, NULL},
     /* the flash form of attention on the engine's kernels (the configurations
      * above give it to cuDNN's fused SDPA wherever cuDNN has an engine) */
-    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention", NULL},
-    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention", NULL},
+    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL},
+    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL},
     /* convolutions on cuDNN's legacy API only, and on the graph API wherever
      * a plan verifies (the configurations above: auto) */
-    {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy"},
-    {"fp16-nhwc-conv-legacy", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "legacy"},
-    {"bf16-nhwc-conv-graph", PREC_BF16, LAYOUT_NHWC, 0, 0, "conv", "graph"},
-    {"fp16-nhwc-search-conv-graph", PREC_FP16, LAYOUT_NHWC, 1, 0, "conv", "graph"},
+    {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy", NULL},
+    {"fp16-nhwc-conv-legacy", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "legacy", NULL},
+    {"bf16-nhwc-conv-graph", PREC_BF16, LAYOUT_NHWC, 0, 0, "conv", "graph", NULL},
+    {"fp16-nhwc-search-conv-graph", PREC_FP16, LAYOUT_NHWC, 1, 0, "conv", "graph", NULL},
+    /* BatchNorm statistics from the convolution (cuDNN's GEN_STATS) forced
+     * on, and off; the conv -> BN cases only ("genstats" in their labels) */
+    {"fp16-nhwc-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
+    {"bf16-nhwc-bnstats-conv", PREC_BF16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
+    {"fp32-nhwc-bnstats-conv", PREC_FP32, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
+    {"fp16-nhwc-search-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 1, 0, "genstats", NULL, "conv"},
+    {"fp16-nhwc-bnstats-separate", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "separate"},
 };
 #define NCONFIG ((int)(sizeof configs / sizeof configs[0]))
 
@@ -2158,6 +2258,10 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_CONV", cf->conv, 1);
             else
                 unsetenv("MATRIX_ENGINE_CONV");
+            if (cf->bnstats)
+                setenv("MATRIX_ENGINE_BNSTATS", cf->bnstats, 1);
+            else
+                unsetenv("MATRIX_ENGINE_BNSTATS");
             int rc = run_config(cf, module, selftest, sabotage, quiet, only ? only : cf->only, seed);
             fflush(stdout);
             _exit(rc);
