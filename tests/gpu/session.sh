@@ -42,8 +42,8 @@
 # MATRIX_ENGINE (default $top_builddir/engine/matrix-engine), top_srcdir,
 # top_builddir, PYTHON_TORCH (default python3) as for the other GPU checks;
 # .gpu/run.sh sets them. DUMP_CMP (ddp_check.sh) defaults to
-# tests/engine/dump_cmp, built here with cc from its one source file where
-# the build lacks it (the bundle does). Exit 0 when every step passed or
+# tests/engine/dump_cmp, compiled with cc into the work directory from its
+# one source file where the build lacks it (the bundle does). Exit 0 when every step passed or
 # skipped, 1 when one failed, was cut short or not run, 2 on a usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -73,7 +73,7 @@ part_info() {
 }
 
 usage() {
-	echo "usage: sh tests/gpu/session.sh --list | [--stand-in] PART... | --record DIR"
+	echo "usage: sh tests/gpu/session.sh --list | --coverage | [--stand-in] PART... | --record DIR"
 	echo "parts, in order: $PARTS"
 }
 
