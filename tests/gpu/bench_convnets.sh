@@ -8,7 +8,10 @@
 #                                          reduce-overhead | max-autotune         inference_mode; eager, compile    peak (pct_peak)
 #                                                                                 default, max-autotune
 #   ResNet-50 training fp16 NHWC b256      same, training (BN batch statistics,   same, training (GradScaler)       >= 1.00x
-#                                          dynamic loss scaling)
+#                                          dynamic loss scaling); one point more
+#                                          with MATRIX_ENGINE_BNSTATS=conv (BN
+#                                          sums from cuDNN's GEN_STATS, off by
+#                                          default: engine/NOTES.md)
 #   ResNet-50 inference b1 latency         as the first case, batch 1; the row    compile reduce-overhead           latency <= PyTorch's
 #                                          says which cuDNN API ran the           (CUDA graphs)
 #                                          convolutions (conv_graph_ops)
@@ -105,6 +108,7 @@ MARK_BEGIN, MARK_END = "<!-- bench_convnets:begin -->", "<!-- bench_convnets:end
 PLANS = os.path.join(OUTDIR, "plan-cache")  # ours: the bench's own plan cache (engine/plancache.h)
 subprocess.run(["rm", "-rf", PLANS, PLANS + ".cold"], check=False)
 os.environ["MATRIX_PLAN_CACHE"] = PLANS
+os.environ.pop("MATRIX_ENGINE_BNSTATS", None)  # only the point below sets it
 points = Points({"ours": [E], "torch": [PY, TORCH_ENGINE]}, OUTDIR, MEASURE, BUDGET)
 run, left = points.run, points.left
 
@@ -128,6 +132,14 @@ print("== ours (%s)" % E, flush=True)
 for c, args in CASES.items():
     for mode in OUR_MODES:
         ours[c].append((mode, run("ours", "%s.%s" % (c, mode), args + ["--compile", mode], 300)))
+# BatchNorm statistics from the convolution (engine/cuda/conv.cu, off by
+# default): the training case once more with the first mode, in the best-of
+# when it runs and is faster (its result says how many convolutions took it)
+os.environ["MATRIX_ENGINE_BNSTATS"] = "conv"
+ours["r50_train_b256"].append(("%s, MATRIX_ENGINE_BNSTATS=conv" % OUR_MODES[0], run(
+    "ours", "r50_train_b256.%s.bnstats-conv" % OUR_MODES[0],
+    CASES["r50_train_b256"] + ["--compile", OUR_MODES[0]], 300)))
+del os.environ["MATRIX_ENGINE_BNSTATS"]
 for mode in OUR_MODES:
     ours["mnist_train_b64"].append(
         ("fp32 " + mode, run("ours", "mnist_train_b64.%s" % mode, MNIST + ["--precision", "fp32", "--compile", mode], 120)))
@@ -205,7 +217,9 @@ row("ResNet-50 inference, fp16, NHWC, batch 256", ours["r50_infer_b256"], torch[
     fmt_thr, ">= 1.00x PyTorch best", 1.0,
     extra=lambda r: ", %s%% of the fp16 tensor-core peak, %s TFLOP/s" % (r.get("pct_peak", "?"), r.get("tflops", "?")))
 row("ResNet-50 training, fp16 mixed precision, NHWC, batch 256", ours["r50_train_b256"], torch["r50_train_b256"],
-    "throughput", fmt_thr, ">= 1.00x PyTorch best", 1.0, extra=lambda r: ", %s%% of peak" % r.get("pct_peak", "?"))
+    "throughput", fmt_thr, ">= 1.00x PyTorch best", 1.0,
+    extra=lambda r: ", %s%% of peak%s" % (r.get("pct_peak", "?"), "; conv_genstats_ops=%s, fallback %s" % (
+        r.get("conv_genstats_ops", "?"), r.get("conv_genstats_fallback", "?")) if r.get("conv_bnstats") == "conv" else ""))
 def conv_path(r):
     """Which cuDNN API ran the convolutions (engine/cuda/conv.cu, MATRIX_ENGINE_CONV)."""
     if "conv_graph_ops" not in r:
