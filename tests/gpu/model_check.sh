@@ -298,25 +298,28 @@ bnrelu_check() {
 # =conv in fp16 at least one convolution must have taken GEN_STATS (a
 # prediction: cuDNN's runtime fusion engines have conv -> genstats for fp16
 # NHWC on sm_80+), in fp32 none may (FMA only: the comparison is then said
-# to be vacuous).
+# to be vacuous). The modes and counts come from the logs (a --dump run
+# writes no result file).
 bnstats_check() {
 	for pr in fp32 fp16; do
 		n="$m.cuda.T2.bns.$pr"
 		for bm in separate conv; do
 			MATRIX_ENGINE_BNSTATS=$bm
 			export MATRIX_ENGINE_BNSTATS
-			run "$n.$bm" cuda $MF $T2 --precision $pr --result "$W/$n.$bm.result"
+			run "$n.$bm" cuda $MF $T2 --precision $pr
 			unset MATRIX_ENGINE_BNSTATS
 		done
-		if [ ! -f "$W/$n.conv.result" ] || [ ! -f "$W/$n.separate.result" ]; then continue; fi
-		go=$(key conv_genstats_ops "$W/$n.conv.result")
-		fb=$(key conv_genstats_fallback "$W/$n.conv.result")
-		so=$(key conv_genstats_ops "$W/$n.separate.result")
+		[ -f "$W/$n.conv.mxw" ] && [ -f "$W/$n.separate.mxw" ] || continue # a run failed and said so
+		sum='s/.*cuda: BatchNorm statistics: \([0-9]*\) convolution(s) with GEN_STATS[^,]*, \([0-9]*\) fell back.*/\1 \2/p'
+		set -- $(sed -n "$sum" "$W/$n.conv.log" | tail -n 1)
+		go=${1:-} fb=${2:-}
 		label="$m $pr BatchNorm statistics from the convolution"
-		echo "   $label: conv_genstats_ops=$go conv_genstats_fallback=$fb; separate: $so"
-		if [ "$(key conv_bnstats "$W/$n.conv.result")" != conv ] ||
-			[ "$(key conv_bnstats "$W/$n.separate.result")" != separate ] || [ "${so:-x}" != 0 ]; then
-			echo "CHECK FAIL $label: the results do not show the two modes"
+		echo "   $label: GEN_STATS in ${go:-?} convolution(s), ${fb:-?} fell back"
+		if ! grep -q 'cuda: BatchNorm statistics: MATRIX_ENGINE_BNSTATS=conv:' "$W/$n.conv.log" ||
+			! grep -q 'cuda: BatchNorm statistics: MATRIX_ENGINE_BNSTATS=separate:' "$W/$n.separate.log" ||
+			[ -z "$go" ] || grep -q "cuda: conv genstats '" "$W/$n.separate.log"; then
+			echo "CHECK FAIL $label: the logs do not show the two modes"
+			grep -h 'BatchNorm statistics' "$W/$n.conv.log" "$W/$n.separate.log" | sed 's/^/    /'
 			note_fail "$label (modes)"
 			continue
 		fi
@@ -503,16 +506,17 @@ conv_graph() {
 		for ce in legacy graph; do
 			MATRIX_ENGINE_CONV=$ce
 			export MATRIX_ENGINE_CONV
-			run "$n.$ce" cuda $CF --result "$W/$n.$ce.result"
+			run "$n.$ce" cuda $CF
 			unset MATRIX_ENGINE_CONV
 		done
-		# a failed run said so (run); a result file is written by every run that ends well
-		if [ ! -f "$W/$n.graph.result" ] || [ ! -f "$W/$n.legacy.result" ]; then continue; fi
-		go=$(key conv_graph_ops "$W/$n.graph.result")
-		lo=$(key conv_graph_ops "$W/$n.legacy.result")
-		echo "   $m b$b $pr graph run: $(grep -E '^conv_(engine|graph_[a-z_]+)=' "$W/$n.graph.result" | tr '\n' ' ')"
-		if [ "${lo:-x}" != 0 ] || [ "$(key conv_engine "$W/$n.legacy.result")" != legacy ]; then
-			echo "CHECK FAIL $m b$b $pr: MATRIX_ENGINE_CONV=legacy ran $lo forwards on the graph API"
+		# a failed run said so (run); a --dump run writes no result file: the
+		# counts from the logs (conv.cu's summary line, one line per forward)
+		if [ ! -f "$W/$n.graph.mxw" ] || [ ! -f "$W/$n.legacy.mxw" ]; then continue; fi
+		go=$(sed -n 's/.*cuda: convolutions: \([0-9]*\) forward(s) on the cuDNN graph API.*/\1/p' "$W/$n.graph.log" | tail -n 1)
+		lo=$(grep -c "cuda: conv graph '.*: cuDNN graph API" "$W/$n.legacy.log")
+		echo "   $m b$b $pr graph run: $(grep -h 'cuda: convolutions: ' "$W/$n.graph.log" | sed 's/.*cuda: //' | tr '\n' ' ')"
+		if [ "${lo:-x}" != 0 ] || ! grep -q "MATRIX_ENGINE_CONV=legacy: cuDNN's legacy API only" "$W/$n.legacy.log"; then
+			echo "CHECK FAIL $m b$b $pr: MATRIX_ENGINE_CONV=legacy ran $lo forwards on the graph API, or its log does not say legacy"
 			note_fail "$m b$b $pr conv legacy"
 		elif [ "${go:-0}" -eq 0 ]; then
 			# nothing ran on the graph API: comparing would be legacy against legacy
