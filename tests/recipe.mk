@@ -95,6 +95,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/no_cascade.yaml \
 	tests/recipes/bad/not_a_mapping.err \
 	tests/recipes/bad/not_a_mapping.yaml \
+	tests/recipes/bad/placeholder_broken.err \
+	tests/recipes/bad/placeholder_broken.yaml \
 	tests/recipes/bad/references.err \
 	tests/recipes/bad/references.yaml \
 	tests/recipes/bad/repeat_zero.err \

@@ -1587,6 +1587,8 @@ static void load_command(struct loader *L, yaml_node_t *v, yaml_node_t *key)
 			int known = recipe_factor_index(r, name) >= 0;
 			for (size_t k = 0; !known && k < ARRAY_SIZE(runner_names); k++)
 				known = strcmp(name, runner_names[k]) == 0;
+			for (size_t k = 0; !known && k < L->nbroken; k++)
+				known = strcmp(name, L->broken[k]) == 0; /* a factor with its own error */
 			if (!known) {
 				struct strbuf sb = {0};
 				sb_printf(&sb, "unknown placeholder '{%s}' in 'command'", name);
