@@ -1295,6 +1295,127 @@ static void load_levels(struct loader *L, struct factor *f, yaml_node_item_t *it
 	}
 }
 
+static const char *expand_item(const char *item, struct strbuf *sb);
+
+#define RANGE_MAX_LEVELS 1000
+
+/* The levels of range mapping val, "1,2,4", into sb (empty first), read
+ * quietly: -1 when it is not a well-formed range (load_range says why). */
+static int range_levels(struct loader *L, yaml_node_t *val, struct strbuf *sb)
+{
+	yaml_node_t *range = NULL, *step = NULL;
+	for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(L, p->key);
+		if (is_string(k) && !strcmp(scalar(k), "range"))
+			range = node_at(L, p->value);
+		else if (is_string(k) && !strcmp(scalar(k), "step"))
+			step = node_at(L, p->value);
+	}
+	yaml_node_item_t *it = range && range->type == YAML_SEQUENCE_NODE ? range->data.sequence.items.start : NULL;
+	long lo, hi, k;
+	if (!it || range->data.sequence.items.top - it != 2 || node_at(L, it[0])->type != YAML_SCALAR_NODE ||
+	    node_at(L, it[1])->type != YAML_SCALAR_NODE || parse_long(scalar(node_at(L, it[0])), &lo) < 0 ||
+	    parse_long(scalar(node_at(L, it[1])), &hi) < 0 || (step && step->type != YAML_SCALAR_NODE))
+		return -1;
+	const char *st = step ? scalar(step) : "+1", *num = st + (*st == '+' || *st == 'x');
+	if (*num == '-' || parse_long(num, &k) < 0)
+		return -1;
+	char *item = xasprintf("%ld..%ld:%c%ld", lo, hi, *st == 'x' ? 'x' : '+', k);
+	sb_reset(sb);
+	const char *why = expand_item(item, sb);
+	free(item);
+	return why ? -1 : 0;
+}
+
+/* Factor f's levels from a range mapping val, {range: [START, END], step:
+ * +K | xK | K} (step default +1: every integer), as the command line's
+ * START..END:+K reads them (expand_item); each level marked at the range.
+ * Returns 0, or -1 after reporting (f has no levels then). Long because
+ * each way a range can be wrong has its own located message. */
+static int load_range(struct loader *L, struct factor *f, yaml_node_t *val)
+{
+	yaml_node_t *range = NULL, *step = NULL;
+	char buf[64];
+	yaml_node_pair_t *p0 = val->data.mapping.pairs.start, *p;
+	for (p = p0; p < val->data.mapping.pairs.top && !range; p++)
+		if (is_string(node_at(L, p->key)) && !strcmp(scalar(node_at(L, p->key)), "range"))
+			range = node_at(L, p->value);
+	if (!range) { /* no range meant: a mapping where levels go */
+		errorf(L, node_mark(val),
+		       "'factors.%s' must be a sequence of levels ([1, 8, 64]), a single level or a range "
+		       "({range: [1, 256], step: x2}), not a mapping", f->name);
+		return -1;
+	}
+	unsigned char *skip = check_mapping_keys(L, val);
+	int bad = 0;
+	for (p = p0; p < val->data.mapping.pairs.top; p++) {
+		if (skip[p - p0]) {
+			bad = 1;
+			continue;
+		}
+		yaml_node_t *k = node_at(L, p->key);
+		if (!strcmp(scalar(k), "step"))
+			step = node_at(L, p->value);
+		else if (strcmp(scalar(k), "range") != 0) {
+			errorf(L, node_mark(k), "unknown key '%s' in the range of factor '%s' (expected range or step)",
+			       scalar(k), f->name);
+			bad = 1;
+		}
+	}
+	free(skip);
+	if (bad)
+		return -1;
+	yaml_node_item_t *it = range->type == YAML_SEQUENCE_NODE ? range->data.sequence.items.start : NULL;
+	long ends[2];
+	if (!it || range->data.sequence.items.top - it != 2) {
+		errorf(L, node_mark(range), "'factors.%s.range' must be [START, END], two integers, not %s", f->name,
+		       describe(range, buf, sizeof(buf)));
+		return -1;
+	}
+	for (int e = 0; e < 2; e++) {
+		yaml_node_t *n = node_at(L, it[e]);
+		if (n->type != YAML_SCALAR_NODE || parse_long(scalar(n), &ends[e]) < 0) {
+			errorf(L, node_mark(n), "'factors.%s.range': its %s must be an integer, not %s", f->name,
+			       e ? "END" : "START", describe(n, buf, sizeof(buf)));
+			return -1;
+		}
+	}
+	long lo = ends[0], hi = ends[1];
+	const char *st = step && step->type == YAML_SCALAR_NODE ? scalar(step) : step ? NULL : "+1";
+	long k;
+	if (!st || parse_long(st + (*st == '+' || *st == 'x'), &k) < 0 || *(st + (*st == '+' || *st == 'x')) == '-' ||
+	    k < (*st == 'x' ? 2 : 1)) {
+		errorf(L, node_mark(step), "'factors.%s.step' must be +K or K (add K >= 1) or xK (times K >= 2), not %s",
+		       f->name, st ? st : describe(step, buf, sizeof(buf)));
+		return -1;
+	}
+	if (lo < 0 || hi < lo || (*st == 'x' && lo < 1)) {
+		errorf(L, node_mark(range), "'factors.%s.range' must be [START, END] with 0 <= START <= END%s, not [%ld, %ld]",
+		       f->name, *st == 'x' ? " and 1 <= START (step x)" : "", lo, hi);
+		return -1;
+	}
+	struct strbuf sb = {0};
+	if (range_levels(L, val, &sb) != 0) { /* well formed: too many levels */
+		errorf(L, node_mark(range), "factor '%s': a range gives at most %d levels", f->name, RANGE_MAX_LEVELS);
+		sb_free(&sb);
+		return -1;
+	}
+	size_t n = 1;
+	for (const char *c = sb.buf; *c; c++)
+		n += *c == ',';
+	f->levels = xcalloc(n, sizeof(*f->levels));
+	f->level_marks = xcalloc(n, sizeof(*f->level_marks));
+	for (char *tok = sb.buf, *comma; tok; tok = comma ? comma + 1 : NULL) {
+		comma = strchr(tok, ',');
+		if (comma)
+			*comma = '\0';
+		f->levels[f->nlevels] = xstrdup(tok);
+		f->level_marks[f->nlevels++] = node_mark(range);
+	}
+	sb_free(&sb);
+	return 0;
+}
+
 /* Read factors: names and level texts as written; levels are checked later,
  * once the engine is known. */
 static void load_factors(struct loader *L, yaml_node_t *v)
@@ -1335,10 +1456,16 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 		if (val->type == YAML_SEQUENCE_NODE) {
 			items = val->data.sequence.items.start;
 			nitems = (size_t)(val->data.sequence.items.top - items);
-		} else if (val->type == YAML_MAPPING_NODE) {
-			char *path = xasprintf("factors.%s", name);
-			wrong_type(L, val, path, "a sequence of levels or a single level");
-			free(path);
+		} else if (val->type == YAML_MAPPING_NODE) { /* a range */
+			struct factor *f = &r->factors[r->nfactors];
+			f->name = xstrdup(name);
+			f->mark = node_mark(k);
+			if (load_range(L, f, val) == 0) {
+				r->nfactors++;
+				continue;
+			}
+			free(f->name);
+			memset(f, 0, sizeof(*f));
 			L->broken[L->nbroken++] = name;
 			continue;
 		} else if (is_null(val)) {
@@ -2713,8 +2840,6 @@ static void load_schema(struct loader *L)
 
 /* ---- command-line overrides ---------------------------------------------- */
 
-#define RANGE_MAX_LEVELS 1000
-
 /* Expand one item of an override's value into sb as ","-separated levels:
  * "A..B" (every integer), "A..B:+K" (step K), "A..B:xK" (times K), or the
  * item itself. Returns NULL, or what is wrong (static). */
@@ -2901,6 +3026,8 @@ static void apply_override(struct loader *L, size_t i)
 	long fp = map_find(L, root, "factors", 7);
 	if (keylen > 8 && !strncmp(arg, "factors.", 8))
 		seq = 1; /* factors.NAME=...: a factor, maybe a new one */
+	if (seq && !strchr(eq + 1, ',') && keylen > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5))
+		seq = 0; /* factors.NAME.step=x4: a range's step */
 	if (fp >= 0 && !memchr(arg, '.', keylen)) {
 		int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;
 		if (node_at(L, fmap)->type == YAML_MAPPING_NODE && map_find(L, fmap, arg, keylen) >= 0) {
@@ -2920,8 +3047,9 @@ static void apply_override(struct loader *L, size_t i)
 	}
 	if (map != root || (keylen > 8 && !strncmp(arg, "factors.", 8))) {
 		const char *name = map != root ? arg : arg + 8;
+		size_t len = (size_t)(eq - name) - (seq ? 0 : 5); /* factors.NAME.step: NAME */
 		L->ovr_factors = xrealloc(L->ovr_factors, (L->novr_factors + 1) * sizeof(char *));
-		L->ovr_factors[L->novr_factors++] = xstrndup(name, (size_t)(eq - name));
+		L->ovr_factors[L->novr_factors++] = xstrndup(name, len);
 	}
 	override_set(L, i, m, map, arg, eq, levels.buf, seq);
 out:
@@ -2936,6 +3064,20 @@ static int doc_has_level(struct loader *L, int fmap, const char *name, yaml_node
 	if (p < 0 || s->type != YAML_SCALAR_NODE)
 		return 1;
 	yaml_node_t *v = node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value);
+	if (v->type == YAML_MAPPING_NODE) { /* a range: its levels ("1,2,4") */
+		struct strbuf sb = {0};
+		int has = 1;
+		if (range_levels(L, v, &sb) == 0) {
+			has = 0;
+			for (char *tok = sb.buf, *comma; tok && !has; tok = comma ? comma + 1 : NULL) {
+				comma = strchr(tok, ',');
+				has = (comma ? (size_t)(comma - tok) : strlen(tok)) == strlen(scalar(s)) &&
+				      !strncmp(tok, scalar(s), strlen(scalar(s)));
+			}
+		}
+		sb_free(&sb);
+		return has;
+	}
 	if (v->type != YAML_SEQUENCE_NODE)
 		return 1;
 	for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)

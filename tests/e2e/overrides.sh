@@ -74,4 +74,12 @@ expect_eq "$(csv_col run/results.csv speed | sort -n | tr '\n' ' ')" "1 2 3 4 " 
 "$MATRIX" run r.yaml speed=1..4 measure.timeout=60s --resume run > /dev/null 2>&1 || fail "resume with the same overrides"
 expect_status 2 "$MATRIX" run r.yaml speed=1..5 --resume run 2> err.txt
 expect_grep "differs from the recipe" err.txt "other overrides are another recipe"
+# a range in the recipe (issue 21, item 1): {range: [START, END], step: +K | xK | K},
+# the same levels as the command line's START..END:xK; its step overridden
+sed 's/^  batch: .*/  batch: {range: [1, 64], step: x2}/' a.yaml > rng.yaml
+expect_eq "$("$MATRIX" expand rng.yaml --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"1 2 4 8 16 32 64 " "a recipe's range, times 2"
+expect_eq "$("$MATRIX" expand rng.yaml factors.batch.step=+20 --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"1 21 41 61 " "a recipe's range, its step overridden"
+expect_eq "$("$MATRIX" expand rng.yaml batch=1..64:x2 --count)" "$("$MATRIX" expand rng.yaml --count)" "the command line's range alike"
 echo ok
