@@ -8,7 +8,9 @@
  *   conv.cu          OP_CONV, OP_CONV_BWD on cuDNN (legacy convolution API:
  *                    heuristics, timed search, fused conv+bias+add+ReLU; the
  *                    forward on the graph API where a plan verifies and, with
- *                    the search, is faster: MATRIX_ENGINE_CONV).
+ *                    the search, is faster: MATRIX_ENGINE_CONV); with
+ *                    MATRIX_ENGINE_BNSTATS=conv a conv feeding a training
+ *                    BatchNorm also writes its per-channel sums (GEN_STATS).
  *   gemm.cu          OP_LINEAR, OP_LINEAR_BWD on cuBLASLt.
  *   ops.cu           every other op of the convolutional models: BatchNorm,
  *                    pooling, activations, add / copy, flatten, dropout,
