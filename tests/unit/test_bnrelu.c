@@ -8,7 +8,9 @@
  *     ReLU, and the copy into the residual's gradient of those with a
  *     residual input, and rewires the BN backward (dy of the BN's output,
  *     act ReLU, in[5] beta, or y and out[3] the residual's gradient with a
- *     residual input); with fold 0 it only counts;
+ *     residual input); with fold 0 it only counts; the arena plan of the
+ *     folded graph keeps every tensor an op reads or writes alive at that
+ *     op and gives tensors alive at once disjoint bytes;
  *   - on the CPU backend, the fused op gives the same bits as act_bwd (+
  *     copy) then batchnorm_bwd (dx, dgamma, dbeta, the residual's gradient),
  *     NCHW and NHWC, batch and running statistics, with and without
@@ -52,6 +54,47 @@ static int count(const graph *g, int type, int act)
     for (int i = 0; i < g->nops; i++)
         n += g->ops[i].type == type && g->ops[i].act == act;
     return n;
+}
+
+/* The arena plan of g (pass_plan, reuse on) is safe for what its ops read
+ * and write: every planned tensor an op reads or writes is alive at that op
+ * (the folded BN backward's y, beta and the residual's gradient included),
+ * and no two planned tensors alive at once share a byte. Returns the number
+ * of violations (each printed, at most 5). */
+static int arena_bad(const graph *g)
+{
+    int bad = 0;
+    for (int i = 0; i < g->nops; i++) {
+        const op *o = &g->ops[i];
+        for (int k = 0; k < GRAPH_MAX_IN + GRAPH_MAX_OUT; k++) {
+            int ti = k < GRAPH_MAX_IN ? o->in[k] : o->out[k - GRAPH_MAX_IN];
+            if (ti < 0)
+                continue;
+            const tensor *t = &g->t[ti];
+            if (t->kind != TK_ACT && t->kind != TK_GRAD)
+                continue;
+            if (t->dead || t->first > i || t->last < i) {
+                if (bad++ < 5)
+                    printf("  op %d '%s' uses '%s', planned alive over ops %d..%d%s\n", i, o->name,
+                           t->name, t->first, t->last, t->dead ? " (dead)" : "");
+            }
+        }
+    }
+    for (int a = 0; a < g->nt; a++) {
+        const tensor *u = &g->t[a];
+        if ((u->kind != TK_ACT && u->kind != TK_GRAD) || u->dead || u->first < 0)
+            continue;
+        for (int b = a + 1; b < g->nt; b++) {
+            const tensor *v = &g->t[b];
+            if ((v->kind != TK_ACT && v->kind != TK_GRAD) || v->dead || v->first < 0 ||
+                u->first > v->last || v->first > u->last)
+                continue;
+            if (u->offset < v->offset + (int64_t)v->bytes && v->offset < u->offset + (int64_t)u->bytes &&
+                bad++ < 5)
+                printf("  '%s' and '%s' share arena bytes while both alive\n", u->name, v->name);
+        }
+    }
+    return bad;
 }
 
 static void check_pass(const char *model, int want_m, int want_n)
@@ -108,6 +151,8 @@ static void check_pass(const char *model, int want_m, int want_n)
     }
     CHECK_INT(seen, n);
     size_t pg = pass_plan(&g, 1, NULL), ph = pass_plan(&h, 1, NULL);
+    CHECK_INT(arena_bad(&g), 0); /* the folded ops' new inputs / outputs kept alive */
+    CHECK_INT(arena_bad(&h), 0);
     printf("%s: arena %zu bytes folded, %zu separate\n", model, pg, ph);
     /* the activation arena: d (the masked dy) is gone, but a residual BN's
      * folded op holds dy, y, x, dx and the residual's gradient at once (4
