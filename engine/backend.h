@@ -39,8 +39,10 @@ typedef struct backend {
      * much was asked for), -2 on another failure (message on stderr). */
     int (*prepare)(graph *g, int nrun);
     /* One whole step (ops [0, nrun)), waited for; 0 on success. NULL: the
-     * engine calls ops[] one by one and then sync(). */
-    int (*step)(graph *g, int nrun);
+     * engine calls ops[] one by one and then sync(). during (may be NULL)
+     * is called with ctx once the step is queued and before it is waited
+     * for: host work that overlaps the step (the next batch of --data). */
+    int (*step)(graph *g, int nrun, void (*during)(void *ctx), void *ctx);
     /* Start a step run op by op (dump, profile): what step() does before
      * the first op (the device's step counter). */
     void (*begin_step)(void);
@@ -58,6 +60,21 @@ typedef struct backend {
      * time, seconds, to s[0..nrun) once the step is waited for. */
     void (*prof_mark)(int i, int end);
     void (*prof_read)(double *s, int nrun);
+    /* --data's pinned upload (data.h's ring; NULL: the engine uploads each
+     * batch with upload()). stage_open: DATA_SLOTS slots of n pinned host
+     * buffers (returned in host[slot * n + i]) and as many device buffers
+     * of bytes[i]; 0, or -1 when out of memory (oom_bytes()). The backend
+     * frees them in fini(). stage_reuse(slot): returns once the last copy
+     * out of slot's host buffers is done (the host may write them).
+     * stage_send(slot): queues slot's host to device copies on a copy
+     * stream, after the last stage_take of slot. stage_take(slot, dst):
+     * queues on the step's stream, after slot's stage_send, a device copy
+     * of each buffer into dst[i] (NULL: none), so that what follows on
+     * that stream (the step, a CUDA Graph replay) reads the batch. */
+    int (*stage_open)(int n, const size_t *bytes, void **host);
+    void (*stage_reuse)(int slot);
+    void (*stage_send)(int slot);
+    void (*stage_take)(int slot, void *const *dst);
 } backend;
 
 /* Entry point of the CUDA backend module (engine/cuda/, built as

@@ -360,3 +360,50 @@ void data_free(data_set *d)
     free(d->index);
     memset(d, 0, sizeof *d);
 }
+
+int data_upload_mode(const char *env, int *mode, char *err, size_t n)
+{
+    *mode = DATA_UPLOAD_PINNED;
+    if (!env || !*env || strcmp(env, "pinned") == 0)
+        return 0;
+    if (strcmp(env, "pageable") == 0) {
+        *mode = DATA_UPLOAD_PAGEABLE;
+        return 0;
+    }
+    snprintf(err, n, "MATRIX_ENGINE_DATA_UPLOAD='%s' is not one of pinned, pageable", env);
+    return -1;
+}
+
+const char *data_upload_name(int mode) { return mode == DATA_UPLOAD_PAGEABLE ? "pageable" : "pinned"; }
+
+int data_ring_make(data_ring *q)
+{
+    if (q->made - q->taken >= DATA_SLOTS)
+        return -1;
+    return (int)(q->made++ % DATA_SLOTS);
+}
+
+int data_ring_take(data_ring *q)
+{
+    if (q->taken == q->made)
+        return -1;
+    return (int)(q->taken++ % DATA_SLOTS);
+}
+
+int64_t data_ring_epochs(const data_ring *q, int64_t epoch_steps)
+{
+    return q->taken ? (q->taken - 1) / epoch_steps + 1 : 0;
+}
+
+void data_fill_slot(data_set *d, int slot, void *const *host, int32_t *const *index)
+{
+    int32_t *taken = d->index; /* still the batch the last step took */
+    d->index = index[slot];
+    data_next(d, host[2 * slot], host[2 * slot + 1]);
+    d->index = taken;
+}
+
+void data_took_slot(data_set *d, int slot, int32_t *const *index)
+{
+    memcpy(d->index, index[slot], (size_t)d->batch * sizeof *d->index);
+}

@@ -9,8 +9,10 @@
  * shuffled order, pixels converted to float and normalised
  * ((x / 255 - 0.1307) / 0.3081, the seed's transforms.Normalize), labels to
  * int32, written into the model's input tensors (and copied to the device by
- * the caller). An epoch is the dataset in whole global batches (the last
- * partial batch is dropped); each epoch has its own order (from --seed). */
+ * the caller; on a device with the pinned upload the caller makes the next
+ * batch during the current step instead, through the ring below). An epoch
+ * is the dataset in whole global batches (the last partial batch is
+ * dropped); each epoch has its own order (from --seed). */
 #ifndef MATRIX_ENGINE_DATA_H
 #define MATRIX_ENGINE_DATA_H
 
@@ -60,5 +62,43 @@ void data_next(data_set *d, float *x, int32_t *y);
 void data_free(data_set *d);
 /* "idx, gz (zlib)" or "idx (no zlib: .gz files unsupported)". */
 const char *data_formats(void);
+
+/* How a device backend gets each batch (MATRIX_ENGINE_DATA_UPLOAD):
+ * pinned (the default) makes batch k+1 into pinned host memory and copies
+ * it to the device on a second stream while step k runs (the step itself
+ * only copies it device to device into the input tensors); pageable is
+ * the old path: the batch made in the step, copied from pageable memory
+ * and waited for before the step's kernels. */
+enum { DATA_UPLOAD_PINNED, DATA_UPLOAD_PAGEABLE };
+/* env (NULL or empty: the default) into *mode: 0, or -1 with what is
+ * wrong in err. */
+int data_upload_mode(const char *env, int *mode, char *err, size_t n);
+/* "pinned" or "pageable". */
+const char *data_upload_name(int mode);
+
+/* The staging ring of the pinned upload: batch b (from 0) is made into
+ * slot b % DATA_SLOTS (host buffers, then device buffers), and a step takes
+ * the oldest batch made. A slot is written again only once its batch was
+ * taken, so at most DATA_SLOTS batches wait. */
+#define DATA_SLOTS 2
+typedef struct data_ring {
+    int64_t made;  /* batches made (written and their copy queued) */
+    int64_t taken; /* batches taken by steps */
+} data_ring;
+/* The slot to make the next batch into (counted as made), or -1 when every
+ * slot holds a batch no step took yet. */
+int data_ring_make(data_ring *q);
+/* The slot of the oldest batch not taken (counted as taken), or -1 when
+ * none waits (the caller makes one first). */
+int data_ring_take(data_ring *q);
+/* The host side of making and taking a staged batch: data_next into slot's
+ * buffers host[2 * slot] (input) and host[2 * slot + 1] (labels), the
+ * batch's images into index[slot] (d->index keeps those of the batch the
+ * last step took); taking slot copies them into d->index. */
+void data_fill_slot(data_set *d, int slot, void *const *host, int32_t *const *index);
+void data_took_slot(data_set *d, int slot, int32_t *const *index);
+/* Epochs started by the batches taken (data_set.epoch counts the batches
+ * made, one ahead with the pinned upload). */
+int64_t data_ring_epochs(const data_ring *q, int64_t epoch_steps);
 
 #endif

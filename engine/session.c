@@ -47,13 +47,38 @@ static void maybe_die(const graph *g)
         raise(SIGKILL);
 }
 
+/* The pinned upload: the next batch made into the ring's next slot and its
+ * copy to the device queued (stage_send); a step takes it (data_feed). */
+static void data_make(struct run *r)
+{
+    int slot = data_ring_make(&r->ring);
+    if (slot < 0)
+        BUG("--data: both staging slots hold batches no step took");
+    r->be.stage_reuse(slot); /* the copy out of the slot's last batch is done */
+    data_fill_slot(r->data, slot, r->stage_host, r->stage_index);
+    r->be.stage_send(slot);
+}
+
 /* The input pipeline (--data): the next batch into the input tensors,
  * directly on the cpu, through the host staging buffers and a copy on a
- * device. */
+ * device (pageable), or from the staging ring (pinned: data_make). */
 static void data_feed(struct run *r)
 {
     data_set *d = r->data;
     tensor *x = &r->g.t[d->x], *y = &r->g.t[d->y];
+    if (r->staged) { /* the batch made during the last step (or now) */
+        if (r->ring.made == r->ring.taken)
+            data_make(r);
+        int slot = data_ring_take(&r->ring);
+        if (slot < 0)
+            BUG("--data: no batch made before the step");
+        void *dst[2] = {x->data, y->data};
+        r->be.stage_take(slot, dst);
+        data_took_slot(d, slot, r->stage_index);
+        if (!y->data && y->host) /* used by no op (infer): the dump reads the host copy */
+            memcpy(y->host, r->stage_host[2 * slot + 1], y->bytes);
+        return;
+    }
     int32_t *labels = r->data_direct && y->data ? y->data : r->stage_y;
     data_next(d, r->data_direct ? x->data : r->stage_x, labels);
     if (!r->data_direct)
@@ -65,6 +90,9 @@ static void data_feed(struct run *r)
     else if (y->host) /* used by no op (infer): the dump reads the host copy */
         memcpy(y->host, r->stage_y, y->bytes);
 }
+
+/* be.step's during: the next batch made while the step runs. */
+static void data_ahead(void *ctx) { data_make(ctx); }
 
 static int run_step(void *ctx)
 {
@@ -78,8 +106,8 @@ static int run_step(void *ctx)
         if (prof_s)
             prof_s[r->nrun] += measure_now() - t0;
     }
-    if (r->be.step && !r->hook && !prof_s)
-        return r->be.step(g, r->nrun);
+    if (r->be.step && !r->hook && !prof_s) /* pinned --data: the next batch while this step runs */
+        return r->be.step(g, r->nrun, r->staged ? data_ahead : NULL, r);
     if (r->be.begin_step)
         r->be.begin_step();
     for (int i = 0; i < r->nrun; i++) {
@@ -670,19 +698,43 @@ static int session_data(struct session *s)
         fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
         return 2;
     }
+    int mode;
+    if (data_upload_mode(getenv("MATRIX_ENGINE_DATA_UPLOAD"), &mode, s->err, sizeof s->err)) {
+        fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
+        return 2;
+    }
     r->data = d;
     r->data_direct = o->pt.device == DEV_CPU;
-    r->stage_x = malloc(r->g.t[d->x].bytes);
-    r->stage_y = malloc(r->g.t[d->y].bytes);
-    mallocCheck(r->stage_x);
-    mallocCheck(r->stage_y);
+    r->staged = !r->data_direct && mode == DATA_UPLOAD_PINNED && r->be.stage_open;
+    if (r->staged) {
+        size_t bytes[2] = {r->g.t[d->x].bytes, r->g.t[d->y].bytes};
+        if (r->be.stage_open(2, bytes, r->stage_host))
+            return finish_oom(o, r->be.oom_bytes(), "--data's pinned staging buffers");
+        for (int k = 0; k < DATA_SLOTS; k++) {
+            r->stage_index[k] = malloc((size_t)d->batch * sizeof *r->stage_index[k]);
+            mallocCheck(r->stage_index[k]);
+        }
+    } else {
+        r->stage_x = malloc(r->g.t[d->x].bytes);
+        r->stage_y = malloc(r->g.t[d->y].bytes);
+        mallocCheck(r->stage_x);
+        mallocCheck(r->stage_y);
+    }
+    const char *how = r->data_direct ? "writes it into the input tensors (cpu: no copy)"
+                      : r->staged ? "copies it to the device (MATRIX_ENGINE_DATA_UPLOAD=pinned: the next batch is"
+                                    " made into pinned memory and copied on a second stream while a step runs; the"
+                                    " step copies it device to device into its inputs)"
+                                  : "copies it to the device (MATRIX_ENGINE_DATA_UPLOAD=pageable: from pageable"
+                                    " memory, waited for before the step's kernels)";
+    if (!s->quiet && r->data_direct && getenv("MATRIX_ENGINE_DATA_UPLOAD") && *getenv("MATRIX_ENGINE_DATA_UPLOAD"))
+        fprintf(stderr, "matrix-engine: data: MATRIX_ENGINE_DATA_UPLOAD=%s changes nothing on the cpu (no copy)\n",
+                data_upload_name(mode));
     if (!s->quiet)
         fprintf(stderr, "matrix-engine: data: %" PRId64 " images of %dx%d from '%s', labels from '%s' (read in %.3f s); "
                 "each timed step takes the next batch of %d of a shuffled epoch of %" PRId64 " steps (%" PRId64
                 " images dropped), normalises it ((x/255-%.4f)/%.4f) and %s\n",
                 d->n, d->rows, d->cols, d->images_path, d->labels_path, d->load_s, o->pt.batch, d->epoch_steps,
-                d->dropped, DATA_MEAN, DATA_STD,
-                r->data_direct ? "writes it into the input tensors (cpu: no copy)" : "copies it to the device");
+                d->dropped, DATA_MEAN, DATA_STD, how);
     return SESSION_GO;
 }
 
@@ -1142,18 +1194,28 @@ static void ranks_reduce(struct session *s, struct ranks_result *q)
     q->same_weights = h[0] == h[1];
 }
 
-/* --data: where the inputs came from, the epoch and its time. */
-static void rec_data(struct record *rr, const data_set *d, const measure_result *mr)
+/* --data: where the inputs came from, how they reached the device
+ * (data_upload), the epoch and its time. With the pinned upload the
+ * batches and epochs are those the steps took (one more batch may have
+ * been made, for a step that did not run). */
+static void rec_data(struct record *rr, const struct run *r, const measure_result *mr)
 {
+    const data_set *d = r->data;
     rec(rr, "data_images_file", "%s", d->images_path);
     rec(rr, "data_labels_file", "%s", d->labels_path);
     rec(rr, "data_images", "%" PRId64, d->n);
     rec(rr, "data_image_size", "%dx%d", d->rows, d->cols);
     rec(rr, "data_load_s", "%.6g", d->load_s);
-    rec(rr, "data_pipeline", "in the timed step: shuffled order, uint8 to f32, (x/255-%g)/%g, batch, copy to device",
-        DATA_MEAN, DATA_STD);
-    rec(rr, "data_batches", "%" PRId64, d->batches);
-    rec(rr, "data_epochs_started", "%" PRId64, d->epoch);
+    rec(rr, "data_upload", "%s", r->data_direct ? "none" : r->staged ? "pinned" : "pageable");
+    if (r->staged)
+        rec(rr, "data_pipeline", "during the previous timed step (overlapping it): shuffled order, uint8 to f32, "
+            "(x/255-%g)/%g, batch into pinned memory, copy to device on a second stream; in the step: device copy "
+            "into the inputs", DATA_MEAN, DATA_STD);
+    else
+        rec(rr, "data_pipeline", "in the timed step: shuffled order, uint8 to f32, (x/255-%g)/%g, batch, copy to device",
+            DATA_MEAN, DATA_STD);
+    rec(rr, "data_batches", "%" PRId64, r->staged ? r->ring.taken : d->batches);
+    rec(rr, "data_epochs_started", "%" PRId64, r->staged ? data_ring_epochs(&r->ring, d->epoch_steps) : d->epoch);
     rec(rr, "epoch_steps", "%" PRId64, d->epoch_steps);
     rec(rr, "epoch_dropped_images", "%" PRId64, d->dropped);
     /* an epoch is epoch_steps steps: its time from the median step and its interval */
@@ -1335,7 +1397,7 @@ int session_result(struct session *s)
     if (g->loss >= 0)
         rec(&rr, "loss", "%.6g", loss);
     if (r->data)
-        rec_data(&rr, r->data, mr);
+        rec_data(&rr, r, mr);
     if (o->profile)
         rec_profile(&rr, s);
     if (engine_comm)
@@ -1359,6 +1421,8 @@ void session_free(struct session *s)
     prof_s = NULL;
     free(s->r.stage_x);
     free(s->r.stage_y);
+    for (int k = 0; k < DATA_SLOTS; k++)
+        free(s->r.stage_index[k]);
     data_free(&s->data);
     run_free(&s->r, s->arena, s->arena_bytes);
 }

@@ -25,6 +25,12 @@ struct run {
     int data_direct; /* the cpu: the pipeline writes into the input tensors */
     float *stage_x;
     int32_t *stage_y;
+    /* the pinned upload (data.h, MATRIX_ENGINE_DATA_UPLOAD): a device
+     * backend's staging ring; staged 0 on the cpu and with pageable */
+    int staged;
+    data_ring ring;
+    void *stage_host[DATA_SLOTS * 2];  /* slot s: [2s] input, [2s + 1] labels (pinned) */
+    int32_t *stage_index[DATA_SLOTS]; /* the images of each slot's batch (data_set.index) */
     /* dump mode: called after each op */
     void (*hook)(struct run *r, int opi);
     void *hook_ctx;

@@ -110,6 +110,13 @@ tests_unit_test_bnrelu_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS
 tests_unit_test_bnrelu_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS)
 TESTS += tests/unit/test_bnrelu
 
+# ---- --data's pinned upload, host side (engine/data.c): the staging ring's order (issue 18, item 1)
+check_PROGRAMS += tests/unit/test_data_ring
+tests_unit_test_data_ring_SOURCES = tests/unit/test_data_ring.c engine/data.c engine/data.h engine/measure.c \
+	engine/graph.c
+tests_unit_test_data_ring_LDADD = $(ZLIB_LIBS) $(LIBM)
+TESTS += tests/unit/test_data_ring
+
 # ---- the engine's persistent plan cache (engine/plancache.c): files, staleness, concurrent writers
 check_PROGRAMS += tests/unit/test_plancache
 tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h

@@ -16,6 +16,7 @@
  * the one before (algorithm searches, GEMM checks). Never managed memory. */
 #include "cuda.h"
 #include "../comm.h"
+#include "../data.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -176,6 +177,98 @@ static void be_download(void *dst, const void *src, size_t n)
 }
 
 static void be_sync(void) { cudaCheck(cudaStreamSynchronize(cu.s)); }
+
+/* ---- --data's pinned upload (backend.h stage_*, data.h's ring) ------------------------------
+ *
+ * Batch b lives in slot b % DATA_SLOTS: pinned host buffers the engine
+ * writes, then device buffers the copy stream fills, then the input
+ * tensors, copied device to device on cu.s just before the step. The
+ * step (and a CUDA Graph replay, which reads the input tensors' fixed
+ * addresses) is thus ordered after its batch's copy by stream order and
+ * one event, and the copy of batch k+1 never writes what step k reads: it
+ * lands in the other slot's device buffers while step k runs. Orders:
+ * sent[slot] (cs) before the take's device copies (cu.s wait); taken[slot]
+ * (cu.s) before the slot's next send (cs wait: its device buffers are
+ * free); sent[slot] before the host writes the slot again (stage_reuse).
+ * With the engine's step loop each of these waits is already satisfied
+ * when reached (the step in between was waited for), so none of them
+ * holds the host or the step. */
+#define STAGE_MAX 2 /* buffers per slot: the input and the labels */
+
+static struct {
+    int n;
+    size_t bytes[STAGE_MAX];
+    void *host[DATA_SLOTS][STAGE_MAX]; /* cudaHostAlloc */
+    void *dev[DATA_SLOTS][STAGE_MAX];  /* cu_alloc */
+    cudaStream_t cs;                   /* the copy stream */
+    cudaEvent_t sent[DATA_SLOTS], taken[DATA_SLOTS];
+    int open;
+} stg;
+
+static void stage_release(void)
+{
+    if (!stg.open)
+        return;
+    cudaStreamSynchronize(stg.cs);
+    for (int s = 0; s < DATA_SLOTS; s++) {
+        for (int i = 0; i < stg.n; i++) {
+            if (stg.host[s][i])
+                cudaFreeHost(stg.host[s][i]);
+            cu_free(stg.dev[s][i], stg.bytes[i]);
+        }
+        cudaEventDestroy(stg.sent[s]);
+        cudaEventDestroy(stg.taken[s]);
+    }
+    cudaStreamDestroy(stg.cs);
+    memset(&stg, 0, sizeof stg);
+}
+
+static int be_stage_open(int n, const size_t *bytes, void **host)
+{
+    if (n < 1 || n > STAGE_MAX || stg.open)
+        cu_fail(__FILE__, __LINE__, "be_stage_open", n < 1 || n > STAGE_MAX ? "buffers per slot not 1 or 2" : "opened twice");
+    stg.open = 1;
+    stg.n = n;
+    cudaCheck(cudaStreamCreateWithFlags(&stg.cs, cudaStreamNonBlocking));
+    for (int s = 0; s < DATA_SLOTS; s++) {
+        cudaCheck(cudaEventCreateWithFlags(&stg.sent[s], cudaEventDisableTiming));
+        cudaCheck(cudaEventCreateWithFlags(&stg.taken[s], cudaEventDisableTiming));
+    }
+    for (int s = 0; s < DATA_SLOTS; s++)
+        for (int i = 0; i < n; i++) {
+            stg.bytes[i] = bytes[i];
+            if (cudaHostAlloc(&stg.host[s][i], bytes[i], cudaHostAllocDefault) != cudaSuccess) {
+                (void)cudaGetLastError();
+                stg.host[s][i] = NULL;
+                pool.failed = bytes[i];
+                return -1;
+            }
+            memset(stg.host[s][i], 0, bytes[i]);
+            host[s * n + i] = stg.host[s][i];
+            if (!(stg.dev[s][i] = cu_alloc(bytes[i])))
+                return -1;
+        }
+    return 0;
+}
+
+static void be_stage_reuse(int slot) { cudaCheck(cudaEventSynchronize(stg.sent[slot])); }
+
+static void be_stage_send(int slot)
+{
+    cudaCheck(cudaStreamWaitEvent(stg.cs, stg.taken[slot], 0));
+    for (int i = 0; i < stg.n; i++)
+        cudaCheck(cudaMemcpyAsync(stg.dev[slot][i], stg.host[slot][i], stg.bytes[i], cudaMemcpyHostToDevice, stg.cs));
+    cudaCheck(cudaEventRecord(stg.sent[slot], stg.cs));
+}
+
+static void be_stage_take(int slot, void *const *dst)
+{
+    cudaCheck(cudaStreamWaitEvent(cu.s, stg.sent[slot], 0));
+    for (int i = 0; i < stg.n; i++)
+        if (dst[i])
+            cudaCheck(cudaMemcpyAsync(dst[i], stg.dev[slot][i], stg.bytes[i], cudaMemcpyDeviceToDevice, cu.s));
+    cudaCheck(cudaEventRecord(stg.taken[slot], cu.s));
+}
 static size_t be_workspace(const graph *, const op *) { return 0; }
 
 /* ---- init / fini ----------------------------------------------------------------- */
@@ -220,6 +313,7 @@ static int be_init(int)
 
 static void be_fini(void)
 {
+    stage_release();
     if (run.exec)
         cudaGraphExecDestroy(run.exec);
     if (run.cg)
@@ -311,7 +405,10 @@ static void run_ops(graph *g, int nrun, backend *b)
 
 static backend *the_backend;
 
-static int be_step(graph *g, int nrun)
+/* The step queued on cu.s (eagerly, or its CUDA Graph replayed), then
+ * during(ctx) on the host while it runs (--data: the next batch made and
+ * its copy queued on the copy stream), then the wait for its end. */
+static int be_step(graph *g, int nrun, void (*during)(void *ctx), void *ctx)
 {
     cudaCheck(cudaEventRecord(run.ev0, cu.s));
     if (!run.graphs || run.steps == 0) {
@@ -329,6 +426,8 @@ static int be_step(graph *g, int nrun)
         cudaCheck(cudaGraphLaunch(run.exec, cu.s));
     }
     cudaCheck(cudaEventRecord(run.ev1, cu.s));
+    if (during)
+        during(ctx);
     cudaCheck(cudaEventSynchronize(run.ev1));
     cudaCheck(cudaEventElapsedTime(&run.last_ms, run.ev0, run.ev1));
     run.steps++;
@@ -591,6 +690,10 @@ backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
     b->peak_flops = be_peak_flops;
     b->prof_mark = be_prof_mark;
     b->prof_read = be_prof_read;
+    b->stage_open = be_stage_open;
+    b->stage_reuse = be_stage_reuse;
+    b->stage_send = be_stage_send;
+    b->stage_take = be_stage_take;
     the_backend = b;
     return 0;
 }

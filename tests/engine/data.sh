@@ -29,6 +29,16 @@ expect_grep "^matrix-engine: data: 64 images of 28x28 from 'ok/train-images-idx3
 l1=$(key loss r1) l80=$(key loss r80)
 awk -v a="$l1" -v b="$l80" 'BEGIN { exit !(b < a / 4) }' || fail "loss after 80 steps $l80, after 1 step $l1: not learning"
 echo "ok   loss $l1 after 1 step, $l80 after 80"
+# the upload knob (MATRIX_ENGINE_DATA_UPLOAD, a device's): the cpu copies
+# nothing and says so; a bad value is exit 2 before any step
+expect_eq "$(key data_upload r80)" none "cpu: data_upload"
+MATRIX_ENGINE_DATA_UPLOAD=pageable run --data ok --steps 1 --result rup 2>eup
+expect_eq "$(key loss rup)" "$l1" "cpu: the loss with MATRIX_ENGINE_DATA_UPLOAD=pageable"
+expect_grep "MATRIX_ENGINE_DATA_UPLOAD=pageable changes nothing on the cpu" eup "cpu: the knob logged"
+set +e; MATRIX_ENGINE_DATA_UPLOAD=fast run --data ok --steps 1 --result rbad >/dev/null 2>ebad; rc=$?; set -e
+expect_eq "$rc" 2 "MATRIX_ENGINE_DATA_UPLOAD=fast: exit status"
+expect_eq "$(cat ebad)" "matrix-engine: --data: MATRIX_ENGINE_DATA_UPLOAD='fast' is not one of pinned, pageable" \
+	"MATRIX_ENGINE_DATA_UPLOAD=fast: message"
 # the synthetic default says so
 "$E" --batch 4 --threads 1 --steps 1 --warmup 0 --result rs 2>/dev/null
 expect_eq "$(key data rs)" synthetic "synthetic data key"
