@@ -61,7 +61,7 @@ PARTS="ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
 # part_info NAME: "MINUTES|what runs" (the estimates: engine/NOTES.md, the runbook)
 part_info() {
 	case $1 in
-	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU; SKIP without MPI)" ;;
+	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU; SKIP without MPI), then data_upload.sh" ;;
 	bert) echo "7|5 lanes: model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
@@ -210,7 +210,10 @@ part_ops() {
 	) &
 	mc mc_small 540 "mnist_cnn resnet_tiny" &
 	mc mc_resnet 540 "resnet18 resnet50 conv_graph" &
-	step ddp 300 sh "$here/ddp_check.sh" "$pw/ddp" &
+	(
+		step ddp 300 sh "$here/ddp_check.sh" "$pw/ddp"
+		step data_upload 120 sh "$here/data_upload.sh" "$pw/data_upload"
+	) &
 	wait
 }
 
