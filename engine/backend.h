@@ -36,7 +36,9 @@ typedef struct backend {
     /* After the memory plan, with every tensor in device memory and before
      * the first step: descriptors, algorithm choice, private buffers, the
      * workspace. 0 on success; -1 when out of memory (oom_bytes() says how
-     * much was asked for), -2 on another failure (message on stderr). */
+     * much was asked for), -3 when a setting is refused (a bad
+     * MATRIX_ENGINE_* value or combination: the engine exits 2, a usage
+     * error), -2 on another failure (message on stderr each time). */
     int (*prepare)(graph *g, int nrun);
     /* One whole step (ops [0, nrun)), waited for; 0 on success. NULL: the
      * engine calls ops[] one by one and then sync(). during (may be NULL)

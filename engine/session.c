@@ -999,6 +999,8 @@ int session_place(struct session *s)
         s->t_plan1 = measure_now();
         if (prc == -1)
             return finish_oom(o, r->be.oom_bytes(), "the backend's buffers (weight copies, library workspace)");
+        if (prc == -3) /* a MATRIX_ENGINE_* setting refused, said: a usage error */
+            return 2;
         if (prc) {
             fprintf(stderr, "matrix-engine: the %s backend failed to prepare the plan\n", r->be.name);
             return 1;

@@ -1962,7 +1962,8 @@ static void conv_make_info(void)
     conv_info_algos(s, n, "conv_algos_bwd_filter", BWD_FILTER);
 }
 
-/* MATRIX_ENGINE_CONV into cv.engine: 0, or -2 with the message. */
+/* MATRIX_ENGINE_CONV into cv.engine: 0, or -3 (a refused setting: exit 2)
+ * with the message. */
 static int conv_engine_env(void)
 {
     const char *e = getenv("MATRIX_ENGINE_CONV");
@@ -1976,11 +1977,11 @@ static int conv_engine_env(void)
         }
     fprintf(stderr,
             "matrix-engine: cuda: MATRIX_ENGINE_CONV='%s' is not one of legacy, graph, auto\n", e);
-    return -2;
+    return -3;
 }
 
-/* MATRIX_ENGINE_BNSTATS into cv.bnstats (after conv_engine_env): 0, or -2
- * with the message (a value not known; conv under MATRIX_ENGINE_CONV=legacy,
+/* MATRIX_ENGINE_BNSTATS into cv.bnstats (after conv_engine_env): 0, or -3
+ * (a refused setting: exit 2) with the message (a value not known; conv under MATRIX_ENGINE_CONV=legacy,
  * which builds no graph). */
 static int conv_bnstats_env(void)
 {
@@ -1991,12 +1992,12 @@ static int conv_bnstats_env(void)
                 "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS='%s' is not one of separate (the "
                 "default: BatchNorm sums its input), conv (cuDNN's GEN_STATS in the convolution)\n",
                 e);
-        return -2;
+        return -3;
     }
     if (m == BNS_CONV && cv.engine == CE_LEGACY) {
         fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph "
                         "API, which MATRIX_ENGINE_CONV=legacy turns off\n");
-        return -2;
+        return -3;
     }
     cv.bnstats = m;
     return 0;

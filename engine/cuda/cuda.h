@@ -292,7 +292,8 @@ void cu_ops_register(backend_op_fn *t);   /* ops.cu: the rest */
 /* Prepare functions, called in this order by backend_cuda.cu's prepare with
  * every tensor in device memory and cu.priv zeroed: handles, descriptors,
  * algorithm choice (the timed search runs here), private buffers (cu_alloc),
- * cu.ws_need. 0 on success, -1 when cu_alloc failed, -2 on another failure
+ * cu.ws_need. 0 on success, -1 when cu_alloc failed, -3 when a setting is
+ * refused (a bad MATRIX_ENGINE_* value: exit 2), -2 on another failure
  * (message on stderr). Only ops [0, nrun) run. */
 int cu_conv_prepare(graph *g, int nrun);
 int cu_gemm_prepare(graph *g, int nrun);

@@ -1788,7 +1788,8 @@ int opt_tables(graph *g, int nrun)
 
 /* MATRIX_ENGINE_OPTIM (fused, the default, or per-tensor), the launching
  * ops, the checks of opt_unfusable and the tables; a log line says which
- * kernels run. 0, -1 out of device memory, -2 a bad MATRIX_ENGINE_OPTIM. */
+ * kernels run. 0, -1 out of device memory, -3 a bad MATRIX_ENGINE_OPTIM
+ * (a refused setting: exit 2). */
 int opt_prepare(graph *g, int nrun)
 {
     const char *env = getenv("MATRIX_ENGINE_OPTIM");
@@ -1796,7 +1797,7 @@ int opt_prepare(graph *g, int nrun)
     if (env && *env && strcmp(env, "fused") != 0 && strcmp(env, "per-tensor") != 0) {
         fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_OPTIM='%s': expected 'fused' (one "
                 "multi-tensor kernel per optimizer) or 'per-tensor'\n", env);
-        return -2;
+        return -3;
     }
     for (int i = 0; i < nrun; i++) {
         if (g->ops[i].type == OP_SGD && OPT.nsgd++ == 0)

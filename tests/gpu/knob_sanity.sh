@@ -19,6 +19,8 @@
 #                    reduce-overhead runs a CUDA Graph (cuda_graph=on);
 #                    max-autotune times conv and GEMM algorithms
 #                    (conv_algo_search=timed, gemm_algo_search=timed)
+#   MATRIX_ENGINE_*  a bad MATRIX_ENGINE_CONV / _BNSTATS / _OPTIM value, and
+#                    BNSTATS=conv with CONV=legacy: exit 2 with the reason
 #
 #   sh tests/gpu/knob_sanity.sh [OUTDIR]
 #
@@ -151,6 +153,21 @@ if run c.none $p --compile none && run c.def $p --compile default &&
 else
 	fail "compile: a point did not run"
 fi
+
+# ---- the CUDA backend's MATRIX_ENGINE_* settings: a refused value is a usage error ---------------
+# (read at prepare: exit 2 and the reason, not the generic "failed to prepare" exit 1)
+for kv in "MATRIX_ENGINE_CONV=bogus:MATRIX_ENGINE_CONV='bogus' is not one of" \
+	"MATRIX_ENGINE_BNSTATS=bogus:MATRIX_ENGINE_BNSTATS='bogus' is not one of" \
+	"MATRIX_ENGINE_OPTIM=bogus:MATRIX_ENGINE_OPTIM='bogus': expected" \
+	"MATRIX_ENGINE_BNSTATS=conv MATRIX_ENGINE_CONV=legacy:MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API"; do
+	kvs=${kv%%:*} msg=${kv#*:}
+	rc=0
+	env $kvs "$E" --device cuda --model mnist_cnn --batch 8 --task train --steps 1 --warmup 0 \
+		--result "$W/env.bad" >"$W/env.bad.log" 2>&1 || rc=$?
+	what="$kvs: exit $rc"
+	if [ "$rc" -eq 2 ] && grep -qF "$msg" "$W/env.bad.log"; then pass "$what, the reason said"
+	else fail "$what (want 2 and '$msg'): $(grep -v '^$' "$W/env.bad.log" | tail -n 2 | tr '\n' ' ')"; fi
+done
 
 echo "knob_sanity: $npass passed, $nfail failed${1:+ (results and logs in $W)}"
 [ "$nfail" -eq 0 ]
