@@ -95,8 +95,9 @@ FP16=${MODEL_CHECK_FP16_RTOL:-1e-2}
 FP16L=${MODEL_CHECK_FP16_LOSS_RTOL:-2e-2}
 BF16=${MODEL_CHECK_BF16_RTOL:-5e-2}
 
-if [ -n "${1:-}" ]; then
-	W=$1
+outdir=${1:-} # kept: conv_graph and bnstats_check reset the positional parameters (set --)
+if [ -n "$outdir" ]; then
+	W=$outdir
 	mkdir -p "$W"
 else
 	W=$(mktemp -d "${TMPDIR:-/tmp}/model_check.XXXXXX")
@@ -708,7 +709,7 @@ if selected_part bert_accept; then
 	done
 fi
 
-echo "model_check: $npass checks passed, $nfail failed, $nskip skipped${1:+ (dumps and logs in $W)}"
+echo "model_check: $npass checks passed, $nfail failed, $nskip skipped${outdir:+ (dumps and logs in $W)}"
 if [ "$nfail" -gt 0 ]; then
 	echo "failed:$failed_list"
 	exit 1
