@@ -57,7 +57,10 @@
 #  7. BatchNorm statistics from the convolution (cuDNN's GEN_STATS,
 #     MATRIX_ENGINE_BNSTATS=conv) against the BatchNorm's own sums (=separate)
 #     and against the CPU: resnet_tiny and resnet18 training NHWC, fp32 and
-#     fp16, 5 steps, at the tolerances of 1 and 2 (bnstats_check below).
+#     fp16, 5 steps, at the tolerances of 1 and 2, and fp16 under
+#     reduce-overhead (the GEN_STATS plans replayed in a CUDA Graph) against
+#     the eager run (bnstats_check below).
+#  Also in 1: resnet_tiny training at batch 1 and 3, NCHW and NHWC.
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
@@ -341,6 +344,15 @@ bnstats_check() {
 		run "$m.cpu.T2" cpu $MF $T2 --threads 4
 		compare "$label: conv vs separate" "$n.separate" "$n.conv" $tol
 		compare "$label: conv vs cpu" "$m.cpu.T2" "$n.conv" $tol
+		# the GEN_STATS plans inside the step's CUDA Graph (captured at step
+		# 2: the losses of steps 2-5 and the final weights come from replays)
+		if [ $pr = fp16 ] && [ "${go:-0}" -gt 0 ]; then
+			MATRIX_ENGINE_BNSTATS=conv
+			export MATRIX_ENGINE_BNSTATS
+			run "$n.conv.ro" cuda $MF --task train --steps 5 --channels-last on --compile reduce-overhead --precision $pr
+			unset MATRIX_ENGINE_BNSTATS
+			compare "$label: conv under reduce-overhead vs eager" "$n.conv" "$n.conv.ro" $tol
+		fi
 	done
 }
 
@@ -433,6 +445,17 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 		run "$m.cpu.T4" cpu $MF $T4 --threads 4
 		run "$m.cuda.T4" cuda $MF $T4
 		compare "$m fp32 T4 (train, eval on) cuda vs cpu" "$m.cpu.T4" "$m.cuda.T4" $tight
+		# batch 1 (BatchNorm over one sample: NCHW's per-plane and NHWC's
+		# per-row sums with a single block of partials, convolutions and
+		# their gradients at N = 1) and an odd batch, NCHW and NHWC
+		for b in 1 3; do
+			for c in T1 T2; do
+				eval "flags=\$$c"
+				run "$m.cpu.$c.b$b" cpu $MF $flags --batch $b --threads 4
+				run "$m.cuda.$c.b$b" cuda $MF $flags --batch $b
+				compare "$m fp32 $c batch $b cuda vs cpu" "$m.cpu.$c.b$b" "$m.cuda.$c.b$b" $tight
+			done
+		done
 	fi
 	case $m in mnist_cnn | resnet_tiny) optim_check ;; esac
 	case $m in resnet_tiny | resnet18) bnrelu_check ;; esac
