@@ -17,10 +17,18 @@
 # the checks against the descriptor and searched again; --plan-cache off
 # writes nothing and says plan_cache=off.
 #
+# The graph API's decisions (MATRIX_ENGINE_CONV=graph, resnet18 infer fp16
+# NHWC batch 8): the first run puts forwards on the graph API and stores
+# their engines; the second takes every decision from the cache (each
+# "conv graph" line says so) with the same engine or legacy per
+# convolution; engines edited to one that does not exist (checksum made
+# right) are rejected (cuDNN makes no plan of them) and decided again.
+#
 #   sh tests/gpu/plan_cache.sh [OUTDIR]
 #
 # Last line "plan_cache: N passed, N failed"; exit 0, 1 when a check fails,
-# 77 without a GPU. About 1 minute on one H100.
+# 77 without a GPU. About 1 minute on one H100 (estimated, never run; the graph
+# API part adds three short inference points).
 set -u
 if [ -z "${MATRIX_ENGINE:-}" ]; then
 	if [ -n "${top_builddir:-}" ]; then MATRIX_ENGINE=$top_builddir/engine/matrix-engine
@@ -140,6 +148,63 @@ for pt in "resnet18:--model resnet18 --task train --batch 32 --precision fp16 --
 done
 
 # off: nothing written (not even in the default place), plan_cache=off
+# the graph API's decision of every forward of a log: "NAME ID:KNOBS" or "NAME legacy", sorted
+gconvs() {
+	sed -n -E "s/^matrix-engine: cuda: conv graph '([^']*)' [^:]*: (cuDNN graph API, engine ([^ ]+)|legacy).*/\1 \3/p" "$1" |
+		sed -e 's/,$//' -e 's/ $/ legacy/' | sort
+}
+
+# tamper_graph FILE: every stored graph engine 999999 (no engine has that index), the checksum made right again
+tamper_graph() {
+	python3 - "$1" <<'EOF'
+import re, sys
+p = sys.argv[1]
+lines = open(p, "rb").read().split(b"\n")[:-2]  # without the end line
+lines = [re.sub(rb"^(convg1 [^\t]*\tgraph eng=)\d+", rb"\g<1>999999", l) for l in lines]
+body = b"\n".join(lines) + b"\n"
+h = 1469598103934665603
+for c in body:
+    h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+open(p, "wb").write(body + b"end\t%d\t%016x\n" % (len(lines) - 2, h))
+EOF
+}
+
+MATRIX_ENGINE_CONV=graph
+export MATRIX_ENGINE_CONV
+gf="--model resnet18 --task infer --eval on --inference-mode on --batch 8 --precision fp16 --channels-last on"
+d=$W/cache.graph
+# shellcheck disable=SC2086
+if run graph.1 "$d" $gf && run graph.2 "$d" $gf; then
+	gconvs "$W/graph.1.log" >"$W/graph.1.g"
+	gconvs "$W/graph.2.log" >"$W/graph.2.g"
+	g1=$(key conv_graph_ops "$W/graph.1") s1=$(key plan_cache_stored "$W/graph.1")
+	check "graph API first run: ${g1:-?} forwards on the graph API (more than none), ${s1:-?} decisions stored" \
+		[ "${g1:-0}" -gt 0 -a "${s1:-0}" -gt 0 ]
+	notc=$(grep "cuda: conv graph '" "$W/graph.2.log" | grep -vc '(plan cache)')
+	nall=$(grep -c "cuda: conv graph '" "$W/graph.2.log")
+	check "graph API second run: every one of $nall decisions from the plan cache ($notc not), 0 rejected" \
+		[ "$notc" = 0 -a "$nall" -gt 0 -a "$(key plan_cache_rejected "$W/graph.2")" = 0 ]
+	check "graph API second run: the same engine or legacy for each of $(wc -l <"$W/graph.1.g") forwards" \
+		same_convs "$W/graph.1.g" "$W/graph.2.g"
+	f=$(ls "$d"/plans-*.txt 2>/dev/null | head -n 1)
+	ng=$(grep -c "^convg1 .*	graph eng=" "$f" 2>/dev/null)
+	if [ -n "$f" ] && [ "${ng:-0}" -gt 0 ] && command -v python3 >/dev/null 2>&1 && tamper_graph "$f"; then
+		# shellcheck disable=SC2086
+		if run graph.3 "$d" $gf; then
+			r3=$(key plan_cache_rejected "$W/graph.3") g3=$(key conv_graph_ops "$W/graph.3")
+			check "graph API tampered cache: ${r3:-?} of $ng stored engines rejected, ${g3:-?} forwards decided again on the graph API" \
+				[ "${r3:-0}" -ge "$ng" -a "${g3:-0}" -gt 0 ]
+		else
+			fail "graph API: the point on a tampered cache did not run (a stored engine was trusted?)"
+		fi
+	else
+		fail "graph API: no stored graph engine to tamper with in '${f:-no file}' (${ng:-0} entries)"
+	fi
+else
+	fail "graph API: a point did not run"
+fi
+unset MATRIX_ENGINE_CONV
+
 XDG_CACHE_HOME=$W/xdg
 export XDG_CACHE_HOME
 unset MATRIX_PLAN_CACHE
