@@ -347,6 +347,21 @@ static void be_fini(void)
 
 /* ---- prepare ------------------------------------------------------------------------- */
 
+/* MATRIX_ENGINE_POISON (the GPU checks): every byte of the activations and
+ * their gradients 0xff, NaN in f32, f16 and bf16, so an element an op
+ * forgot to write shows in the checks. */
+static void be_poison(graph *g)
+{
+    const char *poison = getenv("MATRIX_ENGINE_POISON");
+    if (!poison || !*poison || strcmp(poison, "0") == 0)
+        return;
+    for (int i = 0; i < g->nt; i++) {
+        tensor *t = &g->t[i];
+        if ((t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead && t->data)
+            cudaCheck(cudaMemsetAsync(t->data, 0xff, t->bytes, cu.s));
+    }
+}
+
 static int be_prepare(graph *g, int nrun)
 {
     run.g = g;
@@ -354,15 +369,7 @@ static int be_prepare(graph *g, int nrun)
     cu.priv = (void **)calloc(g->nops + 1, sizeof *cu.priv);
     if (!cu.priv)
         cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    const char *poison = getenv("MATRIX_ENGINE_POISON");
-    if (poison && *poison && strcmp(poison, "0") != 0)
-        /* every byte 0xff: NaN in f32, f16 and bf16, so an element an op
-         * forgot to write shows in the checks */
-        for (int i = 0; i < g->nt; i++) {
-            tensor *t = &g->t[i];
-            if ((t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead && t->data)
-                cudaCheck(cudaMemsetAsync(t->data, 0xff, t->bytes, cu.s));
-        }
+    be_poison(g);
     int rc;
     run.prepared = 1;
     cu_plans_open(); /* the choices of earlier runs (plans.cu), saved below */
@@ -377,6 +384,12 @@ static int be_prepare(graph *g, int nrun)
     cu.ws = cu_alloc(cu.ws_bytes);
     if (!cu.ws)
         return -1;
+    /* again: the prepares' trial calls and timed races ran on the ops' own
+     * buffers (the fused call's trial, cached choices' checks, the searches,
+     * the graph plans' races) and left finite values in the arena, which an
+     * op of the first step that forgets elements of its output, sharing
+     * those bytes, would show instead of NaN */
+    be_poison(g);
     cudaCheck(cudaStreamSynchronize(cu.s));
     /* peak_mem_bytes is what the steps need (tensors, private buffers, the
      * workspace): the scratch of the algorithm searches and GEMM checks,
