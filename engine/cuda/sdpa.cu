@@ -456,8 +456,8 @@ static int sd_build_graph(sdpa_plan *pl)
 
 /* Build pl: the unified operation; for the backward, when it has no engine,
  * the composite graph. With dropout only composite graphs (the unified
- * operation takes no mask): the forward in the frontend node's order of the
- * dropout products, then in its sample's. 0, or -1 with pl->b.why. */
+ * operation takes no mask; the forward's two product orders are sd_make's).
+ * 0, or -1 with pl->b.why. */
 static int sd_build(sdpa_plan *pl)
 {
     if (pl->drop) {
@@ -466,19 +466,7 @@ static int sd_build(sdpa_plan *pl)
             return 0;
         char first[200];
         snprintf(first, sizeof first, "%.180s", pl->b.why);
-        if (!pl->fwd) {
-            snprintf(pl->b.why, sizeof pl->b.why, "composite graph with our dropout mask: %s", first);
-            return -1;
-        }
-        sd_drop(pl);
-        pl->order = 1;
-        if (sd_build_graph(pl) == 0)
-            return 0;
-        char second[200];
-        snprintf(second, sizeof second, "%.180s", pl->b.why);
-        snprintf(pl->b.why, sizeof pl->b.why,
-                 "composite graph with our dropout mask: scale then mask: %.160s; mask then "
-                 "scale: %.160s", first, second);
+        snprintf(pl->b.why, sizeof pl->b.why, "composite graph with our dropout mask: %s", first);
         return -1;
     }
     if (sd_build_graph(pl) == 0)
@@ -699,6 +687,34 @@ static int sd_verify(sdpa_plan *pl, const char **note)
     return rc;
 }
 
+/* Build pl and check it (sd_build, sd_verify): 1 right, -1 used unchecked
+ * (*note says why), 0 not usable (pl->b.why). The forward with dropout tries
+ * the frontend node's order of the two dropout products, then its sample's,
+ * each built AND checked: an order whose graph builds but computes something
+ * else (the check fails) is dropped and the other one tried. */
+static int sd_make(sdpa_plan *pl, const char **note)
+{
+    if (!pl->drop || !pl->fwd) {
+        if (sd_build(pl))
+            return 0;
+        return sd_verify(pl, note);
+    }
+    char why[2][200];
+    pl->composite = 1;
+    for (int ord = 0; ord < 2; ord++) {
+        pl->order = ord;
+        int v = sd_build_graph(pl) ? 0 : sd_verify(pl, note);
+        if (v != 0)
+            return v;
+        snprintf(why[ord], sizeof why[ord], "%.180s", pl->b.why);
+        sd_drop(pl);
+    }
+    snprintf(pl->b.why, sizeof pl->b.why,
+             "composite graph with our dropout mask: scale then mask: %.160s; mask then scale: "
+             "%.160s", why[0], why[1]);
+    return 0;
+}
+
 static void sd_plan_free(sdpa_plan *pl)
 {
     dg_drop(&pl->b);
@@ -726,21 +742,17 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
     pl->B = B; pl->H = H; pl->T = T; pl->d = d;
     pl->drop = drop;
     pl->p = drop ? p : 0.0f;
+    const char *note = "";
     const char *force = getenv("MATRIX_ENGINE_SDPA");
     if (force && !strcmp(force, "kernel"))
         snprintf(pl->b.why, sizeof pl->b.why, "MATRIX_ENGINE_SDPA=kernel");
     else if (!drop && cudnnGetVersion() < 91301) /* dropout: composite graphs only */
         snprintf(pl->b.why, sizeof pl->b.why, "cuDNN %zu has no unified SDPA operation (9.13.1+)",
                  cudnnGetVersion());
-    else
-        pl->ok = sd_build(pl) == 0;
-    const char *note = "";
-    if (pl->ok) { /* the plan computes what our kernels compute, or it is not used */
-        int v = sd_verify(pl, &note);
+    else { /* built, then run against our kernels: used only if it computes what they do */
+        int v = sd_make(pl, &note);
         pl->ok = v != 0;
         pl->verified = v > 0;
-        if (v == 0)
-            note = "";
     }
     if (!pl->ok) /* keep the reason, drop what was made */
         sd_drop(pl);
