@@ -130,6 +130,14 @@ int graph_find(const graph *g, const char *name)
     return -1;
 }
 
+int graph_draws_masks(const graph *g, int n)
+{
+    for (int i = 0; i < n && i < g->nops; i++)
+        if (g->ops[i].type == OP_DROPOUT || (g->ops[i].type == OP_ATTENTION && g->ops[i].out[2] >= 0))
+            return 1;
+    return 0;
+}
+
 size_t graph_dtype_size(int dtype)
 {
     return dtype == DT_F16 || dtype == DT_BF16 ? 2 : 4;

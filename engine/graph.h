@@ -175,5 +175,8 @@ size_t graph_dtype_size(int dtype);
 /* Index of the tensor called name, or -1. */
 int graph_find(const graph *g, const char *name);
 const char *graph_op_name(int type);
+/* 1 when one of ops [0, n) draws a dropout mask (a dropout, or an attention
+ * with probability dropout: out[2]), which a dump records per op and step. */
+int graph_draws_masks(const graph *g, int n);
 
 #endif

@@ -491,10 +491,10 @@ static int dump_run(struct run *r, const struct opts *o)
     d.losses = calloc(steps, sizeof(float));
     mallocCheck(d.losses);
     /* the per-op hook records dropout masks; without masks a device backend
-     * runs whole steps (so a dump also checks the CUDA Graph path) */
-    int masks = 0;
-    for (int i = 0; i < r->nrun; i++)
-        masks |= g->ops[i].type == OP_DROPOUT || g->ops[i].type == OP_ATTENTION;
+     * runs whole steps (so a dump also checks the CUDA Graph path). An
+     * attention op has a mask only with dropout (out[2]): BERT with --eval
+     * on has none, and its dumps must go through the graph too */
+    int masks = graph_draws_masks(g, r->nrun);
     r->hook = masks || r->be.host_visible ? dump_hook : NULL;
     r->hook_ctx = &d;
     for (int s = 0; s < steps; s++) {

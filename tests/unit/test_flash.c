@@ -15,7 +15,9 @@
  *     prime, with accumulating gradients too; with attention dropout too,
  *     where the flash form's keep flags are exactly where the probabilities
  *     form's mask is non-zero (which is 1 / (1 - p) there), the backward's
- *     flags are the forward's, and the dropped fraction is p (statistically). */
+ *     flags are the forward's, and the dropped fraction is p (statistically);
+ *   - graph_draws_masks: none without dropout (a dump on a device then runs
+ *     whole steps, through the CUDA Graph), some with it. */
 #include "config.h"
 #include "t.h"
 #include "model_build.h"
@@ -62,6 +64,9 @@ static void check_pass(void)
         nb++;
     }
     CHECK_INT(nb, natt);
+    /* no mask to record: a dump on a device runs whole steps (the CUDA Graph
+     * of reduce-overhead), as the measured steps do */
+    CHECK_INT(graph_draws_masks(&g, g.nops), 0);
     graph_free(&g);
     /* with attention dropout: the flash form too, keep flags drawn again */
     if (build_model(&g, "bert_tiny", 0, 0)) {
@@ -71,6 +76,8 @@ static void check_pass(void)
     CHECK_INT(pass_flash_attention(&g), natt);
     pass_autodiff(&g, &opt);
     pass_precision(&g, DT_BF16);
+    CHECK_INT(graph_draws_masks(&g, g.nops), 1); /* a dump records them op by op */
+    CHECK_INT(graph_draws_masks(&g, 0), 0);
     nb = 0;
     for (int i = g.nfwd; i < g.nops; i++) {
         const op *o = &g.ops[i];
