@@ -1104,6 +1104,13 @@ static void build_cases(suite *s)
         case_select0(s, 3, 7, 24, acc);
     }
     case_embed(s, 2, 128, 64, 1000, 512, 2, 0);
+    /* more rows than one partial (the token-type table's 256, layer norm's
+     * dgamma / dbeta 64), the last one short: the partials' combine; word
+     * ids from 5, so runs of ~60 equal ids in the sorted scatter-add */
+    for (int acc = 0; acc < 2; acc++) {
+        case_embed(s, 3, 100, 64, 5, 512, 2, acc);
+        case_layernorm(s, 129, acc ? 33 : 768, acc);
+    }
     case_attention(s, 1, 128, 12, 768, 0, 0);
     /* the flash form: odd sizes (d = 8, 16), BERT-base's heads (d = 64) at
      * T = 128 and 512 (the kernels' shared memory holds T = 512 with d = 64) */
