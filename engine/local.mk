@@ -5,7 +5,7 @@ engine_matrix_engine_SOURCES = \
 	engine/main.c engine/engine.h engine/check.h engine/rng.h \
 	engine/flags.c engine/flags.h engine/record.c engine/record.h \
 	engine/session.c engine/session.h \
-	engine/comm.c engine/comm.h \
+	engine/comm.c engine/comm_shm.c engine/comm.h \
 	engine/graph.c engine/graph.h \
 	engine/passes.c engine/passes.h \
 	engine/measure.c engine/measure.h \
@@ -62,10 +62,10 @@ endif
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/profile.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh
 check_PROGRAMS += tests/engine/dump_cmp
 tests_engine_dump_cmp_LDADD = $(LIBM)
-EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py
+EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
 	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
 if HAVE_TORCH

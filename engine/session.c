@@ -34,17 +34,26 @@
  * the input pipeline (--data) */
 static double *prof_s;
 
-/* MATRIX_ENGINE_DIE_RANK=K: rank K kills itself at its third step (the
- * data-parallel test of a rank that dies: tests/engine/ddp_cpu.sh). */
+/* MATRIX_ENGINE_DIE_RANK=K[:exit], a test knob: rank K kills itself with
+ * SIGKILL at its third step, or with :exit ends there with exit status 7
+ * (the data-parallel tests of a rank that dies or fails: the launcher must
+ * take the others down; tests/engine/ddp_cpu.sh, tests/engine/launch.sh).
+ * The rank says so on stderr first. */
 static void maybe_die(const graph *g)
 {
-    static int die = -2;
+    static int die = -2, by_exit;
     if (die == -2) {
         const char *e = getenv("MATRIX_ENGINE_DIE_RANK");
         die = e && *e ? atoi(e) : -1;
+        by_exit = e && strstr(e, ":exit") != NULL;
     }
-    if (die >= 0 && engine_comm && engine_comm->rank == die && g->step == 3)
+    if (die >= 0 && engine_comm && engine_comm->rank == die && g->step == 3) {
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DIE_RANK=%d%s: rank %d %s at step 3 (test knob)\n", die,
+                by_exit ? ":exit" : "", die, by_exit ? "exits 7" : "kills itself with SIGKILL");
+        if (by_exit)
+            _exit(7);
         raise(SIGKILL);
+    }
 }
 
 /* The pinned upload: the next batch made into the ring's next slot and its
@@ -548,8 +557,11 @@ static void print_version(FILE *f)
     fprintf(f, "  BLAS          %s\n  MPI           %s", MATRIX_BUILD_BLAS, MATRIX_BUILD_MPI);
 #ifdef HAVE_MPI
     module_path("MATRIX_ENGINE_MPI", "matrix-engine-mpi.so", path, sizeof path);
-    fprintf(f, ", loaded for --gpus N > 1 from %s%s", path, access(path, F_OK) ? " (missing)" : "");
+    fprintf(f, ", loaded for ranks of MATRIX_ENGINE_LAUNCH=mpirun from %s%s", path,
+            access(path, F_OK) ? " (missing)" : "");
 #endif
+    fprintf(f, "\n  ranks         --gpus N > 1: started by the local launcher over shared memory "
+            "(MATRIX_ENGINE_LAUNCH=auto|local), or by mpirun (=mpirun)");
     fprintf(f, "\n  CPU kernels   %s\n", MATRIX_BUILD_ARCH);
     fprintf(f, "  --data files  %s\n", data_formats());
     fprintf(f, "  compiler      %s\n  CFLAGS        %s\n", MATRIX_BUILD_CC, MATRIX_BUILD_CFLAGS);
@@ -613,13 +625,17 @@ int session_ranks(struct session *s, int argc, char **argv)
     const char *force = getenv("MATRIX_ENGINE_DP");
     if (o->pt.gpus <= 1 && !(force && strcmp(force, "1") == 0))
         return SESSION_GO;
-    if (!comm_is_rank()) { /* the launcher: mpirun runs the ranks, rank 0 writes */
+    if (!comm_is_rank()) { /* the launcher (local or mpirun) runs the ranks, rank 0 writes */
         int rc = comm_launch(argc, argv, o->pt.gpus, s->err, sizeof s->err);
+        if (rc == -2) {
+            fprintf(stderr, "matrix-engine: %s\n", s->err);
+            return 2;
+        }
         return rc < 0 ? finish_unsupported(o, s->ignored, s->err) : rc;
     }
     if (comm_join(s->err, sizeof s->err))
         return finish_unsupported(o, s->ignored, s->err);
-    atexit(comm_leave); /* every way out of a rank finalizes MPI */
+    atexit(comm_leave); /* every way out of a rank leaves (unmaps, or finalizes MPI) */
     if (engine_comm->size != o->pt.gpus) {
         fprintf(stderr, "matrix-engine: %d ranks started for --gpus %d\n", engine_comm->size,
                 o->pt.gpus);
@@ -1042,7 +1058,7 @@ static int ranks_agree(int stop)
 {
     int v = stop;
     if (engine_comm->bcast(&v, sizeof v, 0))
-        BUG("MPI_Bcast of the stopping decision failed");
+        BUG("the broadcast of the stopping decision failed");
     return v;
 }
 
@@ -1239,10 +1255,14 @@ static void rec_ranks(struct record *rr, const struct session *s, const struct r
     rec(rr, "rank_step_ms_max", "%.6g", q->med);
     rec(rr, "rank_step_ms_min", "%.6g", q->min_med);
     rec(rr, "comm", "%s", on_gpu ? "nccl" : engine_comm->name);
-    rec(rr, "comm_mpi", "%s", engine_comm->version);
+    /* who started the ranks, and the host communicator (on GPUs: NCCL's
+     * bootstrap, the stopping rule, the final checks) */
+    rec(rr, "launcher", "%s", comm_launcher());
+    rec(rr, "comm_host", "%s", engine_comm->name);
+    rec(rr, "comm_host_version", "%s", engine_comm->version);
     if (o->pt.train) {
         rec(rr, "grad_buckets", "%d", s->buckets);
-        if (!on_gpu) /* host time blocked in MPI; NCCL runs on its own stream */
+        if (!on_gpu) /* host time blocked in the host communicator; NCCL runs on its own stream */
             rec(rr, "comm_wait_share", "%.4g", q->wait_share);
         rec(rr, "ranks_same_weights", "%d", q->same_weights);
     }

@@ -66,7 +66,7 @@ struct session {
 /* Options and defaults: --help / --list-models answered here (exit 0), a
  * bad flag or model is 2. */
 int session_flags(struct session *s, int argc, char **argv);
-/* --gpus N > 1: start N ranks under mpirun and wait for them (the exit
+/* --gpus N > 1: start N ranks (comm_launch: local, or mpirun) and wait for them (the exit
  * status), or, in a rank, join them (engine_comm). */
 int session_ranks(struct session *s, int argc, char **argv);
 /* The backend: cuda when asked for (or auto with a GPU and the module). */

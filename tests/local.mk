@@ -91,7 +91,7 @@ TESTS += tests/unit/test_saved
 # the flash form of attention: the pass and the CPU backend's two forms
 check_PROGRAMS += tests/unit/test_flash
 tests_unit_test_flash_SOURCES = tests/unit/test_flash.c \
-	engine/graph.c engine/passes.c engine/mem.c engine/comm.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c \
 	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
 	engine/models/resnet.c engine/models/bert.c
@@ -102,7 +102,7 @@ TESTS += tests/unit/test_flash
 # a BatchNorm's ReLU backward folded into its backward: the pass and the CPU backend's fused op
 check_PROGRAMS += tests/unit/test_bnrelu
 tests_unit_test_bnrelu_SOURCES = tests/unit/test_bnrelu.c \
-	engine/graph.c engine/passes.c engine/mem.c engine/comm.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c \
 	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
 	engine/models/resnet.c engine/models/bert.c
@@ -161,3 +161,9 @@ fuzz-run: fuzz
 	done
 CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_plancache
 .PHONY: fuzz fuzz-run
+
+# ---- the local launcher's host communicator (engine/comm_shm.c): collectives against a serial reference (issue 17)
+check_PROGRAMS += tests/unit/test_comm_shm
+tests_unit_test_comm_shm_SOURCES = tests/unit/test_comm_shm.c engine/comm_shm.c engine/comm.h
+tests_unit_test_comm_shm_LDADD = $(LIBM)
+TESTS += tests/unit/test_comm_shm

@@ -43,7 +43,7 @@ else
 	expect_eq "$(value BLAS e.txt)" "no (plain C GEMM)" "BLAS not built"
 fi
 if grep -q '^#define HAVE_MPI 1' "$cfg"; then
-	grep -q "^  MPI .*, loaded for --gpus N > 1 from $top_builddir/engine/matrix-engine-mpi.so$" e.txt ||
+	grep -q "^  MPI .*, loaded for ranks of MATRIX_ENGINE_LAUNCH=mpirun from $top_builddir/engine/matrix-engine-mpi.so$" e.txt ||
 		fail "the engine does not name its MPI module in the build tree: $(grep MPI e.txt)"
 fi
 grep -qx "  native engine $MATRIX_ENGINE (\$MATRIX_ENGINE)" m.txt || fail "matrix --version does not name \$MATRIX_ENGINE: $(grep 'native engine' m.txt)"

@@ -61,9 +61,9 @@ unsup() {
 # (--device cuda: tests/engine/cuda_nogpu.sh)
 unsup "fp16 is not implemented in the CPU backend" --device cpu --precision fp16
 unsup "SyncBN needs more than one GPU (gpus: 1 has nothing to synchronise with)" --device cpu --syncbn on
-MATRIX_MPIRUN=/nonexistent/mpirun; export MATRIX_MPIRUN
-unsup "--gpus 2 needs MPI to start 2 ranks: mpirun not found (install openmpi-bin, or set MATRIX_MPIRUN)" --device cpu --gpus 2
-unset MATRIX_MPIRUN
+MATRIX_MPIRUN=/nonexistent/mpirun MATRIX_ENGINE_LAUNCH=mpirun; export MATRIX_MPIRUN MATRIX_ENGINE_LAUNCH
+unsup "MATRIX_ENGINE_LAUNCH=mpirun needs MPI to start 2 ranks: mpirun not found (install openmpi-bin, set MATRIX_MPIRUN, or leave the ranks to the local launcher)" --device cpu --gpus 2
+unset MATRIX_MPIRUN MATRIX_ENGINE_LAUNCH
 if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
   unsup "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)" --device cpu --precision bf16
 else

@@ -1,50 +1,72 @@
 #!/bin/sh
-# ddp_cpu.sh - data-parallel ranks of the native engine on the CPU, with a
-# real MPI (Open MPI's mpirun, started by the engine for --gpus N): the
-# same data-parallel code the CUDA backend runs with NCCL.
+# ddp_cpu.sh - data-parallel ranks of the native engine on the CPU: the same
+# data-parallel code the CUDA backend runs with NCCL, with each host
+# communicator: shm (the engine's local launcher, MATRIX_ENGINE_LAUNCH=local,
+# no MPI) and MPI (Open MPI's mpirun started by the engine,
+# MATRIX_ENGINE_LAUNCH=mpirun).
 #
 # resnet_tiny, global batch 12, fp32, 5 training steps at --lr 0.001, the
 # single process against 2 ranks x 6 and 3 ranks x 4 (each rank's inputs are
-# its rows of the global batch):
+# its rows of the global batch), under each launcher:
 #   - BN on running statistics (--eval on): the gradients of step 1 after
 #     the all-reduce, and the losses of the 5 steps (mean over the ranks),
 #     equal the single process's at 1e-5 relative; final weights at 1e-3;
 #   - SyncBN (--syncbn on, batch statistics): the same, and rank 0's output
 #     equals the single process's first rows: BatchNorm over the global
-#     batch; one rank through the data-parallel path with SyncBN (its
-#     all-reduces of one) equals the plain process bit for bit;
-#   - control: batch statistics without SyncBN must differ (BN over each
-#     rank's slice), so the comparison can fail;
+#     batch; one rank through the data-parallel path, with and without
+#     SyncBN (its all-reduces of one), equals the plain process bit for bit;
 #   - every rank ends with the same parameters (ranks_same_weights=1), the
-#     result has ranks, global_batch, the slowest rank's step time;
+#     result has ranks, global_batch, the slowest rank's step time, comm and
+#     launcher;
 #   - a rank killed by a signal takes the point down: the engine dies of
-#     the same signal (the runner's `crashed`), no rank left running.
-# SKIP (77) when the engine was built without MPI or mpirun is missing.
+#     the same signal (the runner's `crashed`), no rank left running;
+# shm ranks against MPI ranks: the same dumps at the same tolerances (and
+# whether they are bit for bit the same is printed); the control: batch
+# statistics without SyncBN must differ (BN over each rank's slice), so the
+# comparison can fail.
+# The MPI part is skipped, with the reason, when the engine was built
+# without MPI or mpirun is missing; the shm part always runs.
 set -eu
 E=${MATRIX_ENGINE:?}
 CMP=${DUMP_CMP:-${top_builddir:-.}/tests/engine/dump_cmp}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 pass=0 fail=0
-# under AddressSanitizer (.ci/run's second pass): no leak check in the ranks,
-# whose only leaks are Open MPI's own, in components it unloads before
-# LeakSanitizer can name them (the engine's leaks are checked by every
-# single-process test)
+# under AddressSanitizer (.ci/run's second pass): no leak check in MPI's
+# ranks, whose only leaks are Open MPI's own, in components it unloads
+# before LeakSanitizer can name them (the shm ranks are checked as every
+# single-process test is)
+mpi_asan=${ASAN_OPTIONS:-}
 if ldd "$E" 2>/dev/null | grep -q libasan; then
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"; export ASAN_OPTIONS
+	mpi_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 fi
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1"; fail=$((fail + 1)); }
 key() { sed -n "s/^$1=//p" "$2"; }
+# runl LAUNCHER CMD...: CMD with the ranks started by LAUNCHER (local, mpirun)
+runl() {
+	l=$1; shift
+	if [ "$l" = mpirun ]; then env MATRIX_ENGINE_LAUNCH=mpirun ASAN_OPTIONS="$mpi_asan" "$@"
+	else env MATRIX_ENGINE_LAUNCH=local "$@"; fi
+}
+# the communicator each launcher gives
+comm_of() { if [ "$1" = mpirun ]; then echo mpi; else echo shm; fi; }
 
 rc=0
-"$E" --device cpu --model mnist_cnn --batch 2 --gpus 2 --threads 1 --steps 1 --warmup 0 \
+runl local "$E" --device cpu --model mnist_cnn --batch 2 --gpus 2 --threads 1 --steps 1 --warmup 0 \
+	--result "$W/probe" >"$W/probe.log" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { cat "$W/probe.log"; echo "FAIL: the 2-rank probe (local launcher) exited $rc"; exit 1; }
+launchers=local
+rc=0
+runl mpirun "$E" --device cpu --model mnist_cnn --batch 2 --gpus 2 --threads 1 --steps 1 --warmup 0 \
 	--result "$W/probe" >"$W/probe.log" 2>&1 || rc=$?
 if [ "$rc" -eq 3 ]; then
-	echo "SKIP: $(key reason "$W/probe")"
-	exit 77
+	echo "SKIP the MPI ranks: $(key reason "$W/probe")"
+elif [ "$rc" -ne 0 ]; then
+	cat "$W/probe.log"; echo "FAIL: the 2-rank probe (mpirun) exited $rc"; exit 1
+else
+	launchers="local mpirun"
 fi
-[ "$rc" -eq 0 ] || { cat "$W/probe.log"; echo "FAIL: the 2-rank probe exited $rc"; exit 1; }
 
 C="--device cpu --model resnet_tiny --task train --steps 5 --warmup 0 --lr 0.001 --threads 1"
 # cmp LABEL REF GOT: gradients and losses at 1e-5, final weights at 1e-3
@@ -62,35 +84,77 @@ cmp_dumps() {
 
 "$E" $C --batch 12 --eval on --dump "$W/single_eval.mxw" >"$W/s1.log" 2>&1
 "$E" $C --batch 12 --dump "$W/single_bn.mxw" >"$W/s2.log" 2>&1
-# one rank through the data-parallel path (mpirun, buckets, all-reduce of 1)
-# is the plain path exactly
-if MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --dump "$W/dp1.mxw" >"$W/dp1.log" 2>&1 &&
-	"$CMP" "$W/single_bn.mxw" "$W/dp1.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
-	ok "1 rank through MPI equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
-else
-	ko "1 rank through MPI differs from the plain process"; grep -v '^ok' "$W/cmp.out" | head -n 5
-fi
-# the same with SyncBN: the 1-rank all-reduce of its sums changes nothing
-if MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --syncbn on --dump "$W/dp1sb.mxw" >"$W/dp1sb.log" 2>&1 &&
-	grep -q 'syncbn: [1-9][0-9]* BatchNorm ops' "$W/dp1sb.log" &&
-	"$CMP" "$W/single_bn.mxw" "$W/dp1sb.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
-	ok "1 rank through MPI with SyncBN equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
-else
-	ko "1 rank through MPI with SyncBN differs from the plain process"; tail -n 3 "$W/dp1sb.log"; grep -v '^ok' "$W/cmp.out" | head -n 5
-fi
-for n in 2 3; do
-	b=$((12 / n))
-	if "$E" $C --batch $b --gpus $n --eval on --dump "$W/dp$n.mxw" >"$W/dp$n.log" 2>&1; then
-		cmp_dumps "$n ranks x $b, BN running statistics" "$W/single_eval.mxw" "$W/dp$n.mxw"
+for L in $launchers; do
+	cm=$(comm_of $L)
+	# one rank through the data-parallel path (buckets, all-reduce of 1) is
+	# the plain path exactly; with SyncBN too (the 1-rank all-reduce of its
+	# sums changes nothing)
+	if runl $L env MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --dump "$W/dp1$cm.mxw" >"$W/dp1$cm.log" 2>&1 &&
+		"$CMP" "$W/single_bn.mxw" "$W/dp1$cm.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+		ok "1 rank through $cm equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
 	else
-		ko "$n ranks x $b: exit $? (see below)"; tail -n 5 "$W/dp$n.log"
+		ko "1 rank through $cm differs from the plain process"; tail -n 3 "$W/dp1$cm.log"; grep -v '^ok' "$W/cmp.out" | head -n 5
 	fi
-	if "$E" $C --batch $b --gpus $n --syncbn on --dump "$W/sb$n.mxw" >"$W/sb$n.log" 2>&1; then
-		cmp_dumps "$n ranks x $b, SyncBN" "$W/single_bn.mxw" "$W/sb$n.mxw" "output 1e-5"
+	if runl $L env MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --syncbn on --dump "$W/dp1sb$cm.mxw" >"$W/dp1sb$cm.log" 2>&1 &&
+		grep -q 'syncbn: [1-9][0-9]* BatchNorm ops' "$W/dp1sb$cm.log" &&
+		"$CMP" "$W/single_bn.mxw" "$W/dp1sb$cm.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+		ok "1 rank through $cm with SyncBN equals the plain process bit for bit ($(tail -n 1 "$W/cmp.out"))"
 	else
-		ko "$n ranks x $b SyncBN: exit $?"; tail -n 5 "$W/sb$n.log"
+		ko "1 rank through $cm with SyncBN differs from the plain process"; tail -n 3 "$W/dp1sb$cm.log"; grep -v '^ok' "$W/cmp.out" | head -n 5
 	fi
+	for n in 2 3; do
+		b=$((12 / n))
+		if runl $L "$E" $C --batch $b --gpus $n --eval on --dump "$W/dp$n$cm.mxw" >"$W/dp$n$cm.log" 2>&1; then
+			cmp_dumps "$n $cm ranks x $b, BN running statistics" "$W/single_eval.mxw" "$W/dp$n$cm.mxw"
+		else
+			ko "$n $cm ranks x $b: exit $? (see below)"; tail -n 5 "$W/dp$n$cm.log"
+		fi
+		if runl $L "$E" $C --batch $b --gpus $n --syncbn on --dump "$W/sb$n$cm.mxw" >"$W/sb$n$cm.log" 2>&1; then
+			cmp_dumps "$n $cm ranks x $b, SyncBN" "$W/single_bn.mxw" "$W/sb$n$cm.mxw" "output 1e-5"
+		else
+			ko "$n $cm ranks x $b SyncBN: exit $?"; tail -n 5 "$W/sb$n$cm.log"
+		fi
+	done
+
+	# the result of a measured point
+	runl $L "$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 --threads 1 --steps 4 \
+		--warmup 1 --result "$W/r$cm" >"$W/r$cm.log" 2>&1 || true
+	if [ "$(key status "$W/r$cm")" = ok ] && [ "$(key ranks "$W/r$cm")" = 2 ] &&
+		[ "$(key global_batch "$W/r$cm")" = 8 ] && [ "$(key ranks_same_weights "$W/r$cm")" = 1 ] &&
+		[ -n "$(key rank_step_ms_max "$W/r$cm")" ] && [ "$(key comm "$W/r$cm")" = $cm ] &&
+		[ "$(key comm_host "$W/r$cm")" = $cm ] && [ "$(key launcher "$W/r$cm")" = $L ] &&
+		[ "$(key samples "$W/r$cm")" = 4 ] && grep -q "launcher=$L" "$W/r$cm.log"; then
+		ok "2-rank result ($L, $cm): ranks=2 global_batch=8 same weights, slowest rank $(key rank_step_ms_max "$W/r$cm") ms, comm wait share $(key comm_wait_share "$W/r$cm")"
+	else
+		ko "2-rank result ($L):"; cat "$W/r$cm" "$W/r$cm.log" | head -n 40
+	fi
+
+	# a rank that dies takes the point down as a signal, no rank left behind
+	rc=0
+	runl $L env MATRIX_ENGINE_DIE_RANK=1 "$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 \
+		--threads 1 --steps 50 --warmup 0 --result "$W/k$cm" >"$W/k$cm.log" 2>&1 || rc=$?
+	if [ "$rc" -eq 137 ] && [ ! -f "$W/k$cm" ]; then
+		ok "a rank killed by SIGKILL ($L): the engine dies of SIGKILL (exit $rc), no result"
+	else
+		ko "a killed rank ($L): exit $rc, result $(ls "$W/k$cm" 2>/dev/null)"; tail -n 5 "$W/k$cm.log"
+	fi
+	i=0
+	while pgrep -f "$W/k$cm" >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	if pgrep -f "$W/k$cm" >/dev/null 2>&1; then ko "ranks left running after a rank died ($L)"; else ok "no rank left running ($L)"; fi
 done
+
+# shm ranks against MPI ranks: the tests' tolerances; bit for bit or not, said
+if [ "$launchers" = "local mpirun" ]; then
+	for d in dp2 dp3 sb2 sb3; do
+		cmp_dumps "$d: shm vs mpi ranks" "$W/${d}mpi.mxw" "$W/${d}shm.mxw" "output 1e-5"
+		if "$CMP" "$W/${d}mpi.mxw" "$W/${d}shm.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+			echo "note $d: shm and mpi ranks bit for bit the same"
+		else
+			echo "note $d: shm and mpi ranks not bit for bit the same: $(grep -v '^ok' "$W/cmp.out" | head -n 1)"
+		fi
+	done
+fi
+
 # control: batch statistics per rank differ from the global batch's
 "$E" $C --batch 6 --gpus 2 --dump "$W/nosync.mxw" >"$W/nosync.log" 2>&1
 if "$CMP" "$W/single_bn.mxw" "$W/nosync.mxw" 1e-5 grad. >/dev/null 2>&1; then
@@ -99,29 +163,5 @@ else
 	ok "control: without SyncBN the gradients differ from the global batch's"
 fi
 
-# the result of a measured point
-"$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 --threads 1 --steps 4 \
-	--warmup 1 --result "$W/r" >"$W/r.log" 2>&1 || true
-if [ "$(key status "$W/r")" = ok ] && [ "$(key ranks "$W/r")" = 2 ] &&
-	[ "$(key global_batch "$W/r")" = 8 ] && [ "$(key ranks_same_weights "$W/r")" = 1 ] &&
-	[ -n "$(key rank_step_ms_max "$W/r")" ] && [ "$(key comm "$W/r")" = mpi ] &&
-	[ "$(key samples "$W/r")" = 4 ]; then
-	ok "2-rank result: ranks=2 global_batch=8 same weights, slowest rank $(key rank_step_ms_max "$W/r") ms, comm wait share $(key comm_wait_share "$W/r")"
-else
-	ko "2-rank result:"; cat "$W/r" "$W/r.log" | head -n 40
-fi
-
-# a rank that dies takes the point down as a signal, no rank left behind
-rc=0
-MATRIX_ENGINE_DIE_RANK=1 "$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 \
-	--threads 1 --steps 50 --warmup 0 --result "$W/k" >"$W/k.log" 2>&1 || rc=$?
-if [ "$rc" -eq 137 ] && [ ! -f "$W/k" ]; then
-	ok "a rank killed by SIGKILL: the engine dies of SIGKILL (exit $rc), no result"
-else
-	ko "a killed rank: exit $rc, result $(ls "$W/k" 2>/dev/null)"; tail -n 5 "$W/k.log"
-fi
-sleep 1
-if pgrep -f "$W/k" >/dev/null 2>&1; then ko "ranks left running after a rank died"; else ok "no rank left running"; fi
-
-echo "ddp_cpu: $pass passed, $fail failed"
+echo "ddp_cpu: $pass passed, $fail failed (launchers: $launchers)"
 [ "$fail" -eq 0 ]

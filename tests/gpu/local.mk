@@ -51,7 +51,7 @@ TESTS += tests/gpu/bench_bert_smoke.sh
 # session.sh's plumbing with the CPU standing in for the GPU (~12 s; SKIP without torch)
 TESTS += tests/gpu/session_plumbing.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
-	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm.h \
+	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm_shm.c engine/comm.h \
 	engine/plancache.c engine/plancache.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c
