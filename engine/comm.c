@@ -360,8 +360,8 @@ static int launch_local(char **argv, int ranks, char *err, size_t n)
         return -1;
     }
     const char *mode = getenv("MATRIX_ENGINE_LAUNCH");
-    fprintf(stderr, "matrix-engine: ranks: launcher=local (MATRIX_ENGINE_LAUNCH=%s): %d ranks on this host, "
-            "host communicator shm\n", mode && *mode ? mode : "auto", ranks);
+    fprintf(stderr, "matrix-engine: ranks: launcher=local (MATRIX_ENGINE_LAUNCH=%s): %d rank%s on this host, "
+            "host communicator shm\n", mode && *mode ? mode : "auto", ranks, ranks == 1 ? "" : "s");
     fflush(NULL);
     struct sigaction prev[3];
     int fork_errno = 0, who;

@@ -1,7 +1,8 @@
 /* comm_nccl.cu - the data-parallel collectives of the CUDA backend on NCCL
  * (engine/comm.h): one communicator over the ranks, bootstrapped through
- * the MPI communicator (rank 0's ncclUniqueId broadcast), its own
- * non-blocking stream.
+ * the host communicator engine_comm (rank 0's ncclUniqueId broadcast with
+ * its bcast: shm under the engine's local launcher, MPI under mpirun; NCCL
+ * needs nothing else from it), its own non-blocking stream.
  *
  *   OP_ALLREDUCE       records "bucket ready" on cu.s, makes the comm stream
  *                      wait for it, ncclAllReduce(ncclAvg) of the bucket in
@@ -72,7 +73,8 @@ void cu_nccl_sum_f64(const double *send, double *recv, size_t n)
 
 int cu_nccl_ranks(void) { return nc.ranks; }
 
-/* The communicator over engine_comm's ranks (rank 0's id broadcast), its
+/* The communicator over engine_comm's ranks (rank 0's id broadcast over
+ * the host communicator, whichever launcher started the ranks), its
  * stream; 0, or -2 with the reason on stderr. */
 static int nccl_open(void)
 {
@@ -84,7 +86,8 @@ static int nccl_open(void)
     if (engine_comm->rank == 0)
         ncclCheck(ncclGetUniqueId(&id));
     if (engine_comm->bcast(&id, sizeof id, 0)) {
-        fprintf(stderr, "matrix-engine: cuda: broadcasting the NCCL id failed\n");
+        fprintf(stderr, "matrix-engine: cuda: broadcasting the NCCL id over the host communicator (%s) failed\n",
+                engine_comm->name);
         return -2;
     }
     ncclCheck(ncclCommInitRank(&nc.nc, engine_comm->size, id, engine_comm->rank));

@@ -109,5 +109,11 @@ int main(int argc, char **argv)
         pass ? ok++ : bad++;
     }
     printf("dump_cmp: %d ok, %d failed\n", ok, bad);
+    for (int i = 0; i < nr; i++)
+        free(ref[i].v);
+    for (int i = 0; i < ng; i++)
+        free(got[i].v);
+    free(ref);
+    free(got);
     return bad || !ok ? 1 : 0;
 }

@@ -1,9 +1,15 @@
 #!/bin/sh
 # ddp_check.sh - data-parallel ranks of the native engine on GPUs (NCCL),
 # the GPU twin of tests/engine/ddp_cpu.sh:
-#   1 GPU:   MATRIX_ENGINE_DP=1 (one rank through mpirun, buckets and an NCCL
-#            all-reduce of one) gives the plain run's gradients, losses and
-#            final weights (fp32, resnet_tiny, 5 steps); the same with
+#   1 GPU:   MATRIX_ENGINE_DP=1 (one rank started by the engine's local
+#            launcher, no MPI: NCCL bootstrapped over the shm host
+#            communicator, buckets and an NCCL all-reduce of one) gives the
+#            plain run's gradients, losses and final weights (fp32,
+#            resnet_tiny, 5 steps), and the log and result say
+#            launcher=local, comm=nccl, comm_host=shm; the same rank under
+#            MATRIX_ENGINE_LAUNCH=mpirun (NCCL bootstrapped over MPI) gives
+#            the same (skipped, with the reason, where MPI cannot start it:
+#            the lent machine's bundle has no Open MPI); the same with
 #            --syncbn on (BN on batch statistics, each BN's sums through an
 #            NCCL all-reduce of one rank) against the plain run on batch
 #            statistics, outputs too; a measured SyncBN point under
@@ -30,8 +36,10 @@
 # the last bits where cuDNN picks a non-deterministic algorithm (the BN op
 # alone, synchronised over one rank, is bit-identical: tests/gpu/ops_check).
 #   sh tests/gpu/ddp_check.sh [OUTDIR]
-# Exit 0 / 1; 77 without a GPU or without MPI. The 2-GPU part is skipped,
-# with the reason, on a machine with one GPU.
+# The ranks are started by the local launcher (MATRIX_ENGINE_LAUNCH unset:
+# auto), so nothing here needs MPI but the one mpirun comparison.
+# Exit 0 / 1; 77 without a GPU (or an engine that cannot run ranks). The
+# 2-GPU part is skipped, with the reason, on a machine with one GPU.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${MATRIX_ENGINE:-}" ]; then
@@ -79,6 +87,25 @@ elif [ $rc -ne 0 ]; then
 	fail "1 rank through NCCL: exit $rc"; tail -n 5 "$W/dp1.log"
 else
 	cmp_dumps "1 rank through NCCL vs plain" "$W/plain.mxw" "$W/dp1.mxw" 1e-6
+fi
+# who started it and what carried the host side: the measured point says
+MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --steps 3 --warmup 1 --result "$W/dp1r" >"$W/dp1r.log" 2>&1
+if [ "$(key status "$W/dp1r")" = ok ] && [ "$(key launcher "$W/dp1r")" = local ] &&
+	[ "$(key comm "$W/dp1r")" = nccl ] && [ "$(key comm_host "$W/dp1r")" = shm ] &&
+	grep -q 'launcher=local' "$W/dp1r.log"; then
+	pass "1 rank, local launcher: launcher=local comm=nccl comm_host=shm, $(key nccl_version "$W/dp1r")"
+else
+	fail "1 rank, local launcher: status $(key status "$W/dp1r") launcher $(key launcher "$W/dp1r") comm $(key comm "$W/dp1r") comm_host $(key comm_host "$W/dp1r") (see $W/dp1r.log)"
+fi
+# the same rank under mpirun: NCCL's id broadcast over MPI instead
+rc=0
+MATRIX_ENGINE_LAUNCH=mpirun MATRIX_ENGINE_DP=1 "$E" $C --batch 12 --dump "$W/dp1m.mxw" >"$W/dp1m.log" 2>&1 || rc=$?
+if [ $rc -eq 3 ]; then
+	echo "SKIP 1 rank under mpirun (NCCL bootstrapped over MPI): $(grep unsupported "$W/dp1m.log" | head -n 1)"
+elif [ $rc -ne 0 ]; then
+	fail "1 rank under mpirun: exit $rc"; tail -n 5 "$W/dp1m.log"
+else
+	cmp_dumps "1 rank under mpirun through NCCL vs plain" "$W/plain.mxw" "$W/dp1m.mxw" 1e-6
 fi
 
 # SyncBN over one rank: each BN's sums through an NCCL all-reduce of one

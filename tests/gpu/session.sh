@@ -61,7 +61,7 @@ PARTS="ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
 # part_info NAME: "MINUTES|what runs" (the estimates: engine/NOTES.md, the runbook)
 part_info() {
 	case $1 in
-	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU; SKIP without MPI), then data_upload.sh" ;;
+	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
 	bert) echo "7|5 lanes: model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
@@ -184,7 +184,7 @@ for m in ("torchvision", "transformers", "onnxruntime", "onnx"):
 			miss=$(ldd "$top_builddir/$b" 2>/dev/null | grep 'not found' | awk '{ print $1 }' | tr '\n' ' ')
 			echo "build: $b${miss:+: MISSING $miss}"
 		done
-		echo "mpirun: $(command -v mpirun || echo 'none (ddp_check.sh skips)')"
+		echo "mpirun: $(command -v mpirun || echo 'none (ddp_check.sh skips only its mpirun comparison: its ranks use the local launcher)')"
 		echo "dump_cmp: $DUMP_CMP"
 		"$MATRIX_ENGINE" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 --result "$pw/probe.result" \
 			>"$pw/probe.log" 2>&1
