@@ -116,7 +116,11 @@ static int shm_barrier_wait(struct shm_hdr *h)
         if (atomic_load_explicit(&h->gen, memory_order_acquire) != g)
             return 0;
     while (atomic_load_explicit(&h->gen, memory_order_acquire) == g) {
-        if (peer_gone(h)) {
+        /* gone, and the generation read again after it: a peer that was the
+         * last to arrive bumps it before it exits, so a gone peer with the
+         * generation unchanged never arrived (read before, the generation
+         * could be older than the gone flag) */
+        if (peer_gone(h) && atomic_load_explicit(&h->gen, memory_order_acquire) == g) {
             fprintf(stderr, "matrix-engine: shm: a rank exited while the others waited for it in a collective\n");
             return -1;
         }
