@@ -501,6 +501,10 @@ def plan_runtime(args, torch, device, cnn, ignored):
         engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
         if not engines:
             raise Unsupported("precision int8: this torch has no quantized engine (fbgemm, qnnpack)")
+        if rt.eager_quantizer() is None:
+            raise Unsupported("precision int8 with runtime eager needs torch.ao.quantization.quantize_dynamic, which "
+                              "torch %s does not have (deprecated since 2.9 for torchao; runtime onnxruntime "
+                              "quantizes without it)" % torch.__version__)
 
 
 class Ema:
@@ -717,6 +721,10 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
             torch.cuda.reset_peak_memory_stats(dev)
     elif args.task == "infer":
         res["accuracy_ref"] = "self"  # eager fp32 is the reference
+    ort_free0 = None
+    if graph and device == "cuda" and hasattr(torch.cuda, "mem_get_info"):
+        torch.cuda.synchronize(dev)
+        ort_free0 = torch.cuda.mem_get_info(dev)[0]
     try:
         if graph:
             run, first = rt.ort_session(
@@ -948,7 +956,17 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         res["loss_last"] = "%.6g" % last_loss[0].item()
     if loader is not None:
         res.update(tdata.record(data, loader, (med, lo, hi)))
-    if device == "cuda":
+    if device == "cuda" and graph:
+        # ONNX Runtime and TensorRT allocate device memory through their own
+        # arenas, which torch's allocator does not see: its peak would be the
+        # bound inputs and output alone, a wrong number, so peak_mem_bytes is
+        # not written; what the session took from the device (cudaMemGetInfo:
+        # its arena, TensorRT's engine, the libraries it loaded) is
+        res["mem_source"] = "none (ONNX Runtime's device memory is outside torch's allocator)"
+        res["torch_peak_mem_bytes"] = torch.cuda.max_memory_allocated(dev)
+        if ort_free0 is not None:
+            res["ort_device_mem_bytes"] = max(0, ort_free0 - torch.cuda.mem_get_info(dev)[0])
+    elif device == "cuda":
         res["peak_mem_bytes"] = torch.cuda.max_memory_allocated(dev)
         res["mem_source"] = "cuda_max_memory_allocated"
         res["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(dev)

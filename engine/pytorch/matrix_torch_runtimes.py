@@ -139,13 +139,26 @@ def cached(dirpath, key, suffix, build):
 
 # --------------------------------------------------------- eager int8 --------
 
+def eager_quantizer():
+    """torch.ao.quantization.quantize_dynamic, or None where this torch has no
+    such function: it is deprecated since torch 2.9 (DeprecationWarning: "will
+    be removed", its successor is torchao), and a torch without it is an
+    unsupported point (plan_runtime), not an AttributeError in the middle of
+    one."""
+    try:
+        import importlib
+        return getattr(importlib.import_module("torch.ao.quantization"), "quantize_dynamic", None)
+    except Exception:  # noqa: BLE001 - any import failure is 'not there'
+        return None
+
+
 def eager_int8(torch, model, res):
     """Dynamic int8 quantization of every nn.Linear (weights int8 per tensor,
     activations quantized per batch at run time), on the cpu."""
     import torch.nn as nn
     if torch.backends.quantized.engine == "none":  # else torch's own choice (x86/fbgemm, onednn, qnnpack)
         torch.backends.quantized.engine = [e for e in torch.backends.quantized.supported_engines if e != "none"][0]
-    q = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
+    q = eager_quantizer()(model, {nn.Linear}, dtype=torch.qint8)
     res["quantized_engine"] = torch.backends.quantized.engine
     res["quantized_modules"] = sum(1 for m in q.modules() if type(m).__module__.startswith("torch.ao.nn.quantized")
                                    or type(m).__module__.startswith("torch.nn.quantized"))
@@ -166,6 +179,23 @@ def _export_module(torch, model, bert):
         def forward(self, ids, types):
             return self.m((ids, types))
     return Bert2(model)
+
+
+def exporter_options(export):
+    """(keyword arguments, exporter name) for torch.onnx.export: the
+    TorchScript exporter everywhere. torch >= 2.9 defaults to dynamo=True, the
+    torch.export-based exporter, which needs the onnxscript package (without
+    it every export fails), writes opset 18 or newer and another graph than
+    torch < 2.9 exports: the same model would be another ONNX graph, and a
+    runtime's speed-up another thing, from one torch version to the next."""
+    import inspect
+    try:
+        params = inspect.signature(export).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "dynamo" in params:
+        return {"dynamo": False}, "torchscript"
+    return {}, "torchscript"
 
 
 def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
@@ -209,16 +239,17 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
             onnx_version = onnx.__version__
         if onnx_version:
             res["onnx_version"] = onnx_version
+        kw, res["onnx_exporter"] = exporter_options(torch.onnx.export)
         key = {
             "model": args.model, "shapes": [list(t.shape) for t in tensors], "dtypes": [str(t.dtype) for t in tensors],
-            "opset": OPSET, "torch": torch.__version__, "weights": weights_digest(emodel),
+            "exporter": res["onnx_exporter"], "opset": OPSET, "torch": torch.__version__, "weights": weights_digest(emodel),
             "device": dev.type,
         }
 
         def export(path):
             with torch.no_grad():
                 torch.onnx.export(emodel, tuple(tensors), path, input_names=names, output_names=["logits"],
-                                  opset_version=OPSET, do_constant_folding=True)
+                                  opset_version=OPSET, do_constant_folding=True, **kw)
         t0 = time.perf_counter()
         path, hit = cached(d, key, "onnx", export)
         res["export_s"] = "%.3f" % (time.perf_counter() - t0)
