@@ -17,6 +17,7 @@ pytorch_torch_tests = \
 	tests/pytorch/engine_ddp.py \
 	tests/pytorch/engine_compile.py \
 	tests/pytorch/engine_compile_modes.py \
+	tests/pytorch/engine_cuda_paths.py \
 	tests/pytorch/engine_runtimes.py \
 	tests/pytorch/gpu_runtimes_script.sh \
 	tests/pytorch/run_recipe.sh

@@ -611,6 +611,38 @@ def memory_format_of(torch, t):
     return "strided"
 
 
+def cudagraph_step_marker(torch, compile_mode, device):
+    """The function that tells torch.compile's CUDA graph trees (compile
+    reduce-overhead and max-autotune on cuda) that a new step begins, or None
+    where no CUDA graphs are recorded. Without it the trees guess the step's
+    start from the backward pass having run: an inference forward with grad
+    enabled (inference_mode off) leaves a backward pending forever, the trees
+    never leave their warm-up, and every step runs the compiled code without
+    replaying a graph (PyTorch warns "Unable to hit fast path of CUDAGraphs
+    because of pending, uninvoked backwards"): the point would be labelled
+    reduce-overhead and measure compile default."""
+    if device != "cuda" or compile_mode not in ("reduce-overhead", "max-autotune"):
+        return None
+    mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+    if mark is None:  # torch 2.0: before torch.compiler
+        try:
+            from torch._inductor import cudagraph_trees
+            mark = getattr(cudagraph_trees, "mark_step_begin", None)
+        except Exception:  # noqa: BLE001
+            mark = None
+    return mark
+
+
+def dynamo_graph_count():
+    """Graphs torch.compile has compiled so far in this process (dynamo's
+    unique_graphs counter), or None where torch has no dynamo."""
+    try:
+        from torch._dynamo.utils import counters
+        return int(counters["stats"]["unique_graphs"])
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     """Build, warm up and time the point in this process. Returns the result
     dict (rank 0's numbers are the ones reported)."""
@@ -829,8 +861,13 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     comm = Comm(torch, rank, world, dev)
     body = step
     first = [True]
+    mark_step = cudagraph_step_marker(torch, args.compile if not graph else "none", device)
+    if mark_step is not None:
+        res["cudagraph_mark_step"] = 1
 
     def step():  # noqa: F811 - the first call names torch.compile in its error
+        if mark_step is not None:
+            mark_step()  # every step, warm-up, timed and profiled alike
         if not first[0]:
             return body()
         first[0] = False
@@ -849,16 +886,24 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     sync()
     res["setup_s"] = "%.3f" % (time.perf_counter() - t_setup)
     kind, amount = args.warmup
-    min_warm = 3 if args.compile != "none" else 1  # compile, then CUDA graph recording
+    compiling = args.compile != "none" and not graph
+    min_warm = 3 if compiling else 1  # compile, then CUDA graph recording
     warm_times = []
     t_w = time.perf_counter()
     n_warm = 0
+    graphs = dynamo_graph_count() if compiling else None
+    compiled_last = False  # the last warm-up step compiled a graph (a recompile)
+    compile_steps = 0
+    prepare_peak = res.get("prepare_peak_mem_bytes")
     while True:
         if kind == "iters":
             if n_warm >= amount:
                 break
         else:
-            done = n_warm >= min_warm and time.perf_counter() - t_w >= amount
+            # a step that compiled is no steady state: one more follows it
+            # (at most 20 extra steps: dynamo's recompile limit ends it)
+            done = (n_warm >= min_warm and time.perf_counter() - t_w >= amount
+                    and (not compiled_last or n_warm >= min_warm + 20))
             if comm.agree(done):
                 break
         t0 = time.perf_counter()
@@ -866,8 +911,26 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         sync()
         warm_times.append(time.perf_counter() - t0)
         n_warm += 1
+        if graphs is not None:
+            now = dynamo_graph_count()
+            compiled_last = now is not None and now > graphs
+            compile_steps += int(compiled_last)
+            graphs = now
+        if device == "cuda" and (n_warm == 1 or compiled_last):
+            # the first step's cuDNN benchmark search and torch.compile's
+            # compilation and autotuning are preparation: their scratch goes to
+            # prepare_peak_mem_bytes, peak_mem_bytes holds what the steps need
+            # from here on (weights, optimizer state, the steps' activations,
+            # CUDA graph recording), as the native engine counts from the end
+            # of its prepare (searches and checks apart)
+            prepare_peak = max(prepare_peak or 0, torch.cuda.max_memory_allocated(dev))
+            torch.cuda.reset_peak_memory_stats(dev)
         if n_warm == 1 and args.task == "train":
             res["loss_first"] = "%.6g" % last_loss[0].item()
+    if prepare_peak is not None:
+        res["prepare_peak_mem_bytes"] = prepare_peak
+    if compiling and graphs is not None:
+        res["warmup_compile_steps"] = compile_steps
     res["warmup_steps"] = n_warm
     res["warmup_s"] = "%.3f" % (time.perf_counter() - t_w)
     if warm_times:
@@ -918,6 +981,13 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     sync()
     samples.extend(a.elapsed_time(b) / 1000.0 for a, b in pending)
     res["timed_s"] = "%.3f" % (time.perf_counter() - t_start)
+    if compiling and graphs is not None:
+        # graphs compiled during the timed steps: those steps include
+        # compilation (the median hides a few); nonzero says the warm-up was
+        # too short for this point
+        now = dynamo_graph_count()
+        if now is not None:
+            res["timed_compiles"] = now - graphs
     if args.profile:  # every rank runs the steps (DDP's collectives), rank 0 writes
         import matrix_torch_profile as tprof
         res.update(tprof.run(torch, step, sync, device, args.profile, write_file=rank == 0))
