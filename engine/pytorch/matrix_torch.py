@@ -643,6 +643,24 @@ def dynamo_graph_count():
         return None
 
 
+def ranks_times(comm, med, lo, hi):
+    """Data parallel: the slowest rank's median step and interval (each the
+    largest over the ranks) and the fastest rank's median, in seconds, as the
+    native engine reports them (rank_step_ms_max, rank_step_ms_min): rank 0's
+    own median hides a slower rank, and inference replicas do not wait for
+    each other. One process: its own."""
+    if comm.world == 1:
+        return med, lo, hi, med
+    import torch.distributed as dist
+    torch = comm.torch
+    t = torch.tensor([med, lo, hi], dtype=torch.float64, device=comm.device)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    m = torch.tensor([med], dtype=torch.float64, device=comm.device)
+    dist.all_reduce(m, op=dist.ReduceOp.MIN)
+    mx = [float(v) for v in t.cpu()]
+    return mx[0], mx[1], mx[2], float(m.cpu()[0])
+
+
 def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
     """Build, warm up and time the point in this process. Returns the result
     dict (rank 0's numbers are the ones reported)."""
@@ -993,6 +1011,10 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         res.update(tprof.run(torch, step, sync, device, args.profile, write_file=rank == 0))
 
     med, lo, hi = median_ci(samples)
+    med, lo, hi, med_min = ranks_times(comm, med, lo, hi)
+    if world > 1:
+        res["rank_step_ms_max"] = "%.6g" % (med * 1e3)
+        res["rank_step_ms_min"] = "%.6g" % (med_min * 1e3)
     res.update({
         "status": "ok",
         "throughput": "%.6g" % (args.batch * world / med),

@@ -69,4 +69,6 @@ try:
 finally:
     sys.modules["torch.ao.quantization"] = saved
 
+one = mt.Comm(torch, 0, 1, torch.device("cpu"))
+check(mt.ranks_times(one, 0.5, 0.4, 0.6) == (0.5, 0.4, 0.6, 0.5), "one process: its own median and interval")
 done()
