@@ -142,6 +142,12 @@ def record(data, loader, step_s):
         "data_images": data.n,
         "data_image_size": "%dx%d" % (data.rows, data.cols),
         "data_load_s": "%.6g" % data.load_s,
+        # the native engine's key: cpu none (no copy); on cuda this engine copies
+        # from pageable memory inside the step, where the native engine's
+        # default (pinned) makes the next batch and copies it on a second
+        # stream while a step runs (MATRIX_ENGINE_DATA_UPLOAD=pageable there is
+        # what runs here)
+        "data_upload": "pageable" if loader.device.type == "cuda" else "none",
         "data_pipeline": "in the timed step: shuffled order, uint8 to f32, (x/255-%g)/%g, batch, copy to device" % (MEAN, STD),
         "data_batches": loader.batches,
         "data_epochs_started": loader.epoch,

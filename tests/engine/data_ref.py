@@ -85,6 +85,8 @@ def main():
     chk.true("pytorch engine: status ok", r.get("status") == "ok", r.get("reason", ""))
     chk.true("pytorch engine: data keys", r.get("data") == data and r.get("data_images") == "60"
              and r.get("epoch_steps") == "7" and r.get("data_batches") == "41", str(r))
+    chk.true("pytorch engine: data_upload none on the cpu (the native engine's key)", r.get("data_upload") == "none",
+             r.get("data_upload", "missing"))
     chk.true("pytorch engine: loss falls", float(r["loss_last"]) < 0.75 * float(r["loss_first"]),
              "(%s -> %s)" % (r.get("loss_first"), r.get("loss_last")))
     shutil.rmtree(work)
