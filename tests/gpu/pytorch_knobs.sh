@@ -74,7 +74,11 @@ if major >= 2:
         ("r18_infer_fp16_compile", R18 + ["--task", "infer", "--precision", "fp16", "--eval", "on", "--inference-mode", "on", "--compile", "default"],
          {"compiled": "1", "model_class": "OptimizedModule"}),
         ("r18_infer_fp16_ro", R18 + ["--task", "infer", "--precision", "fp16", "--eval", "on", "--inference-mode", "on", "--compile", "reduce-overhead"],
-         {"compiled": "1", "compile_mode": "reduce-overhead"}),
+         {"compiled": "1", "compile_mode": "reduce-overhead", "cudagraph_mark_step": "1"}),
+        # grad enabled (inference_mode off): without cudagraph_mark_step_begin the
+        # CUDA graph trees wait for a backward and never replay (review 2026-11-24)
+        ("r18_infer_fp16_ro_grad", R18 + ["--task", "infer", "--precision", "fp16", "--eval", "on", "--compile", "reduce-overhead"],
+         {"compiled": "1", "compile_mode": "reduce-overhead", "cudagraph_mark_step": "1", "grad_enabled": "1"}),
         ("r18_infer_fp16_ma", R18 + ["--task", "infer", "--precision", "fp16", "--eval", "on", "--inference-mode", "on", "--compile", "max-autotune"],
          {"compiled": "1", "compile_mode": "max-autotune"}),
         ("r18_train_fp16_compile", R18 + ["--task", "train", "--precision", "fp16", "--compile", "default"], {"compiled": "1"}),
@@ -119,8 +123,13 @@ for name, args, want in points:
         continue
     for k, v in want.items():
         check(res.get(k) == v, "%s: %s=%s (got %s)" % (name, k, v, res.get(k)))
-    if "compile" in args:
+    check(int(res.get("prepare_peak_mem_bytes") or 0) > 0 and int(res.get("peak_mem_bytes") or 0) > 0,
+          "%s: peak_mem_bytes %s after the first warm-up step, prepare_peak_mem_bytes %s before"
+          % (name, res.get("peak_mem_bytes"), res.get("prepare_peak_mem_bytes")))
+    if "--compile" in args:
         check(int(res.get("dynamo_graphs") or 0) >= 1, "%s: dynamo compiled %s graph(s)" % (name, res.get("dynamo_graphs")))
+        check(res.get("timed_compiles") == "0", "%s: nothing compiled during the timed steps (timed_compiles %s, "
+              "warmup_compile_steps %s)" % (name, res.get("timed_compiles"), res.get("warmup_compile_steps")))
         mode = args[args.index("--compile") + 1]
         if mode in ("reduce-overhead", "max-autotune"):
             if res.get("cuda_graphs") is None:
@@ -156,7 +165,8 @@ print("\nspeed-ups (throughput ratio):")
 for a, b in (("r50_infer_tf32", "r50_infer_fp32"), ("r50_infer_fp16", "r50_infer_fp32"), ("r50_infer_fp16_cl", "r50_infer_fp16"),
              ("r50_infer_fp16_cl_bench", "r50_infer_fp16_cl"), ("r50_infer_eval_im", "r50_infer_eval"),
              ("r50_train_fp16", "r50_train_fp32"), ("r18_infer_fp16_compile", "r18_infer_fp16"),
-             ("r18_infer_fp16_ro", "r18_infer_fp16"), ("r18_infer_fp16_ma", "r18_infer_fp16"),
+             ("r18_infer_fp16_ro", "r18_infer_fp16"), ("r18_infer_fp16_ro_grad", "r18_infer_fp16_ro"),
+             ("r18_infer_fp16_ma", "r18_infer_fp16"),
              ("r50_train_fp16_gpus2", "r50_train_fp16")):
     if a in results and b in results:
         print("  %-26s / %-24s %s" % (a, b, ratio(a, b)))

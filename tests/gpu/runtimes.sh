@@ -212,6 +212,14 @@ for model, runtime, precision, why, shaky, flags in points:
             verdict = "FAIL: no accuracy check recorded"
         elif res.get("max_rel_err") is not None and not float(res["max_rel_err"]) <= float(res["tolerance"]):
             verdict = "FAIL: max_rel_err %s above the tolerance %s" % (res["max_rel_err"], res["tolerance"])
+        elif runtime in ("onnxruntime", "tensorrt") and dev == "cuda" and (
+                "peak_mem_bytes" in res or not int(res.get("ort_device_mem_bytes") or 0) > 0):
+            # ONNX Runtime's memory is outside torch's allocator (review 2026-11-24)
+            verdict = "FAIL: peak_mem_bytes %s / ort_device_mem_bytes %s: torch's peak written for an ONNX Runtime " \
+                      "point, or the session's device memory not measured" % (res.get("peak_mem_bytes"),
+                                                                              res.get("ort_device_mem_bytes"))
+        elif runtime in ("onnxruntime", "tensorrt") and res.get("onnx_exporter") != "torchscript":
+            verdict = "FAIL: onnx_exporter %s (the TorchScript exporter expected)" % res.get("onnx_exporter")
         else:
             verdict = "ok"
     elif status == "unsupported" and rc == 3:
