@@ -1058,9 +1058,26 @@ static const char *const container_keys[] = {"image", "build", "runtime", "netwo
 					     "memory", "context", "args", "engine"};
 static const char *const container_runtimes[] = {"auto", "podman", "docker"};
 
+/* containers.cache: off, or the absolute host directory mounted into every
+ * container as its engines' caches (images.c); a name --volume cannot
+ * carry (':' or ',') or a relative one is an error. */
+static void container_cache(struct loader *L, yaml_node_t *n)
+{
+	const char *s = get_string(L, n, "containers.cache");
+	if (!s)
+		return;
+	if (strcmp(s, "off") != 0 && (s[0] != '/' || strpbrk(s, ":,\n") || strlen(s) > 2048)) {
+		wrong_type(L, n, "containers.cache",
+			   "off, or an absolute directory without ':' or ',' (/scratch/matrix-cache)");
+		return;
+	}
+	free(L->r->container_cache);
+	L->r->container_cache = xstrdup(s);
+}
+
 /* The containers section's own settings (runtime, network, cpus, memory),
- * the entries' defaults, into def[2..5] (indexes of container_keys); their
- * pairs are marked in skip. */
+ * the entries' defaults, into def[2..5] (indexes of container_keys), and
+ * its cache (r->container_cache); their pairs are marked in skip. */
 static void container_defaults(struct loader *L, yaml_node_t *v, unsigned char *skip, const char *def[6])
 {
 	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
@@ -1076,6 +1093,8 @@ static void container_defaults(struct loader *L, yaml_node_t *v, unsigned char *
 		} else if (!strcmp(scalar(k), "network") || !strcmp(scalar(k), "cpus") || !strcmp(scalar(k), "memory")) {
 			size_t j = !strcmp(scalar(k), "network") ? 3 : !strcmp(scalar(k), "cpus") ? 4 : 5;
 			def[j] = container_setting(L, val, "containers", scalar(k));
+		} else if (!strcmp(scalar(k), "cache")) {
+			container_cache(L, val);
 		} else {
 			continue;
 		}
@@ -3497,6 +3516,7 @@ void recipe_free(struct recipe *r)
 		free(r->containers[i].args);
 	}
 	free(r->containers);
+	free(r->container_cache);
 	free(r->slurm.partition);
 	free(r->slurm.account);
 	free(r->slurm.qos);

@@ -193,6 +193,8 @@ struct recipe {
 	struct assignment baseline;
 	struct report_spec report;
 	size_t ncontainers;
+	char *container_cache; /* containers.cache: an absolute directory, "off", or NULL:
+	                        * the plan cache's own default (images.c) */
 	struct container *containers;
 	struct slurm_spec slurm;
 	struct design design;

@@ -991,7 +991,8 @@ static int study_check(struct study *S)
 				"with the local executor, or without the 'container' factor");
 		return -1;
 	}
-	if (S->cf >= 0 && images_resolve(&S->img, r, S->cf, S->o.dry_run) < 0)
+	if (S->cf >= 0 && (images_resolve(&S->img, r, S->cf, S->o.dry_run) < 0 ||
+			   images_cache(&S->img, r, S->o.dry_run) < 0))
 		return -1;
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))

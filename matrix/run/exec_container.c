@@ -2,10 +2,13 @@
  * the local executor. A point with an image runs as
  *   RUNTIME run --name matrix-ID-PID-SLOT --network none [--cpus C]
  *       [--memory M --memory-swap M] [GPU] -v RUNDIR:RUNDIR --workdir CWD
- *       -e K=V... IMAGE argv...
+ *       [-v CACHE:/matrix-cache -e MATRIX_PLAN_CACHE=... -e TORCHINDUCTOR_CACHE_DIR=...
+ *        -e TRITON_CACHE_DIR=...] -e K=V... IMAGE argv...
  * in a slot of the local executor, which keeps its log, timeout and signals
  * as for any point: the client's output is the point's log, the engine writes
  * its result file through the mounted run directory at the path it was given.
+ * The host's cache directory (images_cache) keeps the engines' searched
+ * plans and compiled kernels from one point's container to the next.
  *
  * Why not --rm: the container's state (its exit code and whether the memory
  * limit killed it) is read with `inspect` after the client returns, then the
@@ -20,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -318,6 +322,13 @@ char **exec_container_argv(const struct exec_point *pt, const char *name, const 
 	char cwd[PATH_MAX];
 	if (getcwd(cwd, sizeof(cwd)))
 		push(&v, xasprintf("--workdir=%s", cwd));
+	if (im->cache) {
+		const char *key = im->cache_key ? im->cache_key : "IMAGE-ID"; /* a dry run's image not here yet */
+		push(&v, xasprintf("--volume=%s:%s", im->cache, EXEC_CACHE_MOUNT));
+		push(&v, xstrdup("--env=MATRIX_PLAN_CACHE=" EXEC_CACHE_MOUNT "/plan"));
+		push(&v, xasprintf("--env=TORCHINDUCTOR_CACHE_DIR=%s/torch/%s/inductor", EXEC_CACHE_MOUNT, key));
+		push(&v, xasprintf("--env=TRITON_CACHE_DIR=%s/torch/%s/triton", EXEC_CACHE_MOUNT, key));
+	}
 	for (char *const *e = pt->env; e && *e; e++)
 		push(&v, xasprintf("--env=%s", *e));
 	if (im->run_label)
@@ -402,6 +413,26 @@ static void container_end(struct container_slot *s, struct exec_exit *out)
 	s->name = NULL;
 }
 
+/* The point's first log line on the cache: what is mounted where, and the
+ * variables that point the engines at it; or why none is. Makes image
+ * im's torch/KEY directory on the host (its owner this user, not the
+ * container's). */
+static char *cache_head(const struct exec_image *im)
+{
+	if (!im->cache)
+		return xasprintf("matrix: container cache: none mounted (%s)",
+				 im->cache_none ? im->cache_none : "no cache directory");
+	if (im->cache_key) {
+		char *d = xasprintf("%s/torch/%s", im->cache, im->cache_key);
+		(void)mkdir(d, 0700); /* else the engines in the container make it */
+		free(d);
+	}
+	const char *key = im->cache_key ? im->cache_key : "IMAGE-ID";
+	return xasprintf("matrix: container cache: %s mounted read-write at %s; MATRIX_PLAN_CACHE=%s/plan "
+			 "TORCHINDUCTOR_CACHE_DIR=%s/torch/%s/inductor TRITON_CACHE_DIR=%s/torch/%s/triton",
+			 im->cache, EXEC_CACHE_MOUNT, EXEC_CACHE_MOUNT, EXEC_CACHE_MOUNT, key, EXEC_CACHE_MOUNT, key);
+}
+
 static int container_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
 {
 	struct container_exec *c = ex->state;
@@ -420,7 +451,10 @@ static int container_start(struct executor *ex, size_t slot, const struct exec_p
 	struct exec_point local = *pt;
 	local.argv = argv;
 	local.env = NULL;
+	char *head = cache_head(pt->image);
+	local.log_head = head;
 	int rc = c->local->ops->start(c->local, slot, &local, err);
+	free(head);
 	free_argv(argv);
 	if (rc < 0) {
 		free(s->name);

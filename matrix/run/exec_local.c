@@ -398,7 +398,7 @@ _Noreturn static void keeper(pid_t runner, char *const argv[], char *const env[]
 }
 
 static int exec_start(struct exec_child *c, char *const argv[], char *const env[], const char *cwd,
-		      const char *log_path, double timeout_s, double grace_s, FILE *err)
+		      const char *log_path, const char *log_head, double timeout_s, double grace_s, FILE *err)
 {
 	memset(c, 0, sizeof(*c));
 	int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -406,6 +406,8 @@ static int exec_start(struct exec_child *c, char *const argv[], char *const env[
 		error_to(err, "cannot open '%s': %s", log_path, strerror(errno));
 		return -1;
 	}
+	if (log_head)
+		dprintf(log, "%s\n", log_head);
 	/* a pipe closed by exec tells the parent whether exec worked */
 	int ep[2];
 	if (pipe2(ep, O_CLOEXEC) < 0) {
@@ -573,7 +575,7 @@ struct local {
 static int local_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
 {
 	struct local *l = ex->state;
-	return exec_start(&l->children[slot], pt->argv, pt->env, pt->cwd, pt->log_path, pt->res.timeout_s,
+	return exec_start(&l->children[slot], pt->argv, pt->env, pt->cwd, pt->log_path, pt->log_head, pt->res.timeout_s,
 			  pt->res.grace_s, err);
 }
 

@@ -31,7 +31,18 @@ struct exec_image {
 	const char *memory;   /* --memory (and --memory-swap: no swap), or NULL */
 	const char *user;     /* --user ("UID:GID"), or NULL: the image's user */
 	const char *run_label; /* matrix.run=... on its containers: the run directory's */
+	const char *cache;    /* the host's cache directory mounted read-write at
+	                       * EXEC_CACHE_MOUNT (images_cache), or NULL: none */
+	const char *cache_key; /* the image's own subdirectory of torch/ (its id's
+	                        * first 12 hex digits), or NULL: not known yet */
+	const char *cache_none; /* without a cache: why (its point's log says it) */
 };
+
+/* Where the cache directory is in a container: the native engine's plan
+ * cache in plan/ (shared by every image: its files are named by GPU and
+ * library versions), PyTorch's inductor and Triton caches in
+ * torch/KEY/inductor and torch/KEY/triton (one per image). */
+#define EXEC_CACHE_MOUNT "/matrix-cache"
 
 /* One point to start: the engine's command, where its output and result go. */
 struct exec_point {
@@ -42,6 +53,7 @@ struct exec_point {
 	const char *log_path;     /* stdout and stderr */
 	const char *result_path;  /* the engine's result file (already in argv/env) */
 	const char *cwd;          /* the directory it runs in, or NULL: the runner's */
+	const char *log_head;     /* a line written at the top of its log, or NULL */
 	struct exec_resources res;
 };
 

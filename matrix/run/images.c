@@ -1,8 +1,11 @@
 /* images.c - the images of the container levels (images.h). */
 #include "config.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "images.h"
@@ -148,6 +151,120 @@ int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_ru
 	return rc;
 }
 
+/* The torch/ subdirectory of image id: its first 12 hex digits. */
+static char *cache_key(const char *id)
+{
+	const char *h = strncmp(id, "sha256:", 7) == 0 ? id + 7 : id;
+	char *k = xstrndup(h, 12);
+	for (char *c = k; *c; c++)
+		if (!strchr("0123456789abcdefABCDEF", *c))
+			*c = '_';
+	return k;
+}
+
+/* mkdir -p dir, each directory it makes mode 0700. 0, or -1 with errno. */
+static int mkdirs(const char *dir)
+{
+	char *d = xstrdup(dir);
+	int rc = 0;
+	for (char *p = d + 1; rc == 0 && *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(d, 0700) != 0 && errno != EEXIST)
+				rc = -1;
+			*p = '/';
+		}
+	struct stat st;
+	if (rc == 0 && mkdir(d, 0700) != 0 && errno != EEXIST)
+		rc = -1;
+	else if (rc == 0 && stat(d, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		rc = -1;
+	}
+	free(d);
+	return rc;
+}
+
+/* The cache directory the recipe's value v (NULL: the default) names into
+ * *dir, or NULL with *none (off) or *why (it cannot be named). */
+static void cache_name(const char *v, char **dir, char **none, char **why)
+{
+	*dir = *none = *why = NULL;
+	const char *env = getenv("MATRIX_PLAN_CACHE"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char cwd[PATH_MAX];
+	if (v && !strcmp(v, "off"))
+		*none = xstrdup("containers.cache: off");
+	else if (v)
+		*dir = xstrdup(v);
+	else if (env && !strcmp(env, "off"))
+		*none = xstrdup("MATRIX_PLAN_CACHE=off");
+	else if (env && *env && env[0] == '/')
+		*dir = xasprintf("%s/containers", env);
+	else if (env && *env)
+		*dir = getcwd(cwd, sizeof(cwd)) ? xasprintf("%s/%s/containers", cwd, env) : NULL;
+	else if (xdg && xdg[0] == '/')
+		*dir = xasprintf("%s/matrix/containers", xdg);
+	else if (home && home[0] == '/')
+		*dir = xasprintf("%s/.cache/matrix/containers", home);
+	if (!*dir && !*none)
+		*why = xstrdup(env && *env ? "the working directory cannot be named (MATRIX_PLAN_CACHE is relative)"
+					   : "neither MATRIX_PLAN_CACHE, XDG_CACHE_HOME nor HOME names a directory");
+	else if (*dir && strpbrk(*dir, ":,"))
+		*why = xasprintf("'%s' holds ':' or ',', which a container runtime's --volume cannot carry", *dir);
+}
+
+int images_cache(struct images *I, const struct recipe *r, int dry_run)
+{
+	char *dir, *why;
+	cache_name(r->container_cache, &dir, &I->cache_none, &why);
+	if (dir && !why && dry_run) {
+		/* made by the run: its first part that exists must be a directory this user can write */
+		char *d = xstrdup(dir), *slash;
+		struct stat st;
+		while (stat(d, &st) != 0 && errno == ENOENT && (slash = strrchr(d, '/')) && slash > d)
+			*slash = '\0';
+		int found = stat(d, &st) == 0;
+		if (!found || !S_ISDIR(st.st_mode) || access(d, W_OK | X_OK) != 0)
+			why = xasprintf("cannot make or write '%s': '%s' %s", dir, d,
+					found && !S_ISDIR(st.st_mode) ? "is not a directory" : "cannot be written");
+		free(d);
+	} else if (dir && !why) {
+		static const char *const sub[] = {"", "/plan", "/torch"};
+		for (size_t i = 0; i < ARRAY_SIZE(sub) && !why; i++) {
+			char *d = xasprintf("%s%s", dir, sub[i]);
+			if (mkdirs(d) != 0 || access(d, W_OK | X_OK) != 0)
+				why = xasprintf("cannot make or write '%s': %s", d, strerror(errno));
+			free(d);
+		}
+	}
+	if (why) {
+		error("%scontainers.cache: %s; name a directory this user can write (containers.cache: DIR, or "
+		      "MATRIX_PLAN_CACHE / XDG_CACHE_HOME / HOME), or run without the cache (containers.cache: off)%s",
+		      dry_run ? "dry run: " : "", why, dry_run ? ": the run would stop with this error" : "");
+		free(why);
+		free(dir);
+		return dry_run ? 0 : -1;
+	}
+	I->cache = dir;
+	for (size_t j = 0; j < I->n; j++) {
+		I->im[j].cache = I->cache;
+		I->im[j].cache_none = I->cache_none;
+		char *id = NULL, *w = NULL;
+		if (I->cache && exec_container_image_id(I->im[j].runtime, I->im[j].ref, &id, &w) == 0)
+			I->im[j].cache_key = cache_key(id);
+		free(id);
+		free(w);
+	}
+	return 0;
+}
+
+/* Level j's torch/ subdirectory from its id, once known. */
+static void set_key(struct images *I, size_t j)
+{
+	free((char *)I->im[j].cache_key);
+	I->im[j].cache_key = I->cache && I->id[j] ? cache_key(I->id[j]) : NULL;
+}
+
 size_t images_ensure(struct images *I, const unsigned char *want, const char *logdir, int rebuild, FILE *out)
 {
 	size_t nfailed = 0;
@@ -165,6 +282,7 @@ size_t images_ensure(struct images *I, const unsigned char *want, const char *lo
 		I->failed[j] = NULL;
 		if (!(rebuild && c->build) && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0) {
 			I->digest[j] = exec_container_image_digest(im->runtime, im->ref);
+			set_key(I, j);
 			continue;
 		}
 		free(why);
@@ -188,6 +306,7 @@ size_t images_ensure(struct images *I, const unsigned char *want, const char *lo
 		if (ok && exec_container_image_id(im->runtime, im->ref, &I->id[j], &why) == 0) {
 			I->built[j] = 1;
 			I->digest[j] = exec_container_image_digest(im->runtime, im->ref);
+			set_key(I, j);
 		} else {
 			I->failed[j] = xasprintf("container '%s': no image: %s", c->name, why ? why : "");
 			fprintf(out, "matrix: %s\n", I->failed[j]);
@@ -230,6 +349,10 @@ void images_describe(const struct images *I, struct strbuf *sb)
 			sb_printf(sb, " user=%s", im->user);
 		sb_putc(sb, '\n');
 	}
+	if (I->cache)
+		sb_printf(sb, "container_cache: %s mounted at %s\n", I->cache, EXEC_CACHE_MOUNT);
+	else if (I->cache_none)
+		sb_printf(sb, "container_cache: none (%s)\n", I->cache_none);
 }
 
 void images_free(struct images *I)
@@ -238,6 +361,7 @@ void images_free(struct images *I)
 		free((char *)I->im[j].ref);
 		free((char *)I->im[j].user);
 		free((char *)I->im[j].run_label);
+		free((char *)I->im[j].cache_key);
 		free(I->id[j]);
 		free(I->digest[j]);
 		free(I->failed[j]);
@@ -248,5 +372,7 @@ void images_free(struct images *I)
 	free(I->digest);
 	free(I->failed);
 	free(I->built);
+	free(I->cache);
+	free(I->cache_none);
 	memset(I, 0, sizeof(*I));
 }

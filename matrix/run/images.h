@@ -20,6 +20,8 @@ struct images {
 	char **digest;                   /* its repository digests once known, else NULL */
 	char **failed;                   /* why its image could not be had, else NULL */
 	int *built;                      /* 1: built (or pulled) by images_ensure */
+	char *cache;                     /* the host's cache directory (images_cache), or NULL */
+	char *cache_none;                /* why there is none (containers.cache: off, ...), or NULL */
 };
 
 /* Resolve every level of r's container factor (cf) into I: the runtime
@@ -30,6 +32,17 @@ struct images {
  * a dry run says so on stderr instead and goes on with the runtime named
  * (auto: the first installed), so that its commands can be shown. */
 int images_resolve(struct images *I, const struct recipe *r, long cf, int dry_run);
+
+/* The host directory mounted into every container of I as its engines'
+ * caches (executor.h, EXEC_CACHE_MOUNT): r's containers.cache, else the
+ * native engine's plan cache directory ($MATRIX_PLAN_CACHE, else
+ * $XDG_CACHE_HOME/matrix, else ~/.cache/matrix) + "/containers"; none when
+ * containers.cache or MATRIX_PLAN_CACHE is off. Created (mode 0700, with
+ * plan/ and torch/) unless dry_run. Returns -1 after an error on stderr when
+ * it cannot be made or written (a dry run: a warning, 0). Each level's
+ * image id, when its runtime has the image, names its torch/ subdirectory
+ * (images_ensure names it for the images it builds or pulls). */
+int images_cache(struct images *I, const struct recipe *r, int dry_run);
 
 /* Make sure each level j with want[j] has an image: its id when present; a
  * `build:` entry that is missing (every one with rebuild) is built and an
@@ -47,7 +60,9 @@ void images_claim_run(struct images *I, const char *rundir_abs, int dry_run, FIL
 
 /* env.txt's lines on the images: per level of the container factor,
  * "container: NAME runtime=RT image=REF id=ID [digest=REPO@sha256:...]
- * [user=UID:GID]" (the id "unknown" when it could not be had). */
+ * [user=UID:GID]" (the id "unknown" when it could not be had); then
+ * "container_cache: HOST mounted at /matrix-cache" or "container_cache:
+ * none (WHY)". */
 void images_describe(const struct images *I, struct strbuf *sb);
 
 void images_free(struct images *I);

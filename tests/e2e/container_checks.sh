@@ -166,10 +166,60 @@ if [ "$rt" = docker ] && command -v setpriv > /dev/null; then
 	mkdir u
 	cp r.yaml u/
 	chown -R 4242:4242 u
-	(cd u && HOME=$work/u setpriv --reuid=4242 --regid=4242 --clear-groups \
+	(cd u && HOME=$work/u XDG_CACHE_HOME= setpriv --reuid=4242 --regid=4242 --clear-groups \
 		"$MATRIX" run r.yaml --out urun --only what=os,n=1 --no-report) > uout.txt 2>&1 ||
 		fail "a run by uid 4242: $(cat uout.txt)"
 	expect_eq "$(csv_col u/urun/results.csv status)" ok "the point run by uid 4242"
 	expect_eq "$(stat -c %u:%g u/urun/logs/*.result)" 4242:4242 "the owner of the engine's result file"
 fi
-echo "$rt: container points, a failed build, matrix build, a killed runner and --user ok"
+# The cache directory: every container gets $XDG_CACHE_HOME/matrix/containers
+# mounted read-write at /matrix-cache, MATRIX_PLAN_CACHE pointed at its plan/
+# (shared by the images) and the PyTorch caches at torch/ID (the image's
+# own). What the first point's container writes there, the second one reads
+# (order: given, one point at a time); containers.cache: off mounts nothing,
+# containers.cache: DIR mounts DIR.
+cat > cache.yaml <<YAML
+name: ctr
+engine: command
+command: [sh, -c, 'case \$1 in
+  write) [ "\$MATRIX_PLAN_CACHE" = /matrix-cache/plan ] || exit 7;
+    echo "\$MATRIX_POINT_ID" > "\$MATRIX_PLAN_CACHE/plans-test";
+    mkdir -p "\$TORCHINDUCTOR_CACHE_DIR" "\$TRITON_CACHE_DIR" || exit 7;
+    echo "\$MATRIX_POINT_ID" > "\$TORCHINDUCTOR_CACHE_DIR/fx" ;;
+  read) p=\$(cat "\$MATRIX_PLAN_CACHE/plans-test") && f=\$(cat "\$TORCHINDUCTOR_CACHE_DIR/fx") || exit 8;
+    echo "read \$p \$f" ;;
+  off) [ -z "\${MATRIX_PLAN_CACHE:-}\${TORCHINDUCTOR_CACHE_DIR:-}\${TRITON_CACHE_DIR:-}" ] && [ ! -e /matrix-cache ] || exit 9 ;;
+  esac;
+  printf "status=ok\\nthroughput=1\\nunit=items/s\\n" > "\$MATRIX_RESULT"', engine, "{step}"]
+containers:
+  runtime: $rt
+  marked: {build: ctx}
+factors:
+  step: [write, read]
+  container: [marked]
+order: given
+YAML
+host=$XDG_CACHE_HOME/matrix/containers
+key=$("$rt" image inspect --format '{{.Id}}' localhost/matrix-ctr-marked | sed 's/^sha256://' | cut -c1-12)
+[ -e "$host/plan/plans-test" ] && fail "a cache file before the run"
+"$MATRIX" run cache.yaml --out cache --no-report > cout.txt 2>&1 || fail "the cache points: $(cat cout.txt)"
+step_id() { awk -F, -v s="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["step"] == s { print $c["id"] }' cache/results.csv; }
+wid=$(step_id write)
+rid=$(step_id read)
+[ -n "$wid" ] && [ -n "$rid" ] || fail "the cache points' rows: $(cat cache/results.csv)"
+expect_grep "^read $wid $wid$" "cache/logs/$rid.log" "the second container reads what the first wrote"
+expect_eq "$(cat "$host/plan/plans-test")" "$wid" "the plan cache file on the host"
+expect_eq "$(cat "$host/torch/$key/inductor/fx")" "$wid" "the image's inductor cache on the host"
+[ -d "$host/torch/$key/triton" ] || fail "no Triton cache directory on the host: $(ls -R "$host")"
+expect_eq "$(stat -c %a "$host")" 700 "the cache directory's mode"
+expect_eq "$(head -n 1 "cache/logs/$wid.log")" "matrix: container cache: $host mounted read-write at /matrix-cache; MATRIX_PLAN_CACHE=/matrix-cache/plan TORCHINDUCTOR_CACHE_DIR=/matrix-cache/torch/$key/inductor TRITON_CACHE_DIR=/matrix-cache/torch/$key/triton" "the point's log on the cache"
+expect_grep "^container_cache: $host mounted at /matrix-cache$" cache/env.txt "env.txt's cache line"
+"$MATRIX" run cache.yaml containers.cache=off factors.step=off --out cache-off --no-report > cout.txt 2>&1 ||
+	fail "a point with containers.cache: off: $(cat cout.txt cache-off/logs/*.log)"
+expect_grep "^container_cache: none (containers.cache: off)$" cache-off/env.txt "env.txt without a cache"
+"$MATRIX" run cache.yaml containers.cache="$work/named" factors.step=write --out cache-named --no-report > cout.txt 2>&1 ||
+	fail "a point with containers.cache: DIR: $(cat cout.txt cache-named/logs/*.log)"
+[ -s "$work/named/plan/plans-test" ] || fail "nothing in the named cache directory: $(ls -R "$work/named")"
+expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
+echo "$rt: container points, a failed build, matrix build, a killed runner, --user and the cache ok"

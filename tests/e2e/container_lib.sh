@@ -11,6 +11,12 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || skip "$rt tests run as root (a private rootful $rt)"
 command -v "$rt" >/dev/null || skip "$rt is not installed (tests/install-deps.sh installs it)"
 
+# the containers' cache directory (images_cache) in the test's own
+# directory, not the user's ~/.cache
+XDG_CACHE_HOME=$work/xdg-cache
+unset MATRIX_PLAN_CACHE
+export XDG_CACHE_HOME
+
 # the base image's rootfs tarball, cached across the test run
 cache=${top_builddir:-$top_srcdir}/tests/container-cache
 mkdir -p "$cache"

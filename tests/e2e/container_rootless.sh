@@ -60,7 +60,7 @@ chown -R "$uid:$gid" "$u"
 chmod 700 "$u/xdg"
 chmod 711 "$work"
 as_user() {
-	setpriv --reuid="$uid" --regid="$gid" --init-groups env HOME="$u/home" XDG_RUNTIME_DIR="$u/xdg" \
+	setpriv --reuid="$uid" --regid="$gid" --init-groups env HOME="$u/home" XDG_RUNTIME_DIR="$u/xdg" XDG_CACHE_HOME="$u/home/.cache" \
 		XDG_CONFIG_HOME="$u/home/.config" XDG_DATA_HOME="$u/home/.local/share" \
 		CONTAINERS_CONF="$u/containers.conf" CONTAINERS_STORAGE_CONF="$u/storage.conf" "$@"
 }

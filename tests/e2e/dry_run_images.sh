@@ -57,7 +57,10 @@ EOT
 cp bin/docker bin/podman
 chmod 755 bin/docker bin/podman
 PATH=$work/bin:$PATH FAKE_DIR=$work/u/fake CUDA_VISIBLE_DEVICES=3,5
-export PATH FAKE_DIR CUDA_VISIBLE_DEVICES
+# the containers' cache directory: $XDG_CACHE_HOME/matrix/containers
+XDG_CACHE_HOME=$work/u/cache
+unset MATRIX_PLAN_CACHE
+export PATH FAKE_DIR CUDA_VISIBLE_DEVICES XDG_CACHE_HOME
 cat > u/r.yaml <<'YAML'
 name: dry
 engine: command
@@ -84,9 +87,11 @@ else
 fi
 cd u
 d=$work/u
+# the image's own torch/ directory: its id's first 12 hex digits
+key=$(printf %s example.org/team/engine:1.0 | sha256sum | cut -c1-12)
 # each command up to the image, and after it (the engine's command)
 head_re() { # head_re RUNTIME GPU_FLAG USER_FLAG CVD_ENV
-	printf '%s\n' "^$1 run --name=matrix-[0-9a-f]\{16\} --network=none --cpus=2 --memory=1g --memory-swap=1g $2$3--volume=$d/run:$d/run --workdir=$d $4--env=MATRIX_RESULT=run/logs/[0-9a-f]\{16\}\.result --env=MATRIX_POINT_ID=[0-9a-f]\{16\} --label=matrix.run=[0-9a-f]\{16\} --label=matrix.point=[0-9a-f]\{16\} example.org/team/engine:1.0$"
+	printf '%s\n' "^$1 run --name=matrix-[0-9a-f]\{16\} --network=none --cpus=2 --memory=1g --memory-swap=1g $2$3--volume=$d/run:$d/run --workdir=$d --volume=$d/cache/matrix/containers:/matrix-cache --env=MATRIX_PLAN_CACHE=/matrix-cache/plan --env=TORCHINDUCTOR_CACHE_DIR=/matrix-cache/torch/$key/inductor --env=TRITON_CACHE_DIR=/matrix-cache/torch/$key/triton $4--env=MATRIX_RESULT=run/logs/[0-9a-f]\{16\}\.result --env=MATRIX_POINT_ID=[0-9a-f]\{16\} --label=matrix.run=[0-9a-f]\{16\} --label=matrix.point=[0-9a-f]\{16\} example.org/team/engine:1.0$"
 }
 tail_sh="sh -c 'printf \"status=ok\\nthroughput=%s\\nunit=items/s\\n\" \"\$1\" > \"\$MATRIX_RESULT\"' engine 7"
 # check_dry WHAT RUNTIME GPU_FLAG USER_FLAG: dry.txt holds the cpu point's
@@ -175,6 +180,27 @@ expect_grep "^matrix: container 'img' needs podman or docker, and it does not wo
 as_user "$MATRIX" run r.yaml --out run --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
 expect_grep "^matrix: dry run: container 'img' needs podman or docker, and it does not work here (.*): the run would stop with this error; the commands below are podman's once it works$" err.txt "the dry run's warning"
 check_dry "no runtime" podman --device=nvidia.com/gpu=all ""
+
+# the containers' cache directory cannot be made (a file in its way): the
+# run stops before any point (exit 2); the dry run says so and goes on
+touch fake/docker-up notdir
+(
+	XDG_CACHE_HOME=$d/notdir
+	expect_status 2 as_user "$MATRIX" run r.yaml --out run > out.txt 2> err.txt
+	expect_grep "^matrix: containers.cache: cannot make or write '$d/notdir/matrix/containers': Not a directory; name a directory this user can write" err.txt "the cache error"
+	[ -e run ] && fail "the run went on: $(cat out.txt)"
+	as_user "$MATRIX" run r.yaml --out run --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
+	expect_grep "^matrix: dry run: containers.cache: cannot make or write .*: the run would stop with this error$" err.txt "the dry run's cache warning"
+)
+# containers.cache: off mounts nothing and sets no variable; the point's log
+# and env.txt say so
+as_user "$MATRIX" run r.yaml containers.cache=off --out run --only device=cpu --no-report > out.txt 2>&1 ||
+	fail "the run without a cache: $(cat out.txt)"
+grep '^run ' fake/calls.docker > off.txt
+grep -q "matrix-cache\|MATRIX_PLAN_CACHE\|TORCHINDUCTOR\|TRITON" off.txt && fail "a cache with containers.cache: off: $(cat off.txt)"
+expect_grep "^container_cache: none (containers.cache: off)$" run/env.txt "env.txt without a cache"
+expect_eq "$(head -n 1 run/logs/*.log)" "matrix: container cache: none mounted (containers.cache: off)" "the point's log without a cache"
+rm -rf run fake/calls.* fake/docker-up
 
 # without containers too: a CUDA point's CUDA_VISIBLE_DEVICES (its `gpus`
 # level's count of the runner's GPUs), a CPU point's none

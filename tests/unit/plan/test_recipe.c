@@ -168,6 +168,7 @@ static void test_full(void)
 	CHECK_INT(ri->by[0], 0);
 	CHECK_INT(ri->by[1], 1);
 	CHECK_INT(r.ncontainers, 0);
+	CHECK(r.container_cache == NULL);
 
 	CHECK_INT(recipe_level_index(&r, 3, "on"), 1);
 	CHECK_INT(recipe_level_index(&r, 3, "true"), 1);
@@ -218,6 +219,7 @@ static void test_command(void)
 	CHECK(r.factors[3].vocab == vocab_find("device"));
 
 	CHECK_INT(r.ncontainers, 3);
+	CHECK_STR(r.container_cache, "/scratch/matrix-cache"); /* a setting, not an entry */
 	CHECK_STR(r.containers[0].name, "cuda13");
 	CHECK_STR(r.containers[0].image, "matrix-engine:cuda13");
 	CHECK_STR(r.containers[0].runtime, "docker");
