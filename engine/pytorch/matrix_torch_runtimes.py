@@ -298,6 +298,13 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
         if args.threads > 0:
             so.intra_op_num_threads = args.threads
         so.log_severity_level = 3
+        # the first run is profiled: which execution provider ran each node
+        # (ort_nodes); get_providers() lists the providers registered, and a
+        # node that the CUDA or TensorRT provider cannot take runs on the CPU
+        # provider without a word
+        prof_dir = tempfile.mkdtemp(prefix="matrix_torch_ort_prof.")
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(prof_dir, "ort")
         if provider == "TensorrtExecutionProvider":
             trt_cache = os.path.join(d, "trt")
             os.makedirs(trt_cache, exist_ok=True)
@@ -347,6 +354,21 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
         if cuda:
             torch.cuda.synchronize(dev)
             first = first.clone()
+        try:
+            placed = node_placement(sess.end_profiling())  # profiling ends here: the timed runs are not profiled
+        finally:
+            import shutil
+            shutil.rmtree(prof_dir, ignore_errors=True)
+        res["ort_nodes"] = "+".join("%s:%d" % (short(p), len(n)) for p, n in sorted(placed.items())) or "unknown"
+        on_cpu = cpu_ops(placed, provider)
+        if on_cpu:
+            res["ort_cpu_ops"] = ",".join("%s:%d" % kv for kv in sorted(on_cpu.items()))
+        heavy = {op: n for op, n in on_cpu.items() if op in HEAVY_OPS}
+        if heavy:
+            raise unsupported("onnxruntime %s runs %d compute node(s) of this graph on the CPU execution provider, "
+                              "not on the %s (%s): a CPU number under a %s label"
+                              % (ort.__version__, sum(heavy.values()), provider,
+                                 ",".join("%s:%d" % kv for kv in sorted(heavy.items())), dev.type))
         res["prepare_s"] = "%.3f" % (time.perf_counter() - t_prep)
         run.session = sess
         return run, torch.as_tensor(first)
@@ -355,6 +377,55 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
             # the session has read the file; the directory may go
             with contextlib.suppress(Exception):
                 tmpdir.cleanup()
+
+
+# ops whose work is the graph's: one of them on the CPU provider in a cuda
+# point means the point's time is partly CPU time (shape arithmetic, casts and
+# small glue the CUDA provider leaves to the CPU on purpose are not in it)
+# (elementwise ops are left out: an int64 Add or Mul may be shape arithmetic)
+HEAVY_OPS = ("Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MatMul", "MatMulInteger", "QLinearMatMul",
+             "Gemm", "QGemm", "FusedConv", "FusedGemm", "FusedMatMul", "DynamicQuantizeMatMul", "Attention",
+             "QAttention", "MultiHeadAttention", "BatchNormalization", "LayerNormalization",
+             "SkipLayerNormalization", "EmbedLayerNormalization", "DynamicQuantizeLinear", "QuantizeLinear",
+             "DequantizeLinear", "MaxPool", "AveragePool", "GlobalAveragePool", "Softmax", "Gelu", "BiasGelu",
+             "FastGelu", "Erf")
+
+
+def short(provider):
+    return provider.replace("ExecutionProvider", "")
+
+
+def node_placement(profile_path):
+    """{provider: {node name: op type}} from an ONNX Runtime profile (its
+    'Node' events name the node, its op and the provider that ran it)."""
+    placed = {}
+    try:
+        with open(profile_path) as f:
+            events = json.load(f)
+    except (OSError, ValueError):
+        return placed
+    for e in events if isinstance(events, list) else []:
+        a = e.get("args") or {}
+        if e.get("cat") != "Node" or "provider" not in a:
+            continue
+        name = e.get("name", "")
+        for suffix in ("_kernel_time", "_fence_before", "_fence_after"):
+            if name.endswith(suffix):
+                name = name[:-len(suffix)]
+        placed.setdefault(a["provider"], {})[name] = a.get("op_name", "?")
+    return placed
+
+
+def cpu_ops(placed, provider):
+    """{op type: count} of the nodes that ran on the CPU provider of a point
+    that asked for another provider; {} when none did (or it asked for the
+    CPU)."""
+    if provider == "CPUExecutionProvider":
+        return {}
+    out = {}
+    for op in placed.get("CPUExecutionProvider", {}).values():
+        out[op] = out.get(op, 0) + 1
+    return out
 
 
 def GraphModule(torch, run, use_sdpa):

@@ -9,7 +9,9 @@ torch (1.13, no GPU) lacks; the GPU side is tests/gpu/pytorch_knobs.sh.
 - exporter_options: torch.onnx.export gets dynamo=False where it has the
   parameter (torch >= 2.9 defaults to the dynamo exporter), nothing before;
 - eager_quantizer: found in this torch; a torch without it makes eager int8
-  unsupported, not an AttributeError."""
+  unsupported, not an AttributeError;
+- node_placement / cpu_ops: ONNX Runtime's profile tells where each node ran;
+  a compute node on the CPU provider of a cuda point is found."""
 import os
 import sys
 import types
@@ -68,6 +70,29 @@ try:
         check("quantize_dynamic" in str(e), "eager int8 without quantize_dynamic: Unsupported (%s)" % e)
 finally:
     sys.modules["torch.ao.quantization"] = saved
+
+# ONNX Runtime: where the nodes ran, from the first run's profile
+import json  # noqa: E402
+import tempfile  # noqa: E402
+
+ev = [{"cat": "Session", "name": "model_run", "args": {}},
+      {"cat": "Node", "name": "conv1_kernel_time", "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"}},
+      {"cat": "Node", "name": "conv1_fence_before", "args": {"op_name": "Conv", "provider": "CUDAExecutionProvider"}},
+      {"cat": "Node", "name": "shape1_kernel_time", "args": {"op_name": "Shape", "provider": "CPUExecutionProvider"}},
+      {"cat": "Node", "name": "q1_kernel_time", "args": {"op_name": "ConvInteger", "provider": "CPUExecutionProvider"}}]
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    json.dump(ev, f)
+placed = rt.node_placement(f.name)
+os.unlink(f.name)
+check(placed == {"CUDAExecutionProvider": {"conv1": "Conv"},
+                 "CPUExecutionProvider": {"shape1": "Shape", "q1": "ConvInteger"}},
+      "node_placement: one entry per node and provider (%s)" % placed)
+on_cpu = rt.cpu_ops(placed, "CUDAExecutionProvider")
+check(on_cpu == {"Shape": 1, "ConvInteger": 1}, "cpu_ops of a CUDA point: the nodes on the CPU provider (%s)" % on_cpu)
+check([op for op in on_cpu if op in rt.HEAVY_OPS] == ["ConvInteger"],
+      "a convolution on the CPU disqualifies a CUDA point, shape glue does not")
+check(rt.cpu_ops(placed, "CPUExecutionProvider") == {}, "a CPU point: nothing fell back")
+check(rt.node_placement("/nonexistent/profile.json") == {}, "no profile: no placement (ort_nodes=unknown)")
 
 one = mt.Comm(torch, 0, 1, torch.device("cpu"))
 check(mt.ranks_times(one, 0.5, 0.4, 0.6) == (0.5, 0.4, 0.6, 0.5), "one process: its own median and interval")

@@ -7,6 +7,7 @@ with the package named. Needs onnxruntime and onnx (tests/install-deps.sh):
 without them the test is skipped (exit 77) with the reason, after checking
 that the engine names the missing package."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,9 @@ for n in ("ort_mnist", "ort_resnet", "ort_bert"):
         r = runs[n]
         check(r["runtime"] == "onnxruntime" and r["ort_provider"] == "CPU" and r["onnxruntime_version"] and r["opset"],
               "%s: runtime, provider, onnxruntime_version, opset recorded" % n)
+        check(re.fullmatch(r"CPU:[1-9][0-9]*", r["ort_nodes"] or "") is not None and r["ort_cpu_ops"] is None
+              and r["onnx_exporter"] == "torchscript",
+              "%s: every node on the CPU provider, from the profile (ort_nodes %s), TorchScript exporter" % (n, r["ort_nodes"]))
         check(float(r["max_rel_err"]) <= 1e-4 and r["top1_agree"] == "1" and r["tolerance"] == "0.0001",
               "%s: agrees with eager fp32 (max_rel_err %s, top1_agree %s)" % (n, r["max_rel_err"], r["top1_agree"]))
         check(float(r["prepare_s"]) > 0 and float(r["export_s"]) > 0 and float(r["throughput"]) > 0,
