@@ -1075,6 +1075,13 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         res["tf32_cudnn"] = int(torch.backends.cudnn.allow_tf32)
         if hasattr(torch, "get_float32_matmul_precision"):
             res["float32_matmul_precision"] = torch.get_float32_matmul_precision()
+        # torch >= 2.9's own TF32 switches (what inductor reads; the legacy
+        # setters above keep them in step): ieee or tf32
+        for key, backend in (("fp32_precision_matmul", torch.backends.cuda.matmul),
+                             ("fp32_precision_cudnn_conv", getattr(torch.backends.cudnn, "conv", None))):
+            value = getattr(backend, "fp32_precision", None) if backend is not None else None
+            if isinstance(value, str):
+                res[key] = value
         if scaler is not None:
             res["loss_scale"] = "%g" % scaler.get_scale()
     res["cudnn_benchmark_flag"] = int(torch.backends.cudnn.benchmark)

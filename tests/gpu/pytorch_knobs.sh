@@ -141,6 +141,11 @@ for name, args, want in points:
               "%s: one EMA update per step (%s)" % (name, res.get("ema_updates")))
     if "--syncbn" in args:
         check(int(res.get("syncbn_layers") or 0) == 53, "%s: 53 SyncBatchNorm layers in ResNet-50 (%s)" % (name, res.get("syncbn_layers")))
+    if name in ("r50_infer_fp32", "r50_infer_tf32") and "fp32_precision_matmul" in res:  # torch >= 2.9
+        want = "tf32" if name.endswith("tf32") else "ieee"
+        check(res["fp32_precision_matmul"] == want and res.get("fp32_precision_cudnn_conv") == want,
+              "%s: fp32_precision_matmul and _cudnn_conv %s (got %s, %s)" % (name, want, res["fp32_precision_matmul"],
+                                                                             res.get("fp32_precision_cudnn_conv")))
     if name.startswith("bert"):
         check(res.get("attention") == ("sdpa" if major >= 2 else "math"), "%s: attention %s" % (name, res.get("attention")))
     if name == "bert_base_train_bf16_cl":
