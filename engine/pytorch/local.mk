@@ -27,6 +27,7 @@ TESTS += $(pytorch_torch_tests)
 endif
 EXTRA_DIST += \
 	engine/pytorch/README.md \
+	engine/pytorch/NOTES.md \
 	tests/pytorch/engine_flags.sh \
 	$(pytorch_torch_tests) \
 	tests/pytorch/enginetest.py \
