@@ -1593,8 +1593,16 @@ static int study_dry_run(struct study *S)
 		return -1;
 	if (S->slurm)
 		slurm_plan(S, 1);
-	fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
-		S->pg.todo_at_start, S->pg.total, S->dir);
+	struct stat st;
+	if (stat(S->dir, &st) == 0) /* --resume DIR, or --out DIR that exists */
+		fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
+			S->pg.todo_at_start, S->pg.total, S->dir);
+	else /* not created: a dry run writes nothing */
+		fprintf(stderr,
+			"matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in a new directory '%s' "
+			"(not created by a dry run%s)\n",
+			S->pg.todo_at_start, S->pg.total, S->dir,
+			S->o.out ? "" : "; the run names it by the time it starts, --out DIR fixes the name");
 	return 0;
 }
 

@@ -38,9 +38,17 @@ expect_grep "5 points" out.txt "summary line"
 expect_status 2 "$MATRIX" run r.yaml --out run 2> err2.txt
 expect_grep "already holds a run" err2.txt "refuse to overwrite"
 # --dry-run prints commands and creates nothing
-"$MATRIX" run r.yaml --out dry --dry-run > dry.txt 2>/dev/null
+"$MATRIX" run r.yaml --out dry --dry-run > dry.txt 2> dryerr.txt
 expect_eq "$(wc -l < dry.txt)" 5 "dry run commands"
 [ ! -e dry ] || fail "--dry-run created its directory"
+# its closing line says the directory is not there (issue 21: it read as if it were)
+expect_grep "^matrix: dry run: 5 of 5 points would run in a new directory 'dry' (not created by a dry run)$" dryerr.txt "dry run: new directory"
+(mkdir nodir && cd nodir && "$MATRIX" run ../r.yaml --dry-run > /dev/null 2> ../dryerr2.txt && [ ! -e experiments ]) ||
+	fail "--dry-run without --out: $(cat dryerr2.txt)"
+expect_grep "would run in a new directory 'experiments/basic/[0-9-]*' (not created by a dry run; the run names it by the time it starts, --out DIR fixes the name)" dryerr2.txt "dry run: default directory"
+# on a directory that exists (--resume), the points would run in it
+"$MATRIX" run --resume run --retry-failed --dry-run > /dev/null 2> dryerr3.txt
+expect_grep "^matrix: dry run: 0 of 5 points would run in 'run'$" dryerr3.txt "dry run: existing directory"
 # --jobs N runs everything too; more points at once than cores is refused
 # unless asked for (a command engine counts as one thread per point)
 many=$(( $(getconf _NPROCESSORS_ONLN) + 1 ))
