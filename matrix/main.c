@@ -23,7 +23,9 @@
 	"replaces its levels (batch=32, precision=fp16,bf16), factors.NAME=... adds one;\n" \
 	"else KEY is a recipe key (seed=2, repeat=3, measure.min_time=1s). An integer\n"    \
 	"level may be a range: START..END (every integer), START..END:+K (step K),\n"       \
-	"START..END:xK (times K): batch=1..64:x2 is 1,2,4,8,16,32,64. Exclusions and the\n" \
+	"START..END:xK (times K): batch=1..64:x2 is 1,2,4,8,16,32,64. A range as the\n"   \
+	"recipe writes it: factors.batch.range=[2,32] (or 2,32 or 2..32; a list of\n"     \
+	"levels becomes that range) and factors.batch.step=x4. Exclusions and the\n"       \
 	"baseline drop the levels a factor lost. The run saves the recipe with them\n"     \
 	"applied as recipe.yaml, so --resume DIR alone runs the same points.\n"
 #define HELP_RECIPE                                                                      \

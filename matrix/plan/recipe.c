@@ -3015,6 +3015,67 @@ static void override_set(struct loader *L, size_t i, struct mark m, int map, con
 	}
 }
 
+/* s without its leading and trailing spaces (cut in place). */
+static char *trim_spaces(char *s)
+{
+	char *z = s + strlen(s);
+	while (*s == ' ')
+		s++;
+	while (z > s && z[-1] == ' ')
+		z--;
+	*z = '\0';
+	return s;
+}
+
+/* Override i is factors.NAME.range=VALUE (eq: its '='): the range's two
+ * ends as the recipe writes them, [START,END] (START,END and START..END
+ * read the same), set in factor NAME's range mapping; a factor given as a
+ * list of levels (or a single level) becomes the range {range: [START,
+ * END]} (step +1 unless a factors.NAME.step override follows). Checked
+ * further by load_range, as the recipe's own range is. */
+static void apply_range_override(struct loader *L, size_t i, struct mark m, const char *eq)
+{
+	const char *arg = L->ovr[i], *name = arg + 8;
+	size_t nlen = (size_t)(eq - name) - 6;
+	char *v = xstrdup(eq + 1), *b = trim_spaces(v);
+	size_t n = strlen(b);
+	if (n >= 2 && b[0] == '[' && b[n - 1] == ']') {
+		b[n - 1] = '\0';
+		b++;
+	}
+	char *dots = strstr(b, ".."), *comma = strchr(b, ',');
+	char *lo = b, *hi = dots ? dots + 2 : comma ? comma + 1 : NULL;
+	if (hi && !(dots && comma)) {
+		*(dots ? dots : comma) = '\0';
+		lo = trim_spaces(lo);
+		hi = trim_spaces(hi);
+	}
+	long a, c;
+	if (!hi || (dots && comma) || parse_long(lo, &a) < 0 || parse_long(hi, &c) < 0) {
+		errorf(L, m,
+		       "'factors.%.*s.range' takes the range's two ends, [START,END] (or START..END), integers; "
+		       "a step is factors.%.*s.step=+K|xK, or give the levels as %.*s=START..END:xK",
+		       (int)nlen, name, (int)nlen, name, (int)nlen, name);
+		free(v);
+		return;
+	}
+	char *ends = xasprintf("%ld,%ld", a, c);
+	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
+	long fp = map_find(L, root, "factors", 7);
+	if (fp >= 0) {
+		int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;
+		long p = node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, name, nlen) : -1;
+		if (p >= 0 && node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value)->type != YAML_MAPPING_NODE)
+			node_at(L, fmap)->data.mapping.pairs.start[p].value =
+				ovr_node(L, i, yaml_document_add_mapping(&L->doc, NULL, YAML_FLOW_MAPPING_STYLE));
+	}
+	L->ovr_factors = xrealloc(L->ovr_factors, (L->novr_factors + 1) * sizeof(char *));
+	L->ovr_factors[L->novr_factors++] = xstrndup(name, nlen);
+	override_set(L, i, m, root, arg, eq, ends, 1);
+	free(ends);
+	free(v);
+}
+
 /* Apply override i, "KEY=VALUE", to the document: a factor's levels
  * (factors.KEY), else the recipe key KEY (dots go into mappings:
  * measure.min_time=1s), created where missing. A value with commas or a
@@ -3026,6 +3087,26 @@ static void apply_override(struct loader *L, size_t i)
 	if (!eq || eq == arg) {
 		errorf(L, m, "expected KEY=VALUE (a factor's levels, or a recipe key)");
 		return;
+	}
+	if (eq - arg > 14 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 6, ".range", 6) &&
+	    !memchr(arg + 8, '.', (size_t)(eq - arg) - 14)) {
+		apply_range_override(L, i, m, eq);
+		return;
+	}
+	if (eq - arg > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5) &&
+	    !memchr(arg + 8, '.', (size_t)(eq - arg) - 13)) { /* the step of a list of levels */
+		int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
+		long fp = map_find(L, root, "factors", 7);
+		int fmap = fp >= 0 ? node_at(L, root)->data.mapping.pairs.start[fp].value : 0;
+		int nlen = (int)(eq - arg) - 13;
+		long p = fmap && node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, arg + 8, (size_t)nlen) : -1;
+		if (p >= 0 && node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value)->type != YAML_MAPPING_NODE) {
+			errorf(L, m,
+			       "factor '%.*s' is a list of levels, not a range: a step needs its range first "
+			       "(factors.%.*s.range=[START,END] factors.%.*s.step=%s), or give the levels as %.*s=START..END:%s",
+			       nlen, arg + 8, nlen, arg + 8, nlen, arg + 8, eq + 1, nlen, arg + 8, eq + 1);
+			return;
+		}
 	}
 	struct strbuf levels = {0};
 	char *value = xstrdup(eq + 1), *save = NULL;

@@ -82,4 +82,18 @@ expect_eq "$("$MATRIX" expand rng.yaml --format csv | cut -d, -f5 | tail -n +2 |
 expect_eq "$("$MATRIX" expand rng.yaml factors.batch.step=+20 --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
 	"1 21 41 61 " "a recipe's range, its step overridden"
 expect_eq "$("$MATRIX" expand rng.yaml batch=1..64:x2 --count)" "$("$MATRIX" expand rng.yaml --count)" "the command line's range alike"
+# a range's ends from the command line, as the recipe writes them (issue 21:
+# 'factors.batch.range=[2,32]' was refused for its comma): [A,B], A,B and A..B
+# alike; on a range the step stays, a list of levels becomes a range (step +1)
+for v in '[2,32]' '2,32' '2..32' '[2, 32]'; do
+	expect_eq "$("$MATRIX" expand rng.yaml "factors.batch.range=$v" --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+		"2 4 8 16 32 " "factors.batch.range=$v on a range keeps its step"
+done
+expect_eq "$("$MATRIX" expand a.yaml 'factors.batch.range=[2,5]' --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"2 3 4 5 " "factors.batch.range on a list of levels"
+expect_eq "$("$MATRIX" expand a.yaml 'factors.batch.range=[2,32]' factors.batch.step=x4 --format csv | cut -d, -f5 | tail -n +2 | sort -un | tr '\n' ' ')" \
+	"2 8 32 " "factors.batch.range then its step"
+check "a.yaml: override 'factors.batch.range=[2,32,64]': 'factors.batch.range' takes the range's two ends, [START,END] (or START..END), integers; a step is factors.batch.step=+K|xK, or give the levels as batch=START..END:xK" 'factors.batch.range=[2,32,64]'
+check "a.yaml: override 'factors.batch.range=[32,2]': 'factors.batch.range' must be [START, END] with 0 <= START <= END, not [32, 2]" 'factors.batch.range=[32,2]'
+check "a.yaml: override 'factors.batch.step=x2': factor 'batch' is a list of levels, not a range: a step needs its range first (factors.batch.range=[START,END] factors.batch.step=x2), or give the levels as batch=START..END:x2" factors.batch.step=x2
 echo ok
