@@ -396,6 +396,17 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 	}
 	if (metric && check_metric(t, dir, metric, r->dataset_size, err) < 0)
 		return -1;
+	/* the recipe's report.metric: checked once a row was measured (a run
+	 * whose points all failed still gets its report of the failures); a
+	 * misspelt one made an empty report over the last one, exit 0 */
+	int measured = 0;
+	for (size_t i = 0; i < t->nrows && !metric && !measured; i++)
+		measured = strcmp(t->rows[i].cell[c->status], "ok") == 0;
+	if (measured && r->report.metric && check_metric(t, dir, r->report.metric, r->dataset_size, err) < 0) {
+		error_to(err, "'%s' is the recipe's report.metric: 'matrix report %s --metric NAME' reports another",
+			 r->report.metric, dir);
+		return -1;
+	}
 	c->factor = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(long));
 	for (size_t f = 0; f < r->nfactors; f++) {
 		c->factor[f] = table_column(t, r->factors[f].name);

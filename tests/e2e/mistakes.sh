@@ -70,6 +70,16 @@ printf "%s\n" "matrix: no result in 'run' has a metric 'watts'" \
 check watts 2 "$MATRIX" compare run run --metric watts
 "$MATRIX" report run --metric step_ms --quiet || fail "report --metric step_ms failed"
 expect_grep "step time" run/report.md "report on step_ms"
+# the recipe's report.metric misspelt is the same error, and the report stays
+# (issue 21, item 4: it wrote a report of no measured point over it, exit 0)
+cp run/report.md before2.md
+sed -i 's/^  speed: \[10, 20\]$/&\nreport: {metric: thruput}/' run/recipe.yaml
+grep -q "metric: thruput" run/recipe.yaml || fail "the test's recipe edit did not apply"
+cp thruput.want rthruput.want
+echo "matrix: 'thruput' is the recipe's report.metric: 'matrix report run --metric NAME' reports another" >> rthruput.want
+check rthruput 2 "$MATRIX" report run
+cmp before2.md run/report.md || fail "report with the recipe's report.metric misspelt rewrote report.md"
+"$MATRIX" report run --metric throughput --quiet || fail "report --metric throughput over the recipe's misspelt one"
 
 # help: per command, the same from 'matrix help CMD' and 'CMD --help'
 "$MATRIX" help run > help1.txt
