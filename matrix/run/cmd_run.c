@@ -1909,17 +1909,26 @@ static int study_verdict(struct study *S)
 	free(why);
 	char el[48];
 	fmt_hms(el, sizeof(el), now_monotonic() - S->pg.start);
-	if (S->interrupted > 0) {
-		fprintf(stderr, "matrix: interrupted by %s: this invocation ran %" PRIu64 " points; the directory has "
-				"%" PRIu64 " of %" PRIu64 " points; resume with: matrix run --resume %s\n",
-			signal_name(S->interrupted), S->pg.done_now, S->pg.done, S->pg.total, S->dir);
-		return 130;
-	}
-	if (S->interrupted < 0) {
-		error("stopped: this invocation ran %" PRIu64 " points; the directory has %" PRIu64 " of %" PRIu64
-		      " points; resume with: matrix run --resume %s",
-		      S->pg.done_now, S->pg.done, S->pg.total, S->dir);
-		return 1;
+	if (S->interrupted) {
+		/* the command that runs the rest of these points: with --only, the
+		 * same filter (--resume DIR alone runs the whole grid) */
+		struct strbuf again = {0};
+		sb_puts(&again, "matrix run --resume ");
+		argv_shell_quote(&again, S->dir);
+		if (S->o.only) {
+			sb_puts(&again, " --only ");
+			argv_shell_quote(&again, S->o.only);
+		}
+		if (S->interrupted > 0)
+			fprintf(stderr, "matrix: interrupted by %s: this invocation ran %" PRIu64 " points; the directory has "
+					"%" PRIu64 " of %" PRIu64 " points; resume with: %s\n",
+				signal_name(S->interrupted), S->pg.done_now, S->pg.done, S->pg.total, again.buf);
+		else
+			error("stopped: this invocation ran %" PRIu64 " points; the directory has %" PRIu64 " of %" PRIu64
+			      " points; resume with: %s",
+			      S->pg.done_now, S->pg.done, S->pg.total, again.buf);
+		sb_free(&again);
+		return S->interrupted > 0 ? 130 : 1;
 	}
 	struct strbuf sb = {0};
 	sb_puts(&sb, "matrix: ");

@@ -41,4 +41,16 @@ kill -TERM $pid
 set +e; wait $pid; rc=$?; set -e
 expect_eq "$rc" 130 "exit status after SIGTERM"
 expect_eq "$(tail -n +2 run/results.csv | wc -l)" 1 "no row for the killed point"
+# a run with --only: the resume hint keeps the filter ('--resume DIR' alone
+# runs the whole grid: it said "9 of 16 points; resume with: matrix run
+# --resume DIR", which then ran 55 points; issue 21, item 6)
+rm -f grandchild.pid
+"$MATRIX" run r.yaml factors.side=a,b --only 'side=a|b,mode=ok|hangchild' --out only > /dev/null 2> err2.txt &
+pid=$!
+i=0; while [ ! -s grandchild.pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s grandchild.pid ] || fail "the hanging point never started (--only)"
+kill -INT $pid
+set +e; wait $pid; rc=$?; set -e
+expect_eq "$rc" 130 "exit status after SIGINT (--only)"
+expect_grep "resume with: matrix run --resume only --only 'side=a|b,mode=ok|hangchild'\$" err2.txt "resume hint with --only"
 echo ok
