@@ -75,6 +75,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/facets.yaml \
 	tests/recipes/bad/factor_range.err \
 	tests/recipes/bad/factor_range.yaml \
+	tests/recipes/bad/factors_broken_cascade.err \
+	tests/recipes/bad/factors_broken_cascade.yaml \
 	tests/recipes/bad/factors_sequence.err \
 	tests/recipes/bad/factors_sequence.yaml \
 	tests/recipes/bad/grid_repeat_overflow.err \

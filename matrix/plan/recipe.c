@@ -202,6 +202,8 @@ struct loader {
 	int saw_factor_engine;   /* a factor called engine was written, even a broken one */
 	const char **broken;     /* factors left out after an error: references to */
 	size_t nbroken;          /* them are not reported again */
+	int factors_broken;      /* 'factors' itself was wrong (reported): a factor
+	                          * named elsewhere is not reported as unknown */
 	char *const *ovr;        /* the command line's KEY=VALUE overrides; their nodes'
 	                          * marks are line 0, column = 1 + the override's index */
 	size_t novr;
@@ -1442,11 +1444,13 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 	struct recipe *r = L->r;
 	if (v->type != YAML_MAPPING_NODE) {
 		wrong_type(L, v, "factors", "a mapping");
+		L->factors_broken = 1;
 		return;
 	}
 	size_t np = (size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start);
 	if (np == 0) {
 		errorf(L, node_mark(v), "'factors' must not be empty");
+		L->factors_broken = 1;
 		return;
 	}
 	unsigned char *skip = check_mapping_keys(L, v);
@@ -1821,6 +1825,8 @@ static long resolve_factor(struct loader *L, yaml_node_t *n, const char *path)
 	for (size_t i = 0; i < L->nbroken; i++)
 		if (!strcmp(L->broken[i], scalar(n)))
 			return -1;
+	if (L->factors_broken) /* every name would be unknown, "expected one of: " none */
+		return -1;
 	const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
 	size_t nc = 0;
 	for (size_t i = 0; i < r->nfactors; i++)
@@ -2821,9 +2827,10 @@ static void load_schema(struct loader *L)
 	if (v[K_EXECUTOR])
 		load_executor(L, v[K_EXECUTOR]);
 
-	if (!v[K_FACTORS])
+	if (!v[K_FACTORS]) {
 		errorf(L, rootm, "missing required key 'factors'");
-	else
+		L->factors_broken = 1;
+	} else
 		load_factors(L, v[K_FACTORS]);
 	load_engine_and_levels(L, v[K_ENGINE], k[K_ENGINE]);
 	load_device(L, v[K_DEVICE], k[K_DEVICE]);
