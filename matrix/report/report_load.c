@@ -403,7 +403,7 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 	for (size_t i = 0; i < t->nrows && !metric && !measured; i++)
 		measured = strcmp(t->rows[i].cell[c->status], "ok") == 0;
 	if (measured && r->report.metric && check_metric(t, dir, r->report.metric, r->dataset_size, err) < 0) {
-		error_to(err, "'%s' is the recipe's report.metric: 'matrix report %s --metric NAME' reports another",
+		error_to(err, "'%s' is the recipe's report.metric (%s/recipe.yaml): --metric NAME picks another",
 			 r->report.metric, dir);
 		return -1;
 	}

@@ -76,9 +76,11 @@ cp run/report.md before2.md
 sed -i 's/^  speed: \[10, 20\]$/&\nreport: {metric: thruput}/' run/recipe.yaml
 grep -q "metric: thruput" run/recipe.yaml || fail "the test's recipe edit did not apply"
 cp thruput.want rthruput.want
-echo "matrix: 'thruput' is the recipe's report.metric: 'matrix report run --metric NAME' reports another" >> rthruput.want
+echo "matrix: 'thruput' is the recipe's report.metric (run/recipe.yaml): --metric NAME picks another" >> rthruput.want
 check rthruput 2 "$MATRIX" report run
 cmp before2.md run/report.md || fail "report with the recipe's report.metric misspelt rewrote report.md"
+check rthruput 2 "$MATRIX" export run --format csv
+"$MATRIX" export run --format csv --metric throughput > /dev/null || fail "export --metric throughput over the recipe's misspelt one"
 "$MATRIX" report run --metric throughput --quiet || fail "report --metric throughput over the recipe's misspelt one"
 
 # help: per command, the same from 'matrix help CMD' and 'CMD --help'
