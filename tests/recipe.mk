@@ -89,6 +89,10 @@ EXTRA_DIST += \
 	tests/recipes/bad/measure_min_over_max.yaml \
 	tests/recipes/bad/measure_repeat.err \
 	tests/recipes/bad/measure_repeat.yaml \
+	tests/recipes/bad/misspelt_keys.err \
+	tests/recipes/bad/misspelt_keys.yaml \
+	tests/recipes/bad/misspelt_keys_command.err \
+	tests/recipes/bad/misspelt_keys_command.yaml \
 	tests/recipes/bad/missing_keys.err \
 	tests/recipes/bad/missing_keys.yaml \
 	tests/recipes/bad/multiple_documents.err \

@@ -421,7 +421,16 @@ static int is_repeat_word(const char *k)
 
 /* Walk a mapping with a fixed set of keys: vals[i] receives the value of
  * names[i] (NULL when absent) and keys[i] its key node. Unknown keys are
- * reported with a hint; path names the mapping in messages (NULL: top). */
+ * reported with a hint; path names the mapping in messages (NULL: top).
+ *
+ * A misspelt key (one or two edits from a name, not a mere prefix of one)
+ * whose suggestion ("did you mean 'factors'?") is absent stands for it once
+ * reported, as a compiler's fix-it recovers: its value is
+ * read as the suggested key's, so the one error is the typo, not a "missing
+ * required key 'factors'" or what follows from the key's absence (no engine:
+ * no factor vocabulary; no containers: a container factor without images).
+ * The value's own errors are still reported, as they would be once the key
+ * is spelt right. */
 static void get_fields(struct loader *L, yaml_node_t *map, const char *path, const char *const *names, size_t n,
 		       yaml_node_t **vals, yaml_node_t **keys)
 {
@@ -430,7 +439,9 @@ static void get_fields(struct loader *L, yaml_node_t *map, const char *path, con
 	unsigned char *skip = check_mapping_keys(L, map);
 	yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
 	size_t np = (size_t)(map->data.mapping.pairs.top - pairs);
+	size_t *meant = xmalloc((np ? np : 1) * sizeof(*meant)); /* names[] index a misspelt key suggests, or n */
 	for (size_t i = 0; i < np; i++) {
+		meant[i] = n;
 		if (skip[i])
 			continue;
 		yaml_node_t *k = node_at(L, pairs[i].key);
@@ -447,13 +458,25 @@ static void get_fields(struct loader *L, yaml_node_t *map, const char *path, con
 		sb_printf(&sb, "unknown key '%s'", scalar(k));
 		if (path)
 			sb_printf(&sb, " in '%s'", path);
-		if (path && !strcmp(path, "measure") && is_repeat_word(scalar(k)))
+		if (path && !strcmp(path, "measure") && is_repeat_word(scalar(k))) {
 			sb_puts(&sb, " (fresh processes per point are the top-level 'repeat: N')");
-		else
+		} else {
 			hint(&sb, scalar(k), names, n);
+			const char *c = vocab_misspelt(scalar(k), names, n);
+			for (j = 0; c && j < n; j++)
+				if (names[j] == c)
+					meant[i] = j;
+		}
 		errorf(L, node_mark(k), "%s", sb.buf);
 		sb_free(&sb);
 	}
+	for (size_t i = 0; i < np; i++) {
+		if (meant[i] < n && !vals[meant[i]]) {
+			vals[meant[i]] = node_at(L, pairs[i].value);
+			keys[meant[i]] = node_at(L, pairs[i].key);
+		}
+	}
+	free(meant);
 	free(skip);
 }
 
@@ -2938,6 +2961,23 @@ static long map_find(struct loader *L, int map, const char *key, size_t keylen)
 	return -1;
 }
 
+/* The root's pair for top-level key (one of top_keys): the pair's index, or
+ * -1. Absent, a key misspelt for it stands for it, as get_fields reads it
+ * (so factors.batch=4 changes the levels of a recipe's 'factor:' and the
+ * one error is the typo). */
+static long top_find(struct loader *L, int root, const char *key)
+{
+	long p = map_find(L, root, key, strlen(key));
+	yaml_node_t *m = node_at(L, root);
+	for (yaml_node_pair_t *q = m->data.mapping.pairs.start; p < 0 && q < m->data.mapping.pairs.top; q++) {
+		yaml_node_t *k = node_at(L, q->key);
+		const char *c = is_string(k) ? vocab_misspelt(scalar(k), top_keys, K_COUNT) : NULL;
+		if (c && !strcmp(c, key) && strcmp(scalar(k), key))
+			p = q - m->data.mapping.pairs.start;
+	}
+	return p;
+}
+
 /* Override KEY (keylen bytes of arg) names neither a factor nor a recipe
  * key: the error, with the closest of those (fp: the factors pair of the
  * root, -1 when none). */
@@ -3068,7 +3108,7 @@ static void apply_range_override(struct loader *L, size_t i, struct mark m, cons
 	}
 	char *ends = xasprintf("%ld,%ld", a, c);
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
-	long fp = map_find(L, root, "factors", 7);
+	long fp = top_find(L, root, "factors");
 	if (fp >= 0) {
 		int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;
 		long p = node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, name, nlen) : -1;
@@ -3103,7 +3143,7 @@ static void apply_override(struct loader *L, size_t i)
 	if (eq - arg > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5) &&
 	    !memchr(arg + 8, '.', (size_t)(eq - arg) - 13)) { /* the step of a list of levels */
 		int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
-		long fp = map_find(L, root, "factors", 7);
+		long fp = top_find(L, root, "factors");
 		int fmap = fp >= 0 ? node_at(L, root)->data.mapping.pairs.start[fp].value : 0;
 		int nlen = (int)(eq - arg) - 13;
 		long p = fmap && node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, arg + 8, (size_t)nlen) : -1;
@@ -3130,7 +3170,7 @@ static void apply_override(struct loader *L, size_t i)
 	size_t keylen = (size_t)(eq - arg);
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
 	int map = root;
-	long fp = map_find(L, root, "factors", 7);
+	long fp = top_find(L, root, "factors");
 	if (keylen > 8 && !strncmp(arg, "factors.", 8))
 		seq = 1; /* factors.NAME=...: a factor, maybe a new one */
 	if (seq && !strchr(eq + 1, ',') && keylen > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5))
@@ -3197,7 +3237,7 @@ static int doc_has_level(struct loader *L, int fmap, const char *name, yaml_node
  * from or to is a level the factor lost. */
 static void prune_lost_improvements(struct loader *L, int root, int fmap, const char *name)
 {
-	long rp = map_find(L, root, "report", 6);
+	long rp = top_find(L, root, "report");
 	if (rp < 0)
 		return;
 	int rmap = node_at(L, root)->data.mapping.pairs.start[rp].value;
@@ -3261,7 +3301,7 @@ static int where_lost(struct loader *L, int item, int fmap, const char *name)
 static void prune_lost_where(struct loader *L, int root, int fmap, const char *name)
 {
 	static const char *const lists[] = {"scatter", "normalised", "bars", "best"};
-	long rp = map_find(L, root, "report", 6);
+	long rp = top_find(L, root, "report");
 	if (rp < 0)
 		return;
 	int rmap = node_at(L, root)->data.mapping.pairs.start[rp].value;
@@ -3289,8 +3329,8 @@ static void prune_lost_where(struct loader *L, int root, int fmap, const char *n
 static void prune_lost_levels(struct loader *L)
 {
 	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
-	long fp = map_find(L, root, "factors", 7), ep = map_find(L, root, "exclude", 7),
-	     bp = map_find(L, root, "baseline", 8);
+	long fp = top_find(L, root, "factors"), ep = top_find(L, root, "exclude"),
+	     bp = top_find(L, root, "baseline");
 	if (fp < 0)
 		return;
 	int fmap = node_at(L, root)->data.mapping.pairs.start[fp].value;

@@ -72,10 +72,10 @@ static int transposed(const char *a, const char *b)
 	return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] && !strcmp(a + i + 2, b + i + 2);
 }
 
-const char *vocab_closest(const char *word, const char *const *cands, size_t n)
+const char *vocab_misspelt(const char *word, const char *const *cands, size_t n)
 {
 	size_t wl = strlen(word), best_d = (size_t)-1;
-	const char *best = NULL, *prefix = NULL;
+	const char *best = NULL;
 	for (size_t i = 0; i < n; i++) {
 		size_t d = transposed(word, cands[i]) ? 1 : edit_distance(word, cands[i]);
 		int close = d == 1 ? wl >= 2 : d == 2 && 3 * d <= wl;
@@ -83,10 +83,17 @@ const char *vocab_closest(const char *word, const char *const *cands, size_t n)
 			best_d = d;
 			best = cands[i];
 		}
-		if (!prefix && wl >= 2 && strncmp(cands[i], word, wl) == 0)
-			prefix = cands[i];
 	}
-	return best ? best : prefix;
+	return best;
+}
+
+const char *vocab_closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = vocab_misspelt(word, cands, n);
+	for (size_t i = 0; !best && i < n; i++)
+		if (strlen(word) >= 2 && strncmp(cands[i], word, strlen(word)) == 0)
+			best = cands[i];
+	return best;
 }
 
 const char *vocab_suggest(const char *name)

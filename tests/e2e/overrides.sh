@@ -52,6 +52,11 @@ check "a.yaml: override 'seed=x': 'seed' must be an integer >= 0, not 'x'" seed=
 check "a.yaml: override 'measure.min_tim=1s': unknown key 'min_tim' in 'measure' (did you mean 'min_time'?)" measure.min_tim=1s
 check "a.yaml: override 'batch=': no value after '='" batch=
 check "a.yaml: override 'name.x=1': 'name' is not a mapping: no key under it can be set" name.x=1
+# a misspelt 'factors' is the one error: the override changes its levels
+sed 's/^factors:/factor:/' a.yaml > typo.yaml
+set +e; "$MATRIX" expand typo.yaml batch=1 > /dev/null 2> err.txt; got=$?; set -e
+expect_eq "$got $(head -1 err.txt) $(wc -l < err.txt)" \
+	"2 typo.yaml:3:1: unknown key 'factor' (did you mean 'factors'?) 3" "an override on a misspelt 'factors'"
 
 # a run saves the recipe as run; --resume DIR alone runs the same points
 cat > r.yaml <<YAML
