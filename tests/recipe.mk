@@ -84,6 +84,10 @@ EXTRA_DIST += \
 	tests/recipes/bad/invalid_utf8.err \
 	tests/recipes/bad/invalid_utf8.yaml \
 	tests/recipes/bad/invalid_yaml.err \
+	tests/recipes/bad/invalid_yaml_eof.err \
+	tests/recipes/bad/invalid_yaml_eof.yaml \
+	tests/recipes/bad/invalid_yaml_eof_quote.err \
+	tests/recipes/bad/invalid_yaml_eof_quote.yaml \
 	tests/recipes/bad/invalid_yaml.yaml \
 	tests/recipes/bad/measure_min_over_max.err \
 	tests/recipes/bad/measure_min_over_max.yaml \

@@ -591,6 +591,44 @@ static int tab_in_indent(const char *text, size_t len, unsigned line, unsigned *
 	return 0;
 }
 
+/* A mark at the end of the text, past its last line or followed by white
+ * space only (libyaml's end of stream, often a line after the last one),
+ * moved to just after the last character of the last line that is neither
+ * blank nor a comment, where the missing ']', '}' or quote belongs: the
+ * error then shows that line and a caret as the others do. Returns 1 when
+ * m was at the end. */
+static int is_blank_char(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int end_of_text(const char *text, size_t len, struct mark *m)
+{
+	size_t off = line_offset(text, len, m->line);
+	for (unsigned c = 1; off < len && c < m->col && text[off] != '\n'; c++) {
+		size_t n = text_char_len((const unsigned char *)text + off, len - off);
+		off += n ? n : 1;
+	}
+	for (size_t i = off; off != (size_t)-1 && i < len; i++)
+		if (!is_blank_char(text[i]))
+			return 0;
+	size_t end = len, bom = line_offset(text, len, 1);
+	while (end > bom) {
+		while (end > bom && is_blank_char(text[end - 1]))
+			end--;
+		size_t start = end;
+		while (start > bom && text[start - 1] != '\n')
+			start--;
+		start += strspn(text + start, " \t");
+		if (start == end || text[start] != '#')
+			break;
+		end = start; /* a comment line: the content is above */
+	}
+	if (end > bom)
+		*m = offset_mark(text, len, end);
+	return 1;
+}
+
 static void yaml_error(struct loader *L, const yaml_parser_t *p)
 {
 	const struct recipe *r = L->r;
@@ -610,12 +648,19 @@ static void yaml_error(struct loader *L, const yaml_parser_t *p)
 		return;
 	}
 	const char *problem = p->problem ? p->problem : "unknown error";
+	const char *at_end = "";
+	if (p->error != YAML_READER_ERROR && end_of_text(r->text, r->text_len, &m)) {
+		if (!strcmp(problem, "found unexpected end of stream"))
+			problem = "found unexpected end of file"; /* a quote left open */
+		else
+			at_end = " at end of file";
+	}
 	if (p->context && (p->context_mark.line != p->problem_mark.line ||
 			   p->context_mark.column != p->problem_mark.column))
-		errorf(L, m, "invalid YAML: %s (%s started at line %u, column %u)", problem, p->context,
+		errorf(L, m, "invalid YAML: %s%s (%s started at line %u, column %u)", problem, at_end, p->context,
 		       (unsigned)p->context_mark.line + 1, (unsigned)p->context_mark.column + 1);
 	else
-		errorf(L, m, "invalid YAML: %s", problem);
+		errorf(L, m, "invalid YAML: %s%s", problem, at_end);
 }
 
 /* A "\0" escape in a double-quoted scalar puts a NUL inside its value, which
