@@ -1,11 +1,12 @@
 # best.gp - baseline vs optimal: for each group (model), the baseline
-# configuration's value and the best measured one, the gain printed above.
+# configuration's value and the best measured one with whiskers (their 95%
+# confidence intervals), the gain and its interval printed above.
 # Keys: @TITLE@ @XLABEL@ @YLABEL@ @EXTRA@ @PLOT@
 set title "@TITLE@"
 set xlabel "@XLABEL@"
 set ylabel "@YLABEL@"
 set style data histograms
-set style histogram clustered gap 1.2
+set style histogram errorbars gap 1.2 lw 1.2
 set style fill solid 0.9 border rgb "#333333"
 set boxwidth 0.95
 set logscale y

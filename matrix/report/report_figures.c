@@ -575,6 +575,20 @@ static void normalised(struct figs *F, long x, long color)
 	free(y);
 }
 
+/* Cell c's value in display units and its whiskers: the 95% confidence
+ * interval (lo, hi), both the value when it has none. */
+static double cell_whiskers(const struct run *run, long c, double *lo, double *hi)
+{
+	const struct cellset *cs = &run->cells;
+	double v = cs->value[c] * run->metric.scale;
+	*lo = *hi = v;
+	if (!isnan(cs->u[c])) {
+		*lo = v * exp(-cs->u[c]);
+		*hi = v * exp(cs->u[c]);
+	}
+	return v;
+}
+
 /* The geometric mean of the metric over the cells of view v in panel p at
  * level l of x and level g of group (any when group < 0), with its
  * whiskers, appended to row as three columns (NaN when no cell). buf has
@@ -600,11 +614,7 @@ static int bar_cell(const struct run *run, const struct facet_view *v, size_t p,
 		sb_puts(row, "\tNaN\tNaN\tNaN");
 		return 0;
 	}
-	double gm = stat_geomean(buf, n);
-	if (n == 1 && !isnan(cs->u[one])) {
-		lo = gm * exp(-cs->u[one]);
-		hi = gm * exp(cs->u[one]);
-	}
+	double gm = n == 1 ? cell_whiskers(run, one, &lo, &hi) : stat_geomean(buf, n);
 	*top = hi > *top ? hi : *top;
 	*bot = lo < *bot ? lo : *bot;
 	sb_printf(row, "\t%.6g\t%.6g\t%.6g", gm, lo, hi);
@@ -958,14 +968,45 @@ static long best_in(const struct run *run, const struct report_tables *rt, const
 	return b;
 }
 
+/* The columns of best.dat, 1-based as gnuplot's using counts them. */
+enum {
+	BEST_BASE = 2, /* baseline value, then its whiskers lo and hi */
+	BEST_OPT = 5,  /* best value, lo, hi */
+	BEST_TOP = 8,  /* the higher whisker of the two: where the labels sit */
+	BEST_GAIN,     /* "×1.23" */
+	BEST_CI,       /* "1.10..1.37", the gain's 95% interval; "-" when unknown */
+	BEST_LABEL,    /* the group's levels */
+};
+
+/* The gain of best over base as the figure prints it: "×1.23" into g and
+ * its 95% interval "1.10..1.37" into ci (3 significant digits, more where
+ * the ends would print alike or on the wrong side of 1), "-" when the
+ * points have no interval, "" when best is the baseline. */
+static void best_gain_text(const struct run *run, long base, long best, char g[40], char ci[80])
+{
+	const struct cellset *cs = &run->cells;
+	double gain = effects_gain(cs->value[base], cs->value[best], run->metric.higher_better);
+	double u = sqrt(cs->u[base] * cs->u[base] + cs->u[best] * cs->u[best]);
+	char num[32], lo[32], hi[32];
+	snprintf(g, 40, "×%s", fmt_sig3(num, gain));
+	if (base == best)
+		ci[0] = '\0';
+	else if (isnan(u))
+		snprintf(ci, 80, "-");
+	else {
+		fmt_sig_range(lo, hi, gain * exp(-u), gain * exp(u), 1.0);
+		snprintf(ci, 80, "%s..%s", lo, hi);
+	}
+}
+
 /* Panel p's rows of the best figure into dat (a block): for each group
- * with a measured baseline, the baseline, the best drawn point and the
- * gain, labelled by the group's levels. Returns the rows; *maxchars,
- * *top and *bot follow the labels and values. */
+ * with a measured baseline, the baseline and the best drawn point with
+ * their whiskers (95% confidence intervals), the gain with its interval,
+ * labelled by the group's levels (columns BEST_*). Returns the rows;
+ * *maxchars, *top and *bot follow the labels and whiskers. */
 static size_t best_rows(const struct run *run, const struct report_tables *rt, const struct facet_view *v,
 			size_t p, struct strbuf *dat, size_t *maxchars, double *top, double *bot)
 {
-	const struct cellset *cs = &run->cells;
 	size_t rows = 0;
 	for (size_t i = 0; i < rt->nbest && rows < 40; i++) {
 		const struct best *b = &rt->best[i];
@@ -978,15 +1019,18 @@ static size_t best_rows(const struct run *run, const struct report_tables *rt, c
 				sb_putc(&lv, ' ');
 			sb_puts(&lv, run_level(run, run->group[k], b->group[k]));
 		}
-		double base = cs->value[b->baseline] * run->metric.scale, opt = cs->value[best] * run->metric.scale;
+		double blo, bhi, olo, ohi;
+		double base = cell_whiskers(run, b->baseline, &blo, &bhi), opt = cell_whiskers(run, best, &olo, &ohi);
+		double hi = bhi > ohi ? bhi : ohi, lo = blo < olo ? blo : olo;
+		char g[40], ci[80];
+		best_gain_text(run, b->baseline, best, g, ci);
 		if (!rows && dat->len)
 			sb_puts(dat, "\n\n"); /* a block per panel with rows */
-		sb_printf(dat, "%zu\t%.6g\t%.6g\t%.4g\t", rows, base, opt,
-			  effects_gain(cs->value[b->baseline], cs->value[best], run->metric.higher_better));
+		sb_printf(dat, "%zu\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%s\t%s\t", rows, base, blo, bhi, opt,
+			  olo, ohi, hi, g, ci[0] ? ci : " ");
 		dat_text(dat, lv.buf ? lv.buf : "all");
 		sb_putc(dat, '\n');
 		*maxchars = lv.len > *maxchars ? lv.len : *maxchars;
-		double hi = base > opt ? base : opt, lo = base < opt ? base : opt;
 		*top = hi > *top ? hi : *top;
 		*bot = lo < *bot ? lo : *bot;
 		sb_free(&lv);
@@ -1029,14 +1073,16 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	for (size_t p = 0, blk = 0; p < v.npanels; p++) {
 		if (!nrows[p])
 			continue; /* no baseline in this panel: NULL (facet_layout) */
-		body[p] = xasprintf("\"%s.dat\" index %zu using 2:xtic(5) lc rgb \"%s\" title \"baseline\", \\\n"
-				    "     \"\" index %zu using 3 lc rgb \"%s\" title \"optimal\", \\\n"
-				    "     \"\" index %zu using 0:($2 > $3 ? $2 : $3):(sprintf(\"×%%.2f\", $4)) "
-				    "with labels offset 0,0.8 font \",11\" notitle",
-				    name.buf, blk, plot_color(5), blk, plot_color(0), blk);
+		body[p] = xasprintf("\"%s.dat\" index %zu using %d:%d:%d:xtic(%d) lc rgb \"%s\" title \"baseline\", \\\n"
+				    "     \"\" index %zu using %d:%d:%d lc rgb \"%s\" title \"optimal\", \\\n"
+				    "     \"\" index %zu using 0:%d:%d with labels offset 0,1.9 font \",11\" notitle, \\\n"
+				    "     \"\" index %zu using 0:%d:%d with labels offset 0,0.8 font \",9\" notitle",
+				    name.buf, blk, BEST_BASE, BEST_BASE + 1, BEST_BASE + 2, BEST_LABEL, plot_color(5),
+				    blk, BEST_OPT, BEST_OPT + 1, BEST_OPT + 2, plot_color(0), blk, BEST_TOP, BEST_GAIN,
+				    blk, BEST_TOP, BEST_CI);
 		blk++;
 	}
-	int w = v.npanels > 1 ? FIG_W : (int)(260 + 48 * most) > FIG_W ? (int)(260 + 48 * most) : FIG_W, h = FIG_H;
+	int w = v.npanels > 1 ? FIG_W : (int)(260 + 64 * most) > FIG_W ? (int)(260 + 64 * most) : FIG_W, h = FIG_H;
 	int bottom = tics_turn(maxchars, most, panel_px(&v, w), &ex);
 	char *yr = xasprintf("[%.6g:%.6g]", bot / 1.5, top * 2);
 	log_ytics(bot / 1.5, top * 2, &ex);
@@ -1048,7 +1094,9 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 	const char *kv[] = {"TITLE", t, "XLABEL", xl, "YLABEL", yq, "EXTRA", ex.buf ? ex.buf : "",
 			    "PLOT", plot.buf};
 	char *cap = xasprintf("For each group, the point at the recipe's baseline and the best measured "
-			      "point%s; the number is the gain (×, > 1 better). Configurations in tables/best.csv.",
+			      "point%s; whiskers: each point's 95%% confidence interval. Above them the gain "
+			      "(×, > 1 better) and under it its 95%% interval ('-': the points have none). "
+			      "Configurations in tables/best.csv.",
 			      v.nwhere ? " of those the where keeps" : "");
 	if (write_dat(F->plotdir, name.buf, &dat) == 0)
 		plot_prepare(F->ps, F->plotdir, name.buf, title.buf, cap, "best", kv, ARRAY_SIZE(kv) / 2, w, h);

@@ -96,8 +96,8 @@ expect_grep 'set multiplot layout 1,2' $P/normalised_model_precision_by_precisio
 
 # best: the optimal where version = v2 (threads 2), per precision panel,
 # against the recipe's baseline (fp32, v1, threads 1): x2.4, and x4.8 at fp16
-expect_eq "$(block best_by_precision_where_version 0 4 | tr ' ' '\n' | sort -u | tr '\n' ' ')" "2.4 " "fp32 panel gains"
-expect_eq "$(block best_by_precision_where_version 1 4 | tr ' ' '\n' | sort -u | tr '\n' ' ')" "4.8 " "fp16 panel gains"
+expect_eq "$(block best_by_precision_where_version 0 9 | tr ' ' '\n' | sort -u | tr '\n' ' ')" "×2.4 " "fp32 panel gains"
+expect_eq "$(block best_by_precision_where_version 1 9 | tr ' ' '\n' | sort -u | tr '\n' ' ')" "×4.8 " "fp16 panel gains"
 
 # effects: without model and batch by default, said in the caption
 grep -q '"model: \|"batch: ' $P/effects.gp && fail "the effects figure shows model or batch"

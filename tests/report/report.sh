@@ -55,6 +55,16 @@ for f in scatter_model_A scatter_model_B normalised bars_model_B scaling effects
 	expect_grep "$f" run/report.md "report.md shows $f"
 done
 expect_eq "$(grep -c '<svg' run/report.html)" 7 "inline SVGs in report.html"
+# best.png carries intervals as the bars do (issue 21): whiskers on both bars
+# (+-2 %: 100 / 1.02 .. 100 * 1.02), the gain x10.8 and its 95 % interval
+# from both points' (exp(+-sqrt(2) ln 1.02): 10.5..11.1) above them
+printf '0\t100\t98.0392\t102\t1080\t1058.82\t1101.6\t1101.6\t×10.8\t10.5..11.1\tsmall\n' > best.want
+grep -v '^#' run/plots/best.dat | head -1 > best.got
+cmp best.want best.got || fail "best.dat: got '$(cat best.got)'"
+expect_grep '^set style histogram errorbars' run/plots/best.gp "best.gp draws whiskers"
+expect_grep 'using 2:3:4:xtic(11) .*title "baseline"' run/plots/best.gp "baseline bars with their interval"
+expect_grep 'using 5:6:7 .*title "optimal"' run/plots/best.gp "optimal bars with their interval"
+expect_grep 'using 0:8:10 with labels' run/plots/best.gp "the gain's interval drawn"
 expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
 expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
 expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
