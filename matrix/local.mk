@@ -18,7 +18,8 @@ matrix_libmatrix_a_SOURCES = \
 	matrix/run/exec_slurm.h matrix/run/exec_slurm.c \
 	matrix/run/noise.c matrix/run/noise.h \
 	matrix/run/provenance.c matrix/run/provenance.h
-matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"'
+matrix_libmatrix_a_CPPFLAGS = $(AM_CPPFLAGS) -DMATRIX_SRCDIR='"$(abs_top_srcdir)"' -DMATRIX_PKGDATADIR='"$(pkgdatadir)"' -DMATRIX_BINDIR='"$(bindir)"' \
+	-DMATRIX_BUILDDIR='"$(abs_top_builddir)"'
 
 bin_PROGRAMS += matrix/matrix
 matrix_matrix_SOURCES = \

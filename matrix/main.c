@@ -31,7 +31,8 @@
 #define HELP_RECIPE                                                                      \
 	"RECIPE: a recipe file, or a name (inference_cube) looked up as NAME.yaml in\n"    \
 	"$MATRIX_RECIPES (directories separated by ':'), ./recipes and the installed\n"     \
-	"share/matrix/recipes; 'matrix recipes' lists them.\n"
+	"share/matrix/recipes (a matrix built but not installed: the source tree's\n"      \
+	"recipes/); 'matrix recipes' lists them.\n"
 #define HELP_METRICS                                                                     \
 	"METRIC: throughput (samples/s, the default; or the unit the engine writes),\n"     \
 	"step_ms (ms), tflops (TFLOP/s), pct_peak (% of peak), samples, startup_s (s),\n"   \

@@ -13,20 +13,48 @@
 #ifndef MATRIX_PKGDATADIR
 #define MATRIX_PKGDATADIR "/usr/local/share/matrix"
 #endif
+#ifndef MATRIX_SRCDIR /* with MATRIX_BUILDDIR: the build tree's binary reads */
+#define MATRIX_SRCDIR "" /* the source tree's recipes */
+#endif
+#ifndef MATRIX_BUILDDIR
+#define MATRIX_BUILDDIR ""
+#endif
 
 #define CATALOG_MAX_DIRS 64
 
 static char *dirs[CATALOG_MAX_DIRS];
+static char *realdirs[CATALOG_MAX_DIRS]; /* realpath of each, NULL when it has none */
 static size_t ndirs;
 
+/* Add directory d (len bytes) unless it is there already, by name or as the
+ * same directory under another name (./recipes in the source tree). */
 static void add_dir(const char *d, size_t len)
 {
 	if (!len || ndirs == CATALOG_MAX_DIRS)
 		return;
-	for (size_t i = 0; i < ndirs; i++)
-		if (strlen(dirs[i]) == len && !strncmp(dirs[i], d, len))
+	char *name = xstrndup(d, len), *rp = realpath(name, NULL);
+	for (size_t i = 0; i < ndirs; i++) {
+		if (!strcmp(dirs[i], name) || (rp && realdirs[i] && !strcmp(realdirs[i], rp))) {
+			free(name);
+			free(rp);
 			return;
-	dirs[ndirs++] = xstrndup(d, len);
+		}
+	}
+	dirs[ndirs] = name;
+	realdirs[ndirs++] = rp;
+}
+
+/* Whether this process is the build tree's matrix (make, not make install):
+ * its recipes are then the source tree's, as its plot templates are. */
+static int in_build_tree(void)
+{
+	const char *self = self_dir();
+	if (!self || !*MATRIX_BUILDDIR || !*MATRIX_SRCDIR)
+		return 0;
+	char *rp = realpath(MATRIX_BUILDDIR "/matrix", NULL);
+	int yes = rp && !strcmp(rp, self);
+	free(rp);
+	return yes;
 }
 
 const char *const *catalog_dirs(size_t *n)
@@ -52,6 +80,8 @@ const char *const *catalog_dirs(size_t *n)
 		free(real);
 		free(d);
 	}
+	if (in_build_tree())
+		add_dir(MATRIX_SRCDIR "/recipes", strlen(MATRIX_SRCDIR "/recipes"));
 	add_dir(MATRIX_PKGDATADIR "/recipes", strlen(MATRIX_PKGDATADIR "/recipes"));
 	*n = ndirs;
 	return (const char *const *)dirs;
@@ -128,6 +158,17 @@ void catalog_list_free(struct catalog_entry *e, size_t n)
 	free(e);
 }
 
+void catalog_where(struct strbuf *sb)
+{
+	size_t nd;
+	const char *const *d = catalog_dirs(&nd);
+	const char *env = getenv("MATRIX_RECIPES");
+	if (!env || !*env)
+		sb_puts(sb, "$MATRIX_RECIPES (unset), ");
+	for (size_t i = 0; i < nd; i++)
+		sb_printf(sb, "%s%s", i ? ", " : "", d[i]);
+}
+
 const char *catalog_resolve(const char *arg, FILE *err)
 {
 	static char *found;
@@ -155,12 +196,8 @@ const char *catalog_resolve(const char *arg, FILE *err)
 		return found;
 	}
 	struct strbuf sb = {0};
-	const char *env = getenv("MATRIX_RECIPES");
 	sb_printf(&sb, "no recipe '%s': no such file, and no %s.yaml in ", arg, name);
-	if (!env || !*env)
-		sb_puts(&sb, "$MATRIX_RECIPES (unset), ");
-	for (size_t i = 0; i < nd; i++)
-		sb_printf(&sb, "%s%s", i ? ", " : "", d[i]);
+	catalog_where(&sb);
 	struct catalog_entry *e;
 	size_t n = catalog_list(&e);
 	const char **names = xcalloc(n ? n : 1, sizeof(*names));
@@ -171,6 +208,8 @@ const char *catalog_resolve(const char *arg, FILE *err)
 		sb_printf(&sb, " (did you mean '%s'?)", near);
 	else if (n)
 		sb_puts(&sb, " ('matrix recipes' lists the recipes there)");
+	else
+		sb_printf(&sb, " (none holds a recipe: give the recipe's path, or %s)", CATALOG_HINT);
 	error_to(err, "%s", sb.buf);
 	sb_free(&sb);
 	free(names);

@@ -8,11 +8,21 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The directories searched, in order (duplicates dropped): each of
- * $MATRIX_RECIPES, ./recipes, share/matrix/recipes beside the installed
- * binary (SELF/../share/matrix/recipes) and MATRIX_PKGDATADIR/recipes.
- * Computed once per process; n receives the count. */
+/* The directories searched, in order (duplicates dropped, by name or as
+ * the same directory): each of $MATRIX_RECIPES, ./recipes,
+ * share/matrix/recipes beside the installed binary
+ * (SELF/../share/matrix/recipes), the source tree's recipes when this is the
+ * build tree's binary (not installed), and MATRIX_PKGDATADIR/recipes (where
+ * make install puts them). Computed once per process; n receives the
+ * count. */
 const char *const *catalog_dirs(size_t *n);
+
+/* Where recipes are looked for, for messages: "$MATRIX_RECIPES (unset), "
+ * when it is, then catalog_dirs() separated by ", ". */
+struct strbuf;
+void catalog_where(struct strbuf *sb);
+/* What to do when those directories hold no recipe. */
+#define CATALOG_HINT "point MATRIX_RECIPES at a directory of recipes: MATRIX_RECIPES=DIR[:DIR...]"
 
 /* The recipe file arg names: arg itself when it is a file or has a '/' in it
  * (the loader reports a missing one); else NAME (arg less a .yaml or .yml

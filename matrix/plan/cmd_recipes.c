@@ -81,13 +81,11 @@ int cmd_recipes(int argc, char **argv)
 		}
 	}
 	struct catalog_entry *e;
-	size_t n = catalog_list(&e), nd;
-	const char *const *dirs = catalog_dirs(&nd);
+	size_t n = catalog_list(&e);
 	if (!n) {
 		struct strbuf sb = {0};
-		for (size_t i = 0; i < nd; i++)
-			sb_printf(&sb, "%s%s", i ? ", " : "", dirs[i]);
-		error("no recipes (*.yaml) in %s%s", getenv("MATRIX_RECIPES") && *getenv("MATRIX_RECIPES") ? "" : "$MATRIX_RECIPES (unset), ", sb.buf);
+		catalog_where(&sb);
+		error("no recipes (*.yaml) in %s; %s", sb.buf, CATALOG_HINT);
 		sb_free(&sb);
 		catalog_list_free(e, n);
 		return 1;

@@ -33,14 +33,15 @@ expect_eq "$(grep -c -- '--batch' dry.txt)" 2 "run by name, dry run"
 MATRIX_RECIPES="$work/a" "$MATRIX" run tiny batch=1 --out run --no-report > /dev/null 2>&1 || fail "run by name failed"
 grep -q '^name: tiny' run/recipe.yaml || fail "run by name saved another recipe"
 
-# nowhere: where it looked, and the closest name there
+# nowhere: where it looked (the build tree's binary: the source tree's
+# recipes too), and the closest name there
 rm -rf experiments
 pkg='/[^,]*/share/matrix/recipes'
 expect_status 2 "$MATRIX" expand tinny 2> err.txt
-grep -qx "matrix: no recipe 'tinny': no such file, and no tinny.yaml in \$MATRIX_RECIPES (unset), ./recipes, $pkg ('matrix recipes' lists the recipes there)" err.txt ||
+grep -qx "matrix: no recipe 'tinny': no such file, and no tinny.yaml in \$MATRIX_RECIPES (unset), ./recipes, $top_srcdir/recipes, $pkg ('matrix recipes' lists the recipes there)" err.txt ||
 	{ cat err.txt; fail "not found, \$MATRIX_RECIPES unset"; }
 MATRIX_RECIPES="$work/a:$work/b" expect_status 2 "$MATRIX" run tinny 2> err.txt
-grep -qx "matrix: no recipe 'tinny': no such file, and no tinny.yaml in $work/a, $work/b, ./recipes, $pkg (did you mean 'tiny'?)" err.txt ||
+grep -qx "matrix: no recipe 'tinny': no such file, and no tinny.yaml in $work/a, $work/b, ./recipes, $top_srcdir/recipes, $pkg (did you mean 'tiny'?)" err.txt ||
 	{ cat err.txt; fail "not found, with a suggestion"; }
 [ ! -e experiments ] || fail "a recipe not found left a run directory"
 # a path is not looked up: the loader says what is wrong with it
@@ -68,6 +69,45 @@ MATRIX_RECIPES="$work/a" "$MATRIX" recipes --names > names.txt
 expect_eq "$(head -n 2 names.txt | tr '\n' ' ')" "tiny local " "recipes --names"
 expect_status 2 "$MATRIX" recipes --name 2> err.txt
 expect_eq "$(head -n 1 err.txt)" "matrix: recipes: unknown option '--name' (did you mean '--names'?)" "recipes --name"
+
+# the build tree's binary run outside the source tree (make, no make
+# install) finds the source tree's recipes, listed once from inside it
+mkdir outside
+(cd outside && "$MATRIX" recipes --names) > names.txt
+grep -qx cpu_quickstart names.txt || { cat names.txt; fail "the build tree's matrix outside the source tree lists no recipes"; }
+expect_eq "$(cd outside && "$MATRIX" expand cpu_quickstart --count)" \
+	"$("$MATRIX" expand "$top_srcdir/recipes/cpu_quickstart.yaml" --count)" "the source tree's recipe by name"
+if [ -d "$top_srcdir/recipes" ] && [ ! -d "$top_srcdir/recipes/recipes" ]; then
+	(cd "$top_srcdir" && "$MATRIX" recipes) > src.txt
+	expect_eq "$(grep -c 'recipes:$' src.txt)" 1 "the source tree's recipes listed once from inside it"
+fi
+
+# make install: the installed matrix, run from elsewhere, lists and runs the
+# installed recipes by name (DESTDIR: SELF/../share/matrix/recipes)
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$top_builddir" install-binPROGRAMS install-dist_recipesDATA \
+	DESTDIR="$work/dest" > install.txt 2>&1 || { cat install.txt; fail "make install DESTDIR"; }
+inst=$(find "$work/dest" -path '*/bin/matrix' -type f)
+[ -x "$inst" ] || fail "make install put no bin/matrix under DESTDIR"
+(cd outside && "$inst" recipes > list.txt) || { cat outside/list.txt; fail "installed: matrix recipes"; }
+grep -qx "$work/dest/.*/share/matrix/recipes:" outside/list.txt || { cat outside/list.txt; fail "installed recipes not listed"; }
+grep -q '^  cpu_quickstart  *[0-9]* points  ' outside/list.txt || { cat outside/list.txt; fail "installed cpu_quickstart not listed"; }
+expect_eq "$(cd outside && "$inst" expand cpu_quickstart --count)" \
+	"$("$MATRIX" expand "$top_srcdir/recipes/cpu_quickstart.yaml" --count)" "installed recipe by name"
+
+# none anywhere: where it looked and how to point it somewhere (a copy of
+# the binary in a bare directory; skipped where MATRIX_PKGDATADIR holds recipes)
+mkdir -p bare/bin
+cp "$MATRIX" bare/bin/matrix
+set +e; (cd outside && "$work/bare/bin/matrix" recipes) > out.txt 2> err.txt; st=$?; set -e
+if [ "$st" = 0 ]; then
+	echo "skipped the no-recipes message: $(head -n 1 out.txt) holds recipes"
+else
+	expect_eq "$st" 1 "matrix recipes with no recipes: exit status"
+	grep -qx "matrix: no recipes (\*\.yaml) in \$MATRIX_RECIPES (unset), \./recipes, $pkg; point MATRIX_RECIPES at a directory of recipes: MATRIX_RECIPES=DIR\[:DIR\.\.\.\]" err.txt ||
+		{ cat err.txt; fail "no recipes: the message"; }
+	(cd outside && MATRIX_RECIPES="$work/a" "$work/bare/bin/matrix" recipes --names) > names.txt
+	expect_eq "$(cat names.txt)" "tiny" "MATRIX_RECIPES points it somewhere"
+fi
 
 # an installed layout: PREFIX/bin/matrix finds PREFIX/share/matrix/recipes
 mkdir -p inst/bin inst/share/matrix/recipes empty
