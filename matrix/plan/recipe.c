@@ -3007,17 +3007,23 @@ static long map_find(struct loader *L, int map, const char *key, size_t keylen)
 }
 
 /* The root's pair for top-level key (one of top_keys): the pair's index, or
- * -1. Absent, a key misspelt for it stands for it, as get_fields reads it
- * (so factors.batch=4 changes the levels of a recipe's 'factor:' and the
- * one error is the typo). */
+ * -1. Absent, an unknown key misspelt for it stands for it, as get_fields
+ * reads it (so factors.batch=4 changes the levels of a recipe's 'factor:'
+ * and the one error is the typo); a recipe key never does ('repeat' is two
+ * edits from 'report'). */
 static long top_find(struct loader *L, int root, const char *key)
 {
 	long p = map_find(L, root, key, strlen(key));
 	yaml_node_t *m = node_at(L, root);
 	for (yaml_node_pair_t *q = m->data.mapping.pairs.start; p < 0 && q < m->data.mapping.pairs.top; q++) {
 		yaml_node_t *k = node_at(L, q->key);
-		const char *c = is_string(k) ? vocab_misspelt(scalar(k), top_keys, K_COUNT) : NULL;
-		if (c && !strcmp(c, key) && strcmp(scalar(k), key))
+		if (!is_string(k))
+			continue;
+		size_t t = 0;
+		while (t < K_COUNT && strcmp(scalar(k), top_keys[t]))
+			t++;
+		const char *c = t == K_COUNT ? vocab_misspelt(scalar(k), top_keys, K_COUNT) : NULL;
+		if (c && !strcmp(c, key))
 			p = q - m->data.mapping.pairs.start;
 	}
 	return p;
@@ -3059,6 +3065,7 @@ static void override_set(struct loader *L, size_t i, struct mark m, int map, con
 {
 	const char *arg = key;
 	size_t keylen = (size_t)(eq - arg);
+	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
 	for (;;) {
 		const char *dot = memchr(key, '.', (size_t)(eq - key));
 		size_t len = (size_t)((dot ? dot : eq) - key);
@@ -3066,8 +3073,8 @@ static void override_set(struct loader *L, size_t i, struct mark m, int map, con
 			errorf(L, m, "'%.*s' is not a key", (int)keylen, arg);
 			return;
 		}
-		long p = map_find(L, map, key, len);
 		char *k = xstrndup(key, len);
+		long p = map == root ? top_find(L, map, k) : map_find(L, map, key, len);
 		if (!dot) {
 			int vid;
 			if (p >= 0 && node_at(L, node_at(L, map)->data.mapping.pairs.start[p].value)->type == YAML_SEQUENCE_NODE)

@@ -52,11 +52,18 @@ check "a.yaml: override 'seed=x': 'seed' must be an integer >= 0, not 'x'" seed=
 check "a.yaml: override 'measure.min_tim=1s': unknown key 'min_tim' in 'measure' (did you mean 'min_time'?)" measure.min_tim=1s
 check "a.yaml: override 'batch=': no value after '='" batch=
 check "a.yaml: override 'name.x=1': 'name' is not a mapping: no key under it can be set" name.x=1
+# a recipe key is no misspelling of another: report.metric on a recipe with
+# 'repeat' (two edits from 'report') and no 'report' makes a report mapping
+printf 'repeat: 2\n' | cat a.yaml - > rep.yaml
+expect_eq "$("$MATRIX" expand rep.yaml report.metric=step_ms --count)" 20 "report.metric beside repeat"
 # a misspelt 'factors' is the one error: the override changes its levels
+# (batch=1) or adds a factor to it (factors.threads=1,2), not to a new one
 sed 's/^factors:/factor:/' a.yaml > typo.yaml
-set +e; "$MATRIX" expand typo.yaml batch=1 > /dev/null 2> err.txt; got=$?; set -e
-expect_eq "$got $(head -1 err.txt) $(wc -l < err.txt)" \
-	"2 typo.yaml:3:1: unknown key 'factor' (did you mean 'factors'?) 3" "an override on a misspelt 'factors'"
+for o in batch=1 factors.threads=1,2; do
+	set +e; "$MATRIX" expand typo.yaml "$o" > /dev/null 2> err.txt; got=$?; set -e
+	expect_eq "$got $(head -1 err.txt) $(wc -l < err.txt)" \
+		"2 typo.yaml:3:1: unknown key 'factor' (did you mean 'factors'?) 3" "$o on a misspelt 'factors'"
+done
 
 # a run saves the recipe as run; --resume DIR alone runs the same points
 cat > r.yaml <<YAML
