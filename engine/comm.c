@@ -1,6 +1,7 @@
 /* comm.c - starting ranks and joining them (comm.h). */
 #include "config.h"
 #include "comm.h"
+#include "knobs.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -383,26 +384,40 @@ static int launch_local(char **argv, int ranks, char *err, size_t n)
 
 int comm_launch(int argc, char **argv, int ranks, char *err, size_t n)
 {
-    const char *mode = getenv("MATRIX_ENGINE_LAUNCH");
-    if (!mode || !*mode || strcmp(mode, "auto") == 0 || strcmp(mode, "local") == 0)
-        return launch_local(argv, ranks, err, n);
-    if (strcmp(mode, "mpirun") == 0)
-        return launch_mpirun(argc, argv, ranks, err, n);
-    snprintf(err, n, "MATRIX_ENGINE_LAUNCH='%s' is not one of auto, local, mpirun", mode);
-    return -2;
+    int mode = knob_get(KNOB_LAUNCH, err, n); /* auto, local, mpirun */
+    if (mode < 0)
+        return -2;
+    return mode == 2 ? launch_mpirun(argc, argv, ranks, err, n) : launch_local(argv, ranks, err, n);
 }
 
-/* A rank of the local launcher: its shared memory. */
-static int join_shm(char *err, size_t n)
+/* The launcher's variable name of a rank: a number in [0, max) into *v; 0,
+ * or -1 with what is wrong in err. */
+static int rank_var(const char *name, int max, int *v, char *err, size_t n)
 {
-    const char *fd = getenv("MATRIX_ENGINE_SHM_FD"), *r = getenv("MATRIX_ENGINE_RANK"),
-               *sz = getenv("MATRIX_ENGINE_RANKS"), *lr = getenv("MATRIX_ENGINE_LOCAL_RANK");
-    if (!fd || !r || !sz || !lr) {
-        snprintf(err, n, "a rank of the local launcher without MATRIX_ENGINE_RANK, _RANKS or _LOCAL_RANK");
+    const char *s = getenv(name);
+    char *end;
+    errno = 0;
+    long x = s && *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+    if (x < 0 || errno || *end || x >= max) {
+        snprintf(err, n, "a rank of the local launcher with %s='%s' (the launcher sets it: a number from 0 to %d)",
+                 name, s ? s : "(unset)", max - 1);
         return -1;
     }
+    *v = (int)x;
+    return 0;
+}
+
+/* A rank of the local launcher: its shared memory (the variables the
+ * launcher set, each checked: -2 when one is not a number it sets). */
+static int join_shm(char *err, size_t n)
+{
+    int fd, r, sz, lr;
+    if (rank_var("MATRIX_ENGINE_SHM_FD", 1 << 20, &fd, err, n) ||
+        rank_var("MATRIX_ENGINE_RANKS", COMM_SHM_MAX_RANKS + 1, &sz, err, n) ||
+        rank_var("MATRIX_ENGINE_RANK", sz, &r, err, n) || rank_var("MATRIX_ENGINE_LOCAL_RANK", sz, &lr, err, n))
+        return -2;
     memset(&the_comm, 0, sizeof the_comm);
-    if (comm_shm_setup(&the_comm, atoi(fd), atoi(r), atoi(sz), atoi(lr), err, n))
+    if (comm_shm_setup(&the_comm, fd, r, sz, lr, err, n))
         return -1;
     engine_comm = &the_comm;
     return 0;
@@ -415,9 +430,13 @@ int comm_join(char *err, size_t n)
         return join_shm(err, n);
     const char *env = getenv("MATRIX_ENGINE_MPI");
     path[0] = 0;
-    if (env && *env)
+    if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
-    else {
+        if (access(path, F_OK) != 0) {
+            snprintf(err, n, "MATRIX_ENGINE_MPI='%s': %s (the MPI module, matrix-engine-mpi.so)", env, strerror(errno));
+            return -1;
+        }
+    } else {
         ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
         char *slash;
         if (k > 0) {

@@ -87,10 +87,13 @@ const char *comm_launcher(void);
  * launcher) and wait for them; returns the exit status to end with (after
  * raising a rank's fatal signal on this process); -1 with err when the
  * ranks cannot be started (the point is unsupported), -2 with err when
- * MATRIX_ENGINE_LAUNCH is not one of auto, local, mpirun. */
+ * MATRIX_ENGINE_LAUNCH is not one of auto, local, mpirun (knobs.h). */
 int comm_launch(int argc, char **argv, int ranks, char *err, size_t n);
 /* In a rank: join the others (engine_comm set): the shared memory of the
- * local launcher, or the MPI module under mpirun; 0, or -1 with err. */
+ * local launcher, or the MPI module under mpirun; 0, -1 with err (the point
+ * is unsupported), or -2 with err when a variable the local launcher sets
+ * (MATRIX_ENGINE_SHM_FD, _RANKS, _RANK, _LOCAL_RANK) is not a number it
+ * would set (exit 2). */
 int comm_join(char *err, size_t n);
 /* Leave (unmap, or MPI_Finalize and unload). */
 void comm_leave(void);

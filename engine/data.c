@@ -361,21 +361,6 @@ void data_free(data_set *d)
     memset(d, 0, sizeof *d);
 }
 
-int data_upload_mode(const char *env, int *mode, char *err, size_t n)
-{
-    *mode = DATA_UPLOAD_PINNED;
-    if (!env || !*env || strcmp(env, "pinned") == 0)
-        return 0;
-    if (strcmp(env, "pageable") == 0) {
-        *mode = DATA_UPLOAD_PAGEABLE;
-        return 0;
-    }
-    snprintf(err, n, "MATRIX_ENGINE_DATA_UPLOAD='%s' is not one of pinned, pageable", env);
-    return -1;
-}
-
-const char *data_upload_name(int mode) { return mode == DATA_UPLOAD_PAGEABLE ? "pageable" : "pinned"; }
-
 int data_ring_make(data_ring *q)
 {
     if (q->made - q->taken >= DATA_SLOTS)

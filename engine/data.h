@@ -69,12 +69,7 @@ const char *data_formats(void);
  * only copies it device to device into the input tensors); pageable is
  * the old path: the batch made in the step, copied from pageable memory
  * and waited for before the step's kernels. */
-enum { DATA_UPLOAD_PINNED, DATA_UPLOAD_PAGEABLE };
-/* env (NULL or empty: the default) into *mode: 0, or -1 with what is
- * wrong in err. */
-int data_upload_mode(const char *env, int *mode, char *err, size_t n);
-/* "pinned" or "pageable". */
-const char *data_upload_name(int mode);
+enum { DATA_UPLOAD_PINNED, DATA_UPLOAD_PAGEABLE }; /* knob_get(KNOB_DATA_UPLOAD)'s (knobs.h) */
 
 /* The staging ring of the pinned upload: batch b (from 0) is made into
  * slot b % DATA_SLOTS (host buffers, then device buffers), and a step takes

@@ -3,7 +3,7 @@
 bin_PROGRAMS += engine/matrix-engine
 engine_matrix_engine_SOURCES = \
 	engine/main.c engine/engine.h engine/check.h engine/rng.h \
-	engine/flags.c engine/flags.h engine/record.c engine/record.h \
+	engine/flags.c engine/flags.h engine/knobs.c engine/knobs.h engine/record.c engine/record.h \
 	engine/session.c engine/session.h \
 	engine/comm.c engine/comm_shm.c engine/comm.h \
 	engine/graph.c engine/graph.h \
@@ -42,7 +42,7 @@ if HAVE_CUDA
 CUDA_MODULE_OBJS = $(CUDA_MODULE_SRCS:.cu=.o)
 $(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h \
 	$(top_srcdir)/engine/cuda/dnngraph.h $(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
-	$(top_srcdir)/engine/plancache.h $(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/comm.h config.h
+	$(top_srcdir)/engine/plancache.h $(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/comm.h config.h
 enginemodule_DATA += engine/matrix-engine-cuda.so
 engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)
 	$(AM_V_GEN)$(CC) -shared -o $@ $(CUDA_MODULE_OBJS) $(CUDA_LIBS) -lstdc++ $(LIBM)
@@ -62,10 +62,12 @@ endif
 EXTRA_DIST += engine/NOTES.md
 
 # ---- tests: contract (shell), reference checks against PyTorch (python) ----
-TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh
+TESTS += tests/engine/contract.sh tests/engine/cuda_nogpu.sh tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh \
+	tests/engine/knobs.sh
 check_PROGRAMS += tests/engine/dump_cmp
 tests_engine_dump_cmp_LDADD = $(LIBM)
-EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py
+EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py \
+	tests/engine/knobs.sh
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
 	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
 if HAVE_TORCH

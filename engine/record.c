@@ -2,6 +2,7 @@
 #include "config.h"
 #include "record.h"
 #include "check.h"
+#include "knobs.h"
 #include "mem.h"
 
 #include <errno.h>
@@ -104,6 +105,9 @@ void rec_point(struct record *r, const struct opts *o)
     rec(r, "data", "%s", o->data ? o->data : "synthetic");
     rec(r, "engine", "native");
     rec(r, "engine_version", "%s", PACKAGE_VERSION);
+    char knobs[512]; /* the MATRIX_ENGINE_* settings (knobs.h), checked before the point ran */
+    knobs_list(knobs, sizeof knobs);
+    rec(r, "knobs", "%s", knobs);
     cpuinfo("model name", cpu, sizeof cpu);
     rec(r, "cpu", "%s", cpu);
 }

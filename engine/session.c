@@ -6,6 +6,7 @@
 #include "check.h"
 #include "comm.h"
 #include "engine.h"
+#include "knobs.h"
 #include "mem.h"
 #include "passes.h"
 #include "profile.h"
@@ -33,6 +34,7 @@
  * MATRIX_ENGINE_PROFILE (the timed steps, a table on stderr); [nrun] is
  * the input pipeline (--data) */
 static double *prof_s;
+static int prof_timed; /* MATRIX_ENGINE_PROFILE=1: prof_s over the timed steps */
 
 /* MATRIX_ENGINE_DIE_RANK=K[:exit], a test knob: rank K kills itself with
  * SIGKILL at its third step, or with :exit ends there with exit status 7
@@ -42,11 +44,9 @@ static double *prof_s;
 static void maybe_die(const graph *g)
 {
     static int die = -2, by_exit;
-    if (die == -2) {
-        const char *e = getenv("MATRIX_ENGINE_DIE_RANK");
-        die = e && *e ? atoi(e) : -1;
-        by_exit = e && strstr(e, ":exit") != NULL;
-    }
+    char err[256];
+    if (die == -2 && knob_die_rank(&die, &by_exit, err, sizeof err)) /* checked at the start */
+        BUG("%s", err);
     if (die >= 0 && engine_comm && engine_comm->rank == die && g->step == 3) {
         fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DIE_RANK=%d%s: rank %d %s at step 3 (test knob)\n", die,
                 by_exit ? ":exit" : "", die, by_exit ? "exits 7" : "kills itself with SIGKILL");
@@ -593,6 +593,11 @@ int session_flags(struct session *s, int argc, char **argv)
         fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
         return 2;
     }
+    /* the MATRIX_ENGINE_* knobs, the CUDA backend's too, before anything runs */
+    if (knobs_check(s->err, sizeof s->err)) {
+        fprintf(stderr, "matrix-engine: %s\n", s->err);
+        return 2;
+    }
     return SESSION_GO;
 }
 
@@ -622,8 +627,16 @@ int session_ranks(struct session *s, int argc, char **argv)
     struct opts *o = &s->o;
     /* MATRIX_ENGINE_DP=1: the data-parallel path even for one rank (the
      * checks compare it with the plain path) */
-    const char *force = getenv("MATRIX_ENGINE_DP");
-    if (o->pt.gpus <= 1 && !(force && strcmp(force, "1") == 0))
+    int dp = o->pt.gpus > 1 || knob_get(KNOB_DP, s->err, sizeof s->err) == 1, die, by_exit;
+    if (knob_die_rank(&die, &by_exit, s->err, sizeof s->err))
+        BUG("%s", s->err); /* checked by session_flags */
+    if (die >= 0 && (!dp || die >= o->pt.gpus)) { /* a test that wants a rank to die gets one, or stops */
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DIE_RANK=%d: %s\n", die,
+                dp ? "no such rank (ranks are numbered from 0 to --gpus - 1)"
+                   : "no ranks to end (--gpus 1 without MATRIX_ENGINE_DP=1 runs one process)");
+        return 2;
+    }
+    if (!dp)
         return SESSION_GO;
     if (!comm_is_rank()) { /* the launcher (local or mpirun) runs the ranks, rank 0 writes */
         int rc = comm_launch(argc, argv, o->pt.gpus, s->err, sizeof s->err);
@@ -633,7 +646,12 @@ int session_ranks(struct session *s, int argc, char **argv)
         }
         return rc < 0 ? finish_unsupported(o, s->ignored, s->err) : rc;
     }
-    if (comm_join(s->err, sizeof s->err))
+    int jrc = comm_join(s->err, sizeof s->err);
+    if (jrc == -2) {
+        fprintf(stderr, "matrix-engine: %s\n", s->err);
+        return 2;
+    }
+    if (jrc)
         return finish_unsupported(o, s->ignored, s->err);
     atexit(comm_leave); /* every way out of a rank leaves (unmaps, or finalizes MPI) */
     if (engine_comm->size != o->pt.gpus) {
@@ -714,11 +732,7 @@ static int session_data(struct session *s)
         fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
         return 2;
     }
-    int mode;
-    if (data_upload_mode(getenv("MATRIX_ENGINE_DATA_UPLOAD"), &mode, s->err, sizeof s->err)) {
-        fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
-        return 2;
-    }
+    int mode = knob_get(KNOB_DATA_UPLOAD, s->err, sizeof s->err); /* checked by session_flags */
     r->data = d;
     r->data_direct = o->pt.device == DEV_CPU;
     r->staged = !r->data_direct && mode == DATA_UPLOAD_PINNED && r->be.stage_open;
@@ -742,9 +756,9 @@ static int session_data(struct session *s)
                                     " step copies it device to device into its inputs)"
                                   : "copies it to the device (MATRIX_ENGINE_DATA_UPLOAD=pageable: from pageable"
                                     " memory, waited for before the step's kernels)";
-    if (!s->quiet && r->data_direct && getenv("MATRIX_ENGINE_DATA_UPLOAD") && *getenv("MATRIX_ENGINE_DATA_UPLOAD"))
+    if (!s->quiet && r->data_direct && knob_is_set(KNOB_DATA_UPLOAD))
         fprintf(stderr, "matrix-engine: data: MATRIX_ENGINE_DATA_UPLOAD=%s changes nothing on the cpu (no copy)\n",
-                data_upload_name(mode));
+                knob_value(KNOB_DATA_UPLOAD, mode));
     if (!s->quiet)
         fprintf(stderr, "matrix-engine: data: %" PRId64 " images of %dx%d from '%s', labels from '%s' (read in %.3f s); "
                 "each timed step takes the next batch of %d of a shuffled epoch of %" PRId64 " steps (%" PRId64
@@ -831,17 +845,14 @@ static void log_sync_bn(struct session *s)
 
 /* MATRIX_ENGINE_BN_BWD: fused (the default: pass_bn_relu_bwd folds a
  * BatchNorm's ReLU backward into its backward) or separate (the two ops).
- * 1 fused, 0 separate, -1 a bad value (said). */
+ * 1 fused, 0 separate (session_flags refused any other value). */
 static int bn_bwd_env(void)
 {
-    const char *e = getenv("MATRIX_ENGINE_BN_BWD");
-    if (!e || !*e || !strcmp(e, "fused"))
-        return 1;
-    if (!strcmp(e, "separate"))
-        return 0;
-    fprintf(stderr, "matrix-engine: MATRIX_ENGINE_BN_BWD='%s': expected 'fused' (a BatchNorm's ReLU "
-            "backward inside its backward) or 'separate' (an act_bwd op, then batchnorm_bwd)\n", e);
-    return -1;
+    char err[256];
+    int v = knob_get(KNOB_BN_BWD, err, sizeof err);
+    if (v < 0)
+        BUG("%s", err); /* checked by session_flags */
+    return v == 0;
 }
 
 /* Training: pass_bn_relu_bwd as MATRIX_ENGINE_BN_BWD says, and a line
@@ -864,14 +875,71 @@ static void bn_relu_bwd(struct session *s, int fold)
     fputs(")\n", stderr);
 }
 
+/* Whether an op of type a or b (-1: none) is among ops [0, nrun). */
+static int has_op(const graph *g, int nrun, int a, int b)
+{
+    for (int i = 0; i < nrun; i++)
+        if ((int)g->ops[i].type == a || (int)g->ops[i].type == b)
+            return 1;
+    return 0;
+}
+
+/* A knob set (knobs.h) that has nothing to act on in this point says so on
+ * stderr (rank 0), as a flag that does not apply is listed in ignored: the
+ * device, the task, the ranks or --data leave it nothing to do, or the ops
+ * it acts on are not in the graph. The knobs that act say what they did
+ * where they act. */
+static void knobs_note_unused(const struct session *s)
+{
+    static const struct {
+        enum knob k;
+        int cuda;   /* a setting of the CUDA backend */
+        int op[2];  /* the op types it acts on (-1: none; both -1: any graph) */
+        const char *none;
+    } acts[] = {
+        {KNOB_CONV, 1, {OP_CONV, OP_CONV_BWD}, "no convolution"},
+        {KNOB_BNSTATS, 1, {OP_CONV, -1}, "no convolution"},
+        {KNOB_OPTIM, 1, {OP_SGD, OP_ADAMW}, "no optimizer step"},
+        {KNOB_SDPA, 1, {OP_ATTENTION, OP_ATTENTION_BWD}, "no attention"},
+        {KNOB_POISON, 1, {-1, -1}, ""},
+        {KNOB_BN_BWD, 0, {OP_BN_BWD, -1}, "no BatchNorm backward"},
+    };
+    const struct opts *o = &s->o;
+    const graph *g = &s->r.g;
+    char why[160];
+    if (s->quiet)
+        return;
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        if (!knob_is_set(acts[i].k))
+            continue;
+        why[0] = 0;
+        if (acts[i].cuda && o->pt.device != DEV_CUDA)
+            snprintf(why, sizeof why, "a setting of the CUDA backend, and the point runs on the cpu");
+        else if (acts[i].k == KNOB_BNSTATS && (!o->pt.train || !has_op(g, s->r.nrun, OP_BN, -1)))
+            snprintf(why, sizeof why, "no training BatchNorm");
+        else if (acts[i].op[0] >= 0 && !has_op(g, s->r.nrun, acts[i].op[0], acts[i].op[1]))
+            snprintf(why, sizeof why, "%s in %s %s", acts[i].none, o->pt.model, lv_task[o->pt.train]);
+        if (why[0])
+            fprintf(stderr, "matrix-engine: %s=%s changes nothing here: %s\n", knob_name(acts[i].k),
+                    getenv(knob_name(acts[i].k)), why);
+    }
+    if (knob_is_set(KNOB_DATA_UPLOAD) && !s->r.data)
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DATA_UPLOAD=%s changes nothing here: no --data (the synthetic "
+                "inputs are made once, before the steps)\n", getenv("MATRIX_ENGINE_DATA_UPLOAD"));
+    if (knob_is_set(KNOB_LAUNCH) && !engine_comm)
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_LAUNCH=%s changes nothing here: one process, no ranks to "
+                "start (--gpus 1)\n", getenv("MATRIX_ENGINE_LAUNCH"));
+    if (knob_get(KNOB_DP, why, sizeof why) == 1 && o->pt.gpus > 1)
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DP=1 changes nothing here: --gpus %d runs the data-parallel "
+                "path anyway\n", o->pt.gpus);
+}
+
 int session_passes(struct session *s)
 {
     const struct opts *o = &s->o;
     struct run *r = &s->r;
     graph *g = &r->g;
     int bn_fold = bn_bwd_env();
-    if (bn_fold < 0)
-        return 2;
     /* fp16 / bf16 on a device: attention keeps the rows' log-sum-exp, not
      * the probabilities (cuDNN's fused SDPA, or the kernels' flash form) */
     if (!r->be.host_visible && (o->pt.precision == PREC_FP16 || o->pt.precision == PREC_BF16))
@@ -911,6 +979,7 @@ int session_passes(struct session *s)
             free(saved);
             return finish_unsupported(o, s->ignored, s->err);
         }
+    knobs_note_unused(s);
     if (!r->be.host_visible && (o->pt.precision == PREC_FP16 || o->pt.precision == PREC_BF16))
         pass_precision(g, o->pt.precision == PREC_FP16 ? DT_F16 : DT_BF16);
     s->arena_bytes = pass_plan(g, 1, saved);
@@ -1109,9 +1178,13 @@ int session_measure(struct session *s)
 {
     struct run *r = &s->r;
     graph *g = &r->g;
-    if (getenv("MATRIX_ENGINE_PROFILE")) {
+    if ((prof_timed = knob_get(KNOB_PROFILE, s->err, sizeof s->err) == 1)) {
         prof_s = calloc(r->nrun + 1, sizeof *prof_s);
         mallocCheck(prof_s);
+        if (!s->quiet)
+            fprintf(stderr, "matrix-engine: MATRIX_ENGINE_PROFILE=1: the timed steps run op by op, each op timed (%s), "
+                    "the steps on the host clock; ms per op on stderr after them\n",
+                    r->be.prof_mark ? "device events, no CUDA Graph" : "synchronised, host clock");
     }
     /* --data: the host clock, so that the input pipeline is in the time */
     if (r->be.step_seconds && !prof_s && !r->data)
@@ -1277,8 +1350,12 @@ static void rec_platform(struct record *rr, struct session *s, int on_gpu)
     /* provenance: what this engine was built with */
     rec(rr, "compiler", "%s", MATRIX_BUILD_CC);
     rec(rr, "cflags", "%s", MATRIX_BUILD_CFLAGS);
-    if (on_gpu) {
+    if (prof_timed) /* MATRIX_ENGINE_PROFILE=1: not the steps' usual timing */
+        rec(rr, "timing", "host_clock, op by op (MATRIX_ENGINE_PROFILE=1: each op timed%s)",
+            s->r.be.prof_mark ? " with device events, no CUDA Graph" : " after a sync");
+    else if (on_gpu)
         rec(rr, "timing", "%s", s->r.data ? "host_clock (the input pipeline included)" : "cuda_events");
+    if (on_gpu) {
         rec(rr, "precision_storage", "%s", o->pt.precision == PREC_FP16 ? "f16 activations, f32 master weights"
                                            : o->pt.precision == PREC_BF16 ? "bf16 activations, f32 master weights"
                                                                           : "f32");

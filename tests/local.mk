@@ -75,7 +75,7 @@ tests_unit_test_dg_engine_SOURCES = tests/unit/test_dg_engine.c engine/cuda/dg_e
 TESTS += tests/unit/test_dg_engine
 # ---- BatchNorm statistics from the convolution (engine/cuda/bnstats.h): knob, pairing, sums check
 check_PROGRAMS += tests/unit/test_bnstats
-tests_unit_test_bnstats_SOURCES = tests/unit/test_bnstats.c engine/cuda/bnstats.h \
+tests_unit_test_bnstats_SOURCES = tests/unit/test_bnstats.c engine/cuda/bnstats.h engine/knobs.c engine/knobs.h \
 	engine/graph.c engine/passes.c engine/mem.c \
 	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
 	engine/models/resnet.c engine/models/bert.c
@@ -91,7 +91,7 @@ TESTS += tests/unit/test_saved
 # the flash form of attention: the pass and the CPU backend's two forms
 check_PROGRAMS += tests/unit/test_flash
 tests_unit_test_flash_SOURCES = tests/unit/test_flash.c \
-	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c engine/knobs.c \
 	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
 	engine/models/resnet.c engine/models/bert.c
@@ -102,7 +102,7 @@ TESTS += tests/unit/test_flash
 # a BatchNorm's ReLU backward folded into its backward: the pass and the CPU backend's fused op
 check_PROGRAMS += tests/unit/test_bnrelu
 tests_unit_test_bnrelu_SOURCES = tests/unit/test_bnrelu.c \
-	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c \
+	engine/graph.c engine/passes.c engine/mem.c engine/comm.c engine/comm_shm.c engine/knobs.c \
 	engine/cpu/backend_cpu.c engine/cpu/pool.c engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c \
 	engine/models/models.c engine/models/layers.c engine/models/mnist_cnn.c \
 	engine/models/resnet.c engine/models/bert.c
@@ -123,6 +123,11 @@ tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache
 TESTS += tests/unit/test_plancache
 
 # ---- matrix-engine's command line (engine/flags.c): --NAME VALUE and --NAME=VALUE alike (issue 21)
+# ---- the engine's MATRIX_ENGINE_* knobs (engine/knobs.c): values, refusals and their messages, the record's list
+check_PROGRAMS += tests/unit/test_knobs
+tests_unit_test_knobs_SOURCES = tests/unit/test_knobs.c engine/knobs.c engine/knobs.h
+TESTS += tests/unit/test_knobs
+
 check_PROGRAMS += tests/unit/test_flags
 tests_unit_test_flags_SOURCES = tests/unit/test_flags.c engine/flags.c engine/flags.h
 tests_unit_test_flags_LDADD = $(LIBM)

@@ -17,6 +17,7 @@
 #include "cuda.h"
 #include "../comm.h"
 #include "../data.h"
+#include "../knobs.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -347,19 +348,34 @@ static void be_fini(void)
 
 /* ---- prepare ------------------------------------------------------------------------- */
 
-/* MATRIX_ENGINE_POISON (the GPU checks): every byte of the activations and
- * their gradients 0xff, NaN in f32, f16 and bf16, so an element an op
- * forgot to write shows in the checks. */
-static void be_poison(graph *g)
+/* MATRIX_ENGINE_POISON=1 (the GPU checks): every byte of the activations
+ * and their gradients 0xff, NaN in f32, f16 and bf16, so an element an op
+ * forgot to write shows in the checks; the log says how much (when: after
+ * the memory plan, again at the end of prepare). 0, or -3 with the message
+ * for a value the engine would have refused before it ran (knobs_check). */
+static int be_poison(graph *g, const char *when)
 {
-    const char *poison = getenv("MATRIX_ENGINE_POISON");
-    if (!poison || !*poison || strcmp(poison, "0") == 0)
-        return;
+    char err[256];
+    int on = knob_get(KNOB_POISON, err, sizeof err);
+    size_t bytes = 0;
+    int n = 0;
+    if (on < 0) {
+        fprintf(stderr, "matrix-engine: cuda: %s\n", err);
+        return -3;
+    }
+    if (!on)
+        return 0;
     for (int i = 0; i < g->nt; i++) {
         tensor *t = &g->t[i];
-        if ((t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead && t->data)
+        if ((t->kind == TK_ACT || t->kind == TK_GRAD) && !t->dead && t->data) {
             cudaCheck(cudaMemsetAsync(t->data, 0xff, t->bytes, cu.s));
+            bytes += t->bytes;
+            n++;
+        }
     }
+    fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_POISON=1: %d activation and gradient tensors filled "
+            "with 0xff (NaN) %s, %zu bytes written\n", n, when, bytes);
+    return 0;
 }
 
 static int be_prepare(graph *g, int nrun)
@@ -369,8 +385,9 @@ static int be_prepare(graph *g, int nrun)
     cu.priv = (void **)calloc(g->nops + 1, sizeof *cu.priv);
     if (!cu.priv)
         cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    be_poison(g);
     int rc;
+    if ((rc = be_poison(g, "before the prepares")))
+        return rc;
     run.prepared = 1;
     cu_plans_open(); /* the choices of earlier runs (plans.cu), saved below */
     if ((rc = cu_conv_prepare(g, nrun)) || (rc = cu_gemm_prepare(g, nrun)) ||
@@ -389,7 +406,7 @@ static int be_prepare(graph *g, int nrun)
      * the graph plans' races) and left finite values in the arena, which an
      * op of the first step that forgets elements of its output, sharing
      * those bytes, would show instead of NaN */
-    be_poison(g);
+    be_poison(g, "at the end of prepare");
     cudaCheck(cudaStreamSynchronize(cu.s));
     /* peak_mem_bytes is what the steps need (tensors, private buffers, the
      * workspace): the scratch of the algorithm searches and GEMM checks,

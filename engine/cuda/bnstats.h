@@ -3,7 +3,8 @@
  * graph, in plain C (no CUDA or cuDNN types) so that tests/unit/test_bnstats.c
  * checks them on the host:
  *
- *   - the knob MATRIX_ENGINE_BNSTATS=separate|conv (bns_knob);
+ *   - the knob MATRIX_ENGINE_BNSTATS=separate|conv (knobs.h: its values in
+ *     the order of this enum);
  *   - which BatchNorm forward a convolution's output feeds (bns_pair): the
  *     conv has no epilogue (no bias, residual, activation or kept
  *     pre-activation), writes y in NHWC (GEN_STATS wants NHWC fully
@@ -29,20 +30,7 @@ extern "C" {
 }
 #endif
 
-enum { BNS_SEPARATE, BNS_CONV };
-
-/* MATRIX_ENGINE_BNSTATS: NULL or "" is the default (separate); the mode,
- * or -1 when s is not one of the names. */
-static inline int bns_knob(const char *s)
-{
-    if (!s || !*s || !strcmp(s, "separate"))
-        return BNS_SEPARATE;
-    if (!strcmp(s, "conv"))
-        return BNS_CONV;
-    return -1;
-}
-
-static inline const char *bns_name(int mode) { return mode == BNS_CONV ? "conv" : "separate"; }
+enum { BNS_SEPARATE, BNS_CONV }; /* knob_get(KNOB_BNSTATS)'s values (knobs.h) */
 
 /* The BatchNorm op whose statistics forward conv op c of g (ops [0, nrun)
  * run) can generate: its index, or -1 with *why (a static string). */

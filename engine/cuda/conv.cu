@@ -75,6 +75,7 @@
 #include "cuda.h"
 #include "convgraph.h"
 #include "bnstats.h"
+#include "../knobs.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -181,8 +182,8 @@ static struct {
     char info[1536];
 } cv;
 
-enum { CE_AUTO, CE_GRAPH, CE_LEGACY };
-static const char *const engine_names[] = {"auto", "graph", "legacy"};
+enum { CE_AUTO, CE_GRAPH, CE_LEGACY }; /* knob_get(KNOB_CONV)'s values (knobs.h) */
+#define engine_names(e) knob_value(KNOB_CONV, (e))
 
 static const char *const algo_names[NDIR][8] = {
     {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
@@ -1229,7 +1230,7 @@ static void conv_graph_plan_key(const cg_key *k, size_t cap, char *s, size_t n)
              k->stats ? "convgs1" : "convg1", k->n, k->c, k->h, k->w, k->k, k->r, k->s, k->stride, k->pad,
              k->nhwc ? "nhwc" : "nchw", dt_name(k->dt), dt_name(k->wdt),
              k->w_krsc ? "-krsc" : "", k->bias, k->bias ? dt_name(k->bdt) : "", k->res, k->act,
-             k->strict ? "fp32" : k->tf32 ? "tf32" : "16bit", engine_names[k->engine],
+             k->strict ? "fp32" : k->tf32 ? "tf32" : "16bit", engine_names(k->engine),
              !k->search ? "heuristic" : k->eager ? "timed-eager" : "timed-graph",
              conv_cap_mib(cap), (unsigned long long)cu_digest(k, sizeof *k));
 }
@@ -1954,8 +1955,8 @@ static void conv_make_info(void)
              cv.fused_cudnn, cv.fused_epilogue,
              cu.search ? "timed" : "heuristic",
              cv.search_kept, cv.search_replaced, cv.search_host_kept, cudnnGetVersion(),
-             engine_names[cv.engine], cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed,
-             cv.graph_unchecked, cv.graph_slower, cv.graph_ineligible, bns_name(cv.bnstats),
+             engine_names(cv.engine), cv.graph_ops, cv.graph_no_engine, cv.graph_verify_failed,
+             cv.graph_unchecked, cv.graph_slower, cv.graph_ineligible, knob_value(KNOB_BNSTATS, cv.bnstats),
              cv.genstats_ops, cv.genstats_fallback, cv.genstats_unpaired);
     conv_info_algos(s, n, "conv_algos_fwd", FWD);
     conv_info_algos(s, n, "conv_algos_bwd_data", BWD_DATA);
@@ -1963,21 +1964,19 @@ static void conv_make_info(void)
 }
 
 /* MATRIX_ENGINE_CONV into cv.engine: 0, or -3 (a refused setting: exit 2)
- * with the message. */
+ * with the message. The engine refused a bad value before anything ran
+ * (knobs_check); a program that prepares without the engine's session
+ * (tests/gpu/ops_check) gets the same message here. */
 static int conv_engine_env(void)
 {
-    const char *e = getenv("MATRIX_ENGINE_CONV");
-    cv.engine = CE_AUTO;
-    if (!e || !*e)
-        return 0;
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(e, engine_names[i])) {
-            cv.engine = i;
-            return 0;
-        }
-    fprintf(stderr,
-            "matrix-engine: cuda: MATRIX_ENGINE_CONV='%s' is not one of legacy, graph, auto\n", e);
-    return -3;
+    char err[256];
+    int v = knob_get(KNOB_CONV, err, sizeof err);
+    if (v < 0) {
+        fprintf(stderr, "matrix-engine: cuda: %s\n", err);
+        return -3;
+    }
+    cv.engine = v;
+    return 0;
 }
 
 /* MATRIX_ENGINE_BNSTATS into cv.bnstats (after conv_engine_env): 0, or -3
@@ -1985,13 +1984,10 @@ static int conv_engine_env(void)
  * which builds no graph). */
 static int conv_bnstats_env(void)
 {
-    const char *e = getenv("MATRIX_ENGINE_BNSTATS");
-    int m = bns_knob(e);
+    char err[256];
+    int m = knob_get(KNOB_BNSTATS, err, sizeof err);
     if (m < 0) {
-        fprintf(stderr,
-                "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS='%s' is not one of separate (the "
-                "default: BatchNorm sums its input), conv (cuDNN's GEN_STATS in the convolution)\n",
-                e);
+        fprintf(stderr, "matrix-engine: cuda: %s\n", err);
         return -3;
     }
     if (m == BNS_CONV && cv.engine == CE_LEGACY) {
@@ -2029,7 +2025,7 @@ int cu_conv_prepare(graph *g, int nrun)
     conv_bnstats_table(nrun);
     fprintf(stderr,
             "matrix-engine: cuda: convolutions: MATRIX_ENGINE_CONV=%s: %s\n",
-            engine_names[cv.engine],
+            engine_names(cv.engine),
             cv.engine == CE_LEGACY ? "cuDNN's legacy API only"
             : cv.engine == CE_GRAPH
                 ? "forwards on the cuDNN graph API wherever a plan verifies, else legacy"
@@ -2038,7 +2034,7 @@ int cu_conv_prepare(graph *g, int nrun)
                             : "forwards on the cuDNN graph API where the heuristics' first plan "
                               "that verifies and is not compiled at run time exists, else legacy");
     fprintf(stderr, "matrix-engine: cuda: BatchNorm statistics: MATRIX_ENGINE_BNSTATS=%s: %s\n",
-            bns_name(cv.bnstats),
+            knob_value(KNOB_BNSTATS, cv.bnstats),
             cv.bnstats == BNS_CONV
                 ? "a training BatchNorm fed by a convolution without epilogue reads the f32 sums "
                   "of cuDNN's GEN_STATS (CONVOLUTION_FORWARD -> GEN_STATS graph, verified), else "

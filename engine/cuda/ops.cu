@@ -56,6 +56,7 @@
  * scratch (BatchNorm partials and coefficients, SyncBN's sums, the gradient,
  * optimizer and EMA tables) is allocated and uploaded by cu_ops_prepare. */
 #include "cuda.h"
+#include "../knobs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1792,11 +1793,10 @@ int opt_tables(graph *g, int nrun)
  * (a refused setting: exit 2). */
 int opt_prepare(graph *g, int nrun)
 {
-    const char *env = getenv("MATRIX_ENGINE_OPTIM");
     char why[2 * GRAPH_NAME + 64];
-    if (env && *env && strcmp(env, "fused") != 0 && strcmp(env, "per-tensor") != 0) {
-        fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_OPTIM='%s': expected 'fused' (one "
-                "multi-tensor kernel per optimizer) or 'per-tensor'\n", env);
+    int per_tensor = knob_get(KNOB_OPTIM, why, sizeof why); /* 0 fused, 1 per-tensor */
+    if (per_tensor < 0) { /* refused by the engine before it ran; said here to a test that prepares */
+        fprintf(stderr, "matrix-engine: cuda: %s\n", why);
         return -3;
     }
     for (int i = 0; i < nrun; i++) {
@@ -1807,8 +1807,7 @@ int opt_prepare(graph *g, int nrun)
     }
     if (!OPT.nsgd && !OPT.nadamw)
         return 0;
-    const char *no = env && strcmp(env, "per-tensor") == 0 ? "MATRIX_ENGINE_OPTIM=per-tensor"
-                                                           : opt_unfusable(g, nrun, why, sizeof why);
+    const char *no = per_tensor ? "MATRIX_ENGINE_OPTIM=per-tensor" : opt_unfusable(g, nrun, why, sizeof why);
     if (no) {
         OPT.per_tensor = 1;
         fprintf(stderr, "matrix-engine: cuda: optimizer: %d SGD and %d AdamW tensors, one kernel "

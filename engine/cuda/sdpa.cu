@@ -70,6 +70,7 @@
  * validates it; see engine/NOTES.md. */
 #include "cuda.h"
 #include "dnngraph.h"
+#include "../knobs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ static struct {
     int fwd_drop, bwd_drop; /* of the cuDNN ops, those with our dropout mask as an input */
     int kernel_drop;   /* ops with dropout on the engine's kernels */
     int prepared;
+    int mode; /* MATRIX_ENGINE_SDPA: 0 auto (cuDNN where it runs and checks out), 1 kernel */
     char info[640];
 } sd;
 
@@ -782,8 +784,7 @@ static sdpa_plan *sd_plan_of(int fwd, int dt, int64_t B, int64_t H, int64_t T, i
     pl->drop = drop;
     pl->p = drop ? p : 0.0f;
     const char *note = "";
-    const char *force = getenv("MATRIX_ENGINE_SDPA");
-    if (force && !strcmp(force, "kernel"))
+    if (sd.mode == 1) /* MATRIX_ENGINE_SDPA=kernel */
         snprintf(pl->b.why, sizeof pl->b.why, "MATRIX_ENGINE_SDPA=kernel");
     else if (!drop && cudnnGetVersion() < 91301) /* dropout: composite graphs only */
         snprintf(pl->b.why, sizeof pl->b.why, "cuDNN %zu has no unified SDPA operation (9.13.1+)",
@@ -873,7 +874,13 @@ static int sd_eligible(const graph *g, const op *o)
 
 int cu_sdpa_prepare(graph *g, int nrun)
 {
+    char err[256];
     memset(&sd, 0, sizeof sd);
+    if ((sd.mode = knob_get(KNOB_SDPA, err, sizeof err)) < 0) {
+        /* refused by the engine before it ran; said here to a test that prepares */
+        fprintf(stderr, "matrix-engine: cuda: %s\n", err);
+        return -3;
+    }
     for (int i = 0; i < nrun; i++) {
         op *o = &g->ops[i];
         if (o->type != OP_ATTENTION && o->type != OP_ATTENTION_BWD)
@@ -930,15 +937,15 @@ int cu_sdpa_prepare(graph *g, int nrun)
                  "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
                  "sdpa_cudnn_bwd_composite=%d\nsdpa_cudnn_fwd_dropout=%d\n"
                  "sdpa_cudnn_bwd_dropout=%d\nsdpa_kernel_dropout=%d\nsdpa_unchecked=%d\n"
-                 "sdpa_cudnn_version=%zu\n",
+                 "sdpa_cudnn_version=%zu\nsdpa_engine=%s\n",
                  sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.bwd_composite,
                  sd.fwd_drop, sd.bwd_drop, sd.kernel_drop, sd.unchecked,
 #ifdef HAVE_CUDNN
-                 cudnnGetVersion()
+                 cudnnGetVersion(),
 #else
-                 (size_t)0
+                 (size_t)0,
 #endif
-        );
+                 knob_value(KNOB_SDPA, sd.mode));
     return 0;
 }
 

@@ -37,7 +37,7 @@ expect_eq "$(key loss rup)" "$l1" "cpu: the loss with MATRIX_ENGINE_DATA_UPLOAD=
 expect_grep "MATRIX_ENGINE_DATA_UPLOAD=pageable changes nothing on the cpu" eup "cpu: the knob logged"
 set +e; MATRIX_ENGINE_DATA_UPLOAD=fast run --data ok --steps 1 --result rbad >/dev/null 2>ebad; rc=$?; set -e
 expect_eq "$rc" 2 "MATRIX_ENGINE_DATA_UPLOAD=fast: exit status"
-expect_eq "$(cat ebad)" "matrix-engine: --data: MATRIX_ENGINE_DATA_UPLOAD='fast' is not one of pinned, pageable" \
+expect_eq "$(cat ebad)" "matrix-engine: MATRIX_ENGINE_DATA_UPLOAD='fast' is not one of pinned, pageable (default pinned)" \
 	"MATRIX_ENGINE_DATA_UPLOAD=fast: message"
 # the synthetic default says so
 "$E" --batch 4 --threads 1 --steps 1 --warmup 0 --result rs 2>/dev/null

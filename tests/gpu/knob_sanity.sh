@@ -19,8 +19,10 @@
 #                    reduce-overhead runs a CUDA Graph (cuda_graph=on);
 #                    max-autotune times conv and GEMM algorithms
 #                    (conv_algo_search=timed, gemm_algo_search=timed)
-#   MATRIX_ENGINE_*  a bad MATRIX_ENGINE_CONV / _BNSTATS / _OPTIM value, and
-#                    BNSTATS=conv with CONV=legacy: exit 2 with the reason
+#   MATRIX_ENGINE_*  a bad MATRIX_ENGINE_CONV / _BNSTATS / _OPTIM / _SDPA /
+#                    _POISON value, and BNSTATS=conv with CONV=legacy: exit 2
+#                    with the reason (refused before anything runs, as on
+#                    the cpu: tests/engine/knobs.sh)
 #
 #   sh tests/gpu/knob_sanity.sh [OUTDIR]
 #
@@ -155,10 +157,12 @@ else
 fi
 
 # ---- the CUDA backend's MATRIX_ENGINE_* settings: a refused value is a usage error ---------------
-# (read at prepare: exit 2 and the reason, not the generic "failed to prepare" exit 1)
+# (refused before anything runs, engine/knobs.c: exit 2 and the reason, not the generic "failed to prepare" exit 1)
 for kv in "MATRIX_ENGINE_CONV=bogus:MATRIX_ENGINE_CONV='bogus' is not one of" \
 	"MATRIX_ENGINE_BNSTATS=bogus:MATRIX_ENGINE_BNSTATS='bogus' is not one of" \
-	"MATRIX_ENGINE_OPTIM=bogus:MATRIX_ENGINE_OPTIM='bogus': expected" \
+	"MATRIX_ENGINE_OPTIM=bogus:MATRIX_ENGINE_OPTIM='bogus' is not one of fused, per-tensor" \
+	"MATRIX_ENGINE_SDPA=bogus:MATRIX_ENGINE_SDPA='bogus' is not one of auto, kernel" \
+	"MATRIX_ENGINE_POISON=yes:MATRIX_ENGINE_POISON='yes' is not one of 0, 1" \
 	"MATRIX_ENGINE_BNSTATS=conv MATRIX_ENGINE_CONV=legacy:MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API"; do
 	kvs=${kv%%:*} msg=${kv#*:}
 	rc=0

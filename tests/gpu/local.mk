@@ -52,7 +52,7 @@ TESTS += tests/gpu/bench_bert_smoke.sh
 TESTS += tests/gpu/session_plumbing.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
 	engine/graph.c engine/graph.h engine/mem.c engine/mem.h engine/backend.h engine/rng.h engine/comm.c engine/comm_shm.c engine/comm.h \
-	engine/plancache.c engine/plancache.h \
+	engine/plancache.c engine/plancache.h engine/knobs.c engine/knobs.h \
 	engine/cpu/backend_cpu.c engine/cpu/cpu.h engine/cpu/pool.c engine/cpu/pool.h \
 	engine/cpu/gemm.c engine/cpu/conv.c engine/cpu/ops.c
 tests_gpu_ops_check_CFLAGS = $(AM_CFLAGS) $(BLAS_CFLAGS) $(ENGINE_ARCH_CFLAGS)

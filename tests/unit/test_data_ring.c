@@ -64,24 +64,6 @@ static void ring_slots(void)
     CHECK_INT((int)data_ring_epochs(&e, 4), 0);
 }
 
-static void upload_modes(void)
-{
-    int m = -1;
-    char err[200] = "";
-    CHECK_INT(data_upload_mode(NULL, &m, err, sizeof err), 0);
-    CHECK_INT(m, DATA_UPLOAD_PINNED);
-    CHECK_INT(data_upload_mode("", &m, err, sizeof err), 0);
-    CHECK_INT(m, DATA_UPLOAD_PINNED);
-    CHECK_INT(data_upload_mode("pageable", &m, err, sizeof err), 0);
-    CHECK_INT(m, DATA_UPLOAD_PAGEABLE);
-    CHECK_STR(data_upload_name(m), "pageable");
-    CHECK_INT(data_upload_mode("pinned", &m, err, sizeof err), 0);
-    CHECK_INT(m, DATA_UPLOAD_PINNED);
-    CHECK_STR(data_upload_name(m), "pinned");
-    CHECK_INT(data_upload_mode("Pinned", &m, err, sizeof err), -1);
-    CHECK_STR(err, "MATRIX_ENGINE_DATA_UPLOAD='Pinned' is not one of pinned, pageable");
-}
-
 /* The device, as far as ordering goes: each slot's device buffer holds the
  * batch its last copy brought; sent / taken say whether the copy into it
  * and the copy out of it were queued (the events). */
@@ -175,7 +157,6 @@ static void run(const char *pattern)
 int main(void)
 {
     ring_slots();
-    upload_modes();
     /* t: a timed step (be.step, the next batch made during it); o: op by
      * op (dump, --profile, MATRIX_ENGINE_PROFILE); 40 steps: 3 epochs */
     run("tttttttttttttttttttttttttttttttttttttttt");

@@ -1,0 +1,108 @@
+/* knobs.c - the MATRIX_ENGINE_* settings (knobs.h). */
+#include "config.h"
+#include "knobs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    const char *values[4]; /* the default first; NULL-terminated */
+} knobs[KNOB_COUNT] = {
+    [KNOB_CONV] = {"MATRIX_ENGINE_CONV", {"auto", "graph", "legacy"}},
+    [KNOB_BNSTATS] = {"MATRIX_ENGINE_BNSTATS", {"separate", "conv"}},
+    [KNOB_OPTIM] = {"MATRIX_ENGINE_OPTIM", {"fused", "per-tensor"}},
+    [KNOB_SDPA] = {"MATRIX_ENGINE_SDPA", {"auto", "kernel"}},
+    [KNOB_POISON] = {"MATRIX_ENGINE_POISON", {"0", "1"}},
+    [KNOB_BN_BWD] = {"MATRIX_ENGINE_BN_BWD", {"fused", "separate"}},
+    [KNOB_DATA_UPLOAD] = {"MATRIX_ENGINE_DATA_UPLOAD", {"pinned", "pageable"}},
+    [KNOB_LAUNCH] = {"MATRIX_ENGINE_LAUNCH", {"auto", "local", "mpirun"}},
+    [KNOB_DP] = {"MATRIX_ENGINE_DP", {"0", "1"}},
+    [KNOB_PROFILE] = {"MATRIX_ENGINE_PROFILE", {"0", "1"}},
+};
+
+#define DIE_RANK "MATRIX_ENGINE_DIE_RANK"
+
+const char *knob_name(enum knob k) { return knobs[k].name; }
+
+const char *knob_value(enum knob k, int v) { return knobs[k].values[v]; }
+
+int knob_parse(enum knob k, const char *s, char *err, size_t n)
+{
+    if (!s || !*s)
+        return 0;
+    for (int v = 0; knobs[k].values[v]; v++)
+        if (strcmp(s, knobs[k].values[v]) == 0)
+            return v;
+    size_t len = (size_t)snprintf(err, n, "%s='%s' is not one of", knobs[k].name, s);
+    for (int v = 0; knobs[k].values[v] && len < n; v++)
+        len += (size_t)snprintf(err + len, n - len, "%s %s", v ? "," : "", knobs[k].values[v]);
+    if (len < n)
+        snprintf(err + len, n - len, " (default %s)", knobs[k].values[0]);
+    return -1;
+}
+
+int knob_get(enum knob k, char *err, size_t n) { return knob_parse(k, getenv(knobs[k].name), err, n); }
+
+int knob_is_set(enum knob k)
+{
+    const char *s = getenv(knobs[k].name);
+    return s && *s;
+}
+
+int knob_die_rank(int *rank, int *by_exit, char *err, size_t n)
+{
+    const char *s = getenv(DIE_RANK);
+    char *end;
+    *rank = -1;
+    *by_exit = 0;
+    if (!s || !*s)
+        return 0;
+    errno = 0;
+    long k = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : -1;
+    if (k < 0 || errno || k > 1 << 20 || (*end && strcmp(end, ":exit") != 0)) {
+        snprintf(err, n, "%s='%s' is not K or K:exit (a test knob: rank K, a number from 0, is killed at its "
+                 "third step, or ends it with exit status 7)", DIE_RANK, s);
+        return -1;
+    }
+    *rank = (int)k;
+    *by_exit = *end != 0;
+    return 0;
+}
+
+int knobs_check(char *err, size_t n)
+{
+    int rank, by_exit;
+    for (int k = 0; k < KNOB_COUNT; k++)
+        if (knob_get((enum knob)k, err, n) < 0)
+            return -1;
+    if (knob_get(KNOB_BNSTATS, err, n) == 1 /* conv */ && knob_get(KNOB_CONV, err, n) == 2 /* legacy */) {
+        snprintf(err, n, "MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API, which MATRIX_ENGINE_CONV=legacy "
+                 "turns off");
+        return -1;
+    }
+    return knob_die_rank(&rank, &by_exit, err, n);
+}
+
+void knobs_list(char *out, size_t n)
+{
+    char err[8];
+    size_t len = 0;
+    int die, by_exit;
+    out[0] = 0;
+    for (int k = 0; k < KNOB_COUNT && len < n; k++) {
+        int v = knob_get((enum knob)k, err, sizeof err);
+        if (knob_is_set((enum knob)k)) /* a value refused (not checked yet) as '?': never raw text */
+            len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", knobs[k].name,
+                                    v < 0 ? "?" : knobs[k].values[v]);
+    }
+    if (knob_die_rank(&die, &by_exit, err, sizeof err) && len < n)
+        len += (size_t)snprintf(out + len, n - len, "%s%s=?", len ? " " : "", DIE_RANK);
+    else if (die >= 0 && len < n)
+        len += (size_t)snprintf(out + len, n - len, "%s%s=%d%s", len ? " " : "", DIE_RANK, die,
+                                by_exit ? ":exit" : "");
+    if (!len)
+        snprintf(out, n, "none");
+}
