@@ -298,6 +298,10 @@ static int be_init(int)
 {
     cudaCheck(cudaSetDevice(cu.dev));
     cudaCheck(cudaGetDeviceProperties(&cu.prop, cu.dev));
+    /* recorded (driver=, cuda_runtime=) and in the plan cache's context:
+     * never a 0 in their place */
+    cudaCheck(cudaDriverGetVersion(&cu.driver_version));
+    cudaCheck(cudaRuntimeGetVersion(&cu.runtime_version));
     int smmax0;
     nvml_clocks(&nvml_start_sm, &smmax0, &nvml_start_temp, &nvml_start_throttle);
     cudaCheck(cudaStreamCreateWithFlags(&cu.s, cudaStreamNonBlocking));
@@ -598,12 +602,10 @@ static void info_add(const char *fmt, ...)
 
 static const char *be_info(void)
 {
-    int drv = 0, rt = 0, sm = 0, smmax = 0, temp = -1;
+    int drv = cu.driver_version, rt = cu.runtime_version, sm = 0, smmax = 0, temp = -1;
     unsigned long long thr = ~0ULL;
     float sc[4] = {0, 0, 0, 0};
     info_buf[0] = 0;
-    cudaDriverGetVersion(&drv);
-    cudaRuntimeGetVersion(&rt);
     nvml_clocks(&sm, &smmax, &temp, &thr);
     info_add("gpu=%s\n", cu.prop.name);
     info_add("gpu_cc=%d.%d\n", cu.prop.major, cu.prop.minor);

@@ -87,6 +87,8 @@ const char *cu_cublas_status(cublasStatus_t s);
 typedef struct cu_state {
     int dev;                  /* device ordinal (0) */
     cudaDeviceProp prop;
+    int driver_version;       /* cudaDriverGetVersion's (12080: 12.8), read by be_init */
+    int runtime_version;      /* cudaRuntimeGetVersion's */
     cudaStream_t s;           /* the one stream every op runs on */
     point pt;                 /* the point: precision, cudnn_benchmark, compile, ... */
     int act_dt;               /* storage type of activations: DT_F32, DT_F16, DT_BF16 */

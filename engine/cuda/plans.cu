@@ -25,7 +25,7 @@ static char plans_info[512] = "plan_cache=off\n";
 void cu_plans_open(void)
 {
     char dir[4096], ctx[1024], label[160];
-    int drv = 0, rt = 0;
+    int drv = cu.driver_version, rt = cu.runtime_version; /* be_init's */
     cu.plans = NULL;
     int d = plancache_dir(cu.pt.plan_cache, dir, sizeof dir);
     if (d <= 0) {
@@ -34,8 +34,6 @@ void cu_plans_open(void)
         snprintf(plans_info, sizeof plans_info, "plan_cache=off\n");
         return;
     }
-    cudaDriverGetVersion(&drv);
-    cudaRuntimeGetVersion(&rt);
     size_t dnn = 0;
 #ifdef HAVE_CUDNN
     dnn = cudnnGetVersion();
