@@ -1,6 +1,7 @@
 /* flags.c - matrix-engine's options as one table (flags.h). */
 #include "config.h"
 #include "flags.h"
+#include "check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,8 +33,8 @@ static const struct flag flags[] = {
     {"model", F_STR, O(pt.model), NULL, "NAME", "model (--list-models); default mnist_cnn"},
     {"task", F_LEVEL, O(pt.train), lv_task, "infer|train", "forward only, or forward + backward + optimizer step; default infer"},
     {"batch", F_INT, O(pt.batch), NULL, "N", "samples per step; default 64"},
-    {"seq-len", F_INT, O(pt.seq_len), NULL, "N", "tokens per sample (BERT); default 128"},
-    {"image-size", F_INT, O(pt.image_size), NULL, "N", "image side in pixels (ResNet); default 224"},
+    {"seq-len", F_INT, O(pt.seq_len), NULL, "N", "tokens per sample (BERT; other models list it in ignored); default 128"},
+    {"image-size", F_INT, O(pt.image_size), NULL, "N", "image side in pixels (ResNet; other models list it in ignored); default 224"},
     {"precision", F_LEVEL, O(pt.precision), lv_prec, "fp32|tf32|fp16|bf16|int8", "arithmetic; default fp32 (tf32 is fp32 on cpu, listed in ignored; int8: unsupported)"},
     {"runtime", F_LEVEL, O(pt.runtime), lv_runtime, "eager|inductor|onnxruntime|tensorrt", "the PyTorch engine's runtimes; here eager only, the others are unsupported"},
     {"quant", F_LEVEL, O(pt.quant), lv_quant, "dynamic|static", "int8 quantization (PyTorch engine); listed in ignored"},
@@ -52,11 +53,11 @@ static const struct flag flags[] = {
     {"profile", F_STR, O(profile), NULL, "FILE", "after the timed steps (not perturbed), 20 more steps op by op with each op timed (cpu: host clock after a sync; cuda: CUDA events): FILE gets op,kind,calls,total_ms,mean_ms,pct_step,mem_bytes per op"},
     {"seed", F_INT, O(seed), NULL, "N", "seed of weights, inputs and dropout; default 1"},
     {"warmup", F_WARMUP, O(m), NULL, "DUR|N", "warm-up: a duration (0.2s, 150ms) or a number of steps; default 0.2s"},
-    {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s"},
-    {"max-time", F_SECONDS, O(m.max_time), NULL, "DUR", "stop timing after this long; default 5s"},
+    {"min-time", F_SECONDS, O(m.min_time), NULL, "DUR", "time steps at least this long; default 0.5s (or --max-time when that is shorter)"},
+    {"max-time", F_SECONDS, O(m.max_time), NULL, "DUR", "stop timing after this long; default 5s (or --min-time when that is longer); below --min-time: an error"},
     {"rel-ci", F_DOUBLE, O(m.rel_ci), NULL, "X", "stop when the 95% CI half-width of the median is within X of it; default 0.02"},
-    {"lr", F_DOUBLE, O(lr), NULL, "X", "learning rate of the optimizer; default the model's (SGD 0.01, AdamW 1e-4)"},
-    {"steps", F_INT, O(steps), NULL, "N", "exactly N timed steps, no CI rule"},
+    {"lr", F_DOUBLE, O(lr), NULL, "X", "learning rate of the optimizer, > 0 (train; infer lists it in ignored); default the model's (SGD 0.01, AdamW 1e-4)"},
+    {"steps", F_INT, O(steps), NULL, "N", "exactly N timed steps, no CI rule (--min-time, --max-time and --rel-ci then change nothing, said on stderr)"},
     {"result", F_STR, O(result), NULL, "FILE", "write the result record (key=value lines) to FILE"},
     {"weights", F_STR, O(weights), NULL, "FILE", "load parameters from a weights file (engine/weights.h)"},
     {"save-weights", F_STR, O(save_weights), NULL, "FILE", "save parameters and buffers after the run"},
@@ -66,6 +67,15 @@ static const struct flag flags[] = {
     {"version", F_BOOL, O(version), NULL, NULL, "print the version and the build configuration (CUDA, cuDNN, NCCL, BLAS, MPI) and exit"},
 };
 #define NFLAGS ((int)(sizeof flags / sizeof flags[0]))
+_Static_assert(sizeof flags / sizeof flags[0] <= 64, "opts.given holds a bit per flag");
+
+int flags_given(const struct opts *o, const char *name)
+{
+    for (int k = 0; k < NFLAGS; k++)
+        if (strcmp(flags[k].name, name) == 0)
+            return (o->given >> k) & 1;
+    BUG("flags_given: no flag --%s", name);
+}
 
 void flags_usage(FILE *f)
 {
@@ -175,6 +185,10 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
             fprintf(stderr, "matrix-engine: --%s: '%s' is not a finite non-negative number\n", f->name, v);
             return -1;
         }
+        if (x == 0 && strcmp(f->name, "lr") == 0) { /* 0 took the model's rate: a step that learns nothing is no rate */
+            fprintf(stderr, "matrix-engine: --lr: '%s' is not a positive learning rate\n", v);
+            return -1;
+        }
         *(double *)dst = x;
         break;
     }
@@ -248,6 +262,7 @@ static int parse_flags(int argc, char **argv, struct opts *o)
             return -1;
         }
         char *dst = (char *)o + f->off;
+        o->given |= 1ULL << (f - flags);
         if (f->kind == F_BOOL) {
             if (eq) {
                 fprintf(stderr, "matrix-engine: flag '--%s' takes no value (got '%s')\n", f->name, a);
@@ -285,8 +300,17 @@ int flags_parse(int argc, char **argv, struct opts *o)
 {
     if (parse_flags(argc, argv, o))
         return -1;
-    if (o->m.max_time < o->m.min_time)
-        o->m.max_time = o->m.min_time;
+    if (o->m.max_time < o->m.min_time) { /* a default yields to the flag given; both given: refused, as in a recipe */
+        int gmin = flags_given(o, "min-time"), gmax = flags_given(o, "max-time");
+        if (gmin && gmax) {
+            fprintf(stderr, "matrix-engine: --max-time: %gs is below --min-time %gs\n", o->m.max_time, o->m.min_time);
+            return -1;
+        }
+        if (gmax)
+            o->m.min_time = o->m.max_time;
+        else
+            o->m.max_time = o->m.min_time;
+    }
     o->m.steps = o->steps;
     if (o->pt.plan_cache && !*o->pt.plan_cache) {
         fprintf(stderr, "matrix-engine: --plan-cache: an empty name (expected a directory or off)\n");

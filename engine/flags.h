@@ -27,6 +27,7 @@ struct opts {
     int list_models, help, version;
     long seed;
     double lr;
+    unsigned long long given; /* bit k: the flag of flags.c's table row k was on the command line */
 };
 
 /* The defaults (mnist_cnn, batch 64, every online CPU, 0.2 s warm-up, ...). */
@@ -34,6 +35,8 @@ void flags_defaults(struct opts *o);
 /* Parse argv into o (after flags_defaults): 0, or -1 with a message on
  * stderr. Derived settings (max_time >= min_time, steps, seed) are set. */
 int flags_parse(int argc, char **argv, struct opts *o);
+/* Whether --NAME was on the command line (after flags_parse). */
+int flags_given(const struct opts *o, const char *name);
 /* The --help text. */
 void flags_usage(FILE *f);
 

@@ -709,6 +709,14 @@ int session_check(struct session *s)
         add_ignored(ign, n, "inference_mode");
     if (!o->pt.train && o->pt.ema)
         add_ignored(ign, n, "ema");
+    if (!o->pt.train && flags_given(o, "lr"))
+        add_ignored(ign, n, "lr");
+    /* --steps: exactly that many timed steps, no stopping rule */
+    static const char *const rule[] = {"min-time", "max-time", "rel-ci"};
+    for (size_t i = 0; o->steps > 0 && !s->quiet && i < sizeof rule / sizeof rule[0]; i++)
+        if (flags_given(o, rule[i]))
+            fprintf(stderr, "matrix-engine: --%s changes nothing here: --steps %d times exactly that many steps\n",
+                    rule[i], o->steps);
     return SESSION_GO;
 }
 
@@ -783,6 +791,10 @@ int session_build(struct session *s)
         return finish_unsupported(o, s->ignored, s->err);
     if (o->pt.channels_last && !s->info.uses_channels_last)
         add_ignored(s->ignored, sizeof s->ignored, "channels_last");
+    if (flags_given(o, "seq-len") && !s->info.uses_seq_len)
+        add_ignored(s->ignored, sizeof s->ignored, "seq_len");
+    if (flags_given(o, "image-size") && !s->info.uses_image_size)
+        add_ignored(s->ignored, sizeof s->ignored, "image_size");
     int rank = engine_comm ? engine_comm->rank : 0;
     for (int i = 0; i < g->nops; i++) /* dropout streams follow --seed (and the rank) */
         g->ops[i].seed = rng_mix(g->ops[i].seed ^ (o->pt.seed * 0x9e3779b97f4a7c15ULL)) ^

@@ -146,6 +146,7 @@ static int bert_build(const bert_config *c, graph *g, const point *pt, model_inf
 
     info->input_desc = "token ids and token types";
     info->uses_channels_last = 0;
+    info->uses_seq_len = 1;
     info->optim = (optim_cfg){.adamw = 1, .lr = 1e-4f, .wd = 0.01f, .beta1 = 0.9f,
                               .beta2 = 0.999f, .eps = 1e-8f};
     return 0;

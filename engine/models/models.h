@@ -14,6 +14,8 @@ typedef struct model_info {
     const char *input_desc; /* e.g. "1x28x28 images" */
     optim_cfg optim;        /* the optimizer training uses */
     int uses_channels_last; /* 0: --channels-last does not apply */
+    int uses_seq_len;       /* 0: --seq-len does not apply (not a sequence model) */
+    int uses_image_size;    /* 0: --image-size does not apply (a fixed input, or no image) */
 } model_info;
 
 typedef struct model_desc {

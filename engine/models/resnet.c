@@ -124,6 +124,7 @@ static int resnet_build(const resnet_config *c, graph *g, const point *pt, model
 
     info->input_desc = "3-channel images";
     info->uses_channels_last = 1;
+    info->uses_image_size = 1;
     info->optim = (optim_cfg){.adamw = 0, .lr = 0.01f, .momentum = 0.9f, .wd = 1e-4f};
     return 0;
 }

@@ -49,6 +49,11 @@ expect_exit 2 "matrix-engine: --rel-ci: 'inf' is not a finite non-negative numbe
 usage: matrix-engine [flags] --result FILE (see --help)" --rel-ci inf
 expect_exit 2 "matrix-engine: --min-time: 'nan' is not a duration (e.g. 0.5s, 200ms)
 usage: matrix-engine [flags] --result FILE (see --help)" --min-time nan
+# --lr 0 took the model's rate; --max-time below --min-time was raised to it, as no recipe may say
+expect_exit 2 "matrix-engine: --lr: '0' is not a positive learning rate
+usage: matrix-engine [flags] --result FILE (see --help)" --lr 0
+expect_exit 2 "matrix-engine: --max-time: 0.1s is below --min-time 0.5s
+usage: matrix-engine [flags] --result FILE (see --help)" --max-time 0.1s --min-time 0.5s
 
 # unsupported: exit 3, status and reason in the result file
 unsup() {
@@ -97,9 +102,21 @@ phases() { # FILE WARMED: the phases are positive and fit in startup_s
 phases "$W/r" 1 && ok "startup_ms + plan_ms + first_step_ms <= startup_s (warm-up 2 steps)" \
   || ko "phases: $(grep -E '^(startup|plan_ms|first_step)' "$W/r" | tr '\n' ' ')"
 
-# --steps: exactly that many timed steps
-"$E" --device cpu --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --result "$W/r"
+# --steps: exactly that many timed steps; the stopping rule's flags say they change nothing
+"$E" --device cpu --model mnist_cnn --batch 4 --threads 1 --steps 7 --warmup 0 --min-time 1s --rel-ci 0.1 --result "$W/r" 2>"$W/err"
 [ "$(key samples "$W/r")" = 7 ] && ok "--steps 7 gives 7 samples" || ko "samples=$(key samples "$W/r")"
+[ "$(grep -c '^matrix-engine: --\(min-time\|rel-ci\) changes nothing here: --steps 7 times exactly that many steps$' "$W/err")" = 2 ] \
+  && ok "--steps: --min-time and --rel-ci said to change nothing" || ko "--steps with --min-time, --rel-ci: $(cat "$W/err")"
+# flags that do not apply to the model or the task are listed in ignored, as the PyTorch engine lists seq_len
+"$E" --device cpu --model mnist_cnn --batch 2 --threads 1 --steps 1 --warmup 0 --seq-len 64 --image-size 32 --lr 0.1 --result "$W/r"
+[ "$(key ignored "$W/r")" = lr,seq_len,image_size ] && ok "mnist_cnn infer: lr, seq_len, image_size ignored" \
+  || ko "mnist_cnn infer --seq-len --image-size --lr: ignored='$(key ignored "$W/r")'"
+"$E" --device cpu --model bert_tiny --batch 2 --seq-len 8 --threads 1 --steps 1 --warmup 0 --task train --lr 0.01 --image-size 32 --result "$W/r"
+[ "$(key ignored "$W/r")" = image_size ] && ok "bert_tiny train: image_size ignored, seq_len and lr not" \
+  || ko "bert_tiny train: ignored='$(key ignored "$W/r")'"
+"$E" --device cpu --model resnet_tiny --batch 2 --threads 1 --steps 1 --warmup 0 --image-size 32 --seq-len 8 --result "$W/r"
+[ "$(key ignored "$W/r")" = seq_len ] && ok "resnet_tiny: seq_len ignored, image_size not" \
+  || ko "resnet_tiny: ignored='$(key ignored "$W/r")'"
 # without a warm-up the first step is the first timed one: startup_s ends where it begins
 phases "$W/r" 0 && ok "no warm-up: startup_ms + plan_ms <= startup_s, first_step_ms > 0" \
   || ko "phases without warm-up: $(grep -E '^(startup|plan_ms|first_step)' "$W/r" | tr '\n' ' ')"

@@ -156,6 +156,28 @@ int main(void)
 	char *bare[] = {"matrix-engine", "batch=3", NULL};
 	CHECK_INT(parse(2, bare, &a), -1);
 	CHECK_STR(err_text, "matrix-engine: unknown flag 'batch=3'\n");
+	/* which flags were given (issue 11: a flag that changes nothing is said) */
+	char *given[] = {"matrix-engine", "--lr=0.5", "--seq-len", "64", NULL};
+	CHECK_INT(parse(4, given, &a), 0);
+	CHECK_INT(flags_given(&a, "lr"), 1);
+	CHECK_INT(flags_given(&a, "seq-len"), 1);
+	CHECK_INT(flags_given(&a, "batch"), 0);
+	CHECK_INT(a.pt.seq_len, 64);
+	/* --lr 0 took the model's rate */
+	char *lr0[] = {"matrix-engine", "--lr", "0", NULL};
+	CHECK_INT(parse(3, lr0, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --lr: '0' is not a positive learning rate\n");
+	/* --min-time and --max-time: a default yields to the one given (--max-time alone
+	 * was raised to the default --min-time, 0.5 s); both given, the max below: refused */
+	char *maxonly[] = {"matrix-engine", "--max-time", "0.1s", NULL};
+	CHECK_INT(parse(3, maxonly, &a), 0);
+	CHECK(a.m.max_time == 0.1 && a.m.min_time == 0.1);
+	char *minonly[] = {"matrix-engine", "--min-time", "9s", NULL};
+	CHECK_INT(parse(3, minonly, &a), 0);
+	CHECK(a.m.max_time == 9 && a.m.min_time == 9);
+	char *both[] = {"matrix-engine", "--max-time", "0.1s", "--min-time=0.5s", NULL};
+	CHECK_INT(parse(4, both, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --max-time: 0.1s is below --min-time 0.5s\n");
 	free(help);
 	return T_DONE();
 }
