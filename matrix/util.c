@@ -233,19 +233,44 @@ static int side(double x, double y)
 	return (x > y) - (x < y);
 }
 
-void fmt_sig_range(char *a, char *b, double lo, double hi, double pivot)
+/* The significant digits (3 to 9) that fmt_sig_range gives lo and hi. */
+static int range_digits(double lo, double hi, double pivot)
 {
+	char a[32], b[32];
 	for (int p = 3;; p++) {
 		fmt_sig(a, lo, p);
 		fmt_sig(b, hi, p);
 		if (p == 9 || !isfinite(lo) || !isfinite(hi))
-			return;
+			return p;
 		double rl = strtod(a, NULL), rh = strtod(b, NULL);
 		int apart = lo == hi || strcmp(a, b) != 0;
 		int sides = !isfinite(pivot) || (side(rl, pivot) == side(lo, pivot) && side(rh, pivot) == side(hi, pivot));
 		if (apart && sides)
-			return;
+			return p;
 	}
+}
+
+void fmt_sig_range(char *a, char *b, double lo, double hi, double pivot)
+{
+	int p = range_digits(lo, hi, pivot);
+	fmt_sig(a, lo, p);
+	fmt_sig(b, hi, p);
+}
+
+const char *fmt_sig_in(char *buf, double v, double lo, double hi, double pivot)
+{
+	int p = isfinite(lo) && isfinite(hi) ? range_digits(lo, hi, pivot) : 3;
+	return fmt_sig(buf, v, p);
+}
+
+const char *fmt_sig_digits(char *buf, double v, int p)
+{
+	return fmt_sig(buf, v, p < 3 ? 3 : p > 9 ? 9 : p);
+}
+
+int fmt_sig_range_digits(double lo, double hi, double pivot)
+{
+	return isfinite(lo) && isfinite(hi) ? range_digits(lo, hi, pivot) : 3;
 }
 
 const char *fmt_full(char *buf, double v)

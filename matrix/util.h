@@ -87,6 +87,16 @@ const char *fmt_sig3(char *buf, double v);
  * interval 1.0004 .. 1.0031 excludes 1: "1.0004 .. 1.0031", not "1 .. 1");
  * pivot NaN: none. */
 void fmt_sig_range(char *a, char *b, double lo, double hi, double pivot);
+/* v beside its interval lo .. hi: with as many significant digits as
+ * fmt_sig_range gives the ends (rounding keeps order), so that it never
+ * reads as outside them: "30130" beside "30130 .. 30140" for 30134.6, not
+ * "30100"; 3 digits when an end is not finite. buf: 32 bytes; returns buf. */
+const char *fmt_sig_in(char *buf, double v, double lo, double hi, double pivot);
+/* The digits fmt_sig_range takes for lo .. hi (3 to 9; 3 when an end is not
+ * finite), and v with p of them (clamped to 3 .. 9), for a value with more
+ * than one interval (the widest need wins). */
+int fmt_sig_range_digits(double lo, double hi, double pivot);
+const char *fmt_sig_digits(char *buf, double v, int p);
 /* v for a machine: the shortest text that reads back as exactly v (%.15g,
  * else %.17g); "" for NaN and the infinities. buf: 32 bytes; returns buf. */
 const char *fmt_full(char *buf, double v);

@@ -198,6 +198,8 @@ struct rtable *factorial_table(const struct run *run)
 		t->align_right[i] = i >= 4 && i <= 10;
 		t->sig[i] = i >= 6 && i <= 10; /* the gains, not the run counts */
 	}
+	rtable_interval(t, 6, 7, 8, 1.0);
+	rtable_interval(t, 6, 9, 10, 1.0);
 	for (size_t e = 0; e < n; e++) {
 		struct strbuf name = {0}, letters = {0}, al = {0};
 		char b[7][48];

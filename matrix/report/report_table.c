@@ -34,6 +34,14 @@ void rtable_add(struct rtable *t, char *const *cells)
 	t->nrows++;
 }
 
+void rtable_interval(struct rtable *t, size_t value, size_t lo, size_t hi, double pivot)
+{
+	if (value >= t->ncols || lo >= t->ncols || hi >= t->ncols || !t->sig[value] || !t->sig[lo] || !t->sig[hi])
+		BUG("rtable_interval: columns %zu, %zu, %zu of %s", value, lo, hi, t->name);
+	t->iv = xrealloc(t->iv, (t->niv + 1) * sizeof(*t->iv));
+	t->iv[t->niv++] = (struct rtable_interval){value, lo, hi, pivot};
+}
+
 int rtable_write_csv(const struct rtable *t, const char *path)
 {
 	struct strbuf sb = {0};
@@ -88,27 +96,72 @@ void md_escape(struct strbuf *sb, const char *s, int cell)
 	free(clean);
 }
 
+/* The ends of cell text "LO .. HI"; 0 when it is not two numbers. */
+static int parse_range(const char *c, double *lo, double *hi)
+{
+	const char *dots = c ? strstr(c, " .. ") : NULL;
+	if (!dots)
+		return 0;
+	char *a = xstrndup(c, (size_t)(dots - c));
+	int ok = parse_double(a, lo) == 0 && parse_double(dots + 4, hi) == 0;
+	free(a);
+	return ok;
+}
+
+/* The significant digits row r's cell in column i takes as part of a value
+ * and its intervals (rtable_interval): the most that the ends of any
+ * interval of that value need; 0 when column i has none, or no interval's
+ * ends are numbers in this row. */
+static int interval_digits(const struct rtable *t, size_t r, size_t i)
+{
+	const char *const *row = (const char *const *)&t->cell[r * t->ncols];
+	int p = 0;
+	for (size_t k = 0; k < t->niv; k++) {
+		const struct rtable_interval *a = &t->iv[k];
+		if (a->value != i && a->lo != i && a->hi != i)
+			continue;
+		for (size_t j = 0; j < t->niv; j++) {
+			const struct rtable_interval *b = &t->iv[j];
+			double lo, hi;
+			if (b->value != a->value)
+				continue;
+			int ok = b->lo == b->hi ? parse_range(row[b->lo], &lo, &hi)
+						: row[b->lo] && row[b->hi] && parse_double(row[b->lo], &lo) == 0 &&
+						      parse_double(row[b->hi], &hi) == 0;
+			int d = ok ? fmt_sig_range_digits(lo, hi, b->pivot) : 0;
+			if (d > p)
+				p = d;
+		}
+	}
+	return p;
+}
+
 /* Cell r, i as a page shows it: a number of a sig column, or both ends of
  * an interval "LO .. HI" there, with 3 significant digits (more where the
- * ends would read the same or as at 1: fmt_sig_range); anything else
+ * ends would read the same or as at 1: fmt_sig_range; a value and its
+ * interval's ends with the same digits: rtable_interval); anything else
  * as it is. buf holds at least 80 bytes. */
 static const char *shown(const struct rtable *t, size_t r, size_t i, char *buf)
 {
-	const char *c = t->cell[r * t->ncols + i], *dots = c ? strstr(c, " .. ") : NULL;
+	const char *c = t->cell[r * t->ncols + i];
 	double v, w;
 	if (!c || !t->sig[i])
 		return c;
+	int p = interval_digits(t, r, i);
 	if (parse_double(c, &v) == 0)
-		return fmt_sig3(buf, v);
-	char *lo = dots ? xstrndup(c, (size_t)(dots - c)) : NULL;
-	if (lo && parse_double(lo, &v) == 0 && parse_double(dots + 4, &w) == 0) {
+		return p ? fmt_sig_digits(buf, v, p) : fmt_sig3(buf, v);
+	if (parse_range(c, &v, &w)) {
 		char a[32], b[32];
-		/* pivot 1: a gain's interval never reads as touching 1 when it does not */
-		fmt_sig_range(a, b, v, w, 1.0);
+		if (p) {
+			fmt_sig_digits(a, v, p);
+			fmt_sig_digits(b, w, p);
+		} else {
+			/* pivot 1: a gain's interval never reads as touching 1 when it does not */
+			fmt_sig_range(a, b, v, w, 1.0);
+		}
 		snprintf(buf, 80, "%s .. %s", a, b);
 		c = buf;
 	}
-	free(lo);
 	return c;
 }
 
@@ -197,6 +250,7 @@ void rtable_free(struct rtable *t)
 	free(t->cols);
 	free(t->align_right);
 	free(t->sig);
+	free(t->iv);
 	free(t->name);
 	free(t->title);
 	free(t->caption);

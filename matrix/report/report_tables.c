@@ -72,6 +72,7 @@ static struct rtable *effects_table(const struct run *run, const struct report_t
 	    "intervals (see Uncertainty). Sorted by size.",
 	    run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better");
 	right(t, numeric_cols);
+	rtable_interval(t, 4, 7, 8, 1.0);
 	for (size_t i = 0; i < rt->neffects; i++) {
 		const struct effect *e = &rt->effects[i];
 		const char *row[] = {
@@ -114,6 +115,7 @@ static struct rtable *interactions_table(const struct run *run, const struct rep
 	    "factor) are sorted by their spread, the largest sub-gain over the smallest: the "
 	    "strongest two-factor interactions first.");
 	right(t, numeric_cols);
+	rtable_interval(t, 6, 10, 11, 1.0);
 	size_t nb = 0, cap = 0;
 	struct block *b = NULL;
 	for (size_t i = 0; i < rt->neffects; i++) {
@@ -232,7 +234,7 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 			size_t l = rows[j].group[nby - 1];
 			row[nby - 1 + l] = fmt_num(rows[j].base * run->metric.scale);
 			row[nby - 1 + nl + l] = fmt_num(rows[j].new * run->metric.scale);
-			row[nby - 1 + 2 * nl + l] = xasprintf("%.1f", rows[j].pct);
+			row[nby - 1 + 2 * nl + l] = fmt_num(rows[j].pct);
 			j++;
 		}
 		rtable_add(t, row);
@@ -263,6 +265,7 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 	    "(equal in every other factor). improvement_lo..improvement_hi: 95%% interval from the "
 	    "points' intervals.",
 	    IMPROVEMENT_FORMULA, m->name, m->higher_better ? "throughput-like" : "time-like");
+	rtable_interval(t, 8, 9, 10, 0.0);
 	const struct report_spec *spec = &run->recipe.report;
 	if (spec->nimprovements) {
 		for (size_t i = 0; i < spec->nimprovements; i++) {
@@ -295,6 +298,7 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 	struct rtable *t = rtable_new("best", "Best configuration per group: baseline vs optimal",
 				      ARRAY_SIZE(cols), cols);
 	right(t, numeric_cols);
+	rtable_interval(t, 5, 6, 7, 1.0);
 	t->caption = xasprintf(
 	    "a group is an assignment of the factors the baseline leaves free; baseline: the "
 	    "group's point at the recipe's baseline%s; best: its best measured point; gain: best over "
@@ -345,6 +349,7 @@ static struct rtable *points_table(const struct run *run)
 		cols[1 + nf + k] = tail[k];
 	struct rtable *t = rtable_new("points", "Points: estimate and 95% interval", nc, cols);
 	right(t, numeric_cols);
+	rtable_interval(t, 2 + nf, 3 + nf, 4 + nf, NAN);
 	t->caption = xasprintf(
 	    "value: the median of the point's process-level values (one per fresh process); "
 	    "lo..hi: its 95%% interval (see Uncertainty); ci_kind: between = from the variation "
@@ -411,6 +416,7 @@ struct rtable *report_per_point_table(const struct run *run)
 	cols[nv + 2] = "status";
 	struct rtable *t = rtable_new("per_point", "Points", nc, cols);
 	t->align_right[nv] = t->sig[nv] = t->sig[nv + 1] = 1;
+	rtable_interval(t, nv, nv + 1, nv + 1, NAN);
 	t->caption = xasprintf("every point: %s (the median of its processes) with its 95%% interval, "
 			       "3 significant digits (tables/per_point.csv holds this table with every digit); "
 			       "the last table says why a point has no value.",

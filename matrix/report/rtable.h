@@ -20,11 +20,26 @@ struct rtable {
 	unsigned char *sig;   /* ncols flags: measured numbers (or intervals "LO .. HI"),
 			       * shown with 3 significant digits in Markdown and HTML
 			       * (fmt_sig3); CSV keeps the cell */
+	struct rtable_interval *iv; /* niv measured values with their 95% intervals */
+	size_t niv;
+};
+
+/* Column value holds a measured number whose 95% interval's ends are in
+ * columns lo and hi (lo == hi: one cell "LO .. HI"); the pages show the
+ * three with the digits the ends need to read apart and on their side of
+ * pivot (fmt_sig_range; NAN: none), so that the value never reads as
+ * outside its interval. A value with two intervals takes the wider need. */
+struct rtable_interval {
+	size_t value, lo, hi;
+	double pivot;
 };
 
 struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols);
 /* Append a row of ncols cells (copied; NULL for empty). */
 void rtable_add(struct rtable *t, char *const *cells);
+/* Tie the value column to its interval's columns (struct rtable_interval);
+ * the three must be sig columns. */
+void rtable_interval(struct rtable *t, size_t value, size_t lo, size_t hi, double pivot);
 int rtable_write_csv(const struct rtable *t, const char *path);
 /* Markdown / HTML: at most max_rows rows (0: all), with a note of the rest;
  * a number in a `sig` column rounded to 3 significant digits. */

@@ -260,17 +260,20 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 	if (!n)
 		sb_puts(&sb, "(the baseline)");
 	double val = cs->value[b->best] * m->scale, u = cs->u[b->best];
-	fmt_sig3(v, val);
+	/* a value with the digits of its interval's ends: never read as outside them */
+	double vlo = val * exp(-u), vhi = val * exp(u);
+	fmt_sig_in(v, val, vlo, vhi, NAN);
 	sb_printf(&sb, ": %s%s%s", v, *m->unit ? " " : "", m->unit);
 	if (isfinite(u)) {
-		fmt_sig_range(lo, hi, val * exp(-u), val * exp(u), NAN);
+		fmt_sig_range(lo, hi, vlo, vhi, NAN);
 		sb_printf(&sb, " [%s, %s]", lo, hi);
 	}
 	if (b->baseline >= 0 && b->baseline != b->best && isfinite(b->gain)) {
-		fmt_sig3(v, b->gain);
+		double glo = b->gain * exp(-b->gain_u), ghi = b->gain * exp(b->gain_u);
+		fmt_sig_in(v, b->gain, glo, ghi, 1.0);
 		sb_printf(&sb, "; gain over the baseline %s", v);
 		if (isfinite(b->gain_u)) {
-			fmt_sig_range(lo, hi, b->gain * exp(-b->gain_u), b->gain * exp(b->gain_u), 1.0);
+			fmt_sig_range(lo, hi, glo, ghi, 1.0);
 			sb_printf(&sb, " [%s, %s]", lo, hi);
 		} else {
 			sb_puts(&sb, " (interval unknown)");

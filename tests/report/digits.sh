@@ -1,0 +1,54 @@
+# A value never reads as outside its own interval (issue 12: honest
+# uncertainty): where an interval's ends need more than 3 significant digits
+# to read apart, the value beside them gets as many. A point of 30138.6
+# samples/s with a 95% interval of 30134 .. 30143 read "30100" beside
+# "30130 .. 30140" in report.md's per-point table, "30100 | 30100 | 30100"
+# in the points table, a gain of 1.02446 [1.02424, 1.02468] "1.02 | 1.02 |
+# 1.02" in the best table and "gain over the baseline 1.02 [1.024,
+# 1.025]" in matrix run's summary. And the side-by-side improvement table
+# rounded its improvement to one decimal, "2.4" beside the improvements
+# table's "2.45" (2.4462), in its CSV file too, which keeps every digit.
+. "$top_srcdir/tests/setup"
+# A=on is 1.024462 times faster; every point's interval +-0.015 % (step_ms)
+cat > digits.yaml <<'EOF'
+name: digits
+engine: command
+command: [sh, -c, 't=30138.6; [ {A} = on ] && t=30875.85; printf "status=ok\nthroughput=%s\nunit=samples/s\nstep_ms=10\nstep_ms_lo=9.9985\nstep_ms_hi=10.0015\nsamples=50\n" $t > "$MATRIX_RESULT"']
+factors:
+  A: ["off", "on"]
+  B: [x, y]
+  C: [u, v]
+baseline: {A: "off"}
+report:
+  metric: throughput
+  improvements: [{factor: A, from: "off", to: "on", by: [B, C]}]
+EOF
+"$MATRIX" run digits.yaml --out run > run.out 2>&1 || { cat run.out >&2; fail "the run failed"; }
+
+# every "V | LO .. HI" of the per-point table (report.md, report.html via
+# export's Markdown, which is the same table) has LO <= V <= HI as read
+inside() { # inside WHAT: stdin lines "V LO HI"
+	awk -v what="$1" '{ if (!($2 + 0 <= $1 + 0 && $1 + 0 <= $3 + 0)) { print what ": " $0 " reads outside its interval"; bad = 1 } n++ }
+		END { if (!n) { print what ": nothing read"; bad = 1 } exit bad }' >&2 || fail "$1"
+}
+sed -n '/^## Points/,/^## /p' run/report.md | awk -F' [|] ' '/ ok \|$/ { split($5, r, " [.][.] "); print $4, r[1], r[2] }' | inside "report.md per-point table"
+expect_grep '^| off | x | u | 30140 | 30130 .. 30140 | ok |$' run/report.md "the value with its interval's digits"
+"$MATRIX" export run --format markdown | awk -F' [|] ' '/ ok \|$/ { split($5, r, " [.][.] "); print $4, r[1], r[2] }' | inside "export --format markdown"
+# points table: | id | A | B | C | processes | value | lo | hi | unit | ci_kind |
+sed -n '/^### Points: estimate/,/^### /p' run/report.md | awk -F' [|] ' '/ within \|$/ { print $6, $7, $8 }' | inside "report.md points table"
+# best table: | group | points | baseline | best | unit | gain | gain_lo | gain_hi | ...
+sed -n '/^### Best configuration/,/^### /p' run/report.md | awk -F' [|] ' '/samples\/s/ { print $6, $7, $8 }' | inside "report.md best table"
+expect_grep '| samples/s | 1.024 | 1.024 | 1.025 |' run/report.md "the best gain with its interval's digits"
+# improvements: | factor | from | to | group | pairs | baseline | new | unit | pct | lo | hi |
+sed -n '/^### Improvements$/,/^### /p' run/report.md | awk -F' [|] ' '/samples\/s/ { sub(/ [|]$/, "", $11); print $9, $10, $11 }' | inside "report.md improvements table"
+# the HTML page shows the same cells
+grep -q '<td class="num">30140</td><td>30130 .. 30140</td>' run/report.html || fail "report.html: the value without its interval's digits"
+# matrix run's summary: "best A=on: V samples/s [LO, HI]; gain over the baseline G [GLO, GHI]"
+grep 'best A=on' run.out | sed 's/.*: \([0-9.]*\) samples\/s \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3/' | inside "summary: the best value"
+grep 'best A=on' run.out | sed 's/.*baseline \([0-9.]*\) \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3/' | inside "summary: the gain"
+expect_grep 'gain over the baseline 1.024 \[1.024, 1.025\]' run.out "the summary's gain"
+# the side-by-side improvements: 3 significant digits on the page as in the
+# improvements table, every digit in its CSV file
+expect_grep '^| x | 30100 | 30100 | 30900 | 30900 | 2.45 | 2.45 |$' run/report.md "side-by-side improvement %"
+awk -F, 'NR == 2 { d = $NF - 2.4462; if (d < 0) d = -d; ok = d < 1e-4 } END { exit !ok }' run/tables/improvements_1.csv ||
+	fail "tables/improvements_1.csv: the improvement not with every digit: $(cat run/tables/improvements_1.csv)"
