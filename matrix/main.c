@@ -130,7 +130,8 @@ static const struct cmd_entry commands[] = {
 	 "subset the runs kept with its points and those done (DIR/subsets.csv).\n"
 	 "Changes nothing.\n"
 	 "\nExit status: 0 complete (every point has a row, none failed), 1 complete\n"
-	 "with failed points, 2 usage or not a run directory, 3 in progress (slurm tasks\n"
+	 "with failed points, 2 usage, not a run directory or its results.csv unreadable,\n"
+	 "3 in progress (slurm tasks\n"
 	 "queued or running, a runner holds the directory, or squeue failed), 4 stopped\n"
 	 "(points without a row that nothing runs: 'matrix run --resume DIR' runs them).\n",
 	 status_options},

@@ -397,14 +397,25 @@ int cmd_status(int argc, char **argv)
 	c.from_plan = !have_r;
 	char *results_path = xasprintf("%s/results.csv", dir), *why = NULL;
 	struct table res;
+	int unread = 0;
 	if (table_read(results_path, &res, NULL, &why) == 0) {
 		take_rows(P, n, &res);
 		table_free(&res);
 	} else if (errno != ENOENT || why) {
-		error("cannot read '%s': %s", results_path, why ? why : strerror(errno));
+		/* no count would be true: "done 0, missing N" is not */
+		error("cannot read '%s': %s; which points are done is unknown", results_path,
+		      why ? why : strerror(errno));
+		unread = 1;
 	}
 	free(why);
 	free(results_path);
+	if (unread) {
+		if (have_r)
+			recipe_free(&r);
+		free(P);
+		table_free(&plan);
+		return 2;
+	}
 	c.unmerged = take_row_files(P, n, dir);
 	slurm_queued(dir, P, n, &c);
 	tally_count(P, n, &c);

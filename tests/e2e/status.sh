@@ -1,6 +1,6 @@
 # `matrix status DIR` on local runs: counts by status, its exit status
 # (0 complete, 1 complete with failures, 3 a runner holds the directory,
-# 4 points missing, 2 usage), over the whole grid of a study run in --only
+# 4 points missing, 2 usage or an unreadable results.csv), over the whole grid of a study run in --only
 # subsets; every row names the node it ran on.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<YAML
@@ -69,6 +69,14 @@ expect_status 2 "$MATRIX" status 2> err.txt
 expect_eq "$(head -n 1 err.txt)" "matrix: status: no run directory given" "no directory"
 expect_status 2 "$MATRIX" status "$work" 2> err.txt
 expect_eq "$(cat err.txt)" "matrix: '$work' is not a run directory: it has no plan.csv" "not a run directory"
+# a results.csv that cannot be read: no counts at all, exit 2 (it printed
+# "done 0 ... missing 4 ... 'matrix run --resume' runs them", exit 4, as
+# if nothing had run, while the resume itself refuses the file)
+cp -r ok bad
+printf 'id,status\nabc\n' >> bad/results.csv
+expect_status 2 "$MATRIX" status bad > st.txt 2> err.txt
+expect_eq "$(cat st.txt)" "" "no counts from an unreadable results.csv"
+expect_grep "^matrix: cannot read 'bad/results.csv': .*; which points are done is unknown$" err.txt "unreadable results.csv"
 expect_status 2 "$MATRIX" status ok --wait 2> err.txt
 expect_eq "$(head -n 1 err.txt)" "matrix: status: unknown option '--wait'" "unknown option"
 echo ok
