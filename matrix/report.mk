@@ -64,7 +64,7 @@ tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAM
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh
 EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
-	tests/report/facets.sh tests/report/digits.sh \
+	tests/report/facets.sh tests/report/digits.sh tests/report/empty_items.sh \
 	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
@@ -74,6 +74,7 @@ EXTRA_DIST += \
 	tests/report/html.sh \
 	tests/report/facets.sh \
 	tests/report/digits.sh \
+	tests/report/empty_items.sh \
 	tests/report/engine.sh \
 	tests/report/design.sh \
 	tests/report/metrics.sh \

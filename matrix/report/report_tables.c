@@ -60,6 +60,32 @@ static const char *const numeric_cols[] = {
 	"throughput", "ideal", "scale_factor", "value", "lo", "hi", "processes", NULL,
 };
 
+/* The levels of a factor with more than one that have no effect row (no
+ * matched pair with the reference level), named at the end of t's caption:
+ * a factor the rows cannot measure is not left out without a word. */
+static void effects_none(const struct run *run, const struct report_tables *rt, struct rtable *t)
+{
+	const struct cellset *cs = &run->cells;
+	struct strbuf sb = {0};
+	size_t n = 0;
+	for (size_t f = 0; f < cs->nfactors; f++)
+		for (size_t to = 0; to < cs->nlevels[f]; to++) {
+			size_t i = 0;
+			while (i < rt->neffects && !(rt->effects[i].factor == f && rt->effects[i].to == to))
+				i++;
+			if (to == run->ref[f] || i < rt->neffects)
+				continue;
+			sb_printf(&sb, "%s%s %s -> %s", n++ ? ", " : "", run->recipe.factors[f].name,
+				  run_level(run, f, run->ref[f]), run_level(run, f, to));
+		}
+	if (n) {
+		char *c = xasprintf("%s No matched pair of measured points, so no row: %s.", t->caption, sb.buf);
+		free(t->caption);
+		t->caption = c;
+	}
+	sb_free(&sb);
+}
+
 static struct rtable *effects_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"factor", "from", "to", "pairs", "gain",
@@ -73,6 +99,7 @@ static struct rtable *effects_table(const struct run *run, const struct report_t
 	    run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better");
 	right(t, numeric_cols);
 	rtable_interval(t, 4, 7, 8, 1.0);
+	effects_none(run, rt, t);
 	for (size_t i = 0; i < rt->neffects; i++) {
 		const struct effect *e = &rt->effects[i];
 		const char *row[] = {
@@ -253,6 +280,27 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 	return t;
 }
 
+/* Why the recipe's improvement im has no row, said in sb: a level of its
+ * factor with no measured point, or no two measured points that differ in
+ * that factor alone. */
+static void improvement_none(const struct run *run, const struct report_improvement *im, struct strbuf *sb)
+{
+	const struct cellset *cs = &run->cells;
+	size_t f = (size_t)im->factor, nfrom = 0, nto = 0;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		nfrom += CELL_LEVEL(cs, c, f) == (size_t)im->from;
+		nto += CELL_LEVEL(cs, c, f) == (size_t)im->to;
+	}
+	const char *name = run->recipe.factors[f].name;
+	sb_printf(sb, " No row for %s %s -> %s: ", name, run_level(run, f, (size_t)im->from),
+		  run_level(run, f, (size_t)im->to));
+	if (!nfrom || !nto)
+		sb_printf(sb, "no point at %s=%s has a value of %s (the last table says why).", name,
+			  run_level(run, f, (size_t)(nto ? im->from : im->to)), run->metric.name);
+	else
+		sb_printf(sb, "no two measured points differ in %s alone.", name);
+}
+
 static struct rtable *improvements_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"factor", "from", "to", "group", "pairs", "baseline", "new", "unit",
@@ -268,14 +316,24 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 	rtable_interval(t, 8, 9, 10, 0.0);
 	const struct report_spec *spec = &run->recipe.report;
 	if (spec->nimprovements) {
+		struct strbuf none = {0};
 		for (size_t i = 0; i < spec->nimprovements; i++) {
 			const struct report_improvement *im = &spec->improvements[i];
 			size_t *by = xmalloc((im->nby ? im->nby : 1) * sizeof(size_t));
 			for (size_t k = 0; k < im->nby; k++)
 				by[k] = (size_t)im->by[k];
+			size_t before = t->nrows;
 			add_improvements(run, t, (size_t)im->factor, (size_t)im->from, (size_t)im->to, by, im->nby);
+			if (t->nrows == before)
+				improvement_none(run, im, &none);
 			free(by);
 		}
+		if (none.len) {
+			char *c = xasprintf("%s%s", t->caption, none.buf);
+			free(t->caption);
+			t->caption = c;
+		}
+		sb_free(&none);
 		return t;
 	}
 	/* no improvements in the recipe: the three largest effects, by model */

@@ -1,0 +1,42 @@
+# A report item the recipe asks for that the rows cannot give says why
+# (issue 21: honest reports): recipes/cpu_vs_gpu.yaml's improvement device
+# cpu -> cuda on a machine without a GPU (every cuda point unsupported) was
+# left out of the improvements table without a word; its caption now says
+# "No row for device cpu -> cuda: no point at device=cuda has a value of
+# epoch_time (the last table says why)", and an item whose levels were both
+# measured but never in a matched pair says that instead. The effects table
+# names the levels it has no row for in the same way.
+. "$top_srcdir/tests/setup"
+cat > r.yaml <<'YAML'
+name: empty_items
+engine: command
+command: [sh, -c, 'if [ {dev} = gpu ]; then printf "status=unsupported\nreason=no GPU here\n" > "$MATRIX_RESULT"; exit 3; fi; printf "status=ok\nthroughput=%s\nunit=samples/s\nstep_ms=1\nstep_ms_lo=0.99\nstep_ms_hi=1.01\n" {n}00 > "$MATRIX_RESULT"']
+factors:
+  dev: [cpu, gpu]
+  n: [1, 2]
+  k: [a, b]
+  m: [x, y]
+exclude:
+  - {k: a, m: y}
+  - {k: b, m: x}
+baseline: {dev: cpu, n: 1}
+report:
+  improvements:
+    - {factor: dev, from: cpu, to: gpu, by: [n]}
+    - {factor: k, from: a, to: b}
+    - {factor: n, from: 1, to: 2, by: [dev]}
+YAML
+"$MATRIX" run r.yaml --out run > run.txt 2>&1 || { cat run.txt >&2; fail "the run failed"; }
+cap=$(sed -n '/^### Improvements$/,/^| factor/p' run/report.md | sed -n 3p)
+case $cap in
+*"No row for dev cpu -\> gpu: no point at dev=gpu has a value of throughput (the last table says why). No row for k a -\> b: no two measured points differ in k alone.") ;;
+*) fail "improvements caption: $cap" ;;
+esac
+# k changes with m: both measured, never in a pair; n 1 -> 2 has its rows
+expect_grep '^| n | 1 | 2 | dev=cpu | 2 | 100 | 200 | samples/s | 100 | ' run/report.md "n 1 -> 2 on the cpu"
+grep -q 'No row for n 1' run/report.md && fail "n 1 -> 2 said to have no row" || true
+cap=$(sed -n '/^### Effects: what/,/^| factor/p' run/report.md | sed -n 3p)
+case $cap in
+*"Sorted by size. No matched pair of measured points, so no row: dev cpu -\> gpu, k a -\> b, m x -\> y.") ;;
+*) fail "effects caption: $cap" ;;
+esac
