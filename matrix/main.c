@@ -117,7 +117,8 @@ static const struct cmd_entry commands[] = {
 	 "runs), mean_ms, warmup_runs, throughput (runs/s) and ci_met, and stderr a line\n"
 	 "with the runs, the median and its interval. A run that fails ends it:\n"
 	 "status=failed, and matrix exits as the command did (its exit status or signal).\n"
-	 "Exit status: 0 timed, 2 usage.\n",
+	 "Exit status: 0 timed, 2 usage or a --result that cannot be written (checked\n"
+	 "before the first run).\n",
 	 time_options},
 	{"status", cmd_status, "status DIR",
 	 "show how far a run directory is: points done, running, pending, missing",

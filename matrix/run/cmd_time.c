@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static int parse_time_opts(int argc, char **argv, struct time_opts *o)
 {
 	*o = (struct time_opts){.warmup_s = 0.2, .warmup_runs = -1, .min_time_s = 0.5, .max_time_s = 5,
 				.rel_ci = 0.02};
-	int i;
+	int i, min_given = 0;
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int ok = v != NULL;
@@ -51,6 +52,7 @@ static int parse_time_opts(int argc, char **argv, struct time_opts *o)
 				ok = parse_duration(v, &o->warmup_s) == 0;
 		} else if (strcmp(a, "--min-time") == 0 && v) {
 			ok = parse_duration(v, &o->min_time_s) == 0;
+			min_given = 1;
 		} else if (strcmp(a, "--max-time") == 0 && v) {
 			ok = parse_duration(v, &o->max_time_s) == 0 && o->max_time_s > 0;
 		} else if (strcmp(a, "--rel-ci") == 0 && v) {
@@ -80,7 +82,8 @@ static int parse_time_opts(int argc, char **argv, struct time_opts *o)
 		return -1;
 	}
 	if (o->min_time_s > o->max_time_s) {
-		error("time: --min-time (%gs) must not exceed --max-time (%gs)", o->min_time_s, o->max_time_s);
+		error("time: --min-time (%gs%s) must not exceed --max-time (%gs)", o->min_time_s,
+		      min_given ? "" : ", the default", o->max_time_s);
 		return -1;
 	}
 	o->argv = argv + i + 1;
@@ -125,6 +128,29 @@ static int run_once(char **argv, double *secs, int *exec_errno)
 	return st;
 }
 
+/* Whether the result can be written where --result says, tried as
+ * write_file_atomic will write it (a file beside it, renamed over it), before
+ * any run: a path that cannot be written was found only after every timed
+ * run. Returns -1 after saying why. */
+static int result_writable(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		error("time: cannot write '%s': it is a directory", path);
+		return -1;
+	}
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		error("time: cannot write '%s': %s", path, strerror(errno));
+	else {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return fd < 0 ? -1 : 0;
+}
+
 static int write_result(const char *path, const struct strbuf *sb)
 {
 	int rc = write_file_atomic(path, sb->buf, sb->len);
@@ -139,6 +165,7 @@ static int write_result(const char *path, const struct strbuf *sb)
 static int failed_run(const struct time_opts *o, int st, int exec_errno, const char *phase, long run)
 {
 	struct strbuf sb = {0};
+	size_t at = strlen("status=failed\nengine=command\nreason=");
 	sb_puts(&sb, "status=failed\nengine=command\nreason=");
 	if (exec_errno)
 		sb_printf(&sb, "cannot run '%s': %s", o->argv[0], strerror(exec_errno));
@@ -148,12 +175,13 @@ static int failed_run(const struct time_opts *o, int st, int exec_errno, const c
 		sb_printf(&sb, "the command failed on its %s run %ld", phase, run);
 	sb_putc(&sb, '\n');
 	/* a reason on one line: the command's name may hold anything */
-	for (size_t i = strlen("status=failed\nengine=command\nreason="); i + 1 < sb.len; i++)
+	for (size_t i = at; i + 1 < sb.len; i++)
 		if (sb.buf[i] == '\n' || sb.buf[i] == '\r')
 			sb.buf[i] = ' ';
 	write_result(o->result, &sb);
+	/* the result's reason: "cannot run 'x': ..." was "failed on its warm-up run 1" here */
+	fprintf(stderr, "matrix: time: %s", sb.buf + at);
 	sb_free(&sb);
-	fprintf(stderr, "matrix: time: the command failed on its %s run %ld\n", phase, run);
 	if (WIFSIGNALED(st)) {
 		int sig = WTERMSIG(st);
 		struct rlimit none = {0, 0};
@@ -200,6 +228,8 @@ int cmd_time(int argc, char **argv)
 	struct time_opts o;
 	if (parse_time_opts(argc, argv, &o) < 0)
 		return cmd_usage("time");
+	if (result_writable(o.result) < 0)
+		return 2;
 	signal(SIGPIPE, SIG_DFL);
 	double secs;
 	int e, st;

@@ -96,6 +96,19 @@ expect_grep "^status=failed" killed.txt "killed: status"
 expect_grep "^reason=the command was killed by signal 15 on its timed run 1" killed.txt "killed: reason"
 expect_status 127 "$MATRIX" time --warmup 0 --result none.txt -- ./no-such-command 2> nerr.txt
 expect_grep "^reason=cannot run './no-such-command': No such file or directory" none.txt "exec failure"
+# stderr says the result's reason (it said "the command failed on its warm-up run 1")
+expect_eq "$(cat nerr.txt)" "matrix: time: cannot run './no-such-command': No such file or directory" "exec failure on stderr"
+# a --result that cannot be written is refused before the first run (it
+# was found after every timed run: 5 s of runs, then exit 1); so is a directory
+: > ran
+expect_status 2 "$MATRIX" time --warmup 0 --result nodir/x.txt -- sh -c 'echo x >> ran' 2> werr.txt
+expect_eq "$(cat werr.txt)" "matrix: time: cannot write 'nodir/x.txt': No such file or directory" "unwritable --result"
+expect_eq "$(wc -c < ran | tr -d ' ')" 0 "no run before the --result check"
+expect_status 2 "$MATRIX" time --warmup 0 --result "$work" -- true 2> werr.txt
+expect_eq "$(cat werr.txt)" "matrix: time: cannot write '$work': it is a directory" "a directory as --result"
+# --max-time under the default --min-time: the message says which was not given
+expect_status 2 "$MATRIX" time --max-time 0.3s --result x.txt -- true 2> merr.txt
+expect_eq "$(head -1 merr.txt)" "matrix: time: --min-time (0.5s, the default) must not exceed --max-time (0.3s)" "default --min-time"
 expect_status 2 "$MATRIX" time --result x.txt 2> uerr.txt
 expect_grep "no command given" uerr.txt "time without a command"
 # recipe errors
