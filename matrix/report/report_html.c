@@ -38,7 +38,7 @@ static void summary(const struct run *run, struct strbuf *sb, int html)
 	sb_printf(&t, "%zu rows in results.csv", run->rows);
 	if (planned)
 		sb_printf(&t, " of %" PRIu64 " planned points", planned);
-	sb_printf(&t, "; %zu measured with a %s value (%zu distinct points after merging repeats), %zu "
+	sb_printf(&t, "; %zu measured with a value of %s (%zu distinct points after merging repeats), %zu "
 		      "left out of the figures (see the last table). Metric: %s, %s.",
 		  run->ok_rows, run->metric.name, run->cells.ncells, run->nfailures, metric_label(&run->metric),
 		  run->metric.higher_better ? "higher is better" : "lower is better");

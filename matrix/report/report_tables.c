@@ -439,15 +439,36 @@ struct pp_entry {
 	size_t *lv;
 	long cell;            /* the cell, or -1: failure */
 	size_t failure;
+	const struct failure *fl; /* the failure, or NULL */
 };
 static size_t pp_nfactors;
+
+/* Two failures of one point (its repeats) with one status: one row. */
+static int same_failure(const struct pp_entry *x, const struct pp_entry *y)
+{
+	if (!x->fl || !y->fl || strcmp(x->fl->status, y->fl->status) != 0)
+		return 0;
+	for (size_t f = 0; f < pp_nfactors; f++)
+		if (strcmp(x->fl->levels[f], y->fl->levels[f]) != 0)
+			return 0;
+	return 1;
+}
+
 static int cmp_pp(const void *a, const void *b)
 {
 	const struct pp_entry *x = a, *y = b;
 	for (size_t f = 0; f < pp_nfactors; f++)
 		if (x->lv[f] != y->lv[f])
 			return x->lv[f] < y->lv[f] ? -1 : 1;
-	return (x->cell < 0) - (y->cell < 0);
+	if ((x->cell < 0) != (y->cell < 0))
+		return (x->cell < 0) - (y->cell < 0);
+	if (!x->fl)
+		return 0;
+	/* a point's failures together, by status, then levels the recipe lacks */
+	int c = strcmp(x->fl->status, y->fl->status);
+	for (size_t f = 0; !c && f < pp_nfactors; f++)
+		c = strcmp(x->fl->levels[f], y->fl->levels[f]);
+	return c;
 }
 
 /* The per-point table that opens report.md and report.html: the factors
@@ -486,6 +507,7 @@ struct rtable *report_per_point_table(const struct run *run)
 		e[i].lv = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 		e[i].cell = i < cs->ncells ? (long)i : -1;
 		e[i].failure = i < cs->ncells ? 0 : i - cs->ncells;
+		e[i].fl = i < cs->ncells ? NULL : &run->failures[e[i].failure];
 		for (size_t f = 0; f < r->nfactors; f++) {
 			if (e[i].cell >= 0) {
 				e[i].lv[f] = CELL_LEVEL(cs, (size_t)e[i].cell, f);
@@ -502,9 +524,9 @@ struct rtable *report_per_point_table(const struct run *run)
 	if (n)
 		qsort(e, n, sizeof(*e), cmp_pp);
 	const char **row = xmalloc(nc * sizeof(char *));
-	char ci[112];
+	char ci[112], st[96];
 	for (size_t i = 0; i < n; i++) {
-		const struct failure *fl = e[i].cell < 0 ? &run->failures[e[i].failure] : NULL;
+		const struct failure *fl = e[i].fl;
 		for (size_t k = 0; k < nv; k++)
 			row[k] = fl ? fl->levels[fs[k]] : run_level(run, fs[k], e[i].lv[fs[k]]);
 		ci[0] = '\0';
@@ -518,8 +540,19 @@ struct rtable *report_per_point_table(const struct run *run)
 		}
 		row[nv + 1] = ci;
 		row[nv + 2] = fl ? fl->status : "ok";
+		/* a point's repeats that failed alike: one row, as its measured
+		 * repeats are one (they were a row each, alike) */
+		size_t k = 1;
+		while (i + k < n && same_failure(&e[i], &e[i + k]))
+			k++;
+		if (k > 1) {
+			snprintf(st, sizeof(st), "%.60s (%zu processes)", fl->status, k);
+			row[nv + 2] = st;
+		}
 		rtable_add(t, (char *const *)row);
-		free(e[i].lv);
+		for (size_t j = 0; j < k; j++)
+			free(e[i + j].lv);
+		i += k - 1;
 	}
 	free(e);
 	free(row);

@@ -5,7 +5,9 @@
 # "No row for device cpu -> cuda: no point at device=cuda has a value of
 # epoch_time (the last table says why)", and an item whose levels were both
 # measured but never in a matched pair says that instead. The effects table
-# names the levels it has no row for in the same way.
+# names the levels it has no row for in the same way. The per-point table
+# has one row per point: a point's repeats that failed alike are one row
+# ("unsupported (2 processes)"), where they were a row each, alike.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<'YAML'
 name: empty_items
@@ -20,6 +22,7 @@ exclude:
   - {k: a, m: y}
   - {k: b, m: x}
 baseline: {dev: cpu, n: 1}
+repeat: 2
 report:
   improvements:
     - {factor: dev, from: cpu, to: gpu, by: [n]}
@@ -40,3 +43,8 @@ case $cap in
 *"Sorted by size. No matched pair of measured points, so no row: dev cpu -\> gpu, k a -\> b, m x -\> y.") ;;
 *) fail "effects caption: $cap" ;;
 esac
+pp=$(sed -n '/^## Points/,/^## /p' run/report.md | grep '^| [a-z]* | [12] |')
+expect_eq "$(echo "$pp" | grep -c '^| gpu |')" 4 "one row per gpu point"
+expect_grep '^| gpu | 1 | a | x |  |  | unsupported (2 processes) |$' run/report.md "a point's two unsupported processes: one row"
+expect_eq "$(echo "$pp" | grep -c '^| cpu |')" 4 "one row per cpu point"
+expect_grep "8 measured with a value of throughput (4 distinct points after merging repeats)" run/report.md "the count line"
