@@ -54,8 +54,8 @@ static const char *const report_options[] = {"--metric", "--out", "--where", "--
 static const char *const merge_options[] = {"--out", "--quiet", "--help", NULL};
 static const char *const export_options[] = {"--format", "--metric", "--help", NULL};
 static const char *const recipes_options[] = {"--names", "--help", NULL};
-static const char *const compare_options[] = {"--metric", "--threshold", "--fail-on-regression", "--format", "--help",
-						NULL};
+static const char *const compare_options[] = {"--metric", "--threshold", "--run-noise", "--fail-on-regression",
+						"--format", "--help", NULL};
 
 static const struct cmd_entry commands[] = {
 	{"expand", cmd_expand, "expand RECIPE [KEY=VALUE...] [--count] [--format table|csv] [--only FILTER]",
@@ -198,10 +198,15 @@ static const struct cmd_entry commands[] = {
 	 "Exit status: 0, 1 when some recipe does not load or none is found.\n",
 	 recipes_options},
 	{"compare", cmd_compare,
-	 "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--fail-on-regression PCT] [--format table|json|csv|markdown]",
+	 "compare DIR_A DIR_B [--metric NAME] [--threshold PCT] [--run-noise PCT] [--fail-on-regression PCT] [--format table|json|csv|markdown]",
 	 "compare two runs point by point: gains, uncertainty, geometric mean, regressions",
 	 "  --metric NAME              compare NAME instead of the recipe's metric (see below)\n"
 	 "  --threshold PCT            the least change called faster or SLOWER (default 2%)\n"
+	 "  --run-noise PCT            the 95% bound of the shift of a whole run against one\n"
+	 "                             made at another time, in every interval and verdict\n"
+	 "                             (default 3%, measured on a 2-core CPU machine; 0: none);\n"
+	 "                             measure yours by comparing A/A pairs (one recipe run\n"
+	 "                             twice): the summary prints their common shift\n"
 	 "  --fail-on-regression PCT   exit 1 when a point is SLOWER by more than PCT\n"
 	 "  --format table|json|csv|markdown\n"
 	 "                             the table for the terminal (the default) and markdown:\n"

@@ -1,13 +1,16 @@
 /* cmd_compare.c - `matrix compare DIR_A DIR_B [--metric NAME] [--threshold
- * PCT] [--fail-on-regression PCT]`: join the points of two runs by their
- * factor values, print B over A per point with the combined uncertainty, the
- * geometric mean over all matched points, and a verdict per point.
+ * PCT] [--run-noise PCT] [--fail-on-regression PCT]`: join the points of two
+ * runs by their factor values, print B over A per point with the interval
+ * its verdict used, the geometric mean over all matched points, and a
+ * verdict per point.
  *
  * The ratio is a gain: B's metric over A's when higher is better, A's over
  * B's when lower is better, so that > 1 always means B is better; the change
  * is 100 * (gain - 1) percent. A point is faster or SLOWER when the
- * difference is significant (see decide) and the change is at least the
- * threshold (2% by default). Exit status: 0; 1 when --fail-on-regression PCT
+ * difference is significant beyond the run-to-run noise (see decide and
+ * settle: a shift of a whole run against another made at another time,
+ * bounded by --run-noise) and the change is at least the threshold (2% by
+ * default). Exit status: 0; 1 when --fail-on-regression PCT
  * is given and some matched point is SLOWER by more than PCT percent; 2 on
  * bad input or no matched point. PCT may end with a % sign. */
 #include "config.h"
@@ -36,12 +39,12 @@ static const char *sig3(char *buf, double v, int sign)
 	return buf;
 }
 
-/* A gain's 95% interval gain * exp(-u) .. gain * exp(u) in lo and hi (40
- * bytes each): 3 significant digits, more where the ends would read the same
- * or on the wrong side of 1 (fmt_sig_range). */
-static void gain_ci(char *lo, char *hi, double gain, double u)
+/* A gain's 95% interval exp(llo) .. exp(lhi) (ends on the log scale) in lo
+ * and hi (40 bytes each): 3 significant digits, more where the ends would
+ * read the same or on the wrong side of 1 (fmt_sig_range). */
+static void gain_ci(char *lo, char *hi, double llo, double lhi)
 {
-	fmt_sig_range(lo, hi, gain * exp(-u), gain * exp(u), 1.0);
+	fmt_sig_range(lo, hi, exp(llo), exp(lhi), 1.0);
 }
 
 struct keyed {
@@ -103,7 +106,12 @@ static char *cell_key(const struct run *run, size_t c, const size_t *fs, size_t 
 struct match {
 	size_t a, b;          /* cells */
 	double gain;          /* > 1: B better */
-	double u;             /* half-width of the 95% CI of log(gain); NaN unknown */
+	double u;             /* half-width of the 95% CI of log(gain) propagated from
+			       * the points' intervals, sqrt(ua^2 + ub^2); NaN unknown */
+	double base;          /* the interval rule's half-width before the run noise:
+			       * ua + ub, for K = 1 at least 1.96 x spread; NaN unknown */
+	double lo, hi;        /* the interval of log(gain) the verdict used (run noise
+			       * included); NaN unknown */
 	double p;             /* Mann-Whitney p, NaN when the interval rule decided */
 	int significant;      /* -1 unknown (no interval), 0 no, 1 yes */
 	int within;           /* a side has a within-process interval only (K = 1) */
@@ -136,28 +144,66 @@ static int parse_pct(const char *s, double *out)
 #define COMPARE_ALPHA 0.05
 /* Matched points needed to estimate the spread between processes from them */
 #define COMPARE_SPREAD_MIN 8
+/* The default of --run-noise, percent: the 95% bound of the shift of a whole
+ * run against another made at another time. Measured with A/A pairs (two
+ * runs of one recipe, one after the other) on a 2-core CPU machine shared
+ * with builds: 1.96 x the SD of the pairs' geometric-mean log gains, rounded
+ * up (tests/stats/NOTES.md, "Run-to-run noise"). */
+#define COMPARE_RUN_NOISE_DEFAULT 3
 
-/* Decide whether the points of a match differ: the Mann-Whitney U test over
- * their process-level values when each side has at least 3 and the exact
- * test can reach COMPARE_ALPHA (3 against 5, 4 against 4 or more: at 3
- * against 3 its smallest p is 0.10), else the intervals: significant when
- * they do not overlap (|log gain| > u_a + u_b, stricter than the combined
- * interval). With a within-process interval on a side, cmd_compare then
- * also asks for a change beyond the spread of all matched points. */
-static void decide(const struct cellset *ca, const struct cellset *cb, struct match *x)
+/* The Mann-Whitney test of a match, over the logs of the process values
+ * oriented as the gain (B's minus A's > 0: B better), with B moved toward A
+ * by r (log scale): x->p (1 when the move carries B past A: no change
+ * beyond r on the side of the gain), x->significant (p <= COMPARE_ALPHA: the
+ * change exceeds r), and the interval of the
+ * verdict in x->lo, x->hi: the shifts the test keeps (stat_mw_shift_ci),
+ * widened by r at each end. */
+static void decide_mw(const double *va, size_t na, const double *vb, size_t nb, int higher_better, double r,
+		      struct match *x)
+{
+	double sgn = higher_better ? 1 : -1, lg = log(x->gain);
+	double *la = xmalloc(na * sizeof(double)), *lb = xmalloc(nb * sizeof(double));
+	double toward = lg > 0 ? r : lg < 0 ? -r : 0, u;
+	for (size_t i = 0; i < na; i++)
+		la[i] = sgn * log(va[i]);
+	for (size_t j = 0; j < nb; j++)
+		lb[j] = sgn * log(vb[j]) - toward;
+	x->p = stat_mann_whitney(lb, nb, la, na, &u);
+	double mu = (double)na * (double)nb / 2;
+	if (lg == 0 || (lg > 0) != (u > mu))
+		x->p = 1; /* moved past A: no change beyond r on the side of the gain */
+	x->significant = x->p <= COMPARE_ALPHA;
+	for (size_t j = 0; j < nb; j++)
+		lb[j] += toward;
+	stat_mw_shift_ci(la, na, lb, nb, COMPARE_ALPHA, &x->lo, &x->hi);
+	x->lo -= r;
+	x->hi += r;
+	free(la);
+	free(lb);
+}
+
+/* Decide whether the points of a match differ by more than the run noise r
+ * (log scale): the Mann-Whitney U test over their process-level values
+ * (decide_mw) when each side has at least 3 and the exact test can reach
+ * COMPARE_ALPHA (3 against 5, 4 against 4 or more: at 3 against 3 its
+ * smallest p is 0.10); else the intervals, settled by settle() once the
+ * spread of all matches is known: x->base = u_a + u_b (the intervals do not
+ * overlap: stricter than the combined interval). */
+static void decide(const struct cellset *ca, const struct cellset *cb, int higher_better, double r,
+		   struct match *x)
 {
 	size_t na = ca->nrep[x->a], nb = cb->nrep[x->b];
 	double ua = ca->u[x->a], ub = cb->u[x->b];
 	x->within = ca->kind[x->a] == CI_WITHIN || cb->kind[x->b] == CI_WITHIN;
-	x->p = NAN;
+	x->p = x->base = x->lo = x->hi = NAN;
 	if (na >= 3 && nb >= 3 && ca->rep[x->a] && cb->rep[x->b] &&
 	    stat_mw_min_p(na, nb) <= COMPARE_ALPHA) {
-		x->p = stat_mann_whitney(ca->rep[x->a], na, cb->rep[x->b], nb, NULL);
-		x->significant = x->p <= COMPARE_ALPHA;
+		decide_mw(ca->rep[x->a], na, cb->rep[x->b], nb, higher_better, r, x);
 	} else if (isnan(ua) || isnan(ub)) {
 		x->significant = -1;
 	} else {
-		x->significant = fabs(log(x->gain)) > ua + ub;
+		x->base = ua + ub;
+		x->significant = 0;
 	}
 }
 
@@ -167,6 +213,8 @@ struct compare_opts {
 	const char *format;   /* table | json | csv | markdown */
 	double fail_pct;      /* --fail-on-regression, NaN when not given */
 	double threshold;     /* --threshold, percent */
+	double noise_pct;     /* --run-noise, percent */
+	int noise_given;      /* --run-noise was given */
 };
 
 /* Read the command line into o. Returns -1 when it is good, else the exit
@@ -174,11 +222,12 @@ struct compare_opts {
 static int compare_args(int argc, char **argv, struct compare_opts *o)
 {
 	int ndirs = 0;
-	*o = (struct compare_opts){{NULL, NULL}, NULL, "table", NAN, 2};
+	*o = (struct compare_opts){{NULL, NULL}, NULL, "table", NAN, 2, COMPARE_RUN_NOISE_DEFAULT, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		const char *val = NULL;
-		static const char *const valued[] = {"--metric", "--fail-on-regression", "--threshold", "--format"};
+		static const char *const valued[] = {"--metric", "--fail-on-regression", "--threshold", "--format",
+						     "--run-noise"};
 		size_t k;
 		for (k = 0; k < ARRAY_SIZE(valued); k++) {
 			size_t n = strlen(valued[k]);
@@ -216,10 +265,13 @@ static int compare_args(int argc, char **argv, struct compare_opts *o)
 				error("compare: unknown format '%s' (expected table, json, csv or markdown)", val);
 				return 2;
 			}
-		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0 ? &o->threshold : &o->fail_pct) != 0) {
+		} else if (parse_pct(val, strcmp(arg, "--threshold") == 0  ? &o->threshold
+					  : strcmp(arg, "--run-noise") == 0 ? &o->noise_pct
+									    : &o->fail_pct) != 0) {
 			error("%s wants a percentage >= 0 (like 5%%), not '%s'", arg, val);
 			return cmd_usage("compare");
 		}
+		o->noise_given |= strcmp(arg, "--run-noise") == 0;
 	}
 	if (ndirs != 2)
 		return cmd_usage("compare");
@@ -228,9 +280,10 @@ static int compare_args(int argc, char **argv, struct compare_opts *o)
 
 /* Join the cells of b to those of a over the nf factors fa (of a) and fb
  * (of b): a match per cell of b that a has, with its gain and decision, into
- * m (room for every cell of b). Returns the number of matches. */
+ * m (room for every cell of b), r the run noise (log scale). Returns the
+ * number of matches. */
 static size_t match_points(const struct run *a, const struct run *b, const size_t *fa,
-			   const size_t *fb, size_t nf, struct match *m)
+			   const size_t *fb, size_t nf, double r, struct match *m)
 {
 	size_t nm = 0;
 	struct keyed *ka = xmalloc((a->cells.ncells + 1) * sizeof(*ka));
@@ -250,7 +303,7 @@ static size_t match_points(const struct run *a, const struct run *b, const size_
 		x->b = c;
 		x->gain = effects_gain(a->cells.value[x->a], b->cells.value[x->b], a->metric.higher_better);
 		x->u = sqrt(a->cells.u[x->a] * a->cells.u[x->a] + b->cells.u[x->b] * b->cells.u[x->b]);
-		decide(&a->cells, &b->cells, x);
+		decide(&a->cells, &b->cells, a->metric.higher_better, r, x);
 	}
 	for (size_t c = 0; c < a->cells.ncells; c++)
 		free(ka[c].key);
@@ -258,36 +311,65 @@ static size_t match_points(const struct run *a, const struct run *b, const size_
 	return nm;
 }
 
-/* One process per side: the intervals miss the variation between processes,
- * so such a point must also stand out from the spread of all matched
- * points' log gains (1.4826 MAD, robust to the points that did change;
- * conservative when many did). Returns the spread (NaN with fewer than
- * COMPARE_SPREAD_MIN matches) after clearing the points that do not. */
-static double spread_check(struct match *m, size_t nm)
+/* The median of the matched log gains: the shift common to every point. */
+static double common_shift(const struct match *m, size_t nm)
 {
-	double spread = NAN;
-	if (nm >= COMPARE_SPREAD_MIN) {
-		double *lg = xmalloc(nm * sizeof(double));
-		for (size_t i = 0; i < nm; i++)
-			lg[i] = log(m[i].gain);
-		double med = stat_median(lg, nm);
-		for (size_t i = 0; i < nm; i++)
-			lg[i] = fabs(lg[i] - med);
-		spread = 1.4826 * stat_median(lg, nm);
-		free(lg);
-		for (size_t i = 0; i < nm; i++)
-			if (m[i].within && isnan(m[i].p) && m[i].significant == 1 &&
-			    fabs(log(m[i].gain)) <= 1.959964 * spread)
-				m[i].significant = 0;
-	}
+	double *lg = xmalloc((nm ? nm : 1) * sizeof(double));
+	for (size_t i = 0; i < nm; i++)
+		lg[i] = log(m[i].gain);
+	double med = stat_median(lg, nm);
+	free(lg);
+	return med;
+}
+
+/* The spread of all matched points' log gains around their median (1.4826
+ * MAD, robust to the points that did change; conservative when many did):
+ * the variation between processes, point by point, with the shift common to
+ * every point left out. NaN with fewer than COMPARE_SPREAD_MIN matches. */
+static double spread_of(const struct match *m, size_t nm)
+{
+	if (nm < COMPARE_SPREAD_MIN)
+		return NAN;
+	double med = common_shift(m, nm);
+	double *lg = xmalloc(nm * sizeof(double));
+	for (size_t i = 0; i < nm; i++)
+		lg[i] = fabs(log(m[i].gain) - med);
+	double spread = 1.4826 * stat_median(lg, nm);
+	free(lg);
 	return spread;
 }
 
-/* The verdicts counted over the matched points, and the sums of the
- * geometric mean. */
+/* Settle the matches the interval rule decides: one process per side (the
+ * intervals miss the variation between processes) widens x->base to 1.96 x
+ * spread when that is wider; then the run noise r joins in quadrature, w =
+ * sqrt(base^2 + r^2), and the point is significant when |log gain| > w: a
+ * shift of the whole run (bounded by r) and the point's own noise are
+ * independent, and either may make an unchanged point look changed. */
+static void settle(struct match *m, size_t nm, double spread, double r)
+{
+	for (size_t i = 0; i < nm; i++) {
+		struct match *x = &m[i];
+		if (isnan(x->base))
+			continue;
+		double base = x->base;
+		if (x->within && !isnan(spread) && 1.959964 * spread > base)
+			base = 1.959964 * spread;
+		double w = sqrt(base * base + r * r), lg = log(x->gain);
+		x->lo = lg - w;
+		x->hi = lg + w;
+		x->significant = fabs(lg) > w;
+	}
+}
+
+/* The verdicts counted over the matched points, the sums of the geometric
+ * mean, and what the summary says of all the matches. */
 struct tally {
 	size_t faster, slower, noise, small, unknown, regressed, within;
 	double slog, su2;
+	double gm, gu;        /* geometric mean gain, half-width of its 95% CI (log) */
+	double shift;         /* median log gain: the shift common to every point */
+	double spread;        /* spread_of(), NaN when unknown */
+	double r;             /* the run noise, log scale */
 };
 
 /* The verdict of match x ("faster", "~", ...), counted into ty. */
@@ -351,7 +433,7 @@ static const int compare_min_width[C_N] = {12, 12, 8, 17, 9, 5, 16};
  * columns as wide as their widest cell, the numbers' at least as
  * compare_min_width says. */
 static void print_matches(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			  double spread, const struct compare_opts *o, const char *const *marks)
+			  const struct tally *ty, const struct compare_opts *o, const char *const *marks)
 {
 	const struct metric *mt = &a->metric;
 	char *head = xasprintf("%s: %s, %s; gain = B over A (> 1: B better), worst first", mt->name,
@@ -381,14 +463,14 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 		snprintf(cell[i][C_B], 96, "%s", sig3(num, b->cells.value[x->b] * mt->scale, 0));
 		snprintf(cell[i][C_GAIN], 96, "%s", sig3(num, x->gain, 0));
 		cell[i][C_CI][0] = '\0';
-		if (!isnan(x->u)) {
+		if (!isnan(x->lo)) {
 			char lo[40], hi[40];
-			gain_ci(lo, hi, x->gain, x->u);
+			gain_ci(lo, hi, x->lo, x->hi);
 			snprintf(cell[i][C_CI], 96, "%s..%s", lo, hi);
 		}
 		snprintf(cell[i][C_CHANGE], 96, "%s%%", sig3(num, 100.0 * (x->gain - 1), 1));
 		snprintf(cell[i][C_PROCS], 96, "%zu/%zu", a->cells.nrep[x->a], b->cells.nrep[x->b]);
-		match_test(x, spread, cell[i][C_TEST], 96);
+		match_test(x, ty->spread, cell[i][C_TEST], 96);
 		for (int k = 0; k < C_N; k++)
 			if (strlen(cell[i][k]) > cw[k])
 				cw[k] = strlen(cell[i][k]);
@@ -410,16 +492,15 @@ static void print_matches(const struct run *a, const struct run *b, const struct
 	sb_free(&lab);
 }
 
-/* The summary under the table: the geometric mean gain with its interval,
- * the verdicts counted, a note on single-process points, the regression
- * line. Returns the exit status: 1 when --fail-on-regression found one. */
-/* The geometric mean gain *gm of the matches and the half-width *gu of its
+/* The geometric mean gain ty->gm of the matches and the half-width ty->gu of its
  * 95% interval on the log scale: from the points' intervals, or from the
  * scatter of the matched log gains (t over nm - 1 degrees of freedom) when
  * that is wider, as it is when the intervals miss between-process noise
- * (one process per point). */
-static void geomean(const struct match *m, size_t nm, const struct tally *ty, double *gm, double *gu)
+ * (one process per point); then the run noise r (log scale) in quadrature:
+ * neither holds a shift common to every point. */
+static void geomean(const struct match *m, size_t nm, struct tally *ty)
 {
+	double *gm = &ty->gm, *gu = &ty->gu, r = ty->r;
 	*gm = exp(ty->slog / (double)nm);
 	*gu = sqrt(ty->su2) / (double)nm;
 	if (nm >= 2) {
@@ -430,19 +511,46 @@ static void geomean(const struct match *m, size_t nm, const struct tally *ty, do
 		if (!isnan(*gu) && ge > *gu)
 			*gu = ge;
 	}
+	*gu = sqrt(*gu * *gu + r * r);
 }
 
-static int print_summary(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			 double spread, const struct compare_opts *o, const struct tally *ty)
+/* The run noise in use and the shift common to every point (the figure an
+ * A/A pair measures); where the run noise is the default, how to measure
+ * one's own and how to do without it. */
+static void print_run_noise(const struct compare_opts *o, const struct tally *ty)
 {
-	double gm, gu;
-	geomean(m, nm, ty, &gm, &gu);
+	char n[40], g[40], c[40];
+	sig3(g, exp(ty->shift), 0);
+	sig3(c, 100 * (exp(ty->shift) - 1), 1);
+	if (o->noise_pct == 0) {
+		printf("run-to-run noise: none (--run-noise 0): a shift of the whole of B against A counts as a "
+		       "change of every point; shift common to every point (median gain) %s = %s%%\n", g, c);
+		return;
+	}
+	printf("run-to-run noise: %s%% (--run-noise), in every interval above: the 95%% bound of the shift of a "
+	       "whole run against another made at another time; shift common to every point here (median "
+	       "gain) %s = %s%%\n", sig3(n, o->noise_pct, 0), g, c);
+	if (!o->noise_given)
+		printf("note: %s%% is the default, measured with A/A pairs (one recipe run twice, one after the "
+		       "other) on a 2-core CPU machine; on yours, compare a few such pairs and give --run-noise "
+		       "1.96 x the SD of their shifts. Settings compared within one run (a factor's levels, "
+		       "order: shuffled) are free of this term: see matrix report's effects\n", n);
+}
+
+/* The summary under the table: the geometric mean gain with its interval,
+ * the verdicts counted, the run noise with the common shift, a note on
+ * single-process points, the regression line. Returns the exit status: 1
+ * when --fail-on-regression found one. */
+static int print_summary(const struct run *a, const struct run *b, size_t nm, const struct compare_opts *o,
+			 const struct tally *ty)
+{
+	double gm = ty->gm, gu = ty->gu, spread = ty->spread;
 	char g1[40], g2[40], g3[40];
 	printf("\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s",
 	       nm, a->cells.ncells - nm, b->cells.ncells - nm, sig3(g1, gm, 0));
 	if (!isnan(gu))
 	{
-		gain_ci(g2, g3, gm, gu);
+		gain_ci(g2, g3, log(gm) - gu, log(gm) + gu);
 		printf(" (95%% CI %s..%s)", g2, g3);
 	}
 	printf(" = %s%%\n", sig3(g1, 100.0 * (gm - 1), 1));
@@ -453,11 +561,12 @@ static int print_summary(const struct run *a, const struct run *b, const struct 
 	if (ty->unknown)
 		printf(", %zu without a CI", ty->unknown);
 	printf("\n");
+	print_run_noise(o, ty);
 	if (ty->within && !isnan(spread))
 		printf("note: %zu points were measured in a single process on one side: their interval holds "
-		       "only the noise within that process, so they are called changed only beyond 1.96 x "
-		       "the spread of all matched points' log gains as well (%.2f %%, 1.4826 MAD); measure "
-		       "with repeat: 3 or more\n",
+		       "only the noise within that process, so their interval is at least 1.96 x the "
+		       "spread of all matched points' log gains around their median (%.2f %%, 1.4826 MAD) "
+		       "before the run noise joins it; measure with repeat: 3 or more\n",
 		       ty->within, 100 * spread);
 	else if (ty->within)
 		printf("note: %zu points were measured in a single process on one side: their interval holds "
@@ -483,8 +592,8 @@ static void json_num(struct strbuf *sb, double v)
  * factors, both values, gain with its 95% interval, change, processes,
  * test, verdict) and the summary; every digit. */
 static void compare_json(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			 double spread, const struct compare_opts *o, const char *const *marks,
-			 const struct tally *ty, struct strbuf *sb)
+			 const struct compare_opts *o, const char *const *marks, const struct tally *ty,
+			 struct strbuf *sb)
 {
 	const struct metric *mt = &a->metric;
 	sb_puts(sb, "{\n  \"metric\": {\"name\": ");
@@ -519,27 +628,26 @@ static void compare_json(const struct run *a, const struct run *b, const struct 
 		sb_puts(sb, ", \"gain\": ");
 		json_num(sb, x->gain);
 		sb_puts(sb, ", \"gain_ci95\": ");
-		if (isnan(x->u)) {
+		if (isnan(x->lo)) {
 			sb_puts(sb, "null");
 		} else {
 			sb_puts(sb, "[");
-			json_num(sb, x->gain * exp(-x->u));
+			json_num(sb, exp(x->lo));
 			sb_puts(sb, ", ");
-			json_num(sb, x->gain * exp(x->u));
+			json_num(sb, exp(x->hi));
 			sb_puts(sb, "]");
 		}
 		sb_puts(sb, ", \"change_pct\": ");
 		json_num(sb, 100.0 * (x->gain - 1));
 		sb_printf(sb, ", \"processes\": [%zu, %zu], \"test\": ", a->cells.nrep[x->a], b->cells.nrep[x->b]);
-		json_quote(sb, match_test(x, spread, test, sizeof(test)));
+		json_quote(sb, match_test(x, ty->spread, test, sizeof(test)));
 		sb_puts(sb, ", \"p\": ");
 		json_num(sb, x->p);
 		sb_puts(sb, ", \"verdict\": ");
 		json_quote(sb, marks[i]);
 		sb_puts(sb, "}");
 	}
-	double gm, gu;
-	geomean(m, nm, ty, &gm, &gu);
+	double gm = ty->gm, gu = ty->gu;
 	sb_printf(sb, "%s],\n  \"summary\": {\"matched\": %zu, \"only_a\": %zu, \"only_b\": %zu, \"geomean_gain\": ",
 		  nm ? "\n  " : "", nm, a->cells.ncells - nm, b->cells.ncells - nm);
 	json_num(sb, gm);
@@ -553,19 +661,27 @@ static void compare_json(const struct run *a, const struct run *b, const struct 
 		json_num(sb, gm * exp(gu));
 		sb_puts(sb, "]");
 	}
+	sb_puts(sb, ", \"run_noise_pct\": ");
+	json_num(sb, o->noise_pct);
+	sb_puts(sb, ", \"common_shift_gain\": ");
+	json_num(sb, exp(ty->shift));
+	sb_puts(sb, ", \"spread_pct\": ");
+	json_num(sb, 100 * ty->spread);
 	sb_printf(sb, ", \"faster\": %zu, \"slower\": %zu, \"within_noise\": %zu, \"small\": %zu, "
 		      "\"no_ci\": %zu, \"regressed\": %zu}\n}\n",
 		  ty->faster, ty->slower, ty->noise, ty->small, ty->unknown, ty->regressed);
 }
 
 /* --format csv: a row per match, the factors of A, both values, the gain
- * with its interval, change, processes, test, p and verdict; every digit. */
+ * with its interval and the run noise in it, change, processes, test, p and
+ * verdict; every digit. */
 static void compare_csv(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			double spread, const char *const *marks, struct strbuf *sb)
+			const struct compare_opts *o, const char *const *marks, const struct tally *ty,
+			struct strbuf *sb)
 {
 	const struct metric *mt = &a->metric;
 	static const char *const tail[] = {"metric", "unit", "value_a", "value_b", "gain", "gain_lo", "gain_hi",
-					   "change_pct", "processes_a", "processes_b", "test", "p", "verdict"};
+					   "run_noise_pct", "change_pct", "processes_a", "processes_b", "test", "p", "verdict"};
 	size_t nf = a->recipe.nfactors, nt = ARRAY_SIZE(tail), nc = nf + nt;
 	char **cell = xcalloc(nc, sizeof(char *));
 	for (size_t f = 0; f < nf; f++)
@@ -573,7 +689,7 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 	for (size_t k = 0; k < nt; k++)
 		cell[nf + k] = (char *)tail[k];
 	csv_record(sb, cell, nc);
-	char num[9][32], test[32];
+	char num[10][32], test[32];
 	for (size_t i = 0; i < nm; i++) {
 		const struct match *x = &m[i];
 		for (size_t f = 0; f < nf; f++)
@@ -581,14 +697,15 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 		fmt_full(num[0], a->cells.value[x->a] * mt->scale);
 		fmt_full(num[1], b->cells.value[x->b] * mt->scale);
 		fmt_full(num[2], x->gain);
-		fmt_full(num[3], x->gain * exp(-x->u));
-		fmt_full(num[4], x->gain * exp(x->u));
-		fmt_full(num[5], 100.0 * (x->gain - 1));
-		snprintf(num[6], sizeof(num[6]), "%zu", a->cells.nrep[x->a]);
-		snprintf(num[7], sizeof(num[7]), "%zu", b->cells.nrep[x->b]);
-		fmt_full(num[8], x->p);
+		fmt_full(num[3], exp(x->lo));
+		fmt_full(num[4], exp(x->hi));
+		fmt_full(num[5], o->noise_pct);
+		fmt_full(num[6], 100.0 * (x->gain - 1));
+		snprintf(num[7], sizeof(num[7]), "%zu", a->cells.nrep[x->a]);
+		snprintf(num[8], sizeof(num[8]), "%zu", b->cells.nrep[x->b]);
+		fmt_full(num[9], x->p);
 		char *row[] = {mt->name, mt->unit, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7],
-			       (char *)match_test(x, spread, test, sizeof(test)), num[8], (char *)marks[i]};
+			       num[8], (char *)match_test(x, ty->spread, test, sizeof(test)), num[9], (char *)marks[i]};
 		memcpy(cell + nf, row, sizeof(row));
 		csv_record(sb, cell, nc);
 	}
@@ -598,7 +715,8 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 /* --format markdown: the table a person reads (3 significant digits), then
  * the geometric mean and the counts. */
 static void compare_markdown(const struct run *a, const struct run *b, const struct match *m, size_t nm,
-			     const char *const *marks, const struct tally *ty, struct strbuf *sb)
+			     const struct compare_opts *o, const char *const *marks, const struct tally *ty,
+			     struct strbuf *sb)
 {
 	const struct metric *mt = &a->metric;
 	struct strbuf lab = {0};
@@ -611,9 +729,9 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 		md_escape(sb, lab.len ? lab.buf : "(all)", 1);
 		sb_printf(sb, " | %s | %s | %s | ", sig3(va, a->cells.value[x->a] * mt->scale, 0),
 			  sig3(vb, b->cells.value[x->b] * mt->scale, 0), sig3(g, x->gain, 0));
-		if (!isnan(x->u))
+		if (!isnan(x->lo))
 		{
-			gain_ci(lo, hi, x->gain, x->u);
+			gain_ci(lo, hi, x->lo, x->hi);
 			sb_printf(sb, "%s .. %s", lo, hi);
 		}
 		sb_printf(sb, " | %s%% | ", sig3(c, 100.0 * (x->gain - 1), 1));
@@ -621,16 +739,17 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 		sb_puts(sb, " |\n");
 	}
 	sb_free(&lab);
-	double gm, gu;
-	geomean(m, nm, ty, &gm, &gu);
+	double gm = ty->gm, gu = ty->gu;
 	sb_printf(sb, "\n%zu matched points (%zu only in A, %zu only in B); geometric mean gain %s", nm,
 		  a->cells.ncells - nm, b->cells.ncells - nm, sig3(g, gm, 0));
 	if (!isnan(gu))
 	{
-		gain_ci(lo, hi, gm, gu);
+		gain_ci(lo, hi, log(gm) - gu, log(gm) + gu);
 		sb_printf(sb, " (95%% CI %s .. %s)", lo, hi);
 	}
 	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise.\n", ty->faster, ty->slower, ty->noise);
+	sb_printf(sb, "Run-to-run noise %s%% (`--run-noise`) in every interval; the shift common to every "
+		  "point (median gain) is %s.\n", sig3(c, o->noise_pct, 0), sig3(g, exp(ty->shift), 0));
 }
 
 /* Print run's notes (a merged directory's: what the merge did and what
@@ -672,14 +791,18 @@ int cmd_compare(int argc, char **argv)
 	const char **marks = NULL;
 	if (join_factors(&a, &b, fa, fb, &nf) != 0)
 		goto out;
-	nm = match_points(&a, &b, fa, fb, nf, m);
+	double r = log1p(o.noise_pct / 100);
+	nm = match_points(&a, &b, fa, fb, nf, r, m);
 	if (nm == 0) {
 		error("no point of '%s' has the settings of a point of '%s'", o.dirs[1], o.dirs[0]);
 		goto out;
 	}
 	qsort(m, nm, sizeof(*m), cmp_match);
-	double spread = spread_check(m, nm);
 	struct tally ty = {0};
+	ty.spread = spread_of(m, nm);
+	ty.shift = common_shift(m, nm);
+	ty.r = r;
+	settle(m, nm, ty.spread, r);
 	marks = xmalloc(nm * sizeof(char *));
 	for (size_t i = 0; i < nm; i++) {
 		marks[i] = verdict(&m[i], &o, &ty);
@@ -687,18 +810,19 @@ int cmd_compare(int argc, char **argv)
 		ty.slog += log(m[i].gain);
 		ty.su2 += m[i].u * m[i].u;
 	}
+	geomean(m, nm, &ty);
 	if (strcmp(o.format, "table") == 0) {
-		print_matches(&a, &b, m, nm, spread, &o, marks);
-		rc = print_summary(&a, &b, m, nm, spread, &o, &ty);
+		print_matches(&a, &b, m, nm, &ty, &o, marks);
+		rc = print_summary(&a, &b, nm, &o, &ty);
 	} else {
 		struct strbuf sb = {0};
 		sb_add(&sb, "", 0);
 		if (o.format[0] == 'j')
-			compare_json(&a, &b, m, nm, spread, &o, marks, &ty, &sb);
+			compare_json(&a, &b, m, nm, &o, marks, &ty, &sb);
 		else if (o.format[0] == 'c')
-			compare_csv(&a, &b, m, nm, spread, marks, &sb);
+			compare_csv(&a, &b, m, nm, &o, marks, &ty, &sb);
 		else
-			compare_markdown(&a, &b, m, nm, marks, &ty, &sb);
+			compare_markdown(&a, &b, m, nm, &o, marks, &ty, &sb);
 		fwrite(sb.buf, 1, sb.len, stdout);
 		sb_free(&sb);
 		rc = !isnan(o.fail_pct) && ty.regressed ? 1 : 0;

@@ -140,6 +140,34 @@ double stat_mw_min_p(size_t na, size_t nb)
 	return p > 1 ? 1 : p;
 }
 
+/* Two-sided p of U = u for na against nb values: exact from the counts f
+ * (u_counts(na, nb)) when f is not NULL, else normal with continuity
+ * correction (ties: no correction of the variance, which makes the test
+ * slightly conservative). */
+static int cmp_double(const void *a, const void *b);
+
+static double mw_p(const double *f, size_t na, size_t nb, double u)
+{
+	double mn = (double)na * (double)nb, mu = mn / 2;
+	double d = fabs(u - mu);
+	if (f) {
+		/* exact: P(|U - mu| >= d) under the null, from the counts */
+		double tot = 0, tail = 0;
+		for (size_t k = 0; k <= na * nb; k++) {
+			tot += f[k];
+			if (fabs((double)k - mu) >= d - 1e-9)
+				tail += f[k];
+		}
+		return tail / tot;
+	}
+	double sd = sqrt(mn * (double)(na + nb + 1) / 12);
+	double z = (d - 0.5) / sd;
+	if (z < 0)
+		z = 0;
+	double p = erfc(z / sqrt(2));
+	return p > 1 ? 1 : p;
+}
+
 double stat_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out)
 {
 	if (na == 0 || nb == 0) {
@@ -161,28 +189,39 @@ double stat_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 		}
 	if (u_out)
 		*u_out = u;
-	double mn = (double)na * (double)nb, mu = mn / 2;
-	double d = fabs(u - mu);
-	if (na <= 30 && nb <= 30 && !ties) {
-		/* exact: P(|U - mu| >= d) under the null, from the counts */
-		double *f = u_counts(na, nb);
-		double tot = 0, tail = 0;
-		for (size_t k = 0; k <= na * nb; k++) {
-			tot += f[k];
-			if (fabs((double)k - mu) >= d - 1e-9)
-				tail += f[k];
-		}
-		free(f);
-		return tail / tot;
+	double *f = na <= 30 && nb <= 30 && !ties ? u_counts(na, nb) : NULL;
+	double p = mw_p(f, na, nb, u);
+	free(f);
+	return p;
+}
+
+void stat_mw_shift_ci(const double *x, size_t nx, const double *y, size_t ny, double alpha, double *lo,
+		      double *hi)
+{
+	*lo = *hi = NAN;
+	if (nx == 0 || ny == 0)
+		return;
+	/* for d between two neighbouring differences D[k-1] < d < D[k] (sorted),
+	 * U of y - d against x counts the differences above d: n - k; the
+	 * accepted d form one interval, as p falls with |U - mu| */
+	size_t n = nx * ny;
+	double *dv = xmalloc(n * sizeof(double));
+	for (size_t i = 0; i < nx; i++)
+		for (size_t j = 0; j < ny; j++)
+			dv[i * ny + j] = y[j] - x[i];
+	qsort(dv, n, sizeof(double), cmp_double);
+	double *f = nx <= 30 && ny <= 30 ? u_counts(ny, nx) : NULL;
+	for (size_t k = 0; k <= n; k++) {
+		if (k > 0 && k < n && !(dv[k - 1] < dv[k]))
+			continue; /* no d lies between equal differences */
+		if (mw_p(f, ny, nx, (double)(n - k)) <= alpha)
+			continue;
+		if (isnan(*lo))
+			*lo = k ? dv[k - 1] : -INFINITY;
+		*hi = k < n ? dv[k] : INFINITY;
 	}
-	/* normal approximation with continuity correction (ties: no correction of
-	 * the variance, which makes the test slightly conservative) */
-	double sd = sqrt(mn * (double)(na + nb + 1) / 12);
-	double z = (d - 0.5) / sd;
-	if (z < 0)
-		z = 0;
-	double p = erfc(z / sqrt(2));
-	return p > 1 ? 1 : p;
+	free(f);
+	free(dv);
 }
 
 /* ---- the improvement formula ---------------------------------------------------- */

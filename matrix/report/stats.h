@@ -33,6 +33,14 @@ double stat_t975(size_t df);
  * up to 30 values a side, else normal with continuity correction); *u_out,
  * when not NULL, receives U of a (pairs a_i > b_j, ties one half). */
 double stat_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out);
+/* The interval [*lo, *hi] of shifts d (on the scale of x and y: logs for
+ * ratios) that the two-sided Mann-Whitney test of y - d against x does not
+ * reject at level alpha, the test inverted (Hodges and Lehmann): its ends are
+ * differences y_j - x_i; -/+INFINITY where alpha is below the smallest p
+ * (stat_mw_min_p); NaN for an empty side. A shift d outside the interval is
+ * one the test rejects: d < *lo means y exceeds x + d. */
+void stat_mw_shift_ci(const double *x, size_t nx, const double *y, size_t ny, double alpha, double *lo,
+		      double *hi);
 /* The smallest two-sided p the exact test can give: 2 / C(na + nb, na). */
 double stat_mw_min_p(size_t na, size_t nb);
 

@@ -1,7 +1,9 @@
 # matrix compare: B is A with every point of model=big, A=on 20 % slower;
 # the geometric mean is 0.8^(11/46), the 11 points are marked slower beyond
-# the combined CIs, --fail-on-regression decides the exit status; extreme
-# values widen their columns instead of overflowing them.
+# their intervals and the run noise (the default 3%: each point's 95% CI is
+# 0.8 x exp(+-sqrt((2 log 1.02)^2 + log(1.03)^2)), the interval its verdict
+# used), --fail-on-regression decides the exit status; extreme values widen
+# their columns instead of overflowing them.
 . "$top_srcdir/tests/setup"
 sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/known.yaml.in" > known.yaml
 "$MATRIX" run known.yaml --out a > /dev/null 2>&1 || [ $? = 1 ] || fail "run failed"
@@ -11,9 +13,9 @@ awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $5 == "on" && $11 != "" {
 	$11 = $11 * 0.8; $13 = $13 / 0.8; $14 = $14 / 0.8; $15 = $15 / 0.8 } { print }' a/results.csv > b/results.csv
 expect_status 0 "$MATRIX" compare a b > out.txt
 # numbers with 3 significant digits (issue 21, item 2)
-expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.921..0.976) = -5.2%$' out.txt "geometric mean"
+expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.91..0.988) = -5.2%$' out.txt "geometric mean"
 expect_grep '^significant and at least 2% apart: 0 faster, 11 slower; 35 within noise$' out.txt "changes beyond the CIs"
-expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8  *0.778..0.823  *-20%  *1/1  CI+spread (1 p.) SLOWER$' out.txt "one point"
+expect_grep '^model=big A=on B=off C=x gpus=1  *37.5  *30  *0.8  *0.761..0.841  *-20%  *1/1  CI+spread (1 p.) SLOWER$' out.txt "one point"
 expect_grep '^note: 46 points were measured in a single process' out.txt "single-process verdicts flagged"
 # a threshold above the change: significant, but not called slower
 expect_status 0 "$MATRIX" compare a b --threshold 25% > t25.txt
@@ -36,9 +38,9 @@ expect_status 0 "$MATRIX" compare a b --format markdown > c.md
 expect_status 1 "$MATRIX" compare a b --format csv --fail-on-regression 10 > /dev/null
 expect_eq "$(head -2 c.md)" "| point | A | B | gain | 95% CI | change | verdict |
 | --- | ---: | ---: | ---: | ---: | ---: | --- |" "markdown header"
-expect_grep '^| model=big A=on B=off C=x gpus=1 | 37.5 | 30 | 0.8 | 0.778 .. 0.823 | -20% | SLOWER |$' c.md "markdown row"
-expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.921 .. 0.976); 0 faster, 11 slower, 35 within noise.$' c.md "markdown summary"
-expect_eq "$(head -1 c.csv)" "model,A,B,C,gpus,metric,unit,value_a,value_b,gain,gain_lo,gain_hi,change_pct,processes_a,processes_b,test,p,verdict" "csv header"
+expect_grep '^| model=big A=on B=off C=x gpus=1 | 37.5 | 30 | 0.8 | 0.761 .. 0.841 | -20% | SLOWER |$' c.md "markdown row"
+expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.91 .. 0.988); 0 faster, 11 slower, 35 within noise.$' c.md "markdown summary"
+expect_eq "$(head -1 c.csv)" "model,A,B,C,gpus,metric,unit,value_a,value_b,gain,gain_lo,gain_hi,run_noise_pct,change_pct,processes_a,processes_b,test,p,verdict" "csv header"
 expect_eq "$(tail -n +2 c.csv | wc -l)" 46 "csv: a row per match"
 if command -v python3 > /dev/null; then
 	python3 - c.json c.csv <<'PY' || fail "the JSON does not parse or disagrees with the CSV"
@@ -78,7 +80,7 @@ mkdir huge && cp a/recipe.yaml huge/
 awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $11 != "" {
 	$11 = $11 * 1e300; $13 = $13 / 1e300; $14 = $14 / 1e300; $15 = $15 / 1e300 } { print }' a/results.csv > huge/results.csv
 expect_status 0 "$MATRIX" compare a huge > huge.txt
-expect_grep ' 1e+300 9.72e+299..1.03e+300  +1e+302%   1/1  CI+spread (1 p.) faster$' huge.txt "a huge gain"
+expect_grep ' 1e+300 9.52e+299..1.05e+300  +1e+302%   1/1  CI+spread (1 p.) faster$' huge.txt "a huge gain"
 awk '/^point / { head = $0; for (i = 1; i <= 6; i++) { split("A B gain 95%_CI change procs", h, " ")
 		name = h[i]; sub("_", " ", name); end[i] = index(head, " " name " ") + length(name) }; next }
 	head != "" && NF == 0 { exit }

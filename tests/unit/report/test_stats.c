@@ -87,6 +87,29 @@ int main(void)
 	}
 	CHECK(stat_mann_whitney(la, 40, lb, 40, NULL) < 0.01);
 
+	/* the U test inverted: the shifts it does not reject. 5 against 5: P(U <= 2)
+	 * two-sided is 8/252 = 0.032, P(U <= 3) 14/252 = 0.056, so at 5% U = 3..22
+	 * is kept, and the ends are the 3rd smallest and 3rd largest of the 25
+	 * differences y_j - x_i; for y = x + 10 those are 7 and 13 */
+	double sx[] = {1, 2, 3, 4, 5}, sy[] = {11, 12, 13, 14, 15}, slo, shi;
+	stat_mw_shift_ci(sx, 5, sy, 5, 0.05, &slo, &shi);
+	NEAR(slo, 7, 0);
+	NEAR(shi, 13, 0);
+	/* consistent with the test: a shift just outside is rejected, inside kept */
+	double sy2[5];
+	for (int i = 0; i < 5; i++)
+		sy2[i] = sy[i] - 6.9;
+	CHECK(stat_mann_whitney(sy2, 5, sx, 5, NULL) <= 0.05);
+	for (int i = 0; i < 5; i++)
+		sy2[i] = sy[i] - 7.1;
+	CHECK(stat_mann_whitney(sy2, 5, sx, 5, NULL) > 0.05);
+	/* below the smallest p (3 against 3: 0.1) nothing is rejected */
+	stat_mw_shift_ci(a3, 3, b3, 3, 0.05, &slo, &shi);
+	CHECK(isinf(slo) && slo < 0 && isinf(shi) && shi > 0);
+	/* large samples: the normal approximation, the interval holds the shift */
+	stat_mw_shift_ci(la, 40, lb, 40, 0.05, &slo, &shi);
+	CHECK(slo > 10 && slo < 20 && shi > 20 && shi < 30);
+
 	/* the README's worked example: 1000, 1040, 980 samples/s, within 1% */
 	double ex[] = {1000, 1040, 980}, exw[] = {0.01, 0.01, 0.01};
 	struct point_est pe;
