@@ -101,6 +101,10 @@ expect_status 0 "$MATRIX" compare a5 s5b > db.txt
 expect_eq "$(counts db.txt)" "1 0" "(d) 5 processes, one point x 1.15 more: points flagged"
 expect_grep '^trial=3  .*  5/5  U p=0.008  *faster$' db.txt "(d) the point that changed"
 consistent a5 s5b
+# the same on step time (lower is better): B's values move the other way
+expect_status 0 "$MATRIX" compare a5 s5b --metric step_ms > dms.txt
+expect_eq "$(counts dms.txt)" "1 0" "(d) on step_ms: points flagged"
+expect_grep '^trial=3  .*  5/5  U p=0.008  *faster$' dms.txt "(d) on step_ms: the point that changed"
 # the figures for other tools
 expect_status 0 "$MATRIX" compare a s2 --format json > a.json
 expect_grep '"run_noise_pct": 3, "common_shift_gain": 1.0' a.json "json: run_noise_pct and common_shift_gain"
