@@ -145,10 +145,11 @@ static int parse_pct(const char *s, double *out)
 /* Matched points needed to estimate the spread between processes from them */
 #define COMPARE_SPREAD_MIN 8
 /* The default of --run-noise, percent: the 95% bound of the shift of a whole
- * run against another made at another time. Measured with A/A pairs (two
- * runs of one recipe, one after the other) on a 2-core CPU machine shared
- * with builds: 1.96 x the SD of the pairs' geometric-mean log gains, rounded
- * up (tests/stats/NOTES.md, "Run-to-run noise"). */
+ * run against another made at another time, measured with A/A pairs (two
+ * runs of one recipe, one after the other) on a 2-core CPU machine: the
+ * larger of 1.96 x the SD of 44 single-thread pairs' common shifts (median
+ * log gain; 1.51%, under load from builds) and a quiet quick-start pair's
+ * shift (+2..3%), rounded up (tests/stats/NOTES.md, "Run-to-run noise"). */
 #define COMPARE_RUN_NOISE_DEFAULT 3
 
 /* The Mann-Whitney test of a match, over the logs of the process values
