@@ -288,7 +288,8 @@ static void scan_node_types(const struct table *t, const struct recipe *rc, cons
 	free(type);
 }
 
-void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q)
+void quality_scan(const struct table *t, const struct recipe *rc, const unsigned char *keep,
+		  struct quality *q)
 {
 	memset(q, 0, sizeof(*q));
 	q->load_min = q->load_max = q->mhz_min = q->mhz_max = NAN;
@@ -304,7 +305,12 @@ void quality_scan(const struct table *t, const struct recipe *rc, struct quality
 	size_t *ok = xmalloc((t->nrows ? t->nrows : 1) * sizeof(size_t));
 	size_t nok = 0;
 	for (size_t r = 0; r < t->nrows; r++) {
-		if (strcmp(t->rows[r].cell[c_status], "ok") != 0)
+		if (strcmp(t->rows[r].cell[c_status], "ok") != 0 || (keep && !keep[r]))
+			continue;
+		size_t f = 0;
+		while (f < rc->nfactors && fcol[f] >= 0 && recipe_level_index(rc, f, t->rows[r].cell[fcol[f]]) >= 0)
+			f++;
+		if (f < rc->nfactors)
 			continue;
 		ok[nok++] = r;
 		q->ok_rows++;

@@ -38,8 +38,12 @@ struct quality {
 	char **mixed;         /* per factor whose levels ran on different node types:
 	                       * "batch: 32 on A; 64 on B" */
 };
-/* Look at every row of results.csv t of recipe rc. */
-void quality_scan(const struct table *t, const struct recipe *rc, struct quality *q);
+/* Look at the rows of results.csv t that are the study's: keep[r] set (NULL:
+ * every row) and every factor at a level of recipe rc. A row left over from
+ * another recipe (--resume --allow-changed with fewer levels) is not a
+ * point of the report, and its quality is not the study's. */
+void quality_scan(const struct table *t, const struct recipe *rc, const unsigned char *keep,
+		  struct quality *q);
 /* "measurement quality: 3 of 64 measured rows missed ..." (no newline). */
 struct strbuf;
 void quality_summary(const struct quality *q, struct strbuf *sb);

@@ -595,7 +595,7 @@ int run_load_notes(struct run *run, const char *dir, const char *metric, FILE *e
 		level[f] = r->factors[f].nlevels;
 	cellset_init(&run->cells, r->nfactors, level);
 	struct reps rp = {0};
-	quality_scan(&t, r, &run->quality);
+	quality_scan(&t, r, keep, &run->quality);
 	for (size_t i = 0; i < t.nrows; i++)
 		if (keep[i])
 			load_row(run, &t, i, &cl, level, &rp);

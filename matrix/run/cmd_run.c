@@ -1901,7 +1901,7 @@ static int study_verdict(struct study *S)
 				dir_rows[strcmp(st, "ok") == 0 ? 0 : strcmp(st, "unsupported") == 0 ? 1 : 2]++;
 		}
 		struct quality q;
-		quality_scan(&t, &S->r, &q);
+		quality_scan(&t, &S->r, NULL, &q);
 		quality_summary(&q, &S->quality);
 		quality_free(&q);
 		table_free(&t);
