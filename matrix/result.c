@@ -33,6 +33,14 @@ const char *const result_columns[] = {
 };
 const size_t result_ncolumns = ARRAY_SIZE(result_columns);
 
+long result_column_index(const char *key)
+{
+	for (size_t i = 0; i < result_ncolumns; i++)
+		if (!strcmp(result_columns[i], key))
+			return (long)i;
+	return -1;
+}
+
 #define RESULT_MAX_BYTES (1u << 20)
 
 static int valid_key(const char *k, size_t n)

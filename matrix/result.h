@@ -61,6 +61,8 @@ int result_extra_parse(const char *extra, struct result *res);
  * column go to `extra`. */
 extern const char *const result_columns[];
 extern const size_t result_ncolumns;
+/* The index of key in result_columns, or -1. */
+long result_column_index(const char *key);
 
 /* A results.csv (or rows/ID.csv) read whole by table_read, written by an
  * older matrix: rewritten in memory to this version's columns. Every column

@@ -111,6 +111,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/placeholder_broken.yaml \
 	tests/recipes/bad/references.err \
 	tests/recipes/bad/references.yaml \
+	tests/recipes/bad/reserved_factor.err \
+	tests/recipes/bad/reserved_factor.yaml \
 	tests/recipes/bad/repeat_zero.err \
 	tests/recipes/bad/repeat_zero.yaml \
 	tests/recipes/bad/tab.err \

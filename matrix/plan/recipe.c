@@ -23,6 +23,7 @@
 
 #include "design.h"
 #include "recipe.h"
+#include "result.h"
 #include "util.h"
 #include "vocab.h"
 
@@ -912,6 +913,22 @@ static int name_char(char c)
 }
 
 /* letters, digits, '_', '-' and '.', not starting with '.' or '-' */
+/* Whether name is a column of results.csv other than a factor's (store.h:
+ * id, index, repeat, status, reason, the result columns, wall_s, extra,
+ * command): a factor of that name made a second column of the name, and the
+ * first, the factor's, was read as the other ('status' x: every point of an
+ * unknown status; 'throughput' 100: its level read as the measurement).
+ * device and engine are factors of the vocabulary whose levels the result
+ * repeats, and stay allowed. */
+static int factor_name_taken(const char *name)
+{
+	static const char *const own[] = {"id", "index", "repeat", "status", "reason", "wall_s", "extra", "command"};
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (!strcmp(name, own[i]))
+			return 1;
+	return result_column_index(name) >= 0 && strcmp(name, "device") != 0 && strcmp(name, "engine") != 0;
+}
+
 static int valid_name(const char *s)
 {
 	if (!*s || *s == '.' || *s == '-')
@@ -1540,6 +1557,13 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 		}
 		if (!strcmp(name, "result")) {
 			errorf(L, node_mark(k), "factor name 'result' is reserved ('{result}' names the result file)");
+			continue;
+		}
+		if (factor_name_taken(name)) {
+			errorf(L, node_mark(k),
+			       "factor name '%s' is reserved: results.csv has a column '%s' of its own, which the "
+			       "factor's would shadow", name, name);
+			L->broken[L->nbroken++] = name; /* its uses are not errors of their own */
 			continue;
 		}
 		yaml_node_item_t *items = NULL;
