@@ -259,14 +259,25 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 					   "reason", "command"};
 	size_t nf = r->nfactors, nt = ARRAY_SIZE(tail), ncells = 1 + nf + nt + ARRAY_SIZE(env_cols);
 	char **cell = xcalloc(ncells, sizeof(char *));
+	char **fname = xcalloc(nf ? nf : 1, sizeof(char *));
 	char num[4][32];
-	cell[0] = "id";
-	for (size_t f = 0; f < nf; f++)
-		cell[1 + f] = r->factors[f].name;
 	for (size_t k = 0; k < nt; k++)
 		cell[1 + nf + k] = (char *)tail[k];
 	for (size_t k = 0; k < ARRAY_SIZE(env_cols); k++)
 		cell[1 + nf + nt + k] = (char *)env_cols[k];
+	/* a factor named as another column (device, engine: the vocabulary's)
+	 * is written factors.NAME, its path in the JSON export, so that no two
+	 * columns share a name; the other columns keep theirs */
+	for (size_t f = 0; f < nf; f++) {
+		const char *name = r->factors[f].name;
+		int clash = !strcmp(name, "id");
+		for (size_t k = nf + 1; !clash && k < ncells; k++)
+			clash = !strcmp(name, cell[k]);
+		fname[f] = clash ? xasprintf("factors.%s", name) : xstrdup(name);
+	}
+	cell[0] = "id";
+	for (size_t f = 0; f < nf; f++)
+		cell[1 + f] = fname[f];
 	sheet_record(sb, cell, ncells);
 	for (size_t k = 0; k < cs->ncells + run->nfailures; k++) {
 		const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
@@ -292,6 +303,9 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 			cell[1 + nf + nt + i] = (char *)row_cell(x, id, machine, env_cols[i]);
 		sheet_record(sb, cell, ncells);
 	}
+	for (size_t f = 0; f < nf; f++)
+		free(fname[f]);
+	free(fname);
 	free(cell);
 }
 

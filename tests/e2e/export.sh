@@ -74,6 +74,23 @@ expect_eq "$(csv_col m.csv node | sort | uniq -c | awk '{ printf "%s %s;", $1, $
 	"$(printf '%s\n%s\n' "3 $(hostname)" "3 node-b" | sort -k2 | tr '\n' ';')" "merged: each machine's node"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "machine") m = i; if ($i == "node") n = i } next }
 	index($m, $n) == 0 { bad = 1 } END { exit bad }' m.csv || fail "merged: a point's node is not its machine's: $(cat m.csv)"
+# a factor named as another column (device and engine are the vocabulary's;
+# value, metric may name a command engine's factors) is factors.NAME, its
+# path in the JSON: the header had two 'device' columns, and a tool that
+# reads by name got the factor's or the row's, whichever it took
+cat > dev.yaml <<YAML
+name: dev
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{value}"]
+factors:
+  device: [cpu]
+  value: [10, 20]
+YAML
+"$MATRIX" run dev.yaml --out devrun > /dev/null 2>&1 || fail "the run with a factor 'device' failed"
+"$MATRIX" export devrun --format csv > dev.csv
+expect_eq "$(head -1 dev.csv)" "id,factors.device,factors.value,status,metric,unit,value,ci95_lo,ci95_hi,processes,reason,command,device,engine,node,workdir,git_commit,git_dirty,engine_path" "csv header: no column twice"
+expect_eq "$(csv_col dev.csv factors.value | tr '\n' ' ')" "10 20 " "the factor's column"
+expect_eq "$(csv_col dev.csv value | tr '\n' ' ')" "10 20 " "the value column"
 expect_status 2 "$MATRIX" export run --format xml 2> err.txt
 expect_eq "$(cat err.txt)" "matrix: export: unknown format 'xml' (expected json, jsonl, csv or markdown)" "bad format"
 expect_status 2 "$MATRIX" export run --formt csv 2> err.txt
