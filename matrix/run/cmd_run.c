@@ -1997,6 +1997,15 @@ int cmd_run(int argc, char **argv)
 	if (study_load_recipe(&S) < 0 || study_check(&S) < 0 || study_resume(&S) < 0)
 		goto out;
 	if (S.o.dry_run) {
+		/* the run would stop at the lock: the dry run says so, as it does */
+		long holder = S.o.resume ? store_lock_holder(S.dir) : 0;
+		if (holder) {
+			char pid[32] = "";
+			if (holder > 0)
+				snprintf(pid, sizeof(pid), " (pid %ld)", holder);
+			error("'%s' is locked by another runner%s: the run would stop here", S.dir, pid);
+			goto out;
+		}
 		rc = study_dry_run(&S) < 0 ? 2 : 0;
 		goto out;
 	}

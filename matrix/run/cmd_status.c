@@ -94,22 +94,6 @@ static size_t take_row_files(struct planned *P, size_t n, const char *dir)
 	return k;
 }
 
-/* The pid of a runner holding dir's lock, 0 when none does. */
-static long lock_holder(const char *dir)
-{
-	char *path = xasprintf("%s/.lock", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	free(path);
-	if (fd < 0)
-		return 0;
-	long pid = 0;
-	/* the runner holds a POSIX record lock (see lock_dir in cmd_run.c) */
-	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
-		pid = fl.l_pid > 0 ? (long)fl.l_pid : -1; /* -1: held, pid unknown (another host) */
-	close(fd);
-	return pid;
-}
 
 /* Exit statuses: see the command's help in main.c. */
 enum { STATUS_DONE = 0, STATUS_FAILED = 1, STATUS_RUNNING = 3, STATUS_STOPPED = 4 };
@@ -334,7 +318,7 @@ static void tally_print(const char *dir, const struct tally *c)
 /* The last line, and the exit status. */
 static int tally_verdict(const char *dir, const struct tally *c)
 {
-	long holder = lock_holder(dir);
+	long holder = store_lock_holder(dir);
 	if (c->done == c->n && c->failed == 0) {
 		printf("complete: every planned point has a row\n");
 		return STATUS_DONE;

@@ -14,6 +14,21 @@
 #include "store.h"
 #include "util.h"
 
+long store_lock_holder(const char *dir)
+{
+	char *path = xasprintf("%s/.lock", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return 0;
+	long pid = 0;
+	struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+	if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+		pid = fl.l_pid > 0 ? (long)fl.l_pid : -1;
+	close(fd);
+	return pid;
+}
+
 char **store_header(const struct recipe *r, size_t *ncols)
 {
 	size_t n = 3 + r->nfactors + 2 + result_ncolumns + 3, k = 0;

@@ -81,4 +81,9 @@ char **store_subsets_read(const char *dir, size_t *n);
 /* The header for recipe r (caller frees each cell and the array). */
 char **store_header(const struct recipe *r, size_t *ncols);
 
+/* The pid of a runner holding DIR/.lock (a POSIX record lock: cmd_run.c's
+ * lock_dir), 0 when none does, -1 when one does whose pid is unknown
+ * (another host). Takes nothing, creates nothing. */
+long store_lock_holder(const char *dir);
+
 #endif

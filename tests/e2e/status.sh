@@ -62,6 +62,13 @@ pid=$!
 i=0; until [ -s busy/.lock ] && [ -s busy/plan.csv ]; do i=$((i + 1)); [ $i -lt 100 ] || fail "the run never started"; sleep 0.1; done
 expect_status 3 "$MATRIX" status busy > st.txt
 expect_grep "^in progress: a runner (pid $pid) holds 'busy'" st.txt "verdict while a runner works"
+# a resume's dry run meanwhile: the run would stop at the lock, and so does
+# the dry run (it listed the point the other runner was running, exit 0)
+expect_status 2 "$MATRIX" run --resume busy 2> lk.txt
+expect_eq "$(cat lk.txt)" "matrix: 'busy' is locked by another runner (pid $pid)" "a resume of a locked directory"
+expect_status 2 "$MATRIX" run --resume busy --dry-run > dry.txt 2> lk.txt
+expect_eq "$(cat lk.txt)" "matrix: 'busy' is locked by another runner (pid $pid): the run would stop here" "its dry run"
+expect_eq "$(cat dry.txt)" "" "no command from a dry run that would stop"
 kill -INT $pid; wait $pid || true
 expect_status 4 "$MATRIX" status busy > /dev/null
 # usage
