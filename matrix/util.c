@@ -371,12 +371,23 @@ double now_monotonic(void)
 
 char *read_file(const char *path, size_t *len)
 {
+	return read_file_max(path, SIZE_MAX - 1, len);
+}
+
+char *read_file_max(const char *path, size_t max, size_t *len)
+{
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct strbuf sb = {0};
 	char buf[65536];
 	for (;;) {
+		if (sb.len > max) {
+			close(fd);
+			sb_free(&sb);
+			errno = EFBIG;
+			return NULL;
+		}
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0) {
 			if (errno == EINTR)

@@ -33,6 +33,7 @@
 #define DEPTH_LIMIT 1000                  /* open '[' and '{' */
 #define EXCLUDE_WALK_LIMIT (1ULL << 24)   /* combinations tried for "every point is excluded" */
 #define REPEAT_MAX 1000000
+#define RECIPE_MAX_BYTES (8 << 20)        /* a recipe file: read no further (/dev/zero) */
 
 /* ---- locating and printing errors --------------------------------------- */
 
@@ -3603,9 +3604,15 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 	L.novr = novr;
 	r->path = xstrdup(path);
 	r->dir = recipe_dir_of(path);
-	r->text = given ? given : read_file(path, &r->text_len);
+	r->text = given ? given : read_file_max(path, RECIPE_MAX_BYTES, &r->text_len);
 	if (given)
 		r->text_len = strlen(given);
+	if (!r->text && errno == EFBIG) {
+		fprintf(err, "matrix: unable to read '%s': more than %d MiB, no recipe is that long\n", path,
+			RECIPE_MAX_BYTES >> 20);
+		recipe_free(r);
+		return -1;
+	}
 	if (!r->text) {
 		fprintf(err, "matrix: unable to read '%s': %s\n", path, strerror(errno));
 		recipe_free(r);

@@ -27,6 +27,20 @@ for f in *.yaml; do
 		failed=$((failed + 1))
 	fi
 done
+# a recipe that never ends (issue 22): 'matrix expand /dev/zero' read until
+# memory ran out (4 GB in 3 s here); now it stops after 8 MiB. Run under a
+# memory limit and a timeout, so that without the cap it fails, not the host.
+set +e
+(ulimit -v 1000000; timeout 20 "$MATRIX" expand /dev/zero) > "$out/zero.out" 2> "$out/zero.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && [ "$(cat "$out/zero.err")" = "matrix: unable to read '/dev/zero': more than 8 MiB, no recipe is that long" ] || {
+	echo "FAIL: /dev/zero as a recipe: exit $rc, $(head -c 300 "$out/zero.err")" >&2
+	failed=$((failed + 1))
+}
+# a recipe through a pipe (a shell's <(...)) is read as a file is
+cat "$top_srcdir/recipes/cpu_threads.yaml" | "$MATRIX" expand /dev/stdin --count > "$out/pipe.out" 2>&1 &&
+	[ "$(cat "$out/pipe.out")" = 6 ] || { echo "FAIL: a recipe on a pipe: $(cat "$out/pipe.out")" >&2; failed=$((failed + 1)); }
 [ "$n" -gt 0 ] || fail "no recipes in tests/recipes/bad"
 echo "$n bad recipes, $failed failed"
 [ "$failed" = 0 ]
