@@ -376,9 +376,14 @@ char *read_file(const char *path, size_t *len)
 
 char *read_file_max(const char *path, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* opened without blocking: a FIFO nobody writes reads as empty instead
+	 * of hanging the open; then read as usual (a pipe with a writer blocks) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	struct strbuf sb = {0};
 	char buf[65536];
 	for (;;) {

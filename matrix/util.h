@@ -112,7 +112,7 @@ double now_monotonic(void);
 char *read_file(const char *path, size_t *len);
 /* The same, NULL with errno EFBIG once more than max bytes were read (a
  * device that never ends, /dev/zero, stops there instead of filling memory;
- * a pipe is read as a file is). */
+ * a pipe is read as a file is, a FIFO that nobody writes as empty). */
 char *read_file_max(const char *path, size_t max, size_t *len);
 /* Read a file that someone else may have put in place (a point's result file
  * or log, a results.csv received from elsewhere): opened without blocking (a

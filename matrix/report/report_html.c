@@ -20,10 +20,17 @@
 /* Rows of the per-point table that opens the pages. */
 #define PER_POINT_ROWS 100
 
+/* DIR/NAME (env.txt) for the pages: a regular file of at most 4 MiB (a run
+ * directory from elsewhere may hold a FIFO, which hung the report, or a link
+ * to /dev/zero, which filled memory), else "(NAME is not a regular file)";
+ * NULL when it cannot be opened. */
 static char *read_text(const char *dir, const char *name)
 {
-	char *p = xasprintf("%s/%s", dir, name);
-	char *t = read_file(p, NULL);
+	char *p = xasprintf("%s/%s", dir, name), *why = NULL;
+	char *t = read_file_capped(p, (size_t)4 << 20, 0, NULL, &why);
+	if (!t && why)
+		t = xasprintf("(%s %s)", name, why);
+	free(why);
 	free(p);
 	return t;
 }

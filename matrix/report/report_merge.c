@@ -116,8 +116,9 @@ static int src_read(struct src *s, FILE *err)
 			 MERGE_FACTOR);
 		goto out;
 	}
-	char *epath = xasprintf("%s/env.txt", s->dir);
-	s->env = read_file(epath, NULL);
+	char *epath = xasprintf("%s/env.txt", s->dir), *ewhy = NULL;
+	s->env = read_file_capped(epath, (size_t)4 << 20, 0, NULL, &ewhy); /* not a FIFO, not /dev/zero */
+	free(ewhy);
 	free(epath);
 	rc = 0;
 out:
@@ -703,12 +704,16 @@ out:
 
 int merge_dir_sources(const char *dir, char ***subdirs, char ***names, size_t *n, FILE *err)
 {
-	char *path = xasprintf("%s/%s", dir, MERGE_FILE);
-	char *text = read_file(path, NULL);
+	char *path = xasprintf("%s/%s", dir, MERGE_FILE), *why = NULL;
+	char *text = read_file_capped(path, (size_t)4 << 20, 0, NULL, &why);
 	*subdirs = *names = NULL;
 	*n = 0;
 	if (!text) {
-		fprintf(err, "matrix: unable to read '%s': %s\n", path, strerror(errno));
+		if (why)
+			fprintf(err, "matrix: unable to read '%s': it %s\n", path, why);
+		else
+			fprintf(err, "matrix: unable to read '%s': %s\n", path, strerror(errno));
+		free(why);
 		free(path);
 		return -1;
 	}
@@ -874,8 +879,9 @@ int merge_write(const char *out, char *const *dirs, size_t n, FILE *err, FILE *n
 			rc = copy_dir(dirs[i], sub, "logs", err);
 		if (rc == 0)
 			rc = copy_dir(dirs[i], sub, "profiles", err);
-		char *e = xasprintf("%s/env.txt", dirs[i]);
-		char *text = read_file(e, NULL);
+		char *e = xasprintf("%s/env.txt", dirs[i]), *why = NULL;
+		char *text = read_file_capped(e, (size_t)4 << 20, 0, NULL, &why);
+		free(why);
 		sb_printf(&env, "\n== run %zu: runs/%zu, from %s ==\n%s", i + 1, i + 1, clean,
 			  text ? text : "(no env.txt)\n");
 		free(text);

@@ -52,4 +52,32 @@ expect_status 0 "$MATRIX" run --resume ed --allow-changed --no-report > out.txt 
 expect_grep "resuming with the edit (--allow-changed)" err.txt "--allow-changed says it resumes with the edit"
 expect_eq "$(wc -l < ed/results.csv | tr -d ' ')" 4 "the edited recipe's points run"
 expect_status 0 "$MATRIX" run --resume ed --no-report > out.txt 2> err.txt
+# a run directory from elsewhere whose env.txt is a FIFO or a link to
+# /dev/zero (issue 22): 'matrix report' hung on the FIFO for good and read
+# /dev/zero until it ran out of memory, and 'matrix merge' the same; the
+# pages now say the file is not a regular file. A recipe.yaml that is a
+# FIFO is an empty recipe, not a hang. Under a timeout and a memory limit.
+for kind in fifo zero; do
+	cp -r run env$kind
+	rm env$kind/env.txt
+	if [ $kind = fifo ]; then mkfifo env$kind/env.txt; else ln -s /dev/zero env$kind/env.txt; fi
+	set +e
+	(ulimit -v 1000000; timeout 20 "$MATRIX" report --quiet env$kind) > out.txt 2> err.txt
+	rc=$?
+	set -e
+	[ $rc = 0 ] || fail "report with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"
+	expect_grep '^(env.txt is not a regular file)$' env$kind/report.md "the $kind env.txt in report.md"
+	set +e
+	(ulimit -v 1000000; timeout 20 "$MATRIX" merge env$kind run --out merged$kind --quiet) > out.txt 2> err.txt
+	rc=$?
+	set -e
+	[ $rc = 0 ] || fail "merge with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"
+done
+cp -r run rfifo && rm rfifo/recipe.yaml && mkfifo rfifo/recipe.yaml
+set +e
+timeout 20 "$MATRIX" report rfifo > out.txt 2> err.txt
+rc=$?
+set -e
+expect_eq "$rc" 2 "report with recipe.yaml a FIFO"
+expect_grep "^rfifo/recipe.yaml:1:1: empty recipe" err.txt "a FIFO recipe.yaml reads as empty"
 echo ok
