@@ -92,6 +92,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/measure_min_over_max.err \
 	tests/recipes/bad/measure_min_over_max.yaml \
 	tests/recipes/bad/measure_repeat.err \
+	tests/recipes/bad/measure_timeout.err \
+	tests/recipes/bad/measure_timeout.yaml \
 	tests/recipes/bad/measure_repeat.yaml \
 	tests/recipes/bad/misspelt_keys.err \
 	tests/recipes/bad/misspelt_keys.yaml \

@@ -212,6 +212,8 @@ struct loader {
 	const char **ovr_factors; /* factors whose levels an override replaced: a */
 	size_t novr_factors;      /* reference to a level they lost is no error */
 	yaml_node_t *wall_time_node; /* measure.metric: wall_time, or NULL */
+	yaml_node_t *timeout_node;   /* measure.timeout, else measure.max_time, or NULL */
+	int measure_ok;              /* warmup, max_time and timeout read without error */
 	int report_metric;       /* report.metric was given */
 };
 
@@ -1011,8 +1013,9 @@ static void load_measure(struct loader *L, yaml_node_t *v)
 		else
 			wrong_type(L, val[3], "measure.rel_ci", "a number between 0 and 1");
 	}
-	if (val[4])
-		load_duration(L, val[4], "measure.timeout", 1, &m->timeout_s);
+	int timeout_ok = val[4] ? !load_duration(L, val[4], "measure.timeout", 1, &m->timeout_s) : 1;
+	L->timeout_node = val[4] ? val[4] : val[2];
+	L->measure_ok = timeout_ok && max_ok;
 	if (val[5])
 		load_duration(L, val[5], "measure.grace", 0, &m->grace_s);
 	if (val[6]) {
@@ -1878,6 +1881,29 @@ static void check_wall_time(struct loader *L)
 		free(r->report.metric);
 		r->report.metric = xstrdup("wall_time");
 	}
+}
+
+/* The engines that time their own steps (native, pytorch) and matrix time
+ * run for the warm-up and max_time at least: a timeout no longer than that
+ * kills every point before its measurement ends ('measure.timeout=0.5s'
+ * with a max_time of 1s: every point 'timeout'). A command engine's own
+ * program takes no measure settings: its timeout is its own business. */
+static void check_timeout(struct loader *L)
+{
+	const struct measure *m = &L->r->measure;
+	if (!L->timeout_node || !L->measure_ok || !L->engine_known || (L->uses_command && !L->wall_time_node))
+		return;
+	double need = m->max_time_s + (m->warmup_s > 0 ? m->warmup_s : 0);
+	if (m->timeout_s > need)
+		return;
+	if (m->warmup_s > 0)
+		errorf(L, node_mark(L->timeout_node),
+		       "'measure.timeout' (%gs) must exceed the warm-up and 'measure.max_time' (%gs + %gs): every "
+		       "point would be killed before its measurement ends", m->timeout_s, m->warmup_s, m->max_time_s);
+	else
+		errorf(L, node_mark(L->timeout_node),
+		       "'measure.timeout' (%gs) must exceed 'measure.max_time' (%gs): every point would be killed "
+		       "before its measurement ends", m->timeout_s, m->max_time_s);
 }
 
 static void load_device(struct loader *L, yaml_node_t *v, yaml_node_t *key)
@@ -2953,6 +2979,7 @@ static void load_schema(struct loader *L)
 		load_report(L, v[K_REPORT]);
 	load_dataset_size(L, v[K_DATASET_SIZE], v[K_REPORT]);
 	check_wall_time(L);
+	check_timeout(L);
 	if (!L->nerrs && r->nfactors)
 		check_all_excluded(L, v[K_EXCLUDE] ? k[K_EXCLUDE] : k[K_FACTORS]);
 }
