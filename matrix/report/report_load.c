@@ -313,7 +313,7 @@ static int cmp_rowkey(const void *a, const void *b)
 
 /* The columns of results.csv a run is read from; -1 where absent. */
 struct cols {
-	long id, repeat, status, reason, unit, lo, hi, thr, cmd;
+	long id, repeat, status, reason, unit, ms, lo, hi, thr, cmd;
 	long source;          /* merged runs: the run's number (report_merge.c) */
 	long *factor;         /* per factor of the recipe, all present */
 };
@@ -384,6 +384,7 @@ static int find_columns(const struct table *t, const struct recipe *r, const cha
 	c->status = table_column(t, "status");
 	c->reason = table_column(t, "reason");
 	c->unit = table_column(t, "unit");
+	c->ms = table_column(t, "step_ms");
 	c->lo = table_column(t, "step_ms_lo");
 	c->hi = table_column(t, "step_ms_hi");
 	c->thr = table_column(t, "throughput");
@@ -506,13 +507,17 @@ static void load_row(struct run *run, const struct table *t, size_t i, const str
 		return;
 	}
 	run->ok_rows++;
-	double u = NAN, lo, hi;
+	/* the step's interval is the order statistics around the median step,
+	 * seldom symmetric: the point's (symmetric, log scale) interval takes
+	 * its wider side, so that it holds the engine's whole interval */
+	double u = NAN, lo, hi, ms;
 	if (!isnan(vlo))
-		u = stat_log_halfwidth(vlo, vhi);
+		u = stat_log_halfwidth_at(v, vlo, vhi);
 	else if (run->metric.has_ci && cl->lo >= 0 && cl->hi >= 0 &&
 	    parse_double(t->rows[i].cell[cl->lo], &lo) == 0 &&
 	    parse_double(t->rows[i].cell[cl->hi], &hi) == 0)
-		u = stat_log_halfwidth(lo, hi);
+		u = cl->ms >= 0 && parse_double(t->rows[i].cell[cl->ms], &ms) == 0 ? stat_log_halfwidth_at(ms, lo, hi)
+										   : stat_log_halfwidth(lo, hi);
 	double thr = NAN;
 	if (cl->thr >= 0 && parse_double(t->rows[i].cell[cl->thr], &thr) != 0)
 		thr = NAN;

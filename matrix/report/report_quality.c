@@ -106,7 +106,8 @@ void report_method_paras(const struct run *run, struct paras *ps)
 	add(ps, 0, xasprintf(
 	    "Every point runs in K fresh processes (the recipe's repeat: K = %u here). Each process "
 	    "reports its median step and a 95%% interval of that median from its own samples (the "
-	    "within-process interval). A point's value is the median of its K process values. Its "
+	    "within-process interval: order statistics, seldom symmetric about the median; its half-width "
+	    "here is its wider side on the log scale, so that it holds the whole interval). A point's value is the median of its K process values. Its "
 	    "95%% interval is a Student t interval on the logarithms of the K values, "
 	    "t(0.975, K-1) * sd / sqrt(K), widened while K < %d by the median within-process "
 	    "half-width (added in quadrature: with few processes the spread between them is "

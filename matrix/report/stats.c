@@ -284,6 +284,14 @@ double stat_log_halfwidth(double lo, double hi)
 	return 0.5 * (log(hi) - log(lo));
 }
 
+double stat_log_halfwidth_at(double v, double lo, double hi)
+{
+	if (!(v > 0) || !isfinite(v) || isnan(stat_log_halfwidth(lo, hi)))
+		return stat_log_halfwidth(lo, hi);
+	double below = fabs(log(v) - log(lo)), above = fabs(log(hi) - log(v));
+	return below > above ? below : above;
+}
+
 double stat_jitter(const char *id, double width)
 {
 	uint64_t h = hash64(id, strlen(id), HASH64_INIT);

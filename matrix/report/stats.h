@@ -64,6 +64,11 @@ double stat_median_ci(double *v, size_t n, double *lo, double *hi);
 double stat_geomean(const double *v, size_t n);
 /* Half-width of the 95% CI of log(value) from a CI [lo, hi]; NaN when unknown. */
 double stat_log_halfwidth(double lo, double hi);
+/* The same for an interval [lo, hi] around the value v that need not be
+ * symmetric (the order statistics around a median): the wider of its two
+ * sides on the log scale, so that v * exp(+-u) holds [lo, hi] whole; the
+ * half of the width when v is unknown. */
+double stat_log_halfwidth_at(double v, double lo, double hi);
 /* Deterministic jitter in [-width/2, width/2] from the hash of a point id. */
 double stat_jitter(const char *id, double width);
 

@@ -53,14 +53,16 @@ for id in $(awk -F, 'NR > 1 { print $1 }' run/results.csv); do
 		thr=$(key "$id" throughput) ms=$(key "$id" step_ms) slo=$(key "$id" step_ms_lo) shi=$(key "$id" step_ms_hi)
 		close "$v" "$(awk -v t="$thr" 'BEGIN { printf "%.10g", 1000 / t }')" "epoch_time = dataset_size / throughput"
 		# throughput's interval thr * ms / shi .. thr * ms / slo, the epoch's
-		# dataset_size / thr_hi .. dataset_size / thr_lo: the same width on
-		# the log scale as the step's (a point's interval is symmetric there)
+		# dataset_size / thr_hi .. dataset_size / thr_lo: a point's interval
+		# is symmetric on the log scale, its half-width the step interval's
+		# wider side (ci_sides.sh)
 		close "$(awk -v l="$lo" -v h="$hi" 'BEGIN { printf "%.10g", h / l }')" \
-			"$(awk -v t="$thr" -v m="$ms" -v a="$slo" -v b="$shi" 'BEGIN { printf "%.10g", (1000 / (t * m / b)) / (1000 / (t * m / a)) }')" "epoch hi / lo"
+			"$(awk -v m="$ms" -v a="$slo" -v b="$shi" 'BEGIN { r = m / a; if (b / m > r) r = b / m; printf "%.10g", r * r }')" "epoch hi / lo"
 	else
 		close "$v" "$(key "$id" epoch_s)" "epoch_time = the engine's epoch_s"
+		# the engine's interval about epoch_s, its wider side both ways
 		close "$(awk -v l="$lo" -v h="$hi" 'BEGIN { printf "%.10g", h / l }')" \
-			"$(awk -v l="$(key "$id" epoch_s_lo)" -v h="$(key "$id" epoch_s_hi)" 'BEGIN { printf "%.10g", h / l }')" "epoch_s hi / lo"
+			"$(awk -v v="$(key "$id" epoch_s)" -v l="$(key "$id" epoch_s_lo)" -v h="$(key "$id" epoch_s_hi)" 'BEGIN { r = v / l; if (h / v > r) r = h / v; printf "%.10g", r * r }')" "epoch_s hi / lo"
 	fi
 	awk -v l="$lo" -v v="$v" -v h="$hi" 'BEGIN { exit !(l < v && v < h) }' || fail "$id: interval $lo..$hi does not hold $v"
 	checked=$((checked + 1))
