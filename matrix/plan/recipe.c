@@ -214,6 +214,9 @@ struct loader {
 	yaml_node_t *wall_time_node; /* measure.metric: wall_time, or NULL */
 	yaml_node_t *timeout_node;   /* measure.timeout, else measure.max_time, or NULL */
 	int measure_ok;              /* warmup, max_time and timeout read without error */
+	int plan;                    /* loaded to plan a run (expand, run, build): the checks of
+	                              * settings that would make it fail (check_timeout), which
+	                              * a run directory already made is not refused for */
 	int report_metric;       /* report.metric was given */
 };
 
@@ -1891,7 +1894,8 @@ static void check_wall_time(struct loader *L)
 static void check_timeout(struct loader *L)
 {
 	const struct measure *m = &L->r->measure;
-	if (!L->timeout_node || !L->measure_ok || !L->engine_known || (L->uses_command && !L->wall_time_node))
+	if (!L->plan || !L->timeout_node || !L->measure_ok || !L->engine_known ||
+	    (L->uses_command && !L->wall_time_node))
 		return;
 	double need = m->max_time_s + (m->warmup_s > 0 ? m->warmup_s : 0);
 	if (m->timeout_s > need)
@@ -3506,23 +3510,28 @@ static char *emit_document(yaml_document_t *doc, const char *header)
 }
 
 static int load_text(const char *path, char *given, char *const *ovr, size_t novr, struct recipe *r,
-		     FILE *err, char **as_run);
+		     FILE *err, char **as_run, int plan);
 
-int recipe_load(const char *path, struct recipe *r, FILE *err)
-{
-	return recipe_load_overrides(path, NULL, 0, r, err);
-}
-
-int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struct recipe *r, FILE *err)
+static int load_overrides(const char *path, char *const *ovr, size_t novr, struct recipe *r, FILE *err, int plan)
 {
 	char *as_run = NULL;
-	if (load_text(path, NULL, ovr, novr, r, err, novr ? &as_run : NULL) < 0)
+	if (load_text(path, NULL, ovr, novr, r, err, novr ? &as_run : NULL, plan) < 0)
 		return -1;
 	if (!novr)
 		return 0;
 	/* load what is saved as run, so that text, marks and hash are its own */
 	recipe_free(r);
-	return load_text(path, as_run, NULL, 0, r, err, NULL);
+	return load_text(path, as_run, NULL, 0, r, err, NULL, plan);
+}
+
+int recipe_load(const char *path, struct recipe *r, FILE *err)
+{
+	return load_overrides(path, NULL, 0, r, err, 0);
+}
+
+int recipe_load_overrides(const char *path, char *const *ovr, size_t novr, struct recipe *r, FILE *err)
+{
+	return load_overrides(path, ovr, novr, r, err, 1);
 }
 
 /* The absolute directory of the file at path ("." when it cannot be
@@ -3618,7 +3627,7 @@ static char *recipe_as_run(yaml_document_t *doc, const char *path, char *const *
  * overrides, *as_run receives the recipe as run: a comment naming them, then
  * the document with them applied. */
 static int load_text(const char *path, char *given, char *const *ovr, size_t novr, struct recipe *r,
-		     FILE *err, char **as_run)
+		     FILE *err, char **as_run, int plan)
 {
 	struct loader L;
 	yaml_parser_t parser;
@@ -3629,6 +3638,7 @@ static int load_text(const char *path, char *given, char *const *ovr, size_t nov
 	L.r = r;
 	L.ovr = ovr;
 	L.novr = novr;
+	L.plan = plan;
 	r->path = xstrdup(path);
 	r->dir = recipe_dir_of(path);
 	r->text = given ? given : read_file_max(path, RECIPE_MAX_BYTES, &r->text_len);

@@ -207,10 +207,15 @@ struct recipe {
  *   FILE:LINE:COL: message
  *     the source line
  *     ^ (under the column)
- * The caller exits with status 2. */
+ * The caller exits with status 2. For a recipe already run (a run
+ * directory's recipe.yaml, read by report, status, run-point): the checks
+ * of settings that would make a new run fail, which recipe_load_overrides
+ * makes (a measure.timeout no longer than the warm-up and max_time), are
+ * not made, so that a directory run before them still reads. */
 int recipe_load(const char *path, struct recipe *r, FILE *err);
 void recipe_free(struct recipe *r);
-/* The same with the command line's overrides ovr[0..novr-1], each
+/* The same to plan a run (expand, run, build: with those checks) with the
+ * command line's overrides ovr[0..novr-1], each
  * "KEY=VALUE": KEY a factor (its levels replaced: VALUE is levels separated
  * by commas, each a level or an integer range START..END, START..END:+K or
  * START..END:xK, as in batch=1..64:x2) or a recipe key (seed=2,

@@ -367,7 +367,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every bad recipe: recipe_load fails and prints exactly its .err file. */
+/* A run directory's recipe is read without the checks of settings that
+ * would make a new run fail: a measure.timeout no longer than the warm-up
+ * and max_time (bad/measure_timeout) made a directory run with it before
+ * that check unreadable to report, export and status. */
+static void test_run_dir_checks(void)
+{
+	struct recipe r;
+	FILE *err = fopen("/dev/null", "w");
+	CHECK_INT(recipe_load("measure_timeout.yaml", &r, err), 0);
+	CHECK(r.measure.timeout_s == 2 && r.measure.max_time_s == 2);
+	recipe_free(&r);
+	CHECK_INT(recipe_load_overrides("measure_timeout.yaml", NULL, 0, &r, err), -1);
+	fclose(err);
+}
+
+/* Every bad recipe: the load that plans a run (recipe_load_overrides, as
+ * expand and run load) fails and prints exactly its .err file. */
 static void test_bad(void)
 {
 	DIR *d = opendir(".");
@@ -397,7 +413,7 @@ static void test_bad(void)
 		size_t len = 0;
 		FILE *err = open_memstream(&buf, &len);
 		struct recipe r;
-		int rc = recipe_load(names[i], &r, err);
+		int rc = recipe_load_overrides(names[i], NULL, 0, &r, err);
 		fclose(err);
 		CHECK_INT(rc, -1);
 		CHECK(r.text == NULL && r.factors == NULL && r.name == NULL);
@@ -513,6 +529,7 @@ int main(void)
 	test_minimal();
 	enter("bad");
 	test_bad();
+	test_run_dir_checks();
 	free(top);
 	return T_DONE();
 }
