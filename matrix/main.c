@@ -16,8 +16,9 @@
 #define HELP_ONLY                                                                        \
 	"FILTER (--only): terms separated by commas, each NAME=LEVEL or NAME=L1|L2|...;\n"  \
 	"a point is kept when it matches every term: --only 'model=resnet50|resnet18,batch=64'.\n" \
-	"id=ID keeps the point with that id (as 'matrix expand' prints it). Factors and\n"  \
-	"levels are the recipe's; a filter that keeps no point is an error.\n"
+	"id=ID keeps the point with that id (as 'matrix expand' prints it), id=ID1|ID2|...\n" \
+	"the points with those. Factors and levels are the recipe's; a filter that keeps\n" \
+	"no point is an error.\n"
 #define HELP_OVERRIDES                                                                   \
 	"KEY=VALUE (overrides, applied to the recipe before anything else): KEY a factor\n" \
 	"replaces its levels (batch=32, precision=fp16,bf16), factors.NAME=... adds one;\n" \

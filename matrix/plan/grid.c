@@ -312,8 +312,10 @@ void grid_point_id(const struct recipe *r, const size_t *level, unsigned repeat,
 struct grid_filter {
 	size_t nfactors;
 	unsigned char **allow; /* per factor: NULL (any) or nlevels flags */
-	char **ids;            /* id=... terms */
+	char **ids;            /* the ids of the id=ID|ID... terms, one after the other */
 	size_t nids;
+	size_t *id_term;       /* nids: the term each id came from, 0, 1, ... */
+	size_t nid_terms;
 };
 
 struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, FILE *err)
@@ -331,8 +333,16 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 		*eq = '\0';
 		const char *name = term, *values = eq + 1;
 		if (strcmp(name, "id") == 0) {
-			f->ids = xrealloc(f->ids, (f->nids + 1) * sizeof(char *));
-			f->ids[f->nids++] = xstrdup(values);
+			/* id=A|B as NAME=L1|L2: either id (it kept none: 'A|B' was one id) */
+			char *icopy = xstrdup(values), *isave = NULL;
+			for (char *v = strtok_r(icopy, "|", &isave); v; v = strtok_r(NULL, "|", &isave)) {
+				f->ids = xrealloc(f->ids, (f->nids + 1) * sizeof(char *));
+				f->id_term = xrealloc(f->id_term, (f->nids + 1) * sizeof(size_t));
+				f->id_term[f->nids] = f->nid_terms;
+				f->ids[f->nids++] = xstrdup(v);
+			}
+			free(icopy);
+			f->nid_terms++;
 			continue;
 		}
 		long fi = recipe_factor_index(r, name);
@@ -397,11 +407,13 @@ int grid_filter_match(const struct grid_filter *f, const struct point *p)
 	for (size_t i = 0; i < f->nfactors; i++)
 		if (f->allow[i] && !f->allow[i][p->level[i]])
 			return 0;
-	if (f->nids) {
-		for (size_t i = 0; i < f->nids; i++)
-			if (strcmp(f->ids[i], p->id) == 0)
-				return 1;
-		return 0;
+	/* every id term holds the point's id, as every factor term its level */
+	for (size_t t = 0; t < f->nid_terms; t++) {
+		size_t i = 0;
+		while (i < f->nids && !(f->id_term[i] == t && strcmp(f->ids[i], p->id) == 0))
+			i++;
+		if (i == f->nids)
+			return 0;
 	}
 	return 1;
 }
@@ -415,6 +427,7 @@ void grid_filter_free(struct grid_filter *f)
 	for (size_t i = 0; i < f->nids; i++)
 		free(f->ids[i]);
 	free(f->ids);
+	free(f->id_term);
 	free(f->allow);
 	free(f);
 }

@@ -46,6 +46,13 @@ check lvl2 2 "$MATRIX" expand a.yaml --only batch=2
 echo "matrix: --only: no point of the plan matches 'id=deadbeef'" > id.want
 check id 2 "$MATRIX" expand a.yaml --only model=resnet18,id=deadbeef
 check id 2 "$MATRIX" run a.yaml --only id=deadbeef --out never
+# id=A|B keeps both points, as NAME=L1|L2 keeps both levels (it kept none:
+# 'A|B' was taken for one id); id terms, as every term, must all match
+ids=$("$MATRIX" expand a.yaml --format csv | awk -F, 'NR > 1 && NR <= 3 { print $1 }' | tr '\n' '|')
+expect_eq "$("$MATRIX" expand a.yaml --only "id=${ids%|}" --count)" 2 "id=A|B"
+a=${ids%%|*}
+b=${ids#*|}; b=${b%|}
+expect_status 2 "$MATRIX" expand a.yaml --only "id=$a,id=$b" --count 2> /dev/null
 [ ! -e never ] || fail "a filter that keeps nothing created the run directory"
 echo "matrix: --only: no point of the plan matches every term of 'model=resnet50,batch=1,precision=fp16'" > every.want
 check every 2 "$MATRIX" expand a.yaml --only model=resnet50,batch=1,precision=fp16
