@@ -1696,9 +1696,13 @@ static void check_duplicate_levels(struct loader *L, struct factor *f)
 			struct mark m = f->level_marks[refs[j].i];
 			const char *why, *all = f->vocab ? vocab_check_level(f->vocab, "all", &why) : NULL;
 			int cores = all && !strcmp(f->vocab->name, "threads") && !strcmp(all, f->levels[refs[j].i]);
-			errorf(L, m, "duplicate level '%s' in factor '%s' (first at line %u%s%s)", f->levels[refs[j].i],
-			       f->name, f->level_marks[refs[first].i].line, cores ? "; all is this machine's cores: " : "",
-			       cores ? all : "");
+			/* an override's marks have no line: 'first at line 0' said nothing */
+			unsigned line = f->level_marks[refs[first].i].line;
+			char at[48] = "earlier in the override";
+			if (line)
+				snprintf(at, sizeof(at), "first at line %u", line);
+			errorf(L, m, "duplicate level '%s' in factor '%s' (%s%s%s)", f->levels[refs[j].i], f->name, at,
+			       cores ? "; all is this machine's cores: " : "", cores ? all : "");
 		}
 	free(refs);
 }

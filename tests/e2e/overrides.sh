@@ -108,4 +108,6 @@ expect_eq "$("$MATRIX" expand a.yaml 'factors.batch.range=[2,32]' factors.batch.
 check "a.yaml: override 'factors.batch.range=[2,32,64]': 'factors.batch.range' takes the range's two ends, [START,END] (or START..END), integers; a step is factors.batch.step=+K|xK, or give the levels as batch=START..END:xK" 'factors.batch.range=[2,32,64]'
 check "a.yaml: override 'factors.batch.range=[32,2]': 'factors.batch.range' must be [START, END] with 0 <= START <= END, not [32, 2]" 'factors.batch.range=[32,2]'
 check "a.yaml: override 'factors.batch.step=x2': factor 'batch' is a list of levels, not a range: a step needs its range first (factors.batch.range=[START,END] factors.batch.step=x2), or give the levels as batch=START..END:x2" factors.batch.step=x2
+# a level given twice in an override: said so, not "(first at line 0)"
+check "a.yaml: override 'batch=8,8': duplicate level '8' in factor 'batch' (earlier in the override)" batch=8,8
 echo ok
