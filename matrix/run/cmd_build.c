@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "images.h"
+#include "plan/catalog.h"
 #include "plan/recipe.h"
 #include "util.h"
 
@@ -58,7 +59,8 @@ int cmd_build(int argc, char **argv)
 		rc = cmd_usage("build");
 		goto out;
 	}
-	if (recipe_load_overrides(path, ovr, novr, &r, stderr) < 0)
+	/* a recipe by name, as run and expand take it ('unable to read NAME') */
+	if (!(path = catalog_resolve(path, stderr)) || recipe_load_overrides(path, ovr, novr, &r, stderr) < 0)
 		goto out;
 	have_recipe = 1;
 	long cf = recipe_factor_index(&r, "container");

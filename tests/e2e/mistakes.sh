@@ -125,4 +125,11 @@ typo.yaml:5:3: unknown factor 'channel_last' (did you mean 'channels_last'?)
     ^
 TXT
 check typo 2 "$MATRIX" expand typo.yaml
+# matrix build takes a recipe by name as run and expand do (it said
+# "unable to read 'NAME'"): found in $MATRIX_RECIPES, then its own checks
+mkdir -p named
+cp a.yaml named/bynm.yaml
+set +e; MATRIX_RECIPES=$work/named "$MATRIX" build bynm > /dev/null 2> b.err; got=$?; set -e
+expect_eq "$got" 2 "build of a recipe without containers"
+expect_eq "$(cat b.err)" "matrix: build: '$work/named/bynm.yaml' has no 'container' factor: nothing to build" "build by name"
 echo ok
