@@ -72,6 +72,19 @@ static int on_path(const char *name)
 	return found;
 }
 
+/* The last non-empty line of out, cleaned for a terminal (the reason a
+ * slurm command gives last: "sbatch: fatal: ..."), or "" (allocated). */
+static char *last_line(const struct strbuf *out)
+{
+	const char *s = out->buf ? out->buf : "", *end = s + out->len;
+	while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	const char *start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	return text_clean(start, (size_t)(end - start), 500);
+}
+
 int slurm_check(const struct slurm_spec *sp, FILE *err)
 {
 	static const char *const tools[] = {"sbatch", "squeue", "scancel"};
@@ -81,18 +94,25 @@ int slurm_check(const struct slurm_spec *sp, FILE *err)
 				     "login node, or use the local executor\n", tools[i]);
 			return -1;
 		}
-	if (sp->partition) {
-		struct strbuf out = {0};
-		char *argv[] = {"sinfo", "-h", "-o", "%R", NULL};
-		int rc = run_capture(argv, &out), found = 0;
-		for (char *save = NULL, *l = rc == 0 ? strtok_r(out.buf, "\n", &save) : NULL; l && !found;
-		     l = strtok_r(NULL, "\n", &save))
-			found = strcmp(l, sp->partition) == 0;
+	/* a slurm that does not answer (no controller, no configuration) is
+	 * found here, before the run directory is made, not by sbatch after */
+	struct strbuf out = {0};
+	char *argv[] = {"sinfo", "-h", "-o", "%R", NULL};
+	int rc = on_path("sinfo") ? run_capture(argv, &out) : -2, found = 0;
+	if (rc != 0 && rc != -2) {
+		char *last = last_line(&out);
+		error_to(err, "run: slurm does not answer: 'sinfo' failed (exit status %d): %s", rc, last);
+		free(last);
 		sb_free(&out);
-		if (rc == 0 && !found) {
-			error_to(err, "run: slurm has no partition '%s' (see 'sinfo')", sp->partition);
-			return -1;
-		}
+		return -1;
+	}
+	for (char *save = NULL, *l = rc == 0 && sp->partition ? strtok_r(out.buf, "\n", &save) : NULL; l && !found;
+	     l = strtok_r(NULL, "\n", &save))
+		found = strcmp(l, sp->partition) == 0;
+	sb_free(&out);
+	if (rc == 0 && sp->partition && !found) {
+		error_to(err, "run: slurm has no partition '%s' (see 'sinfo')", sp->partition);
+		return -1;
 	}
 	return 0;
 }
@@ -150,18 +170,20 @@ int slurm_submit(char *const *argv, char **job, FILE *err)
 {
 	struct strbuf out = {0};
 	int rc = run_capture(argv, &out);
+	/* its reason, before strtok_r below cuts the lines with NULs (shown as \x00) */
+	char *last = last_line(&out);
 	/* --parsable: the last line is "JOBID" or "JOBID;CLUSTER" */
 	char *line = NULL;
 	for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		line = l;
 	size_t digits = line ? strspn(line, "0123456789") : 0;
 	if (rc != 0 || !digits || (line[digits] && line[digits] != ';')) {
-		char *msg = text_clean(out.buf, out.len, 2000);
-		error_to(err, "run: sbatch refused the study (exit status %d): %s", rc, msg);
-		free(msg);
+		error_to(err, "run: sbatch refused the study (exit status %d): %s", rc, last);
+		free(last);
 		sb_free(&out);
 		return -1;
 	}
+	free(last);
 	*job = xstrndup(line, digits);
 	sb_free(&out);
 	return 0;

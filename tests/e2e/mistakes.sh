@@ -132,4 +132,17 @@ cp a.yaml named/bynm.yaml
 set +e; MATRIX_RECIPES=$work/named "$MATRIX" build bynm > /dev/null 2> b.err; got=$?; set -e
 expect_eq "$got" 2 "build of a recipe without containers"
 expect_eq "$(cat b.err)" "matrix: build: '$work/named/bynm.yaml' has no 'container' factor: nothing to build" "build by name"
+# --executor slurm where slurm does not answer (installed, no controller or
+# configuration): refused before the run directory is made, with sinfo's
+# reason (the run made it, then sbatch failed, exit 1, and the reason's
+# lines were joined by \x00). Stand-in tools: sinfo fails as Slurm's does.
+mkdir -p fakeslurm
+for t in sbatch squeue scancel; do printf '#!/bin/sh\necho "$0 ran" >> %s/ran\nexit 1\n' "$work" > fakeslurm/$t; done
+printf '#!/bin/sh\necho "sinfo: error: fetch_config: DNS SRV lookup failed" >&2\necho "sinfo: fatal: Could not establish a configuration source" >&2\nexit 1\n' > fakeslurm/sinfo
+chmod +x fakeslurm/*
+set +e; PATH=$work/fakeslurm:$PATH "$MATRIX" run a.yaml --executor slurm --out sl > /dev/null 2> sl.err; got=$?; set -e
+expect_eq "$got" 2 "slurm that does not answer"
+expect_eq "$(cat sl.err)" "matrix: run: slurm does not answer: 'sinfo' failed (exit status 1): sinfo: fatal: Could not establish a configuration source" "its message"
+[ ! -e sl ] || fail "a run directory was made for a slurm that does not answer"
+[ ! -e ran ] || fail "sbatch ran: $(cat ran)"
 echo ok
