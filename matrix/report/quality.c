@@ -41,8 +41,8 @@ static void range(double *lo, double *hi, double v)
 		*hi = v;
 }
 
-static void note(struct quality *q, const struct table *t, size_t r, const struct recipe *rc,
-		 const long *fcol, char *what)
+static void note_as(struct quality *q, const struct table *t, size_t r, const struct recipe *rc,
+		    const long *fcol, char *what, int of_row)
 {
 	q->notes = xrealloc(q->notes, (q->nnotes + 1) * sizeof(*q->notes));
 	struct quality_note *n = &q->notes[q->nnotes++];
@@ -52,8 +52,20 @@ static void note(struct quality *q, const struct table *t, size_t r, const struc
 	for (size_t f = 0; f < rc->nfactors; f++)
 		if (fcol[f] >= 0 && rc->factors[f].nlevels > 1)
 			sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", rc->factors[f].name, t->rows[r].cell[fcol[f]]);
+	/* a note on one row names its repeat as matrix run's lines do: the
+	 * repeats of a point read alike, "device=cpu threads=2" three times */
+	const char *rep = of_row ? table_cell(t, r, "repeat") : NULL;
+	if (rep && *rep && strcmp(rep, "0") != 0)
+		sb_printf(&sb, "%srepeat=%s", sb.len ? " " : "", rep);
 	n->label = sb.buf ? sb.buf : xstrdup("(all)");
 	n->what = what;
+}
+
+/* A note on row r alone (its CI, its machine). */
+static void note(struct quality *q, const struct table *t, size_t r, const struct recipe *rc, const long *fcol,
+		 char *what)
+{
+	note_as(q, t, r, rc, fcol, what, 1);
 }
 
 /* Rows of one point (all its repeats) compare equal: same level of every factor. */
@@ -112,13 +124,14 @@ static void scan_repeats(const struct table *t, const struct recipe *rc, const l
 			    table_number(t, (size_t)slow, "step_ms_hi", &shi) == 0 && slo > fhi) {
 				q->disagree++;
 				char n[7][32];
-				note(q, t, (size_t)fast, rc, fcol,
+				note_as(q, t, (size_t)fast, rc, fcol,
 				     xasprintf("%zu processes disagree beyond their within-process 95%% CIs: "
 					       "step time %s ms (%s..%s ms) in one, %s ms (%s..%s ms) "
 					       "in another, %s %% apart",
 					       j - i, fmt_sig3(n[0], fv), fmt_sig3(n[1], flo), fmt_sig3(n[2], fhi),
 					       fmt_sig3(n[3], sv), fmt_sig3(n[4], slo), fmt_sig3(n[5], shi),
-					       fmt_sig3(n[6], 100.0 * (sv - fv) / fv)));
+					       fmt_sig3(n[6], 100.0 * (sv - fv) / fv)),
+				     0);
 			}
 		}
 		i = j;

@@ -7,12 +7,13 @@
 # measured but never in a matched pair says that instead. The effects table
 # names the levels it has no row for in the same way. The per-point table
 # has one row per point: a point's repeats that failed alike are one row
-# ("unsupported (2 processes)"), where they were a row each, alike.
+# ("unsupported (2 processes)"), where they were a row each, alike; and the
+# quality notes on one process name its repeat.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<'YAML'
 name: empty_items
 engine: command
-command: [sh, -c, 'if [ {dev} = gpu ]; then printf "status=unsupported\nreason=no GPU here\n" > "$MATRIX_RESULT"; exit 3; fi; printf "status=ok\nthroughput=%s\nunit=samples/s\nstep_ms=1\nstep_ms_lo=0.99\nstep_ms_hi=1.01\n" {n}00 > "$MATRIX_RESULT"']
+command: [sh, -c, 'if [ {dev} = gpu ]; then printf "status=unsupported\nreason=no GPU here\n" > "$MATRIX_RESULT"; exit 3; fi; printf "status=ok\nthroughput=%s\nunit=samples/s\nstep_ms=1\nstep_ms_lo=0.99\nstep_ms_hi=1.01\nci_met=0\nrel_ci=0.01\n" {n}00 > "$MATRIX_RESULT"']
 factors:
   dev: [cpu, gpu]
   n: [1, 2]
@@ -48,3 +49,7 @@ expect_eq "$(echo "$pp" | grep -c '^| gpu |')" 4 "one row per gpu point"
 expect_grep '^| gpu | 1 | a | x |  |  | unsupported (2 processes) |$' run/report.md "a point's two unsupported processes: one row"
 expect_eq "$(echo "$pp" | grep -c '^| cpu |')" 4 "one row per cpu point"
 expect_grep "8 measured with a value of throughput (4 distinct points after merging repeats)" run/report.md "the count line"
+# the measurement quality notes on one row name its repeat, as matrix run's
+# lines do: a point's two processes that missed the CI target read alike
+expect_grep '^- dev=cpu n=1 k=a m=x ([0-9a-f]*): missed the CI target' run/report.md "the first process's note"
+expect_grep '^- dev=cpu n=1 k=a m=x repeat=1 ([0-9a-f]*): missed the CI target' run/report.md "the second process's note names its repeat"
