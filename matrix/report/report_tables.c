@@ -212,6 +212,27 @@ static void add_improvements(const struct run *run, struct rtable *t, size_t f, 
 	improvements_free(rows, n);
 }
 
+/* Why the recipe's improvement im has no row, said in sb: a level of its
+ * factor with no measured point, or no two measured points that differ in
+ * that factor alone. */
+static void improvement_none(const struct run *run, const struct report_improvement *im, struct strbuf *sb)
+{
+	const struct cellset *cs = &run->cells;
+	size_t f = (size_t)im->factor, nfrom = 0, nto = 0;
+	for (size_t c = 0; c < cs->ncells; c++) {
+		nfrom += CELL_LEVEL(cs, c, f) == (size_t)im->from;
+		nto += CELL_LEVEL(cs, c, f) == (size_t)im->to;
+	}
+	const char *name = run->recipe.factors[f].name;
+	sb_printf(sb, " No row for %s %s -> %s: ", name, run_level(run, f, (size_t)im->from),
+		  run_level(run, f, (size_t)im->to));
+	if (!nfrom || !nto)
+		sb_printf(sb, "no point at %s=%s has a value of %s (the last table says why).", name,
+			  run_level(run, f, (size_t)(nto ? im->from : im->to)), run->metric.name);
+	else
+		sb_printf(sb, "no two measured points differ in %s alone.", name);
+}
+
 /* The form of the compile study (001): one row per level of the first `by`
  * factors, and for each level of the last one its baseline, new value and
  * improvement side by side. */
@@ -247,6 +268,14 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 	size_t n;
 	struct improvement *rows = improvements_compute(&run->cells, (size_t)im->factor, (size_t)im->from,
 							 (size_t)im->to, by, nby, run->metric.higher_better, &n);
+	if (!n) { /* "(none)" alone said nothing */
+		struct strbuf none = {0};
+		improvement_none(run, im, &none);
+		char *c = xasprintf("%s.%s", t->caption, none.buf);
+		free(t->caption);
+		t->caption = c;
+		sb_free(&none);
+	}
 	char **row = xcalloc(ncols, sizeof(char *));
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -278,27 +307,6 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 	free(title);
 	improvements_free(rows, n);
 	return t;
-}
-
-/* Why the recipe's improvement im has no row, said in sb: a level of its
- * factor with no measured point, or no two measured points that differ in
- * that factor alone. */
-static void improvement_none(const struct run *run, const struct report_improvement *im, struct strbuf *sb)
-{
-	const struct cellset *cs = &run->cells;
-	size_t f = (size_t)im->factor, nfrom = 0, nto = 0;
-	for (size_t c = 0; c < cs->ncells; c++) {
-		nfrom += CELL_LEVEL(cs, c, f) == (size_t)im->from;
-		nto += CELL_LEVEL(cs, c, f) == (size_t)im->to;
-	}
-	const char *name = run->recipe.factors[f].name;
-	sb_printf(sb, " No row for %s %s -> %s: ", name, run_level(run, f, (size_t)im->from),
-		  run_level(run, f, (size_t)im->to));
-	if (!nfrom || !nto)
-		sb_printf(sb, "no point at %s=%s has a value of %s (the last table says why).", name,
-			  run_level(run, f, (size_t)(nto ? im->from : im->to)), run->metric.name);
-	else
-		sb_printf(sb, "no two measured points differ in %s alone.", name);
 }
 
 static struct rtable *improvements_table(const struct run *run, const struct report_tables *rt)

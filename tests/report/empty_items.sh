@@ -26,7 +26,7 @@ baseline: {dev: cpu, n: 1}
 repeat: 2
 report:
   improvements:
-    - {factor: dev, from: cpu, to: gpu, by: [n]}
+    - {factor: dev, from: cpu, to: gpu, by: [n, k]}
     - {factor: k, from: a, to: b}
     - {factor: n, from: 1, to: 2, by: [dev]}
 YAML
@@ -53,3 +53,9 @@ expect_grep "8 measured with a value of throughput (4 distinct points after merg
 # lines do: a point's two processes that missed the CI target read alike
 expect_grep '^- dev=cpu n=1 k=a m=x ([0-9a-f]*): missed the CI target' run/report.md "the first process's note"
 expect_grep '^- dev=cpu n=1 k=a m=x repeat=1 ([0-9a-f]*): missed the CI target' run/report.md "the second process's note names its repeat"
+# its side-by-side table (two by factors) says the same over its "(none)"
+cap=$(sed -n '/^### Improvement of dev cpu -\\> gpu by k, side by side$/,/^(none)$/p' run/report.md | sed -n 3p)
+case $cap in
+*"(values in samples/s; the 95% intervals are in tables/improvements.csv). No row for dev cpu -\> gpu: no point at dev=gpu has a value of throughput (the last table says why).") ;;
+*) fail "side-by-side caption: $cap" ;;
+esac
