@@ -383,6 +383,13 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 						sb_printf(&sb, "%s %s", l ? "," : "", fa->levels[l]);
 					sb_puts(&sb, ")");
 				}
+				/* a level with ',' or '|' cannot be written in a filter */
+				for (size_t l = 0; l < fa->nlevels; l++)
+					if (strpbrk(fa->levels[l], ",|")) {
+						sb_printf(&sb, "; a level with ',' or '|' in it ('%s') is kept by its "
+							       "points' id=ID|ID (matrix expand prints them)", fa->levels[l]);
+						break;
+					}
 				error_to(err, "--only: factor '%s' has no level '%s'%s", name, v, sb.buf);
 				sb_free(&sb);
 				free(vcopy);

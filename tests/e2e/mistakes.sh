@@ -145,4 +145,17 @@ expect_eq "$got" 2 "slurm that does not answer"
 expect_eq "$(cat sl.err)" "matrix: run: slurm does not answer: 'sinfo' failed (exit status 1): sinfo: fatal: Could not establish a configuration source" "its message"
 [ ! -e sl ] || fail "a run directory was made for a slurm that does not answer"
 [ ! -e ran ] || fail "sbatch ran: $(cat ran)"
+# a level with a comma cannot be written in --only (commas separate its
+# terms): the error says how to keep its points (it listed 'a,b' among the
+# levels and left the user to wonder why 'lvl=a,b' was 'no level a')
+cat > comma.yaml <<'YAML'
+name: comma
+engine: command
+command: [sh, -c, 'exit 0', "{lvl}"]
+factors:
+  lvl: ["a,b", c]
+YAML
+set +e; "$MATRIX" expand comma.yaml --only 'lvl=a,b' --count > /dev/null 2> c.err; got=$?; set -e
+expect_eq "$got" 2 "--only with a comma level"
+expect_eq "$(cat c.err)" "matrix: --only: factor 'lvl' has no level 'a' (levels: a,b, c); a level with ',' or '|' in it ('a,b') is kept by its points' id=ID|ID (matrix expand prints them)" "the way to keep it"
 echo ok
