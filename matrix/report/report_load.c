@@ -374,6 +374,16 @@ static int load_merged(struct run *run, const char *dir, struct table *t, int *h
 	return rc;
 }
 
+/* The throughput's unit: the first ok row's that names one (the engines
+ * write samples/s; matrix time runs/s), NULL when none does. */
+static const char *throughput_unit(const struct table *t, const struct cols *c)
+{
+	for (size_t r = 0; c->unit >= 0 && r < t->nrows; r++)
+		if (!strcmp(t->rows[r].cell[c->status], "ok") && *t->rows[r].cell[c->unit])
+			return t->rows[r].cell[c->unit];
+	return NULL;
+}
+
 /* Find the columns of t, and check the metric when one was asked for.
  * Returns 0, or -1 after printing why to err. */
 static int find_columns(const struct table *t, const struct recipe *r, const char *dir,
@@ -506,6 +516,16 @@ static void load_row(struct run *run, const struct table *t, size_t i, const str
 		free(bad);
 		return;
 	}
+	/* a throughput in another unit (tokens/s, runs/s beside samples/s) is not
+	 * the same quantity: compared, it made gains between units */
+	const char *unit = cl->unit >= 0 ? t->rows[i].cell[cl->unit] : "";
+	if (!strcmp(run->metric.name, "throughput") && *unit && strcmp(unit, run->metric.unit) != 0) {
+		char *why2 = xasprintf("throughput in %s, not %s as the other rows: not compared with them", unit,
+				       run->metric.unit);
+		add_failure(run, t, i, cl->factor, status, why2);
+		free(why2);
+		return;
+	}
 	run->ok_rows++;
 	/* the step's interval is the order statistics around the median step,
 	 * seldom symmetric: the point's (symmetric, log scale) interval takes
@@ -592,8 +612,7 @@ int run_load_notes(struct run *run, const char *dir, const char *metric, FILE *e
 	if (find_columns(&t, r, dir, cpath, metric, &cl, err) != 0)
 		goto out;
 	const char *mname = metric ? metric : (r->report.metric ? r->report.metric : "throughput");
-	metric_describe(&run->metric, mname,
-			cl.unit >= 0 && t.nrows ? t.rows[0].cell[cl.unit] : NULL);
+	metric_describe(&run->metric, mname, throughput_unit(&t, &cl));
 	unsigned char *keep = latest_rows(&t, &cl);
 	level = xmalloc((r->nfactors ? r->nfactors : 1) * sizeof(size_t));
 	for (size_t f = 0; f < r->nfactors; f++)
