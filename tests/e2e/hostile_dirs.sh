@@ -57,18 +57,20 @@ expect_status 0 "$MATRIX" run --resume ed --no-report > out.txt 2> err.txt
 # /dev/zero until it ran out of memory, and 'matrix merge' the same; the
 # pages now say the file is not a regular file. A recipe.yaml that is a
 # FIFO is an empty recipe, not a hang. Under a timeout and a memory limit.
+vlimit=1000000 # not under AddressSanitizer, whose shadow memory cannot live under it
+if ldd "$MATRIX" 2>/dev/null | grep -q libasan; then vlimit=unlimited; fi
 for kind in fifo zero; do
 	cp -r run env$kind
 	rm env$kind/env.txt
 	if [ $kind = fifo ]; then mkfifo env$kind/env.txt; else ln -s /dev/zero env$kind/env.txt; fi
 	set +e
-	(ulimit -v 1000000; timeout 20 "$MATRIX" report --quiet env$kind) > out.txt 2> err.txt
+	(ulimit -v $vlimit; timeout 20 "$MATRIX" report --quiet env$kind) > out.txt 2> err.txt
 	rc=$?
 	set -e
 	[ $rc = 0 ] || fail "report with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"
 	expect_grep '^(env.txt is not a regular file)$' env$kind/report.md "the $kind env.txt in report.md"
 	set +e
-	(ulimit -v 1000000; timeout 20 "$MATRIX" merge env$kind run --out merged$kind --quiet) > out.txt 2> err.txt
+	(ulimit -v $vlimit; timeout 20 "$MATRIX" merge env$kind run --out merged$kind --quiet) > out.txt 2> err.txt
 	rc=$?
 	set -e
 	[ $rc = 0 ] || fail "merge with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"

@@ -30,8 +30,12 @@ done
 # a recipe that never ends (issue 22): 'matrix expand /dev/zero' read until
 # memory ran out (4 GB in 3 s here); now it stops after 8 MiB. Run under a
 # memory limit and a timeout, so that without the cap it fails, not the host.
+# (AddressSanitizer's shadow memory cannot live under ulimit -v: the limit
+# is left out there, as in hostile_point_files.sh)
+vlimit=1000000
+if ldd "$MATRIX" 2>/dev/null | grep -q libasan; then vlimit=unlimited; fi
 set +e
-(ulimit -v 1000000; timeout 20 "$MATRIX" expand /dev/zero) > "$out/zero.out" 2> "$out/zero.err"
+(ulimit -v $vlimit; timeout 20 "$MATRIX" expand /dev/zero) > "$out/zero.out" 2> "$out/zero.err"
 rc=$?
 set -e
 [ "$rc" = 2 ] && [ "$(cat "$out/zero.err")" = "matrix: unable to read '/dev/zero': more than 8 MiB, no recipe is that long" ] || {
