@@ -10,9 +10,14 @@
  * difference is significant beyond the run-to-run noise (see decide and
  * settle: a shift of a whole run against another made at another time,
  * bounded by --run-noise) and the change is at least the threshold (2% by
- * default). Exit status: 0; 1 when --fail-on-regression PCT
- * is given and some matched point is SLOWER by more than PCT percent; 2 on
- * bad input or no matched point. PCT may end with a % sign. */
+ * default). A point measured in one process on either side is
+ * "unreplicated": its change and interval are shown, not decided (one
+ * process says nothing of the point's variation between processes, whose
+ * tails under load reach tens of percent: tests/stats/NOTES.md). Exit
+ * status: 0; 1 when --fail-on-regression PCT is given and some matched
+ * point is SLOWER by more than PCT percent, or is unreplicated and slower
+ * by more than PCT beyond its interval (a possible regression); 2 on bad
+ * input or no matched point. PCT may end with a % sign. */
 #include "config.h"
 
 #include <math.h>
@@ -365,7 +370,10 @@ static void settle(struct match *m, size_t nm, double spread, double r)
 /* The verdicts counted over the matched points, the sums of the geometric
  * mean, and what the summary says of all the matches. */
 struct tally {
-	size_t faster, slower, noise, small, unknown, regressed, within;
+	size_t faster, slower, noise, small, unknown, regressed;
+	size_t unrep;         /* one process on a side: not decided */
+	size_t unrep_out;     /* of those, beyond their interval */
+	size_t possible;      /* of those, a possible regression (--fail-on-regression) */
 	double slog, su2;
 	double gm, gu;        /* geometric mean gain, half-width of its 95% CI (log) */
 	double shift;         /* median log gain: the shift common to every point */
@@ -380,6 +388,17 @@ static const char *verdict(const struct match *x, const struct compare_opts *o, 
 	if (x->significant < 0) {
 		ty->unknown++;
 		return "(no CI)";
+	} else if (x->within) {
+		/* one process on a side: nothing tells this point's variation
+		 * between processes, whose tails (a process hit by other load)
+		 * reach tens of percent; its change is shown, not decided */
+		ty->unrep++;
+		if (x->significant) {
+			ty->unrep_out++;
+			if (!isnan(o->fail_pct) && change < 0 && -change > o->fail_pct && fabs(change) >= o->threshold)
+				ty->possible++;
+		}
+		return "unreplicated";
 	} else if (!x->significant) {
 		ty->noise++;
 		return "~";
@@ -563,23 +582,29 @@ static int print_summary(const struct run *a, const struct run *b, size_t nm, co
 		printf(", %zu without a CI", ty->unknown);
 	printf("\n");
 	print_run_noise(o, ty);
-	if (ty->within && !isnan(spread))
-		printf("note: %zu points were measured in a single process on one side: their interval holds "
-		       "only the noise within that process, so their interval is at least 1.96 x the "
-		       "spread of all matched points' log gains around their median (%.2f %%, 1.4826 MAD) "
-		       "before the run noise joins it; measure with repeat: 3 or more\n",
-		       ty->within, 100 * spread);
-	else if (ty->within)
-		printf("note: %zu points were measured in a single process on one side: their interval holds "
-		       "only the noise within that process, not the larger variation between fresh processes, "
-		       "so their verdicts are less certain than they look; measure with repeat: 3 or more\n",
-		       ty->within);
+	if (ty->unrep) {
+		printf("unreplicated: %zu points measured in one process on a side (%zu of them beyond their "
+		       "interval): their changes are shown but not decided: one process per point says nothing of "
+		       "that point's variation between fresh processes, whose tails (a process hit by other load) "
+		       "reach tens of percent; measure with repeat: 3 or more to decide them",
+		       ty->unrep, ty->unrep_out);
+		if (!isnan(spread))
+			printf(" (their interval: at least 1.96 x the spread of all matched points' log gains "
+			       "around their median, %.2f %%, 1.4826 MAD, with the run noise)", 100 * spread);
+		printf("\n");
+	}
+	int rc = 0;
 	if (!isnan(o->fail_pct) && ty->regressed) {
 		printf("regression: %zu matched points significantly slower by more than %g%%\n", ty->regressed,
 		       o->fail_pct);
-		return 1;
+		rc = 1;
 	}
-	return 0;
+	if (!isnan(o->fail_pct) && ty->possible) {
+		printf("possible regression: %zu unreplicated points slower by more than %g%% beyond their "
+		       "interval (one process on a side: confirm with repeat: 3)\n", ty->possible, o->fail_pct);
+		rc = 1;
+	}
+	return rc;
 }
 
 /* A number for JSON: every digit, or null. */
@@ -669,8 +694,10 @@ static void compare_json(const struct run *a, const struct run *b, const struct 
 	sb_puts(sb, ", \"spread_pct\": ");
 	json_num(sb, 100 * ty->spread);
 	sb_printf(sb, ", \"faster\": %zu, \"slower\": %zu, \"within_noise\": %zu, \"small\": %zu, "
-		      "\"no_ci\": %zu, \"regressed\": %zu}\n}\n",
-		  ty->faster, ty->slower, ty->noise, ty->small, ty->unknown, ty->regressed);
+		      "\"no_ci\": %zu, \"unreplicated\": %zu, \"unreplicated_beyond_ci\": %zu, \"regressed\": %zu, "
+		      "\"possible_regressions\": %zu}\n}\n",
+		  ty->faster, ty->slower, ty->noise, ty->small, ty->unknown, ty->unrep, ty->unrep_out, ty->regressed,
+		  ty->possible);
 }
 
 /* --format csv: a row per match, the factors of A, both values, the gain
@@ -748,7 +775,10 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 		gain_ci(lo, hi, log(gm) - gu, log(gm) + gu);
 		sb_printf(sb, " (95%% CI %s .. %s)", lo, hi);
 	}
-	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise.\n", ty->faster, ty->slower, ty->noise);
+	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise", ty->faster, ty->slower, ty->noise);
+	if (ty->unrep)
+		sb_printf(sb, ", %zu unreplicated (one process on a side: change shown, not decided)", ty->unrep);
+	sb_puts(sb, ".\n");
 	sb_printf(sb, "Run-to-run noise %s%% (`--run-noise`) in every interval; the shift common to every "
 		  "point (median gain) is %s.\n", sig3(c, o->noise_pct, 0), sig3(g, exp(ty->shift), 0));
 }
@@ -807,7 +837,6 @@ int cmd_compare(int argc, char **argv)
 	marks = xmalloc(nm * sizeof(char *));
 	for (size_t i = 0; i < nm; i++) {
 		marks[i] = verdict(&m[i], &o, &ty);
-		ty.within += m[i].within && isnan(m[i].p);
 		ty.slog += log(m[i].gain);
 		ty.su2 += m[i].u * m[i].u;
 	}
@@ -826,7 +855,7 @@ int cmd_compare(int argc, char **argv)
 			compare_markdown(&a, &b, m, nm, &o, marks, &ty, &sb);
 		fwrite(sb.buf, 1, sb.len, stdout);
 		sb_free(&sb);
-		rc = !isnan(o.fail_pct) && ty.regressed ? 1 : 0;
+		rc = !isnan(o.fail_pct) && (ty.regressed || ty.possible) ? 1 : 0;
 	}
 out:
 	free(marks);
