@@ -1,6 +1,7 @@
 # effects.gp - what each setting buys: one row per factor and level, each dot
 # the gain of one matched pair (points equal in every other factor) on a log
-# axis, the geometric mean as a black diamond, 1 (no change) dashed.
+# axis, the geometric mean as a black diamond with its 95% interval as
+# whiskers, 1 (no change) dashed.
 # Keys: @TITLE@ @XLABEL@ @YTICS@ @YMAX@ @EXTRA@ @PLOT@
 set title "@TITLE@"
 set xlabel "@XLABEL@"

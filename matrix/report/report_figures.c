@@ -253,6 +253,7 @@ struct scatter_spec {
 	size_t x;
 	long color;
 	const double *y;
+	const double *u;                  /* half-width of y's 95% interval, log scale; NaN none */
 	const struct report_facet *facet; /* the recipe item's, or NULL */
 };
 
@@ -298,13 +299,16 @@ static void scatter_panel(struct figs *F, const struct scatter_spec *sp, const s
 				continue;
 			if (n == 0 && *blocks)
 				sb_puts(dat, "\n\n");
-			sb_printf(dat, "%.6g\t%.6g\t%s\n", xaxis_jittered(ax, cs, c), sp->y[c], cs->id[c]);
+			/* x, y, id, then y's 95% interval (both y without one) */
+			double u = sp->u && isfinite(sp->u[c]) ? sp->u[c] : 0;
+			sb_printf(dat, "%.6g\t%.6g\t%s\t%.6g\t%.6g\n", xaxis_jittered(ax, cs, c), sp->y[c], cs->id[c],
+				  sp->y[c] * exp(-u), sp->y[c] * exp(u));
 			n++;
 		}
 		if (n == 0)
 			continue;
 		const char *lvl = sp->color >= 0 ? run_level(run, (size_t)sp->color, k) : "point";
-		sb_printf(body, "%s\"%s.dat\" index %zu using 1:2 with points pt %s ps 0.8 lc rgb \"%s\" title \"",
+		sb_printf(body, "%s\"%s.dat\" index %zu using 1:2:4:5 with yerrorbars pt %s ps 0.8 lc rgb \"%s\" title \"",
 			  series++ ? ", \\\n     " : "", name, (*blocks)++, point_type(k), plot_color(k));
 		plot_quote(body, lvl);
 		sb_putc(body, '"');
@@ -488,7 +492,7 @@ static size_t default_colors(const struct run *run, const struct report_tables *
 /* One scatter of y by x coloured by color: name, title and caption made
  * from the factors; facet the recipe item's (or NULL). */
 static void scatter_of(struct figs *F, const char *stem, const char *what, const char *caption, size_t x,
-		       long color, const double *y, const char *ylabel, const char *extra,
+		       long color, const double *y, const double *u, const char *ylabel, const char *extra,
 		       const struct report_facet *facet)
 {
 	const struct run *run = F->run;
@@ -500,7 +504,7 @@ static void scatter_of(struct figs *F, const char *stem, const char *what, const
 	}
 	char *title = color >= 0 ? xasprintf("%s by %s, coloured by %s", what, fname(run, x), fname(run, (size_t)color))
 				 : xasprintf("%s by %s", what, fname(run, x));
-	struct scatter_spec sp = {name, title, caption, ylabel, extra, x, color, y, facet};
+	struct scatter_spec sp = {name, title, caption, ylabel, extra, x, color, y, u, facet};
 	scatter(F, &sp);
 	free(name);
 	free(title);
@@ -534,7 +538,7 @@ static void scatters(struct figs *F, long *first_x, long *first_color)
 			*first_x = (long)x;
 			*first_color = color;
 		}
-		scatter_of(F, "scatter", run->metric.name, "", x, color, y, ylabel, NULL,
+		scatter_of(F, "scatter", run->metric.name, "", x, color, y, cs->u, ylabel, NULL,
 			   nspec ? &spec->scatter[i].facet : NULL);
 	}
 	free(y);
@@ -551,15 +555,20 @@ static void normalised(struct figs *F, long x, long color)
 	if (!rt->nbest || (x < 0 && !spec->nnormalised))
 		return;
 	double *y = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
+	double *u = xmalloc((cs->ncells ? cs->ncells : 1) * sizeof(double));
 	size_t n = 0;
 	for (size_t c = 0; c < cs->ncells; c++) {
 		long g = rt->cell_group[c];
 		long b = g >= 0 ? rt->best[g].baseline : -1;
 		y[c] = b >= 0 ? effects_gain(cs->value[b], cs->value[c], run->metric.higher_better) : NAN;
+		/* the gain's interval from both points' (the baseline's own
+		 * gain is 1 by definition: none) */
+		u[c] = b >= 0 && b != (long)c ? sqrt(cs->u[b] * cs->u[b] + cs->u[c] * cs->u[c]) : NAN;
 		n += !isnan(y[c]);
 	}
-	char *cap = xasprintf("Each point's %s relative to its group's baseline (groups: %s); "
-			      "> 1 is better than the baseline; dashed: the baseline.",
+	char *cap = xasprintf("Each point's %s relative to its group's baseline (groups: %s), with the "
+			      "gain's 95%% interval from both points' as whiskers; > 1 is better than the "
+			      "baseline; dashed: the baseline.",
 			      run->metric.name, run->ngroup ? "the factors the baseline leaves free" : "all points");
 	const char *extra = "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.2 lc rgb \"#555555\" back";
 	const char *ylabel = "gain over the group's baseline (×, log scale)";
@@ -567,11 +576,12 @@ static void normalised(struct figs *F, long x, long color)
 	if (n > 0 && spec->nnormalised) {
 		for (size_t i = 0; i < spec->nnormalised; i++)
 			scatter_of(F, "normalised", what, cap, (size_t)spec->normalised[i].x, spec->normalised[i].color,
-				   y, ylabel, extra, &spec->normalised[i].facet);
+				   y, u, ylabel, extra, &spec->normalised[i].facet);
 	} else if (n > 0) {
-		scatter_of(F, "normalised", what, cap, (size_t)x, color, y, ylabel, extra, NULL);
+		scatter_of(F, "normalised", what, cap, (size_t)x, color, y, u, ylabel, extra, NULL);
 	}
 	free(cap);
+	free(u);
 	free(y);
 }
 
@@ -909,9 +919,20 @@ static void effects_figure(struct figs *F)
 			sb_printf(&dat, "%.4f\t%.6g\n", (double)i + stat_jitter(cs->id[e->new[k]], 0.5), e->gain[k]);
 	}
 	sb_puts(&dat, "\n\n");
+	/* block 1: row, geometric mean and its 95% interval (tables/effects.csv's
+	 * gain_lo..gain_hi); without one, both ends are the mean (no whisker)
+	 * and the caption counts it */
+	size_t noci = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct effect *e = &rt->effects[shown[i]];
-		sb_printf(&dat, "%zu\t%.6g\n", i, e->geomean);
+		double lo = e->geomean, hi = e->geomean;
+		if (isfinite(e->u)) {
+			lo = e->geomean * exp(-e->u);
+			hi = e->geomean * exp(e->u);
+		} else {
+			noci++;
+		}
+		sb_printf(&dat, "%zu\t%.6g\t%.6g\t%.6g\n", i, e->geomean, lo, hi);
 		if (i)
 			sb_puts(&tics, ", ");
 		char *lab = xasprintf("%s: %s → %s", fname(run, e->factor), run_level(run, e->factor, e->from),
@@ -934,12 +955,19 @@ static void effects_figure(struct figs *F)
 	snprintf(extra, sizeof(extra), "set lmargin %zu", maxchars + 3 > 60 ? (size_t)60 : maxchars + 3);
 	const char *plot =
 	    "\"effects.dat\" index 0 using 2:1 with points pt 7 ps 0.6 lc rgb \"#0072B2\" title \"one matched pair\", \\\n"
-	    "     \"effects.dat\" index 1 using 2:1 with points pt 13 ps 2 lc rgb \"#000000\" title \"geometric mean\"";
+	    "     \"effects.dat\" index 1 using 2:1:3:4 with xerrorbars pt 13 ps 2 lw 1.5 lc rgb \"#000000\" "
+	    "title \"geometric mean, 95% interval\"";
 	const char *kv[] = {"TITLE", "what each setting buys", "XLABEL", xl, "YTICS", tics.buf,
 			    "YMAX", ymax, "EXTRA", extra, "PLOT", plot};
+	char *noci_s = noci ? xasprintf(" %zu geometric mean%s without an interval (no interval on %s points) "
+					"%s drawn without whiskers.", noci, noci > 1 ? "s" : "",
+					noci > 1 ? "their" : "its", noci > 1 ? "are" : "is")
+			    : xstrdup("");
 	char *cap = xasprintf("For each factor and level, the gain of %s over every matched pair of points "
-			      "(equal in every other factor) against the reference level; %zu largest "
-			      "effects, all in tables/effects.csv.%s", run->metric.name, n, left);
+			      "(equal in every other factor) against the reference level, the geometric mean "
+			      "with its 95%% interval as whiskers; %zu largest effects, all in "
+			      "tables/effects.csv.%s%s", run->metric.name, n, noci_s, left);
+	free(noci_s);
 	if (write_dat(F->plotdir, "effects", &dat) == 0)
 		plot_prepare(F->ps, F->plotdir, "effects", "Effects", cap, "effects", kv, ARRAY_SIZE(kv) / 2, FIG_W,
 			     (int)(140 + 34 * n));

@@ -78,7 +78,7 @@ slice cube "$R/inference_cube.yaml" 8 scatter_model_precision scatter_model_eval
 	scatter_eval_inference_mode best -- \
 	device=cpu model=resnet_tiny,bert_tiny batch=1 --only precision=fp32,compile=none\|default,cudnn_benchmark=off,channels_last=off,inference_mode=off
 improved cube compile none default 2
-expect_eq "$(awk -F'\t' 'NF == 3' cube/plots/scatter_model_eval_where_compile.dat | wc -l | tr -d ' ')" 4 \
+expect_eq "$(awk -F'\t' 'NF == 5' cube/plots/scatter_model_eval_where_compile.dat | wc -l | tr -d ' ')" 4 \
 	"cube: chart 7 draws the compiled points only"
 expect_grep 'no measured point is left where precision = fp16' cube/report.md "cube: chart 2 said not drawn"
 grep -q 'x: channels_last, color: cudnn_benchmark' cube/recipe.yaml && fail "cube: chart 5 kept after model was overridden"

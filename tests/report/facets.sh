@@ -55,7 +55,7 @@ drawn scatter_model_precision_where_precision scatter_batch_precision scatter_th
 	scatter_model_batch_by_version normalised_model_precision_by_precision \
 	bars_version_batch_by_model_precision bars_batch_version best_by_precision_where_version effects
 # points NAME: the dots of a scatter's data (rows with an id)
-points() { awk -F'\t' 'NF == 3' "$P/$1.dat" | wc -l | tr -d ' '; }
+points() { awk -F'\t' 'NF == 5' "$P/$1.dat" | wc -l | tr -d ' '; }
 # block NAME I COL: column COL of data block I, in order
 block() { awk -F'\t' -v want="$2" -v col="$3" 'NF == 0 { blank++; next } { if (blank >= 2) b++; blank = 0 } b == want && !/^#/ { print $col }' "$P/$1.dat" | tr '\n' ' '; }
 

@@ -79,7 +79,7 @@ f=$(ls M/plots/scatter_batch_compile*.dat | head -n 1)
 [ -s "$f" ] || fail "the recipe's faceted scatter was not drawn ($(ls M/plots | tr '\n' ' '))"
 # (the x axis is batch's numeric one: points jittered around 1 and 4)
 expect_eq "$(awk '!/^#/ && NF >= 2 && $1 > 10' "$f" | wc -l | tr -d ' ')" 0 "batch 16 not in the where's figure"
-expect_eq "$(awk '!/^#/ && NF == 3' "$f" | wc -l | tr -d ' ')" 6 "the where's points: batch 1 and 4 (A's 4, B's 2)"
+expect_eq "$(awk '!/^#/ && NF == 5' "$f" | wc -l | tr -d ' ')" 6 "the where's points: batch 1 and 4 (A's 4, B's 2)"
 # facets over machine from the command line: a panel per machine
 # (B ran batch 1 too: each machine's group has its baseline point)
 "$MATRIX" report --quiet --panels machine --where compile=none M 2> p.err ||

@@ -65,6 +65,25 @@ expect_grep '^set style histogram errorbars' run/plots/best.gp "best.gp draws wh
 expect_grep 'using 2:3:4:xtic(11) .*title "baseline"' run/plots/best.gp "baseline bars with their interval"
 expect_grep 'using 5:6:7 .*title "optimal"' run/plots/best.gp "optimal bars with their interval"
 expect_grep 'using 0:8:10 with labels' run/plots/best.gp "the gain's interval drawn"
+# the effects figure too: each geometric mean with its 95% interval as
+# whiskers, the ends those of tables/effects.csv (gpus 1 -> 4: x3.6,
+# 3.57316..3.62705, the largest effect, row 0)
+expect_eq "$(awk 'BEGIN { RS = ""; FS = "\n" } NR == 2 { print $1 }' run/plots/effects.dat)" "$(printf '0\t3.6\t3.57316\t3.62705')" "effects.dat: gpus' geometric mean and its interval"
+awk -F, 'NR > 1 { print $5, $8, $9 }' six/effects.csv > eff.csv.txt
+awk 'BEGIN { RS = ""; FS = "\n" } NR == 2 { for (i = 1; i <= NF; i++) { split($i, c, "\t"); print c[2], c[3], c[4] } }' run/plots/effects.dat > eff.dat.txt
+[ "$(wc -l < eff.dat.txt)" -ge 4 ] || fail "effects.dat: fewer than 4 effects drawn"
+grep -vxF -f eff.csv.txt eff.dat.txt > eff.odd.txt && fail "effects.dat: means and intervals not in tables/effects.csv: $(cat eff.odd.txt)"
+expect_grep 'index 1 using 2:1:3:4 with xerrorbars .*title "geometric mean, 95% interval"' run/plots/effects.gp "effects.gp draws the intervals"
+grep -q 'geometric means\? without an interval' run/report.md && fail "the effects caption counts missing intervals where every mean has one"
+# and the scatters: each dot with its 95% interval (columns 4 and 5, 100
+# +-2 %: 98.0392..102), the normalised one with the gain's (from both
+# points'; the baseline's gain of 1 has none)
+expect_eq "$(grep -v '^#' run/plots/scatter_model_A.dat | grep . | head -1 | cut -f2,4,5)" "$(printf '100\t98.0392\t102')" "scatter: the first dot's interval"
+expect_grep 'using 1:2:4:5 with yerrorbars' run/plots/scatter_model_A.gp "the scatter draws the intervals"
+expect_grep 'using 1:2:4:5 with yerrorbars' run/plots/normalised.gp "the normalised scatter draws the intervals"
+awk -F'\t' 'NF == 5 { n++; if (!($4 <= $2 && $2 <= $5)) bad = 1; if ($4 < $2) w++; if ($4 == $2 && $2 == 1) one++ }
+	END { exit !(n == 46 && !bad && w > 0 && one > 0) }' run/plots/normalised.dat ||
+	fail "normalised.dat: every dot within its interval, some with whiskers, the baselines without"
 expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
 expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
 expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
