@@ -557,6 +557,31 @@ static void print_run_noise(const struct compare_opts *o, const struct tally *ty
 		       "order: shuffled) are free of this term: see matrix report's effects\n", n);
 }
 
+/* A side whose rows started on a busy machine (load average above the cores)
+ * or ran oversubscribed: a note, as whole-run shifts there go far beyond any
+ * run noise (tests/stats/NOTES.md: -31% to +69% on a loaded 2-core machine). */
+static void print_busy(const struct run *a, const struct run *b)
+{
+	const struct run *side[2] = {a, b};
+	int any = 0;
+	for (int i = 0; i < 2; i++) {
+		const struct quality *q = &side[i]->quality;
+		if (!q->busy && !q->oversub)
+			continue;
+		printf("%s%s: %zu of %zu rows started with more load than cores", any ? "; " : "note: ",
+		       i ? "B" : "A", q->busy, q->ok_rows);
+		if (!isnan(q->load_max))
+			printf(" (load average up to %.2f)", q->load_max);
+		if (q->oversub)
+			printf(", %zu ran oversubscribed", q->oversub);
+		any = 1;
+	}
+	if (any)
+		printf(": on a busy machine whole runs shift far beyond the run noise (from -31%% to +69%% between "
+		       "runs of one recipe on a loaded 2-core machine), so the geometric mean's interval may not "
+		       "hold; measure on a quiet machine\n");
+}
+
 /* The summary under the table: the geometric mean gain with its interval,
  * the verdicts counted, the run noise with the common shift, a note on
  * single-process points, the regression line. Returns the exit status: 1
@@ -582,6 +607,7 @@ static int print_summary(const struct run *a, const struct run *b, size_t nm, co
 		printf(", %zu without a CI", ty->unknown);
 	printf("\n");
 	print_run_noise(o, ty);
+	print_busy(a, b);
 	if (ty->unrep) {
 		printf("unreplicated: %zu points measured in one process on a side (%zu of them beyond their "
 		       "interval): their changes are shown but not decided: one process per point says nothing of "
@@ -693,6 +719,9 @@ static void compare_json(const struct run *a, const struct run *b, const struct 
 	json_num(sb, exp(ty->shift));
 	sb_puts(sb, ", \"spread_pct\": ");
 	json_num(sb, 100 * ty->spread);
+	sb_printf(sb, ", \"busy_rows_a\": %zu, \"busy_rows_b\": %zu, \"oversubscribed_rows_a\": %zu, "
+		      "\"oversubscribed_rows_b\": %zu",
+		  a->quality.busy, b->quality.busy, a->quality.oversub, b->quality.oversub);
 	sb_printf(sb, ", \"faster\": %zu, \"slower\": %zu, \"within_noise\": %zu, \"small\": %zu, "
 		      "\"no_ci\": %zu, \"unreplicated\": %zu, \"unreplicated_beyond_ci\": %zu, \"regressed\": %zu, "
 		      "\"possible_regressions\": %zu}\n}\n",
