@@ -94,7 +94,7 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	struct report_opts o = {metric, where, nwhere, panels};
+	struct report_opts o = {metric, where, nwhere, panels, quiet};
 	rc = report_write_opts(dir, &o, stderr);
 	if (rc != 2 && !quiet)
 		printf("%s/report.html%s (%.2f s)\n", dir, rc ? ", some figures missing" : "", now_monotonic() - t0);

@@ -115,8 +115,13 @@ int report_write_opts(const char *dir, const struct report_opts *o, FILE *err)
 {
 	struct run run;
 	struct report_facet cli = {0};
-	if (run_load(&run, dir, o->metric, err) != 0)
+	if (run_load_notes(&run, dir, o->metric, err, o->quiet ? NULL : err) != 0)
 		return 2;
+	/* --quiet: of a merged directory's notes (what the merge did, what
+	 * differs between the runs), only those that say a number may be wrong */
+	for (size_t i = 0; o->quiet && i < run.nnotes; i++)
+		if (strncmp(run.notes[i], "warning:", 8) == 0)
+			fprintf(err, "matrix: %s\n", run.notes[i]);
 	int rc = cli_facets(&run, o, &cli, err);
 	if (rc == 0)
 		rc = report_run(&run, o->nwhere || o->panels ? &cli : NULL, err);

@@ -37,6 +37,7 @@ struct report_opts {
 	char *const *where;
 	size_t nwhere;
 	const char *panels;
+	int quiet;            /* a merged directory's notes: only the warnings */
 };
 int report_write_opts(const char *dir, const struct report_opts *o, FILE *err);
 

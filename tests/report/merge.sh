@@ -85,7 +85,12 @@ expect_eq "$(awk '!/^#/ && NF == 5' "$f" | wc -l | tr -d ' ')" 6 "the where's po
 "$MATRIX" report --quiet --panels machine --where compile=none M 2> p.err ||
 	{ cat p.err >&2; fail "report --panels machine --where compile=none"; }
 ls M/plots/*by_machine*.svg > /dev/null 2>&1 || fail "no figure in panels per machine ($(ls M/plots | tr '\n' ' '))"
-"$MATRIX" report --quiet M 2> p.err || { cat p.err >&2; fail "report M again"; }
+"$MATRIX" report --quiet M > p.out 2> p.err || { cat p.err >&2; fail "report M again"; }
+# --quiet prints nothing but errors and warnings: not the merge's notes
+[ -s p.out ] && fail "report --quiet printed: $(cat p.out)"
+grep -v '^matrix: warning:' p.err > p.notes && fail "report --quiet printed notes: $(cat p.notes)"
+"$MATRIX" report M > p.out 2> p.err || { cat p.err >&2; fail "report M without --quiet"; }
+expect_grep 'merged 2 runs into one study' p.err "report M prints the merge notes"
 for f in scatter_batch_machine bars_batch_machine effects best; do
 	[ -s "M/plots/$f.svg" ] || fail "figure $f missing ($(ls M/plots | tr '\n' ' '))"
 done
