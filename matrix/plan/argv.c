@@ -85,16 +85,53 @@ static char *pytorch_script(void)
 	return xasprintf("%s/pytorch/matrix_torch.py", MATRIX_PKGDATADIR);
 }
 
+/* Whether the python given by the user (the recipe's 'python:', else
+ * MATRIX_PYTHON, named by what) can import torch: probed once per process
+ * (one answer for every point, before any runs); NULL when it can, else
+ * after saying why on err. A python that cannot would fail every point
+ * alike, one by one. */
+static const char *given_python(const char *py, const char *what, FILE *err)
+{
+	static char *probed_py;
+	static int ok;
+	if (probed_py && strcmp(probed_py, py) == 0)
+		return ok ? py : NULL;
+	free(probed_py);
+	probed_py = xstrdup(py);
+	char *argv[] = {(char *)py, "-c", "import torch", NULL};
+	struct strbuf out = {0};
+	struct spawn_io io = {.cap = 4096};
+	int rc = spawn_capture(argv, &io, &out);
+	ok = rc == 0;
+	if (!ok) {
+		/* the last line python wrote (ModuleNotFoundError: ...), or why
+		 * it did not start */
+		size_t n = out.buf ? out.len : 0;
+		while (n && (out.buf[n - 1] == '\n' || out.buf[n - 1] == '\r'))
+			n--;
+		size_t b = n;
+		while (b && out.buf[b - 1] != '\n')
+			b--;
+		char *last = n ? text_clean(out.buf + b, n - b, 0) : xstrdup("no output");
+		fprintf(err, "matrix: %s '%s' cannot import torch, which the PyTorch engine needs (%s %d: %s); "
+			     "point it at a python with torch, or leave it unset to use the first python3 that has it\n",
+			what, py, rc == 127 ? "it did not start, exit status" : "exit status", rc, last);
+		free(last);
+	}
+	sb_free(&out);
+	return ok ? py : NULL;
+}
+
 /* The first interpreter that can import torch, probed once per process. */
 static const char *torch_python(const struct recipe *r, FILE *err)
 {
 	static char *found;
 	static int probed;
 	if (r->python)
-		return r->python;
+		return given_python(r->python, "the recipe's python:", err);
 	const char *env = getenv("MATRIX_PYTHON");
 	if (env && *env)
-		return env;
+		return given_python(env, "MATRIX_PYTHON", err);
 	if (probed)
 		return found;
 	probed = 1;
@@ -112,6 +149,17 @@ static const char *torch_python(const struct recipe *r, FILE *err)
 		     "/usr/bin/python3, /usr/local/bin/python3): install python3-torch, or set "
 		     "'python:' in the recipe or MATRIX_PYTHON\n");
 	return NULL;
+}
+
+int argv_check_python(const struct recipe *r, FILE *err)
+{
+	if (recipe_factor_index(r, "container") >= 0)
+		return 0; /* the images' python, not the host's */
+	int uses = r->engine == ENGINE_PYTORCH;
+	long fi = r->engine == ENGINE_FACTOR ? recipe_factor_index(r, "engine") : -1;
+	for (size_t l = 0; fi >= 0 && l < r->factors[fi].nlevels; l++)
+		uses |= strcmp(r->factors[fi].levels[l], "pytorch") == 0;
+	return !uses || torch_python(r, err) ? 0 : -1;
 }
 
 const char *argv_engine(const struct recipe *r, const struct point *p)

@@ -45,6 +45,11 @@ void argv_shell_quote(struct strbuf *sb, const char *s);
  * "matrix-engine" (from PATH). */
 char *argv_native_engine(void);
 
+/* Before any point: a recipe with PyTorch-engine points on the host has a
+ * python that can import torch (the recipe's python:, else MATRIX_PYTHON,
+ * else the first python3 that can). 0, or -1 after saying why on err. */
+int argv_check_python(const struct recipe *r, FILE *err);
+
 /* The engine of point p: "native", "pytorch" or "command". */
 const char *argv_engine(const struct recipe *r, const struct point *p);
 

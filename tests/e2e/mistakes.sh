@@ -158,4 +158,24 @@ YAML
 set +e; "$MATRIX" expand comma.yaml --only 'lvl=a,b' --count > /dev/null 2> c.err; got=$?; set -e
 expect_eq "$got" 2 "--only with a comma level"
 expect_eq "$(cat c.err)" "matrix: --only: factor 'lvl' has no level 'a' (levels: a,b, c); a level with ',' or '|' in it ('a,b') is kept by its points' id=ID|ID (matrix expand prints them)" "the way to keep it"
+# a python that cannot import torch (MATRIX_PYTHON, the recipe's python:)
+# stops a PyTorch recipe before any point, with nothing written: it failed
+# every point alike, one by one, and left a directory no later run could use
+cat > pt.yaml <<'YAML'
+name: pt
+engine: pytorch
+device: cpu
+factors:
+  model: [mnist_cnn]
+  batch: [1, 2]
+YAML
+printf "matrix: MATRIX_PYTHON '/nonexistent/python3' cannot import torch, which the PyTorch engine needs (it did not start, exit status 127: cannot run '/nonexistent/python3': No such file or directory); point it at a python with torch, or leave it unset to use the first python3 that has it\n" > nopy.want
+check nopy 2 env MATRIX_PYTHON=/nonexistent/python3 "$MATRIX" run pt.yaml --out nopy_run --no-report
+[ ! -e nopy_run ] || fail "a run without torch made its directory"
+printf "matrix: MATRIX_PYTHON '/bin/false' cannot import torch, which the PyTorch engine needs (exit status 1: no output); point it at a python with torch, or leave it unset to use the first python3 that has it\n" > falsepy.want
+check falsepy 2 env MATRIX_PYTHON=/bin/false "$MATRIX" run pt.yaml --dry-run
+printf 'python: /bin/false\n' >> pt.yaml
+sed "s/MATRIX_PYTHON/the recipe's python:/" falsepy.want > recipepy.want
+check recipepy 2 "$MATRIX" run pt.yaml --out recipepy_run --no-report
+[ ! -e recipepy_run ] || fail "a run without torch made its directory (python:)"
 echo ok
