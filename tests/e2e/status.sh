@@ -75,7 +75,16 @@ expect_status 4 "$MATRIX" status busy > /dev/null
 expect_status 2 "$MATRIX" status 2> err.txt
 expect_eq "$(head -n 1 err.txt)" "matrix: status: no run directory given" "no directory"
 expect_status 2 "$MATRIX" status "$work" 2> err.txt
-expect_eq "$(cat err.txt)" "matrix: '$work' is not a run directory: it has no plan.csv" "not a run directory"
+expect_eq "$(cat err.txt)" "matrix: '$work' is not a run directory: it has no plan.csv and no recipe.yaml" "not a run directory"
+# a run directory without its plan: what status needs, and what works
+cp -r ok noplan && rm noplan/plan.csv
+expect_status 2 "$MATRIX" status noplan 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'noplan' has no plan.csv, the list of points a run writes when it starts, which status counts against: 'matrix run --resume noplan' writes it again and runs what is missing, 'matrix report noplan' reads the results without it" "a run directory without plan.csv"
+set +e; "$MATRIX" run --resume noplan --only mode=ok --no-report > rs.txt 2>&1; got=$?; set -e
+[ "$got" -le 1 ] || { cat rs.txt >&2; fail "resume of a directory without plan.csv: exit $got"; }
+[ -s noplan/plan.csv ] || fail "the resume did not write plan.csv again"
+set +e; "$MATRIX" status noplan > st.txt 2>&1; got=$?; set -e
+[ "$got" -le 1 ] || { cat st.txt >&2; fail "status after the resume: exit $got"; }
 # a results.csv that cannot be read: no counts at all, exit 2 (it printed
 # "done 0 ... missing 4 ... 'matrix run --resume' runs them", exit 4, as
 # if nothing had run, while the resume itself refuses the file)
