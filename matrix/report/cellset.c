@@ -44,6 +44,7 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
 		cs->value = xrealloc(cs->value, cs->cap * sizeof(double));
 		cs->u = xrealloc(cs->u, cs->cap * sizeof(double));
 		cs->thr = xrealloc(cs->thr, cs->cap * sizeof(double));
+		cs->thr_u = xrealloc(cs->thr_u, cs->cap * sizeof(double));
 		cs->nrep = xrealloc(cs->nrep, cs->cap * sizeof(size_t));
 		cs->rep = xrealloc(cs->rep, cs->cap * sizeof(double *));
 		cs->kind = xrealloc(cs->kind, cs->cap);
@@ -55,6 +56,7 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
 	cs->value[c] = value;
 	cs->u[c] = u;
 	cs->thr[c] = thr;
+	cs->thr_u[c] = NAN;
 	cs->nrep[c] = 1;
 	cs->rep[c] = NULL;
 	cs->kind[c] = isnan(u) ? CI_NONE : CI_WITHIN;
@@ -85,6 +87,26 @@ void cellset_set_repeats(struct cellset *cs, size_t c, const double *v, const do
 	cs->kind[c] = (unsigned char)pe.kind;
 }
 
+void cellset_set_thr(struct cellset *cs, size_t c, const double *t, const double *w, size_t k)
+{
+	double *tv = xmalloc((k ? k : 1) * sizeof(double)), *tw = xmalloc((k ? k : 1) * sizeof(double));
+	size_t n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (t[i] > 0 && isfinite(t[i])) {
+			tv[n] = t[i];
+			tw[n++] = w ? w[i] : NAN;
+		}
+	cs->thr[c] = cs->thr_u[c] = NAN;
+	if (n) {
+		struct point_est pe;
+		stat_point(tv, tw, n, &pe);
+		cs->thr[c] = pe.value;
+		cs->thr_u[c] = pe.u;
+	}
+	free(tv);
+	free(tw);
+}
+
 long cellset_find(const struct cellset *cs, const size_t *level)
 {
 	if (!cs->hcap)
@@ -106,6 +128,7 @@ void cellset_free(struct cellset *cs)
 	free(cs->value);
 	free(cs->u);
 	free(cs->thr);
+	free(cs->thr_u);
 	free(cs->nrep);
 	for (size_t c = 0; cs->rep && c < cs->ncells; c++)
 		free(cs->rep[c]);
@@ -140,7 +163,7 @@ void cellset_sort(struct cellset *cs)
 	qsort(perm, n, sizeof(size_t), cmp_cell);
 	size_t *level = xmalloc(n * nf * sizeof(size_t));
 	double *value = xmalloc(n * sizeof(double)), *u = xmalloc(n * sizeof(double));
-	double *thr = xmalloc(n * sizeof(double));
+	double *thr = xmalloc(n * sizeof(double)), *thr_u = xmalloc(n * sizeof(double));
 	size_t *nrep = xmalloc(n * sizeof(size_t));
 	double **rep = xmalloc(n * sizeof(double *));
 	unsigned char *kind = xmalloc(n);
@@ -151,6 +174,7 @@ void cellset_sort(struct cellset *cs)
 		value[i] = cs->value[c];
 		u[i] = cs->u[c];
 		thr[i] = cs->thr[c];
+		thr_u[i] = cs->thr_u[c];
 		nrep[i] = cs->nrep[c];
 		rep[i] = cs->rep[c];
 		kind[i] = cs->kind[c];
@@ -160,6 +184,7 @@ void cellset_sort(struct cellset *cs)
 	free(cs->value);
 	free(cs->u);
 	free(cs->thr);
+	free(cs->thr_u);
 	free(cs->nrep);
 	free(cs->rep);
 	free(cs->kind);
@@ -168,6 +193,7 @@ void cellset_sort(struct cellset *cs)
 	cs->value = value;
 	cs->u = u;
 	cs->thr = thr;
+	cs->thr_u = thr_u;
 	cs->nrep = nrep;
 	cs->rep = rep;
 	cs->kind = kind;

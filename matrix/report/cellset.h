@@ -16,6 +16,7 @@ struct cellset {
 	double *value;        /* metric (stored units), > 0 and finite */
 	double *u;            /* half-width of the 95% CI of log(value); NaN unknown */
 	double *thr;          /* throughput (samples/s) for scaling; NaN when absent */
+	double *thr_u;        /* half-width of the 95% CI of log(thr); NaN unknown */
 	size_t *nrep;         /* repeats (fresh processes) merged into the cell */
 	double **rep;         /* nrep process-level values each (stored units), or NULL */
 	unsigned char *kind;  /* enum ci_kind of u */
@@ -25,7 +26,7 @@ struct cellset {
 };
 
 void cellset_init(struct cellset *cs, size_t nfactors, const size_t *nlevels);
-/* Add a cell (levels copied); returns its index. Existing assignments are not
+/* Add a cell (levels copied; thr_u NaN); returns its index. Existing assignments are not
  * merged here: call cellset_find first. */
 size_t cellset_add(struct cellset *cs, const size_t *level, double value, double u, double thr,
 		   const char *id);
@@ -33,6 +34,10 @@ size_t cellset_add(struct cellset *cs, const size_t *level, double value, double
  * within-process half-widths w (NaN unknown; w may be NULL), its value, u
  * and kind by stat_point. */
 void cellset_set_repeats(struct cellset *cs, size_t c, const double *v, const double *w, size_t k);
+/* Give cell c its throughput from the k process-level throughputs t (those
+ * not > 0 left out) and their log half-widths w (NaN unknown; may be NULL),
+ * by stat_point as its value: thr and thr_u; NaN both when none is > 0. */
+void cellset_set_thr(struct cellset *cs, size_t c, const double *t, const double *w, size_t k);
 /* Index of the cell with exactly these levels, or -1. */
 long cellset_find(const struct cellset *cs, const size_t *level);
 /* Put the cells in the order of their level vectors (declared order), so

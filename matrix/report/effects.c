@@ -405,7 +405,7 @@ struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
 		struct scaling_series ser = {.first = (long)c};
 		ser.pt = xcalloc(nl, sizeof(*ser.pt));
 		memcpy(key, &CELL_LEVEL(cs, c, 0), cs->nfactors * sizeof(size_t));
-		double n0 = NAN, t0 = NAN;
+		double n0 = NAN, t0 = NAN, u0 = NAN;
 		for (size_t i = 0; i < nl; i++) {
 			key[factor] = order[i];
 			long d = cellset_find(cs, key);
@@ -417,6 +417,7 @@ struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
 			if (isnan(n0)) {
 				n0 = count[order[i]];
 				t0 = cs->thr[d];
+				u0 = cs->thr_u[d];
 			}
 			struct scaling_point *p = &ser.pt[ser.npoints++];
 			p->cell = d;
@@ -424,6 +425,8 @@ struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
 			p->thr = cs->thr[d];
 			p->ideal = p->count / n0 * t0;
 			p->scale = p->thr / p->ideal;
+			p->u = cs->thr_u[d];
+			p->scale_u = ser.npoints == 1 ? 0 : sqrt(p->u * p->u + u0 * u0);
 		}
 		if (ser.npoints < 2) {
 			free(ser.pt);

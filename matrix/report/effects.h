@@ -86,6 +86,9 @@ struct scaling_point {
 	double thr;           /* samples/s */
 	double ideal;         /* (n / n0) * thr(n0) */
 	double scale;         /* thr / ideal */
+	double u;             /* half-width of the 95% CI of log(thr); NaN unknown */
+	double scale_u;       /* the same for log(scale): thr's and thr(n0)'s in
+	                       * quadrature (two processes); 0 at n0 itself */
 };
 struct scaling_series {
 	long first;           /* a cell of the series (for its other levels) */

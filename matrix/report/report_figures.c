@@ -803,13 +803,18 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 	size_t nser = rt->nscaling > 8 ? 8 : rt->nscaling;
 	struct strbuf dat = {0}, plot = {0}, tics = {0}, label = {0};
 	double xmin = INFINITY, xmax = 0;
+	size_t nwhisk = 0, npts = 0;
 	for (size_t i = 0; i < nser; i++) {
 		const struct scaling_series *s = &rt->scaling[i];
 		if (i)
 			sb_puts(&dat, "\n\n");
 		for (size_t k = 0; k < s->npoints; k++) {
-			sb_printf(&dat, "%g\t%.6g\t%.6g\t%.4f\n", s->pt[k].count, s->pt[k].thr, s->pt[k].ideal,
-				  s->pt[k].scale);
+			/* whiskers: the throughput's 95% interval, none when unknown */
+			double u = isnan(s->pt[k].u) ? 0 : s->pt[k].u;
+			nwhisk += u > 0;
+			sb_printf(&dat, "%g\t%.6g\t%.6g\t%.4f\t%.6g\t%.6g\n", s->pt[k].count, s->pt[k].thr,
+				  s->pt[k].ideal, s->pt[k].scale, s->pt[k].thr * exp(-u), s->pt[k].thr * exp(u));
+			npts++;
 			if (s->pt[k].count < xmin)
 				xmin = s->pt[k].count;
 			if (s->pt[k].count > xmax)
@@ -824,10 +829,11 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 			  i, plot_color(i));
 		plot_quote(&plot, label.buf ? label.buf : "all");
 		sb_printf(&plot,
-			  "\", \\\n     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
+			  "\", \\\n     \"scaling.dat\" index %zu using 1:2:5:6 with yerrorbars pt 7 lc rgb \"%s\" notitle, \\\n"
+			  "     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
 			  "     \"scaling.dat\" index %zu every ::1 using 1:2:(sprintf(\"%%.2f\", $4)) with labels offset 0,1 "
 			  "font \",11\" tc rgb \"%s\" notitle",
-			  i, plot_color(i), i, plot_color(i));
+			  i, plot_color(i), i, plot_color(i), i, plot_color(i));
 	}
 	for (size_t l = 0; l < run->recipe.factors[f].nlevels; l++) {
 		if (l)
@@ -842,10 +848,16 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 	const char *kv[] = {"TITLE", "throughput against GPU count",
 			    "XLABEL", xl, "YLABEL", "throughput (samples/s)", "XTICS", tics.buf, "XMIN", smin,
 			    "XMAX", smax, "EXTRA", "", "PLOT", plot.buf};
-	char *cap = xasprintf("Throughput against %s for %zu series%s; dashed: ideal linear scaling from the "
-			      "smallest count; numbers: scale factor, throughput over ideal.",
+	/* say what the whiskers are, and where there are none */
+	const char *wh = nwhisk == npts ? "whiskers: the throughput's 95% interval"
+			 : nwhisk ? "whiskers: the throughput's 95% interval where the engine gave one (points "
+				    "without whiskers have no interval)"
+				  : "no whiskers: the rows give no interval of the throughput";
+	char *cap = xasprintf("Throughput against %s for %zu series%s; %s; dashed: ideal linear scaling from the "
+			      "smallest count; numbers: scale factor, throughput over ideal (its 95%% interval "
+			      "in tables/scaling.csv).",
 			      fname(run, f), nser,
-			      nser < rt->nscaling ? " (the first of them; all are in tables/scaling.csv)" : "");
+			      nser < rt->nscaling ? " (the first of them; all are in tables/scaling.csv)" : "", wh);
 	if (write_dat(plotdir, "scaling", &dat) == 0)
 		plot_prepare(ps, plotdir, "scaling", "Scaling with the number of GPUs", cap, "scaling", kv,
 			     ARRAY_SIZE(kv) / 2, FIG_W, FIG_H);

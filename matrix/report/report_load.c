@@ -454,11 +454,12 @@ static unsigned char *latest_rows(const struct table *t, const struct cols *c)
 /* Per cell: the values of its repeats (one per process), merged at the end. */
 struct reps {
 	size_t cap;
-	struct { size_t n, cap; double *v, *u, *thr; } *cell;
+	struct { size_t n, cap; double *v, *u, *thr, *tu; } *cell;
 };
 
-/* Add value v, its half-width u and throughput thr to the repeats of cell c. */
-static void reps_add(struct reps *rp, size_t c, double v, double u, double thr)
+/* Add value v, its half-width u, throughput thr and its half-width tu to the
+ * repeats of cell c. */
+static void reps_add(struct reps *rp, size_t c, double v, double u, double thr, double tu)
 {
 	if (c >= rp->cap) {
 		size_t ncap = rp->cap ? 2 * rp->cap : 64;
@@ -473,10 +474,12 @@ static void reps_add(struct reps *rp, size_t c, double v, double u, double thr)
 		rp->cell[c].v = xrealloc(rp->cell[c].v, rp->cell[c].cap * sizeof(double));
 		rp->cell[c].u = xrealloc(rp->cell[c].u, rp->cell[c].cap * sizeof(double));
 		rp->cell[c].thr = xrealloc(rp->cell[c].thr, rp->cell[c].cap * sizeof(double));
+		rp->cell[c].tu = xrealloc(rp->cell[c].tu, rp->cell[c].cap * sizeof(double));
 	}
 	rp->cell[c].v[rp->cell[c].n] = v;
 	rp->cell[c].u[rp->cell[c].n] = u;
 	rp->cell[c].thr[rp->cell[c].n] = thr;
+	rp->cell[c].tu[rp->cell[c].n] = tu;
 	rp->cell[c].n++;
 }
 
@@ -538,15 +541,25 @@ static void load_row(struct run *run, const struct table *t, size_t i, const str
 	    parse_double(t->rows[i].cell[cl->hi], &hi) == 0)
 		u = cl->ms >= 0 && parse_double(t->rows[i].cell[cl->ms], &ms) == 0 ? stat_log_halfwidth_at(ms, lo, hi)
 										   : stat_log_halfwidth(lo, hi);
-	double thr = NAN;
+	/* the throughput (scaling) with its own interval: the row's
+	 * throughput_lo..hi, else the step's (throughput is samples over the
+	 * step time: the same relative interval, its sides swapped) */
+	double thr = NAN, tu = NAN, tlo, thi;
 	if (cl->thr >= 0 && parse_double(t->rows[i].cell[cl->thr], &thr) != 0)
 		thr = NAN;
+	row_interval(t, i, "throughput", &tlo, &thi);
+	if (!isnan(tlo))
+		tu = stat_log_halfwidth_at(thr, tlo, thi);
+	else if (cl->ms >= 0 && cl->lo >= 0 && cl->hi >= 0 && parse_double(t->rows[i].cell[cl->ms], &ms) == 0 &&
+		 parse_double(t->rows[i].cell[cl->lo], &lo) == 0 && parse_double(t->rows[i].cell[cl->hi], &hi) == 0 &&
+		 ms > 0 && lo > 0 && hi >= lo)
+		tu = stat_log_halfwidth_at(ms, lo, hi);
 	if (!run->command_example && cl->cmd >= 0 && *t->rows[i].cell[cl->cmd])
 		run->command_example = xstrdup(t->rows[i].cell[cl->cmd]);
 	long c = cellset_find(&run->cells, level);
 	if (c < 0)
 		c = (long)cellset_add(&run->cells, level, v, u, thr, t->rows[i].cell[cl->id]);
-	reps_add(rp, (size_t)c, v, u, thr);
+	reps_add(rp, (size_t)c, v, u, thr, tu);
 }
 
 /* A point's value and interval from its process-level values (stats.c);
@@ -557,11 +570,11 @@ static void merge_repeats(struct run *run, struct reps *rp)
 		cellset_set_repeats(&run->cells, c, rp->cell[c].v, rp->cell[c].u, rp->cell[c].n);
 		if (rp->cell[c].n > run->max_rep)
 			run->max_rep = rp->cell[c].n;
-		if (rp->cell[c].n > 1)
-			run->cells.thr[c] = stat_median(rp->cell[c].thr, rp->cell[c].n);
+		cellset_set_thr(&run->cells, c, rp->cell[c].thr, rp->cell[c].tu, rp->cell[c].n);
 		free(rp->cell[c].v);
 		free(rp->cell[c].u);
 		free(rp->cell[c].thr);
+		free(rp->cell[c].tu);
 	}
 	free(rp->cell);
 	rp->cell = NULL;

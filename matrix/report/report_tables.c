@@ -57,7 +57,8 @@ static void right(struct rtable *t, const char *const *cols)
 static const char *const numeric_cols[] = {
 	"pairs", "gain", "gain_min", "gain_max", "gain_lo", "gain_hi", "vs_main", "baseline", "new",
 	"improvement_pct", "improvement_lo", "improvement_hi", "best", "points", "gpus",
-	"throughput", "ideal", "scale_factor", "value", "lo", "hi", "processes", NULL,
+	"throughput", "ideal", "scale_factor", "value", "lo", "hi", "processes", "throughput_lo", "throughput_hi",
+	"scale_lo", "scale_hi", NULL,
 };
 
 /* The levels of a factor with more than one that have no effect row (no
@@ -571,11 +572,15 @@ struct rtable *report_per_point_table(const struct run *run)
 
 static struct rtable *scaling_table(const struct run *run, const struct report_tables *rt)
 {
-	static const char *const cols[] = {"series", "gpus", "throughput", "ideal", "scale_factor"};
+	static const char *const cols[] = {"series",        "gpus",          "throughput",   "throughput_lo",
+					   "throughput_hi", "ideal",         "scale_factor", "scale_lo",
+					   "scale_hi"};
 	struct rtable *t = rtable_new("scaling", "Scaling with the number of GPUs", ARRAY_SIZE(cols), cols);
 	right(t, numeric_cols);
-	t->caption = xstrdup("throughput (samples/s) against GPU count; ideal: the smallest count's "
-			     "throughput times the count ratio; scale_factor: throughput over ideal.");
+	t->caption = xstrdup("throughput (samples/s) against GPU count, throughput_lo..throughput_hi its 95% "
+			     "interval (empty: none known); ideal: the smallest count's throughput times the "
+			     "count ratio; scale_factor: throughput over ideal, scale_lo..scale_hi its 95% "
+			     "interval from both points' (two processes).");
 	size_t *others = xmalloc(run->recipe.nfactors * sizeof(size_t));
 	size_t no = 0;
 	for (size_t f = 0; f < run->recipe.nfactors; f++)
@@ -588,8 +593,11 @@ static struct rtable *scaling_table(const struct run *run, const struct report_t
 		run_cell_label(run, (size_t)ser->first, others, no, " ", &s);
 		for (size_t k = 0; k < ser->npoints; k++) {
 			const struct scaling_point *p = &ser->pt[k];
-			const char *row[] = {s.buf ? s.buf : "all", num(p->count), num(p->thr),
-					     num(p->ideal), num(p->scale)};
+			const char *row[] = {s.buf ? s.buf : "all", num(p->count),
+					     num(p->thr),       num(p->thr * exp(-p->u)),
+					     num(p->thr * exp(p->u)),  num(p->ideal),
+					     num(p->scale),     num(p->scale * exp(-p->scale_u)),
+					     num(p->scale * exp(p->scale_u))};
 			rtable_add(t, (char *const *)row);
 		}
 	}

@@ -171,6 +171,24 @@ int main(void)
 	eq("scaling series", ns, 2);
 	near("scale factor at 4", s[0].pt[2].scale, 0.81);
 	near("ideal at 4", s[1].pt[2].ideal, 200);
+	check(isnan(s[0].pt[2].u) && isnan(s[0].pt[2].scale_u), "no interval: none for the scale", s[0].pt[2].u, NAN);
+	scaling_free(s, ns);
+	/* with intervals: thr's from its processes (stat_point, the ones not > 0
+	 * left out), the scale factor's from both points' in quadrature, none at
+	 * the first count */
+	double t1[1] = {100}, w1[1] = {0.03}, t4[4] = {291.6, 0, 291.6, NAN}, w4[4] = {0.04, 0.5, 0.04, 0.5};
+	cellset_set_thr(&sc, (size_t)cellset_find(&sc, (size_t[]){0, 0}), t1, w1, 1);
+	cellset_set_thr(&sc, (size_t)cellset_find(&sc, (size_t[]){0, 2}), t4, w4, 4);
+	s = scaling_compute(&sc, 1, count, &ns);
+	near("thr from its processes", s[0].pt[2].thr, 291.6);
+	near("scale at 4 from them", s[0].pt[2].scale, 0.729);
+	near("u at 1", s[0].pt[0].u, 0.03);
+	eq("no scale interval at n0", (size_t)(s[0].pt[0].scale_u == 0), 1);
+	check(s[0].pt[2].u >= 0.04, "two equal processes: at least their own half-width", s[0].pt[2].u, 0.04);
+	near("scale u in quadrature", s[0].pt[2].scale_u, sqrt(s[0].pt[2].u * s[0].pt[2].u + 0.03 * 0.03));
+	double tz[2] = {0, -1};
+	cellset_set_thr(&sc, (size_t)cellset_find(&sc, (size_t[]){1, 0}), tz, NULL, 2);
+	check(isnan(sc.thr[cellset_find(&sc, (size_t[]){1, 0})]), "no throughput > 0: NaN", 0, 0);
 	scaling_free(s, ns);
 	cellset_free(&sc);
 

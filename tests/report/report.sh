@@ -21,7 +21,7 @@ done
 # the known answers, spelled out (at 6 significant digits: 1.5000000000000002
 # is a gain of 1.5 computed in floating point)
 mkdir six
-for t in effects interactions improvements best; do g6 "run/tables/$t.csv" > "six/$t.csv"; done
+for t in effects interactions improvements best scaling; do g6 "run/tables/$t.csv" > "six/$t.csv"; done
 expect_grep '^A,off,on,B,off,12,1.5,1.5,1.5,' six/interactions.csv "A buys x1.5 when B=off"
 expect_grep '^A,off,on,B,on,11,3,3,3,' six/interactions.csv "A buys x3 when B=on"
 expect_grep '^C,x,y,22,1,1,1,' six/effects.csv "C buys nothing"
@@ -84,6 +84,13 @@ expect_grep 'using 1:2:4:5 with yerrorbars' run/plots/normalised.gp "the normali
 awk -F'\t' 'NF == 5 { n++; if (!($4 <= $2 && $2 <= $5)) bad = 1; if ($4 < $2) w++; if ($4 == $2 && $2 == 1) one++ }
 	END { exit !(n == 46 && !bad && w > 0 && one > 0) }' run/plots/normalised.dat ||
 	fail "normalised.dat: every dot within its interval, some with whiskers, the baselines without"
+# scaling: each throughput with its 95% interval (the step's, +-2 %), the
+# scale factor's from both points' (0.95 * exp(+-sqrt(2) ln 1.02)), drawn as
+# whiskers and said so in the caption
+expect_eq "$(grep -v '^#' run/plots/scaling.dat | sed -n 2p)" "$(printf '2\t190\t200\t0.9500\t186.275\t193.8')" "scaling.dat: a point and its interval"
+expect_grep '^model=small A=off B=off C=x,2,190,186.275,193.8,200,0.95,0.923764,0.976981$' six/scaling.csv "scaling.csv: the scale factor's interval"
+expect_grep 'index 0 using 1:2:5:6 with yerrorbars' run/plots/scaling.gp "scaling.gp draws the intervals"
+expect_grep "whiskers: the throughput's 95% interval;" run/report.md "the scaling caption says what the whiskers are"
 expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
 expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
 expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
