@@ -151,7 +151,7 @@ static const char *torch_python(const struct recipe *r, FILE *err)
 	return NULL;
 }
 
-int argv_check_python(const struct recipe *r, FILE *err)
+int argv_check_python(const struct recipe *r, const struct grid_filter *only, FILE *err)
 {
 	if (recipe_factor_index(r, "container") >= 0)
 		return 0; /* the images' python, not the host's */
@@ -159,6 +159,17 @@ int argv_check_python(const struct recipe *r, FILE *err)
 	long fi = r->engine == ENGINE_FACTOR ? recipe_factor_index(r, "engine") : -1;
 	for (size_t l = 0; fi >= 0 && l < r->factors[fi].nlevels; l++)
 		uses |= strcmp(r->factors[fi].levels[l], "pytorch") == 0;
+	if (uses && (only || fi >= 0)) {
+		/* only the points that will run: --only's, the exclusions
+		 * applied (the walk stops at the first PyTorch point) */
+		struct grid g;
+		const struct point *p;
+		grid_init(&g, r);
+		uses = 0;
+		while (!uses && (p = grid_next(&g)))
+			uses = grid_filter_match(only, p) && strcmp(argv_engine(r, p), "pytorch") == 0;
+		grid_free(&g);
+	}
 	return !uses || torch_python(r, err) ? 0 : -1;
 }
 

@@ -47,8 +47,10 @@ char *argv_native_engine(void);
 
 /* Before any point: a recipe with PyTorch-engine points on the host has a
  * python that can import torch (the recipe's python:, else MATRIX_PYTHON,
- * else the first python3 that can). 0, or -1 after saying why on err. */
-int argv_check_python(const struct recipe *r, FILE *err);
+ * else the first python3 that can); only the points that will run count
+ * (those --only keeps, only NULL for all, exclusions applied). 0, or -1
+ * after saying why on err. */
+int argv_check_python(const struct recipe *r, const struct grid_filter *only, FILE *err);
 
 /* The engine of point p: "native", "pytorch" or "command". */
 const char *argv_engine(const struct recipe *r, const struct point *p);

@@ -1001,7 +1001,7 @@ static int study_check(struct study *S)
 		return -1;
 	/* a python without torch would fail every PyTorch point alike, one by
 	 * one, after the run directory was made */
-	if (argv_check_python(r, stderr) < 0)
+	if (argv_check_python(r, S->filter, stderr) < 0)
 		return -1;
 	long jobs = S->o.jobs, cores = noise_cores(), threads = jobs > 1 ? noise_max_threads(r, cores) : 0;
 	if (!S->slurm && jobs > 1 && !S->o.allow_oversubscribe && jobs * threads > cores) {

@@ -178,4 +178,21 @@ printf 'python: /bin/false\n' >> pt.yaml
 sed "s/MATRIX_PYTHON/the recipe's python:/" falsepy.want > recipepy.want
 check recipepy 2 "$MATRIX" run pt.yaml --out recipepy_run --no-report
 [ ! -e recipepy_run ] || fail "a run without torch made its directory (python:)"
+# only the points that will run need torch: --only keeping the native ones,
+# or exclusions removing every PyTorch point, run without it
+cat > mixed.yaml <<'YAML'
+name: mixed
+device: cpu
+python: /bin/false
+factors:
+  engine: [native, pytorch]
+  model: [mnist_cnn]
+  batch: [1, 2]
+YAML
+cp recipepy.want mixedpy.want && cp recipepy.want mixedpy_only.want
+check mixedpy 2 "$MATRIX" run mixed.yaml --dry-run
+expect_status 0 "$MATRIX" run mixed.yaml --dry-run --only engine=native
+check mixedpy_only 2 "$MATRIX" run mixed.yaml --dry-run --only batch=2
+printf 'exclude:\n  - {engine: pytorch}\n' >> mixed.yaml
+expect_status 0 "$MATRIX" run mixed.yaml --dry-run
 echo ok
