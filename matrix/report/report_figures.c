@@ -368,15 +368,20 @@ static void log_ytics(double lo, double hi, struct strbuf *ex)
 	sb_puts(ex, ")");
 }
 
-/* The y range "[lo:hi]" of a log axis over the view's values (shared by
- * every panel), with its tics into ex; NULL when no value is positive. */
-static char *log_yrange(const struct facet_view *v, const double *y, size_t ncells, struct strbuf *ex)
+/* The y range "[lo:hi]" of a log axis over the view's values and their
+ * whiskers y * exp(+-u) (u NULL or NaN: none), shared by every panel, with
+ * its tics into ex; NULL when no value is positive. A range over the values
+ * alone cut off a wide whisker at the frame. */
+static char *log_yrange(const struct facet_view *v, const double *y, const double *u, size_t ncells,
+			struct strbuf *ex)
 {
 	double lo = INFINITY, hi = 0;
 	for (size_t c = 0; c < ncells; c++)
 		if (v->panel[c] >= 0 && !isnan(y[c]) && y[c] > 0) {
-			lo = y[c] < lo ? y[c] : lo;
-			hi = y[c] > hi ? y[c] : hi;
+			double w = u && isfinite(u[c]) ? u[c] : 0;
+			double ylo = y[c] * exp(-w), yhi = y[c] * exp(w);
+			lo = ylo < lo ? ylo : lo;
+			hi = yhi > hi ? yhi : hi;
 		}
 	if (!(hi > 0))
 		return NULL;
@@ -432,7 +437,7 @@ static void scatter(struct figs *F, const struct scatter_spec *sp)
 	char *xlab = xasprintf("%s%s", fname(run, sp->x), ax.log ? ", log scale" : "");
 	char *t = quoted(title.buf), *xl = quoted(xlab), *yl = quoted(sp->ylabel);
 	char *kt = quoted(sp->color >= 0 ? fname(run, (size_t)sp->color) : "");
-	char *yr = log_yrange(&v, sp->y, cs->ncells, &ex);
+	char *yr = log_yrange(&v, sp->y, sp->u, cs->ncells, &ex);
 	facet_layout(&v, body, yr, t, xl, yl, bottom, key_chars(run, sp->color), &ex, &plot, &w, &h);
 	char xmin[32], xmax[32];
 	snprintf(xmin, sizeof(xmin), "%.10g", ax.lo);
