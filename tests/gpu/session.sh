@@ -1,8 +1,12 @@
 #!/bin/sh
 # session.sh - the GPU checks and benchmarks of tests/gpu in parts that each
-# fit one call of a lent GPU machine (10 minutes a command, 30 minutes of
-# device time a session; engine/NOTES.md "When a GPU is lent: the runbook"),
-# ordered by value: correctness first, the benchmarks next, the rest last.
+# fit one call of a lent GPU machine (10 minutes a command; 15 minutes of
+# device time a session now, start-up included; engine/NOTES.md "When a GPU
+# is lent: the runbook"), ordered by value: correctness first, the
+# benchmarks next, the rest last. Part `first` is the one call a 15-minute
+# session can afford: the checks of the open correctness evidence (issue 11:
+# the ops, the fp32/tf32 training gradients, BERT on CUDA) at once in
+# lanes, then the knobs of that evidence (cudnn_benchmark, memory) alone.
 #
 #   sh tests/gpu/session.sh --list            the parts in order, with their estimates
 #   sh tests/gpu/session.sh --coverage        model_check.sh's configurations that no lane runs
@@ -56,11 +60,12 @@ PYTHON_TORCH=${PYTHON_TORCH:-python3}
 export top_srcdir top_builddir MATRIX_ENGINE PYTHON_TORCH
 PART_S=${SESSION_PART_S:-560}
 RESERVE_S=${SESSION_RESERVE_S:-25}
-PARTS="ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
+PARTS="first ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
 
 # part_info NAME: "MINUTES|what runs" (the estimates: engine/NOTES.md, the runbook)
 part_info() {
 	case $1 in
+	first) echo "8|3 lanes: ops_check -q (every op, 16 configurations) | model_check mnist_cnn resnet_tiny | model_check bert_tiny, each cut at 5.5 min; then knob_sanity.sh KNOB_QUICK=1 alone (cudnn_benchmark ResNet-50 fp16, inference_mode / eval memory, ~12 points)" ;;
 	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
 	bert) echo "7|5 lanes: model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
@@ -87,8 +92,9 @@ list() {
 		total=$(awk -v a="$total" -v b="${info%%|*}" 'BEGIN { print a + b }')
 	done
 	echo "total about $total min of device time; each part ends within $PART_S s (SESSION_PART_S)."
-	echo "A session has 30 min of device time: the first call adds 1-2 min to start the machine,"
-	echo "and each call a few seconds to carry the tree; a machine idle for 30 s is given back."
+	echo "A session has 15 min of device time (it was 30): the first call adds 1-2 min to start the"
+	echo "machine, each call a few seconds to carry the tree; a machine idle for 30 s is given back."
+	echo "With 15 min: part 'first' (its lanes repeat parts of ops and bert), then what time is left."
 }
 
 # record DIR: the bench tables that came back, into engine/cuda/PERF.md
@@ -197,6 +203,22 @@ for m in ("torchvision", "transformers", "onnxruntime", "onnx"):
 mc() { # LANE CAP CONFIGURATIONS: one model_check.sh lane in $pw/LANE (dumps removed after)
 	step "$1" "$2" env MODEL_CHECK_ONLY="$3" MATRIX_PLAN_CACHE="$pw/plan-cache.$1" sh "$here/model_check.sh" "$pw/$1"
 	find "$pw/$1" -name '*.mxw' -delete 2>/dev/null
+}
+
+# a 15-minute session's one call: the lanes cut at 330 s so that the knobs,
+# which measure, run alone in what is left
+part_first() {
+	oc=$top_builddir/tests/gpu/ops_check
+	(
+		if [ ! -x "$oc" ]; then
+			echo "ops_check|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/ops_check.sum"
+		elif [ -n "$standin" ]; then step ops_check 330 "$oc" --self-test
+		else step ops_check 330 "$oc" -q; fi
+	) &
+	mc mc_small 330 "mnist_cnn resnet_tiny" &
+	mc mc_bert_tiny 330 "bert_tiny" &
+	wait
+	step knob_quick 200 env KNOB_QUICK=1 sh "$here/knob_sanity.sh" "$pw/knob_quick"
 }
 
 part_ops() {

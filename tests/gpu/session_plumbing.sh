@@ -20,7 +20,7 @@ S="$top_srcdir/tests/gpu/session.sh"
 export MATRIX_ENGINE PYTHON_TORCH top_builddir
 
 sh "$S" --list >list.out || fail "--list exited $?"
-for p in ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs; do
+for p in first ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs; do
 	line=$(grep -E "^[0-9]+ +$p " list.out) || fail "--list does not name part $p"
 	est=$(echo "$line" | awk '{ print $3 }')
 	awk -v e="$est" 'BEGIN { exit !(e > 0 && e < 9.5) }' || fail "part $p: estimate '$est' min, not in (0, 9.5)"
