@@ -741,11 +741,14 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 					   "run_noise_pct", "change_pct", "processes_a", "processes_b", "test", "p", "verdict"};
 	size_t nf = a->recipe.nfactors, nt = ARRAY_SIZE(tail), nc = nf + nt;
 	char **cell = xcalloc(nc, sizeof(char *));
-	for (size_t f = 0; f < nf; f++)
-		cell[f] = a->recipe.factors[f].name;
 	for (size_t k = 0; k < nt; k++)
 		cell[nf + k] = (char *)tail[k];
+	/* a factor named as another column (gain, p, test: a command engine's
+	 * factors may be called anything) is factors.NAME */
+	run_factor_header(a, cell, nc, 0);
 	csv_record(sb, cell, nc);
+	for (size_t f = 0; f < nf; f++)
+		free(cell[f]);
 	char num[10][32], test[32];
 	for (size_t i = 0; i < nm; i++) {
 		const struct match *x = &m[i];

@@ -261,23 +261,15 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 	char **cell = xcalloc(ncells, sizeof(char *));
 	char **fname = xcalloc(nf ? nf : 1, sizeof(char *));
 	char num[4][32];
+	cell[0] = "id";
 	for (size_t k = 0; k < nt; k++)
 		cell[1 + nf + k] = (char *)tail[k];
 	for (size_t k = 0; k < ARRAY_SIZE(env_cols); k++)
 		cell[1 + nf + nt + k] = (char *)env_cols[k];
 	/* a factor named as another column (device, engine: the vocabulary's)
-	 * is written factors.NAME, its path in the JSON export, so that no two
-	 * columns share a name; the other columns keep theirs */
-	for (size_t f = 0; f < nf; f++) {
-		const char *name = r->factors[f].name;
-		int clash = !strcmp(name, "id");
-		for (size_t k = nf + 1; !clash && k < ncells; k++)
-			clash = !strcmp(name, cell[k]);
-		fname[f] = clash ? xasprintf("factors.%s", name) : xstrdup(name);
-	}
-	cell[0] = "id";
-	for (size_t f = 0; f < nf; f++)
-		cell[1 + f] = fname[f];
+	 * is written factors.NAME; the other columns keep theirs */
+	run_factor_header(run, cell, ncells, 1);
+	memcpy(fname, cell + 1, nf * sizeof(char *));
 	sheet_record(sb, cell, ncells);
 	for (size_t k = 0; k < cs->ncells + run->nfailures; k++) {
 		const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];

@@ -80,6 +80,12 @@ struct strbuf;
 void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf,
 		    const char *sep, struct strbuf *sb);
 const char *run_level(const struct run *run, size_t f, size_t l);
+/* The CSV header's cells [first, first + nfactors) of a header of ncells
+ * cells (the others set before the call): the factors' names, each
+ * allocated (the caller frees them); a factor named as another column of
+ * the header is "factors.NAME", its path in the JSON exports, so that no
+ * two columns share a name (matrix export, matrix compare). */
+void run_factor_header(const struct run *run, char **cell, size_t ncells, size_t first);
 
 /* ---- runs merged (report_merge.c) ------------------------------------------ */
 

@@ -102,6 +102,18 @@ const char *run_level(const struct run *run, size_t f, size_t l)
 	return run->recipe.factors[f].levels[l];
 }
 
+void run_factor_header(const struct run *run, char **cell, size_t ncells, size_t first)
+{
+	size_t nf = run->recipe.nfactors;
+	for (size_t f = 0; f < nf; f++) {
+		const char *name = run->recipe.factors[f].name;
+		int clash = 0;
+		for (size_t k = 0; !clash && k < ncells; k++)
+			clash = (k < first || k >= first + nf) && cell[k] && !strcmp(name, cell[k]);
+		cell[first + f] = clash ? xasprintf("factors.%s", name) : xstrdup(name);
+	}
+}
+
 void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf, const char *sep,
 		    struct strbuf *sb)
 {

@@ -107,4 +107,21 @@ awk '/^point / { head = $0; for (i = 1; i <= 6; i++) { split("A B gain 95%_CI ch
 	head != "" { for (i = 1; i <= 6; i++) if (substr($0, end[i], 1) == " " || substr($0, end[i] + 1, 1) != " ") {
 		print "column " i " does not end at " end[i] ": " $0; bad = 1 } }
 	END { exit bad || head == "" }' huge.txt || fail "compare: a column overflows its width (huge.txt)"
+# a factor named as a column of the CSV (gain, p, test, verdict...: a
+# command engine's factors may be called anything) is factors.NAME, its
+# path in the JSON, as in matrix export: the header had two 'gain' and two
+# 'p' columns, and a tool that reads by name got either
+cat > clash.yaml <<'YAML'
+name: clash
+engine: command
+command: [sh, -c, 'printf "status=ok\nthroughput=%s\nunit=samples/s\nstep_ms=10\nstep_ms_lo=9.9\nstep_ms_hi=10.1\n" $((100 * $0)) > "$MATRIX_RESULT"', "{gain}", "{p}"]
+factors:
+  gain: [1, 2]
+  p: [1, 2]
+YAML
+"$MATRIX" run clash.yaml --out clash --no-report > /dev/null 2>&1 || fail "the run with factors 'gain' and 'p' failed"
+expect_status 0 "$MATRIX" compare clash clash --format csv > clash.csv
+expect_eq "$(head -1 clash.csv)" "factors.gain,factors.p,metric,unit,value_a,value_b,gain,gain_lo,gain_hi,run_noise_pct,change_pct,processes_a,processes_b,test,p,verdict" "csv header: no column twice"
+expect_eq "$(csv_col clash.csv factors.gain | sort | tr '\n' ' ')" "1 1 2 2 " "the factor's column"
+expect_eq "$(csv_col clash.csv gain | tr '\n' ' ')" "1 1 1 1 " "the gain column"
 echo ok
