@@ -1,6 +1,7 @@
 /* util.c - allocation, strings, hashing, small parsers, files. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -720,4 +721,67 @@ int spawn_capture(char *const argv[], const struct spawn_io *io, struct strbuf *
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Whether DIR/recipe.yaml exists; its modification time in *mtime. */
+static int has_recipe(const char *dir, struct timespec *mtime)
+{
+	char *path = xasprintf("%s/recipe.yaml", dir);
+	struct stat st;
+	int yes = stat(path, &st) == 0;
+	if (yes && mtime)
+		*mtime = st.st_mtim;
+	free(path);
+	return yes;
+}
+
+char *rundir_problem(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return xasprintf("'%s' does not exist", dir);
+	if (!S_ISDIR(st.st_mode)) {
+		char *parent = xstrdup(dir), *slash = strrchr(parent, '/');
+		if (slash)
+			*(slash == parent ? slash + 1 : slash) = '\0';
+		else
+			strcpy(parent, ".");
+		char *msg = has_recipe(parent, NULL)
+				    ? xasprintf("'%s' is a file, not a run directory: its directory '%s' is one", dir, parent)
+				    : xasprintf("'%s' is a file, not a run directory", dir);
+		free(parent);
+		return msg;
+	}
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	size_t n = 0;
+	char *newest = NULL;
+	struct timespec newest_t = {0, 0};
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *sub = xasprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name);
+		struct timespec t;
+		if (has_recipe(sub, &t)) {
+			n++;
+			if (!newest || t.tv_sec > newest_t.tv_sec ||
+			    (t.tv_sec == newest_t.tv_sec &&
+			     (t.tv_nsec > newest_t.tv_nsec || (t.tv_nsec == newest_t.tv_nsec && strcmp(sub, newest) > 0)))) {
+				free(newest);
+				newest = sub;
+				newest_t = t;
+				continue;
+			}
+		}
+		free(sub);
+	}
+	closedir(d);
+	char *msg = NULL;
+	if (n == 1)
+		msg = xasprintf("'%s' is not a run directory: it holds one run, '%s'", dir, newest);
+	else if (n > 1)
+		msg = xasprintf("'%s' is not a run directory: it holds %zu runs, the newest '%s'", dir, n, newest);
+	free(newest);
+	return msg;
 }

@@ -152,4 +152,13 @@ int mkdir_p(const char *path, unsigned mode);
 /* The directory of the running executable (from /proc/self/exe), or NULL. */
 const char *self_dir(void);
 
+/* What is wrong with dir, a path given as a run directory that has no
+ * recipe.yaml, when that is more than "no recipe.yaml": a message (to free)
+ * such as "'experiments/x' does not exist", "'D/results.csv' is a file, not
+ * a run directory: its directory 'D' is one" or "'experiments/x' is not a
+ * run directory: it holds 3 runs, the newest 'experiments/x/20261128-174151'";
+ * NULL for an existing directory without runs in it (the caller says "no
+ * recipe.yaml" its own way). */
+char *rundir_problem(const char *dir);
+
 #endif

@@ -336,7 +336,12 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 		      struct table *t, int *have_recipe, FILE *err)
 {
 	if (access(rpath, R_OK) != 0) {
-		fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", dir);
+		char *why = rundir_problem(dir);
+		if (why)
+			error_to(err, "%s", why);
+		else
+			fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", dir);
+		free(why);
 		return -1;
 	}
 	if (recipe_load(rpath, &run->recipe, err) != 0) {

@@ -78,7 +78,12 @@ static int src_read(struct src *s, FILE *err)
 	char *why = NULL;
 	int rc = -1;
 	if (access(rpath, R_OK) != 0) {
-		fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", s->name);
+		char *problem = rundir_problem(s->dir);
+		if (problem)
+			error_to(err, "%s", problem);
+		else
+			fprintf(err, "matrix: '%s' is not a run directory (no recipe.yaml)\n", s->name);
+		free(problem);
 		goto out;
 	}
 	if (recipe_load(rpath, &s->r, err) != 0) {

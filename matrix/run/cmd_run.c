@@ -903,6 +903,18 @@ static int saved_recipe_edited(struct study *S)
 	return rc;
 }
 
+/* "'DIR' is not a run directory: it has no recipe.yaml", or what else is
+ * wrong with DIR (rundir_problem: missing, a file, a folder of runs). */
+static void rundir_error(const char *dir)
+{
+	char *problem = rundir_problem(dir);
+	if (problem)
+		error("%s", problem);
+	else
+		error("'%s' is not a run directory: it has no recipe.yaml", dir);
+	free(problem);
+}
+
 /* The recipe: the one given, or the one a resumed directory was run with; a
  * resumed directory's recipe must be the same unless --allow-changed. */
 static int study_load_recipe(struct study *S)
@@ -916,7 +928,7 @@ static int study_load_recipe(struct study *S)
 				error("'%s' is a merged directory (matrix merge): it is reported, not resumed; "
 				      "resume the runs it copied", S->dir);
 			else
-				error("'%s' is not a run directory: it has no recipe.yaml", S->dir);
+				rundir_error(S->dir);
 			return -1;
 		}
 	}
@@ -2178,7 +2190,7 @@ int cmd_run_point(int argc, char **argv)
 	struct recipe r;
 	struct stat sbuf;
 	if (stat(recipe_path, &sbuf) < 0) {
-		error("'%s' is not a run directory: it has no recipe.yaml", dir);
+		rundir_error(dir);
 		free(recipe_path);
 		return 2;
 	}

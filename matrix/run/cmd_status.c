@@ -129,17 +129,20 @@ static int plan_read(const char *dir, struct table *plan)
 {
 	char *path = xasprintf("%s/plan.csv", dir), *why = NULL;
 	int rc = table_read(path, plan, NULL, &why);
-	if (rc < 0 && errno == ENOENT && !why) {
-		char *recipe = xasprintf("%s/recipe.yaml", dir);
+	if (rc < 0 && (errno == ENOENT || errno == ENOTDIR) && !why) {
+		char *recipe = xasprintf("%s/recipe.yaml", dir), *problem = NULL;
 		if (merge_is_dir(dir))
 			error("'%s' is a merged directory (matrix merge): it has no plan; 'matrix report' reads it "
 			      "as one study", dir);
+		else if (access(recipe, F_OK) != 0 && (problem = rundir_problem(dir)))
+			error("%s", problem);
 		else if (access(recipe, F_OK) != 0)
 			error("'%s' is not a run directory: it has no plan.csv and no recipe.yaml", dir);
 		else
 			error("'%s' has no plan.csv, the list of points a run writes when it starts, which status "
 			      "counts against: 'matrix run --resume %s' writes it again and runs what is missing, "
 			      "'matrix report %s' reads the results without it", dir, dir, dir);
+		free(problem);
 		free(recipe);
 	}
 	else if (rc < 0)

@@ -67,6 +67,15 @@ factors:
   speed: [10, 20]
 YAML
 "$MATRIX" run r.yaml --out run > /dev/null 2>&1 || fail "run failed"
+# the folder of the runs (experiments/NAME) or a file of a run given for the
+# run directory: said, with the run directory to give (it was 'not a run
+# directory (no recipe.yaml)', as for a path that does not exist)
+echo "matrix: '.' is not a run directory: it holds one run, './run'" > parent.want
+check parent 2 "$MATRIX" report .
+echo "matrix: 'run/report.md' is a file, not a run directory: its directory 'run' is one" > file.want
+check file 2 "$MATRIX" export run/report.md
+echo "matrix: 'rnu' does not exist" > rnu.want
+check rnu 2 "$MATRIX" compare run rnu
 cp run/report.md before.md
 printf "%s\n" "matrix: no result in 'run' has a metric 'thruput' (did you mean 'throughput'?)" \
 	"matrix: its metrics: throughput, step_ms, samples, version" > thruput.want

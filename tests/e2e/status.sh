@@ -74,8 +74,17 @@ expect_status 4 "$MATRIX" status busy > /dev/null
 # usage
 expect_status 2 "$MATRIX" status 2> err.txt
 expect_eq "$(head -n 1 err.txt)" "matrix: status: no run directory given" "no directory"
+mkdir plain
+expect_status 2 "$MATRIX" status plain 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'plain' is not a run directory: it has no plan.csv and no recipe.yaml" "not a run directory"
+# a directory of runs, a file of a run, a path that does not exist: each
+# said as it is (they read 'not a run directory: no plan.csv and no recipe.yaml')
 expect_status 2 "$MATRIX" status "$work" 2> err.txt
-expect_eq "$(cat err.txt)" "matrix: '$work' is not a run directory: it has no plan.csv and no recipe.yaml" "not a run directory"
+expect_eq "$(cat err.txt)" "matrix: '$work' is not a run directory: it holds 4 runs, the newest '$work/busy'" "a directory of runs"
+expect_status 2 "$MATRIX" status ok/results.csv 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'ok/results.csv' is a file, not a run directory: its directory 'ok' is one" "a file of a run"
+expect_status 2 "$MATRIX" status nowhere 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'nowhere' does not exist" "a path that does not exist"
 # a run directory without its plan: what status needs, and what works
 cp -r ok noplan && rm noplan/plan.csv
 expect_status 2 "$MATRIX" status noplan 2> err.txt

@@ -13,7 +13,7 @@ expect_eq "$(head -1 err.txt)" "matrix: run: unknown option '--frobnicate'" "unk
 expect_status 2 "$MATRIX" run 2> err.txt
 expect_eq "$(head -1 err.txt)" "matrix: run: no recipe given" "no recipe"
 expect_status 2 "$MATRIX" run --resume "$work/nowhere" 2> err.txt
-expect_eq "$(cat err.txt)" "matrix: '$work/nowhere' is not a run directory: it has no recipe.yaml" "resume of nothing"
+expect_eq "$(cat err.txt)" "matrix: '$work/nowhere' does not exist" "resume of nothing"
 # an option's value joined to it (--jobs=2), as getopt_long reads it; an
 # option without a value takes none that way; a joined-looking value stays whole
 cat > j.yaml <<YAML

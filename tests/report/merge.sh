@@ -143,7 +143,7 @@ expect_grep "merge needs two or more run directories" e1.txt "one run"
 expect_status 2 "$MATRIX" merge A B 2> e2.txt
 expect_grep "merge needs --out DIR" e2.txt "no --out"
 expect_status 2 "$MATRIX" merge A nowhere --out X 2> e3.txt
-expect_grep "^matrix: 'nowhere' is not a run directory (no recipe.yaml)$" e3.txt "not a run directory"
+expect_grep "^matrix: 'nowhere' does not exist$" e3.txt "not a run directory"
 [ ! -e X ] || fail "a failed merge wrote X"
 expect_status 2 "$MATRIX" merge A B --out M 2> e4.txt
 expect_grep "^matrix: 'M' is not empty: a merge writes a new directory$" e4.txt "existing directory"
