@@ -202,8 +202,11 @@ void stat_mw_shift_ci(const double *x, size_t nx, const double *y, size_t ny, do
 	if (nx == 0 || ny == 0)
 		return;
 	/* for d between two neighbouring differences D[k-1] < d < D[k] (sorted),
-	 * U of y - d against x counts the differences above d: n - k; the
-	 * accepted d form one interval, as p falls with |U - mu| */
+	 * U of y - d against x counts the differences above d: n - k; for d
+	 * equal to t differences D[k] = ... = D[k+t-1], those count one half:
+	 * n - k - t/2 (every difference alike, as when each side's processes
+	 * gave one value, leaves no d between two, and the shift itself is
+	 * kept). The accepted d form one interval, as p falls with |U - mu|. */
 	size_t n = nx * ny;
 	double *dv = xmalloc(n * sizeof(double));
 	for (size_t i = 0; i < nx; i++)
@@ -211,14 +214,25 @@ void stat_mw_shift_ci(const double *x, size_t nx, const double *y, size_t ny, do
 			dv[i * ny + j] = y[j] - x[i];
 	qsort(dv, n, sizeof(double), cmp_double);
 	double *f = nx <= 30 && ny <= 30 ? u_counts(ny, nx) : NULL;
-	for (size_t k = 0; k <= n; k++) {
-		if (k > 0 && k < n && !(dv[k - 1] < dv[k]))
-			continue; /* no d lies between equal differences */
-		if (mw_p(f, ny, nx, (double)(n - k)) <= alpha)
-			continue;
-		if (isnan(*lo))
-			*lo = k ? dv[k - 1] : -INFINITY;
-		*hi = k < n ? dv[k] : INFINITY;
+	for (size_t k = 0;; ) {
+		/* the d between D[k-1] and D[k] (below D[0], above D[n-1]) */
+		if (mw_p(f, ny, nx, (double)(n - k)) > alpha) {
+			if (isnan(*lo))
+				*lo = k ? dv[k - 1] : -INFINITY;
+			*hi = k < n ? dv[k] : INFINITY;
+		}
+		if (k == n)
+			break;
+		/* d = D[k], with its t equal differences */
+		size_t t = 1;
+		while (k + t < n && !(dv[k] < dv[k + t]))
+			t++;
+		if (mw_p(f, ny, nx, (double)(n - k) - (double)t / 2) > alpha) {
+			if (isnan(*lo))
+				*lo = dv[k];
+			*hi = dv[k];
+		}
+		k += t;
 	}
 	free(f);
 	free(dv);

@@ -107,6 +107,24 @@ awk '/^point / { head = $0; for (i = 1; i <= 6; i++) { split("A B gain 95%_CI ch
 	head != "" { for (i = 1; i <= 6; i++) if (substr($0, end[i], 1) == " " || substr($0, end[i] + 1, 1) != " ") {
 		print "column " i " does not end at " end[i] ": " $0; bad = 1 } }
 	END { exit bad || head == "" }' huge.txt || fail "compare: a column overflows its width (huge.txt)"
+# every process of a point gave one value (a command engine's exact
+# answer), 4 a side, B = 0.8 x A: the U test's interval is the shift itself
+# widened by the run noise, 0.8 / 1.03 .. 0.8 x 1.03; it was empty (no
+# shift between two differences when all are alike): a SLOWER point with
+# no interval, gain_ci95 null in JSON
+for v in 100 80; do
+	cat > const$v.yaml <<YAML
+name: const
+engine: command
+command: [sh, -c, 'printf "status=ok\\nthroughput=$v\\nunit=samples/s\\nstep_ms=10\\nstep_ms_lo=9.9\\nstep_ms_hi=10.1\\n" > "\$MATRIX_RESULT"', "{k}"]
+factors:
+  k: [1]
+repeat: 4
+YAML
+	"$MATRIX" run const$v.yaml --out const$v --no-report > /dev/null 2>&1 || fail "the run const$v failed"
+done
+expect_status 0 "$MATRIX" compare const100 const80 > const.txt
+expect_grep '^(all) *100 *80 *0.8 *0.777..0.824 *-20% *4/4  U p=0.029 *SLOWER$' const.txt "a tied point's interval"
 # a factor named as a column of the CSV (gain, p, test, verdict...: a
 # command engine's factors may be called anything) is factors.NAME, its
 # path in the JSON, as in matrix export: the header had two 'gain' and two

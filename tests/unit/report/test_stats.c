@@ -109,6 +109,22 @@ int main(void)
 	/* large samples: the normal approximation, the interval holds the shift */
 	stat_mw_shift_ci(la, 40, lb, 40, 0.05, &slo, &shi);
 	CHECK(slo > 10 && slo < 20 && shi > 20 && shi < 30);
+	/* tied differences: every process of a point gave one value (a command
+	 * engine's exact answer), so every difference is 10; the shift 10 itself
+	 * is kept (U = 12.5 = mu, p = 1), the interval is [10, 10]: it was NaN
+	 * (only shifts between two differences were tried), so compare showed
+	 * a SLOWER point with no interval */
+	double tx[] = {5, 5, 5, 5, 5}, ty[] = {15, 15, 15, 15, 15};
+	stat_mw_shift_ci(tx, 5, ty, 5, 0.05, &slo, &shi);
+	NEAR(slo, 10, 0);
+	NEAR(shi, 10, 0);
+	/* some tied: x = 1, 2, 3, 4, 5 against y = x + 10 with 15 twice: the
+	 * shifts kept still run from the 3rd smallest to the 3rd largest of the
+	 * differences, 7 .. 13, the tied values among them */
+	double ty2[] = {11, 12, 13, 15, 15};
+	stat_mw_shift_ci(sx, 5, ty2, 5, 0.05, &slo, &shi);
+	NEAR(slo, 7, 0);
+	NEAR(shi, 13, 0);
 
 	/* the README's worked example: 1000, 1040, 980 samples/s, within 1% */
 	double ex[] = {1000, 1040, 980}, exw[] = {0.01, 0.01, 0.01};
