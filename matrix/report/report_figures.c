@@ -380,6 +380,8 @@ static char *log_yrange(const struct facet_view *v, const double *y, const doubl
 		if (v->panel[c] >= 0 && !isnan(y[c]) && y[c] > 0) {
 			double w = u && isfinite(u[c]) ? u[c] : 0;
 			double ylo = y[c] * exp(-w), yhi = y[c] * exp(w);
+			if (!(ylo > 0) || !isfinite(yhi)) /* an absurd interval: no range to 0 or inf */
+				ylo = yhi = y[c];
 			lo = ylo < lo ? ylo : lo;
 			hi = yhi > hi ? yhi : hi;
 		}
@@ -591,13 +593,14 @@ static void normalised(struct figs *F, long x, long color)
 }
 
 /* Cell c's value in display units and its whiskers: the 95% confidence
- * interval (lo, hi), both the value when it has none. */
+ * interval (lo, hi), both the value when it has none (or one whose ends
+ * are 0 or past the largest double: no figure draws them). */
 static double cell_whiskers(const struct run *run, long c, double *lo, double *hi)
 {
 	const struct cellset *cs = &run->cells;
 	double v = cs->value[c] * run->metric.scale;
 	*lo = *hi = v;
-	if (!isnan(cs->u[c])) {
+	if (!isnan(cs->u[c]) && v * exp(-cs->u[c]) > 0 && isfinite(v * exp(cs->u[c]))) {
 		*lo = v * exp(-cs->u[c]);
 		*hi = v * exp(cs->u[c]);
 	}

@@ -26,3 +26,21 @@ for gp in run/plots/scatter_k.gp run/plots/normalised.gp; do
 	n=$((n + 1))
 done
 expect_eq "$n" 2 "scatters checked"
+# an absurd interval (step 100000 ms, 2.3e-308 .. 100001: its upper end
+# on the throughput is past the largest double) takes no part in the range:
+# 'set yrange [...:inf]' is no range, and gnuplot drew no figure; nor do
+# the bars draw it (a whisker to 'inf' stopped the bars figure)
+mkdir absurd && cp run/recipe.yaml absurd/
+awk -F, 'BEGIN { OFS = "," } NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
+	$col["k"] == 2 { $col["step_ms"] = 100000; $col["step_ms_lo"] = "2.3e-308"; $col["step_ms_hi"] = 100001 } { print }' \
+	run/results.csv > absurd/results.csv
+if command -v gnuplot > /dev/null; then
+	expect_status 0 "$MATRIX" report absurd --quiet
+else
+	"$MATRIX" report absurd --quiet || true
+fi
+yr=$(sed -n 's/^set yrange \[\(.*\)\]$/\1/p' absurd/plots/scatter_k.gp)
+case $yr in
+*inf* | *nan* | "") fail "scatter: y range '$yr' of an absurd interval" ;;
+esac
+if grep -q 'inf' absurd/plots/bars_k.dat; then fail "bars: a whisker to inf: $(cat absurd/plots/bars_k.dat)"; fi
