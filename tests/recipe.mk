@@ -89,6 +89,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/invalid_yaml_eof_quote.err \
 	tests/recipes/bad/invalid_yaml_eof_quote.yaml \
 	tests/recipes/bad/invalid_yaml.yaml \
+	tests/recipes/bad/level_typo_refs.err \
+	tests/recipes/bad/level_typo_refs.yaml \
 	tests/recipes/bad/measure_min_over_max.err \
 	tests/recipes/bad/measure_min_over_max.yaml \
 	tests/recipes/bad/measure_repeat.err \

@@ -1968,6 +1968,21 @@ static long resolve_factor(struct loader *L, yaml_node_t *n, const char *path)
 	return -1;
 }
 
+/* Whether level is good for the vocabulary of f while one of f's own levels
+ * is not (that one is reported where the factor is): a reference that the
+ * typo's fix makes good is no error of its own, and was told to use the
+ * typo ("unknown level 'default' ... (did you mean 'defualt'?)"). */
+static int level_awaits_fix(const struct factor *f, const char *level)
+{
+	const char *why;
+	if (!f->vocab || !vocab_check_level(f->vocab, level, &why))
+		return 0;
+	for (size_t j = 0; j < f->nlevels; j++)
+		if (!vocab_check_level(f->vocab, f->levels[j], &why))
+			return 1;
+	return 0;
+}
+
 /* A level of factor fi named by a node: its index, or -1 after reporting. */
 static long resolve_level(struct loader *L, size_t fi, yaml_node_t *n, const char *path)
 {
@@ -1980,7 +1995,7 @@ static long resolve_level(struct loader *L, size_t fi, yaml_node_t *n, const cha
 		return -1;
 	}
 	long li = recipe_level_index(r, fi, scalar(n));
-	if (li >= 0)
+	if (li >= 0 || level_awaits_fix(f, scalar(n)))
 		return li;
 	struct strbuf exp = {0}, where = {0};
 	sb_puts(&exp, "one of: ");

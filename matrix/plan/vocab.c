@@ -87,8 +87,21 @@ const char *vocab_misspelt(const char *word, const char *const *cands, size_t n)
 	return best;
 }
 
+/* Words people write for a level spelt otherwise here, and the level they
+ * mean: 'gpu' is one letter from 'cpu', which a hint by spelling names. */
+static const char *const synonyms[][2] = {
+	{"gpu", "cuda"},       {"half", "fp16"},       {"float16", "fp16"}, {"float32", "fp32"},
+	{"float", "fp32"},     {"bfloat16", "bf16"},   {"training", "train"}, {"inference", "infer"},
+	{"eager", "none"},
+};
+
 const char *vocab_closest(const char *word, const char *const *cands, size_t n)
 {
+	for (size_t s = 0; s < ARRAY_SIZE(synonyms); s++)
+		if (!strcasecmp(word, synonyms[s][0]))
+			for (size_t i = 0; i < n; i++)
+				if (!strcmp(cands[i], synonyms[s][1]))
+					return cands[i];
 	const char *best = vocab_misspelt(word, cands, n);
 	for (size_t i = 0; !best && i < n; i++)
 		if (strlen(word) >= 2 && strncmp(cands[i], word, strlen(word)) == 0)

@@ -32,7 +32,9 @@ const char *vocab_suggest(const char *name);
  * a static description of what is expected ("one of: fp32, tf32, fp16, bf16").
  * threads: all is the online cores of this machine, as a number. */
 const char *vocab_check_level(const struct vocab_factor *f, const char *level, const char **why);
-/* The candidate closest to word, for "did you mean" hints: the one at the
+/* The candidate closest to word, for "did you mean" hints: the level word
+ * is another name for ('gpu': 'cuda', 'half': 'fp16', 'eager': 'none') when
+ * it is a candidate, else the one at the
  * smallest edit distance (a swap of two adjacent characters counts 1) when
  * that is 1, or 2 for words of 6 characters or more; else a candidate that
  * word is a prefix of (word at least 2 characters long); NULL when none is
