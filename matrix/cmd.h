@@ -32,5 +32,10 @@ int cmd_usage(const char *name);
 /* Print "matrix: <cmd>: unknown option '<opt>'", with " (did you mean
  * '--x'?)" when one of the command's options is close, to stderr. */
 void cmd_unknown_option(const char *cmd, const char *opt);
+/* Print "matrix: <cmd>: more than one recipe given ('<recipe>' and
+ * '<argv[i]>')" to stderr, and when argv[i] is no file, how an override is
+ * written: "an override is one argument, KEY=VALUE: 'batch=32'" for
+ * 'batch 32', 'batch:32' or 'batch: 32'. */
+void cmd_second_recipe(const char *cmd, const char *recipe, int argc, char **argv, int i);
 
 #endif

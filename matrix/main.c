@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "cmd.h"
@@ -248,6 +249,28 @@ void cmd_unknown_option(const char *cmd, const char *opt)
 		error("%s: unknown option '%s' (did you mean '--%s'?)", cmd, opt, near);
 	else
 		error("%s: unknown option '%s'", cmd, opt);
+}
+
+void cmd_second_recipe(const char *cmd, const char *recipe, int argc, char **argv, int i)
+{
+	const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+	struct stat st;
+	if (stat(a, &st) == 0 || strchr(a, '/')) {
+		error("%s: more than one recipe given ('%s' and '%s')", cmd, recipe, a);
+		return;
+	}
+	/* 'batch:32', 'batch: 32' (YAML's colon), 'batch 32' (a space) */
+	const char *colon = strchr(a, ':');
+	int joins = next && next[0] != '-' && !strchr(next, '=') && (!colon || !colon[1]);
+	char *key = xstrndup(a, colon ? (size_t)(colon - a) : strlen(a));
+	const char *value = colon && colon[1] ? colon + 1 : joins ? next : NULL;
+	if (*key && value)
+		error("%s: more than one recipe given ('%s' and '%s'): an override is one argument, KEY=VALUE: "
+		      "'%s=%s'", cmd, recipe, a, key, value);
+	else
+		error("%s: more than one recipe given ('%s' and '%s'): an override is one argument, KEY=VALUE",
+		      cmd, recipe, a);
+	free(key);
 }
 
 static void usage(FILE *out)

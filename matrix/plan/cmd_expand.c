@@ -39,7 +39,7 @@ static int expand_args(int argc, char **argv, struct expand_opts *o)
 		} else if (!o->path) {
 			o->path = argv[i];
 		} else {
-			error("expand: more than one recipe given ('%s' and '%s')", o->path, argv[i]);
+			cmd_second_recipe("expand", o->path, argc, argv, i);
 			return cmd_usage("expand");
 		}
 	}

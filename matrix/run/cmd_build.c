@@ -50,7 +50,7 @@ int cmd_build(int argc, char **argv)
 		} else if (!path) {
 			path = a;
 		} else {
-			error("build: more than one recipe given ('%s' and '%s')", path, a);
+			cmd_second_recipe("build", path, argc, argv, i);
 			goto out;
 		}
 	}

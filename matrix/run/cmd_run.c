@@ -807,7 +807,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		} else if (!o->recipe) {
 			o->recipe = a;
 		} else {
-			error("run: more than one recipe given ('%s' and '%s')", o->recipe, a);
+			cmd_second_recipe("run", o->recipe, argc, argv, i);
 			return -1;
 		}
 	}

@@ -34,6 +34,19 @@ check frobopt 2 "$MATRIX" run a.yaml --frobnicate
 echo "matrix: unknown option '--verison' (did you mean '--version'?)" > verison.want
 check verison 2 "$MATRIX" --verison
 
+# an override written with a space or YAML's colon says how it is written
+# (it said only "more than one recipe given ('a.yaml' and 'batch')")
+usage_expand=$("$MATRIX" expand --help | sed -n 's/^usage: //p')
+printf "matrix: expand: more than one recipe given ('a.yaml' and 'batch'): an override is one argument, KEY=VALUE: 'batch=8'\nusage: %s\n" "$usage_expand" > space.want
+check space 2 "$MATRIX" expand a.yaml batch 8 --count
+printf "matrix: run: more than one recipe given ('a.yaml' and 'batch:'): an override is one argument, KEY=VALUE: 'batch=8'\nusage: %s\n" "$usage_run" > colon.want
+check colon 2 "$MATRIX" run a.yaml batch: 8 --dry-run
+printf "matrix: expand: more than one recipe given ('a.yaml' and 'batch:8'): an override is one argument, KEY=VALUE: 'batch=8'\nusage: %s\n" "$usage_expand" > colon2.want
+check colon2 2 "$MATRIX" expand a.yaml batch:8
+cp a.yaml b.yaml
+printf "matrix: expand: more than one recipe given ('a.yaml' and 'b.yaml')\nusage: %s\n" "$usage_expand" > two.want
+check two 2 "$MATRIX" expand a.yaml b.yaml
+
 # --only: unknown factor or level, and a filter that keeps nothing
 echo "matrix: --only: the recipe has no factor 'modl' (did you mean 'model'?)" > modl.want
 check modl 2 "$MATRIX" run a.yaml --only modl=resnet18 --dry-run
