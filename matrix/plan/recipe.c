@@ -3032,6 +3032,9 @@ static const char *expand_item(const char *item, struct strbuf *sb)
 		if (!op || parse_long(step_s + 1, &step) < 0 || step < (op == 'x' ? 2 : 1))
 			why = "a range's step is +K (K >= 1) or xK (K >= 2), as in 1..64:x2";
 	}
+	const char *glued = step_s ? NULL : strpbrk(hi_s, "x+");
+	if (!why && glued && glued > hi_s && parse_long(lo_s, &lo) == 0)
+		why = "a range's step follows a colon: START..END:+K or START..END:xK, as in 1..64:x2";
 	if (!why && (parse_long(lo_s, &lo) < 0 || parse_long(hi_s, &hi) < 0 || lo < 0 || hi < lo ||
 		     (op == 'x' && lo < 1)))
 		why = "a range is START..END of integers with 0 <= START <= END (1 <= START with xK)";
@@ -3282,12 +3285,20 @@ static void apply_override(struct loader *L, size_t i)
 			return;
 		}
 	}
+	/* levels as YAML writes them are read the same: [1, 2] is 1,2 (spaces
+	 * around a level dropped, as in a flow sequence) */
 	struct strbuf levels = {0};
-	char *value = xstrdup(eq + 1), *save = NULL;
+	char *value = xstrdup(eq + 1), *save = NULL, *list = trim_spaces(value);
+	size_t vlen = strlen(list);
+	int bracketed = vlen >= 2 && list[0] == '[' && list[vlen - 1] == ']';
+	if (bracketed) {
+		list[vlen - 1] = '\0';
+		list++;
+	}
 	const char *why = NULL;
-	for (char *it = strtok_r(value, ",", &save); it && !why; it = strtok_r(NULL, ",", &save))
-		why = expand_item(it, &levels);
-	int seq = strchr(eq + 1, ',') || strstr(eq + 1, "..");
+	for (char *it = strtok_r(list, ",", &save); it && !why; it = strtok_r(NULL, ",", &save))
+		why = expand_item(trim_spaces(it), &levels);
+	int seq = bracketed || strchr(eq + 1, ',') || strstr(eq + 1, "..");
 	if (!why && !levels.len)
 		why = "no value after '='";
 	if (why) {

@@ -23,6 +23,11 @@ expect_eq "$("$MATRIX" expand a.yaml batch=1..10:+3,100 --format csv | cut -d, -
 	"1 4 7 10 100 " "range with a step, and a level"
 # the exclusion keeps the levels batch still has: 2 models x 3 x 2 - (1 and 8, fp16)
 expect_eq "$("$MATRIX" expand a.yaml batch=1..8:x8,64 --count)" 10 "exclusion kept"
+# levels written as YAML writes them read the same: [1,8,64] and '1, 8, 64'
+# (they were 'invalid level '[1'' and 'invalid level ' 8'')
+expect_eq "$("$MATRIX" expand a.yaml 'batch=[1,8,64]' --count)" 10 "a bracketed list of levels"
+expect_eq "$("$MATRIX" expand a.yaml 'batch=1, 8, 64' --count)" 10 "levels with spaces after the commas"
+expect_eq "$("$MATRIX" expand a.yaml 'batch=[ 64 ]' --format csv | cut -d, -f5 | tail -n +2 | sort -u)" 64 "one bracketed level"
 expect_eq "$("$MATRIX" expand a.yaml batch=2 --count)" 4 "exclusion dropped with its levels"
 # report.improvements naming a lost level go too (the rest stay)
 sed 's/^baseline: .*/report: {improvements: [{factor: batch, from: 1, to: 64}, {factor: precision, from: fp32, to: fp16}]}/' a.yaml > imp.yaml
@@ -44,6 +49,9 @@ check() {
 }
 check "a.yaml: override 'batch=abc': invalid level 'abc' for factor 'batch' (expected a positive integer)" batch=abc
 check "a.yaml: override 'batch=8..1': a range is START..END of integers with 0 <= START <= END (1 <= START with xK)" batch=8..1
+# a step without its colon says where the step goes (it said 'a range is
+# START..END of integers', which 1..64x2 looks like it is)
+check "a.yaml: override 'batch=1..64x2': a range's step follows a colon: START..END:+K or START..END:xK, as in 1..64:x2" batch=1..64x2
 check "a.yaml: override 'batch=1..8:x1': a range's step is +K (K >= 1) or xK (K >= 2), as in 1..64:x2" batch=1..8:x1
 check "a.yaml: override 'batch=1..5000': a range gives at most 1000 levels" batch=1..5000
 check "a.yaml: override 'bach=1': 'bach' is neither a factor of the recipe nor a recipe key (did you mean 'batch'?)" bach=1
