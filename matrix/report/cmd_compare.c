@@ -852,6 +852,17 @@ int cmd_compare(int argc, char **argv)
 	size_t *fb = xmalloc((a.recipe.nfactors + 1) * sizeof(size_t));
 	struct match *m = xmalloc((b.cells.ncells + 1) * sizeof(*m));
 	const char **marks = NULL;
+	if (strcmp(a.metric.unit, b.metric.unit) != 0) {
+		/* a throughput in runs/s (matrix time) or tokens/s beside samples/s:
+		 * not the same quantity, as within one run (report_load.c) */
+		char *ua = text_clean(a.metric.unit, strlen(a.metric.unit), 64);
+		char *ub = text_clean(b.metric.unit, strlen(b.metric.unit), 64);
+		error("compare: the %s of '%s' is in %s, that of '%s' in %s: not the same quantity, no gain "
+		      "between them", a.metric.name, o.dirs[0], ua, o.dirs[1], ub);
+		free(ua);
+		free(ub);
+		goto out;
+	}
 	if (join_factors(&a, &b, fa, fb, &nf) != 0)
 		goto out;
 	double r = log1p(o.noise_pct / 100);

@@ -125,6 +125,25 @@ YAML
 done
 expect_status 0 "$MATRIX" compare const100 const80 > const.txt
 expect_grep '^(all) *100 *80 *0.8 *0.777..0.824 *-20% *4/4  U p=0.029 *SLOWER$' const.txt "a tied point's interval"
+# throughputs in different units (runs/s from matrix time or a command
+# engine beside samples/s) are not the same quantity: exit 2, as a run does
+# not compare such rows among its own (7a5ab46); compare read B's runs/s as
+# samples/s and called every point unchanged
+for u in samples runs; do
+	cat > unit_$u.yaml <<YAML
+name: units
+engine: command
+command: [sh, -c, 'printf "status=ok\\nthroughput=100\\nunit=$u/s\\nstep_ms=10\\nstep_ms_lo=9.9\\nstep_ms_hi=10.1\\n" > "\$MATRIX_RESULT"', "{k}"]
+factors:
+  k: [1, 2]
+YAML
+	"$MATRIX" run unit_$u.yaml --out unit_$u --no-report > /dev/null 2>&1 || fail "the run unit_$u failed"
+done
+st=0
+"$MATRIX" compare unit_samples unit_runs > units.txt 2> units.err || st=$?
+expect_eq "$st" 2 "compare of runs in different units: exit status"
+expect_eq "$(cat units.err)" "matrix: compare: the throughput of 'unit_samples' is in samples/s, that of 'unit_runs' in runs/s: not the same quantity, no gain between them" "units differ"
+expect_status 0 "$MATRIX" compare unit_samples unit_runs --metric step_ms > /dev/null
 # a factor named as a column of the CSV (gain, p, test, verdict...: a
 # command engine's factors may be called anything) is factors.NAME, its
 # path in the JSON, as in matrix export: the header had two 'gain' and two
