@@ -67,7 +67,7 @@ EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
 	tests/report/facets.sh tests/report/digits.sh tests/report/empty_items.sh tests/report/changed_recipe.sh \
 	tests/report/ci_sides.sh tests/report/units.sh tests/report/whiskers.sh \
-	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh
+	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh tests/report/no_baseline.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -85,6 +85,7 @@ EXTRA_DIST += \
 	tests/report/design.sh \
 	tests/report/metrics.sh \
 	tests/report/merge.sh \
+	tests/report/no_baseline.sh \
 	tests/report/design_engine.sh \
 	tests/report/known.yaml.in \
 	tests/report/golden/effects.csv \

@@ -61,6 +61,15 @@ const struct vocab_factor *vocab_find(const char *name)
 	return NULL;
 }
 
+int vocab_is_workload(const char *name)
+{
+	static const char *const workload[] = {"model", "task", "batch", "seq_len"};
+	for (size_t i = 0; i < ARRAY_SIZE(workload); i++)
+		if (!strcmp(name, workload[i]))
+			return 1;
+	return 0;
+}
+
 /* Whether a and b differ by one swap of adjacent characters ("fp61", "fp16"). */
 static int transposed(const char *a, const char *b)
 {

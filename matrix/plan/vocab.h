@@ -43,6 +43,15 @@ const char *vocab_closest(const char *word, const char *const *cands, size_t n);
 /* vocab_closest without the prefix rule: the candidate word is a misspelling
  * of (one or two edits), or NULL. */
 const char *vocab_misspelt(const char *word, const char *const *cands, size_t n);
+/* Whether factor name says what is measured rather than how (model, task,
+ * batch, seq_len): without a baseline in the recipe these group the points
+ * (the best configuration is per model, task, ...), the others start at
+ * their first level; the effects figure and the improvements the report
+ * picks by itself leave them out. */
+int vocab_is_workload(const char *name);
+/* What the baseline is where the recipe has none, for messages. */
+#define VOCAB_NO_BASELINE "the first level of each factor but model, task, batch and seq_len, which group the points"
+
 /* Every factor, NULL-name terminated. */
 extern const struct vocab_factor vocab_factors[];
 

@@ -11,6 +11,7 @@
 
 #include "facets.h"
 #include "figures.h"
+#include "plan/vocab.h"
 #include "stats.h"
 #include "util.h"
 
@@ -883,13 +884,9 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
  * measured rather than how (model, task, batch, seq_len). */
 static int effect_shown(const struct run *run, size_t f)
 {
-	static const char *const workload[] = {"model", "task", "batch", "seq_len"};
 	if (run->recipe.report.effects_given)
 		return run->recipe.report.effects_shown[f];
-	for (size_t i = 0; i < ARRAY_SIZE(workload); i++)
-		if (!strcmp(fname(run, f), workload[i]))
-			return 0;
-	return 1;
+	return !vocab_is_workload(fname(run, f));
 }
 
 /* The factors with effects that the figure leaves out, "model, batch", into sb. */

@@ -605,9 +605,8 @@ static void set_references(struct run *run)
 	run->ref = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 	run->base_level = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(long));
 	run->group = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
-	long model = recipe_factor_index(r, "model");
 	for (size_t f = 0; f < r->nfactors; f++) {
-		long b = r->has_baseline ? r->baseline.level[f] : ((long)f == model ? -1 : 0);
+		long b = r->has_baseline ? r->baseline.level[f] : vocab_is_workload(r->factors[f].name) ? -1 : 0;
 		run->base_level[f] = b;
 		run->ref[f] = b >= 0 ? (size_t)b : 0;
 		if (b < 0 && r->factors[f].nlevels > 1)

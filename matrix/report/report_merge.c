@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "plan/vocab.h"
 #include "quality.h"
 #include "result.h"
 #include "table.h"
@@ -407,9 +408,10 @@ static void merge_recipe(struct run *run, struct src *s, size_t n, char **machin
 		}
 		fs[k] = *fa;
 		oldn[k] = fa->nlevels;
-		/* without a baseline, every factor but model is a setting at its
-		 * first level (set_references); machine is never one */
-		base[k] = r0->has_baseline ? r0->baseline.level[f] : strcmp(fa->name, "model") == 0 ? -1 : 0;
+		/* without a baseline, every factor but the workload's (model, task,
+		 * batch, seq_len) is a setting at its first level (set_references);
+		 * machine is never one */
+		base[k] = r0->has_baseline ? r0->baseline.level[f] : vocab_is_workload(fa->name) ? -1 : 0;
 		for (size_t i = 1; i < n; i++) {
 			const struct factor *o = &s[i].r.factors[recipe_factor_index(&s[i].r, fa->name)];
 			for (size_t l = 0; l < o->nlevels; l++)

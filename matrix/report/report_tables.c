@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tables.h"
+#include "plan/vocab.h"
 #include "factorial.h"
 #include "profiles.h"
 #include "stats.h"
@@ -345,11 +346,12 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 		sb_free(&none);
 		return t;
 	}
-	/* no improvements in the recipe: the three largest effects, by model */
+	/* no improvements in the recipe: the three largest effects of settings
+	 * (not of model, task, batch, seq_len: what is measured), by model */
 	long model = recipe_factor_index(&run->recipe, "model");
 	for (size_t i = 0, k = 0; i < rt->neffects && k < 3; i++) {
 		const struct effect *e = &rt->effects[i];
-		if ((long)e->factor == model)
+		if (vocab_is_workload(run->recipe.factors[e->factor].name))
 			continue;
 		size_t by = (size_t)model;
 		add_improvements(run, t, e->factor, e->from, e->to, &by, model >= 0 ? 1 : 0);
@@ -372,7 +374,7 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 	    "baseline (> 1 better), gain_lo..gain_hi its 95%% interval; best_config: the settings "
 	    "where best differs from the baseline; clear_winner: yes when the best point's interval "
 	    "lies beyond the runner-up's, no when the two cannot be told apart.",
-	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: the first level of every factor)");
+	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: " VOCAB_NO_BASELINE ")");
 	struct strbuf g = {0}, cfg = {0};
 	const struct cellset *cs = &run->cells;
 	for (size_t i = 0; i < rt->nbest; i++) {

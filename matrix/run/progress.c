@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "progress.h"
+#include "plan/vocab.h"
 #include "report/effects.h"
 #include "report/model.h"
 #include "util.h"
@@ -311,7 +312,7 @@ void progress_summary(const struct progress *pg, const char *dir, size_t max_gro
 		for (size_t g = 0; g < run.ngroup; g++)
 			sb_printf(&sb, "%s%s", g ? ", " : " per ", run.recipe.factors[run.group[g]].name);
 		sb_printf(&sb, "; gain over the baseline (> 1: better%s); [lo, hi]: 95%% intervals",
-			  run.recipe.has_baseline ? "" : "; no baseline in the recipe: the first level of each factor");
+			  run.recipe.has_baseline ? "" : "; no baseline in the recipe: " VOCAB_NO_BASELINE);
 		progress_print(pg, sb.buf);
 		sb_free(&sb);
 		for (size_t i = 0; i < nb && i < max_groups; i++)

@@ -89,7 +89,7 @@ expect_eq "$(cat prun/where)" "$real/rdir" "a plain command's directory"
 	fail "matrix time: $(cat direct.err)"
 expect_grep "^status=ok" direct.txt "matrix time: status"
 expect_grep "^matrix: time: [0-9]* runs\{0,1\} after 1 warm-up runs: " direct.err "matrix time: its line"
-expect_grep "no baseline in the recipe: the first level of each factor" out.txt "the summary says what the baseline is"
+expect_grep "no baseline in the recipe: the first level of each factor but model, task, batch and seq_len" out.txt "the summary says what the baseline is"
 # a command killed by a signal: matrix time dies of it, the result says so
 expect_status 143 "$MATRIX" time --warmup 0 --result killed.txt -- sh -c 'kill -TERM $$' 2> kerr.txt
 expect_grep "^status=failed" killed.txt "killed: status"

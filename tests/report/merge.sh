@@ -94,9 +94,11 @@ expect_grep 'merged 2 runs into one study' p.err "report M prints the merge note
 for f in scatter_batch_machine bars_batch_machine effects best; do
 	[ -s "M/plots/$f.svg" ] || fail "figure $f missing ($(ls M/plots | tr '\n' ' '))"
 done
-# no baseline: every factor a setting at its first level, but machine: the
-# best configuration is per machine
-expect_eq "$(awk -F, 'NR > 1 { print $1 }' M/tables/best.csv | tr '\n' '|')" "machine=$ma|machine=$mb|" "best configuration per machine"
+# no baseline: every factor a setting at its first level, but machine and
+# those that say what is measured (batch): the best configuration is per
+# batch and machine
+expect_eq "$(awk -F, 'NR > 1 { print $1 }' M/tables/best.csv | tr '\n' '|')" \
+	"batch=1 machine=$ma|batch=1 machine=$mb|batch=4 machine=$ma|batch=16 machine=$mb|" "best configuration per batch and machine"
 # export: every point with its machine
 "$MATRIX" export M --format csv > m.csv
 expect_eq "$(csv_col m.csv machine | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "4 4 " "points per machine"
