@@ -279,8 +279,14 @@ static int compare_args(int argc, char **argv, struct compare_opts *o)
 		}
 		o->noise_given |= strcmp(arg, "--run-noise") == 0;
 	}
-	if (ndirs != 2)
+	if (ndirs != 2) {
+		if (ndirs == 1)
+			error("compare takes two run directories: only '%s' given (the run to compare it with goes "
+			      "after it)", o->dirs[0]);
+		else
+			error("compare takes two run directories: none given");
 		return cmd_usage("compare");
+	}
 	return -1;
 }
 

@@ -77,6 +77,8 @@ int cmd_report(int argc, char **argv)
 	if (ndirs == 0 || (out && ndirs == 1)) {
 		if (out)
 			error("--out names where several runs are merged: give two or more directories");
+		else
+			error("report: no run directory given");
 		free(dirs);
 		free(where);
 		return cmd_usage("report");

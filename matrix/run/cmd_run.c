@@ -2179,8 +2179,13 @@ static int run_point_store(const struct recipe *r, struct store *rs, const char 
  * the front end asks Slurm what happened. */
 int cmd_run_point(int argc, char **argv)
 {
-	if (argc != 3)
+	if (argc != 3) {
+		if (argc < 3)
+			error("run-point: %s", argc == 1 ? "no run directory given" : "no point given (its id or plan index)");
+		else
+			error("run-point: one point at a time ('%s' and '%s' given)", argv[2], argv[3]);
 		return cmd_usage("run-point");
+	}
 	const char *dir = argv[1], *which = argv[2];
 	int by_id;
 	uint64_t index;

@@ -12,6 +12,16 @@ expect_status 2 "$MATRIX" run --frobnicate 2> err.txt
 expect_eq "$(head -1 err.txt)" "matrix: run: unknown option '--frobnicate'" "unknown option"
 expect_status 2 "$MATRIX" run 2> err.txt
 expect_eq "$(head -1 err.txt)" "matrix: run: no recipe given" "no recipe"
+# a command short of its arguments says which is missing (these printed
+# their usage line alone)
+expect_status 2 "$MATRIX" compare "$work" 2> err.txt
+expect_eq "$(head -1 err.txt)" "matrix: compare takes two run directories: only '$work' given (the run to compare it with goes after it)" "compare with one directory"
+expect_status 2 "$MATRIX" compare 2> err.txt
+expect_eq "$(head -1 err.txt)" "matrix: compare takes two run directories: none given" "compare with none"
+expect_status 2 "$MATRIX" report 2> err.txt
+expect_eq "$(head -1 err.txt)" "matrix: report: no run directory given" "report with none"
+expect_status 2 "$MATRIX" run-point "$work" 2> err.txt
+expect_eq "$(head -1 err.txt)" "matrix: run-point: no point given (its id or plan index)" "run-point without its point"
 expect_status 2 "$MATRIX" run --resume "$work/nowhere" 2> err.txt
 expect_eq "$(cat err.txt)" "matrix: '$work/nowhere' does not exist" "resume of nothing"
 # an option's value joined to it (--jobs=2), as getopt_long reads it; an
