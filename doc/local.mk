@@ -5,8 +5,8 @@
 # matrix-recipe.5 says, with more examples.
 dist_man_MANS = doc/matrix.1 doc/matrix-engine.1 doc/matrix-recipe.5
 dist_doc_DATA = doc/recipe.md
-TESTS += tests/doc/manpages.sh
-EXTRA_DIST += tests/doc/manpages.sh tests/doc/check_docs.py
+TESTS += tests/doc/manpages.sh tests/doc/doc_recipes.sh
+EXTRA_DIST += tests/doc/manpages.sh tests/doc/check_docs.py tests/doc/doc_recipes.sh
 
 # ---- the release tarball: the README's commands in an unpacked `make dist`
 # (minutes: not part of make check; .ci/run does not run it either)
