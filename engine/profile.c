@@ -2,6 +2,7 @@
 #include "config.h"
 #include "profile.h"
 #include "check.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,16 +69,10 @@ int profile_write(const char *path, const profile_row *rows, int n, char *err, s
         sum += rows[i].total_s;
     if (make_parent(path, err, en))
         return -1;
-    size_t len = strlen(path) + 32;
-    char *tmp = malloc(len);
-    mallocCheck(tmp);
-    snprintf(tmp, len, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, en, "unable to write '%s': %s", tmp, strerror(errno));
-        free(tmp);
+    outfile of;
+    if (out_open(&of, path, err, en))
         return -1;
-    }
+    FILE *f = of.f;
     fprintf(f, "%s\n", PROFILE_HEADER);
     for (int i = 0; i < n; i++) {
         const profile_row *r = &rows[i];
@@ -88,14 +83,5 @@ int profile_write(const char *path, const profile_row *rows, int n, char *err, s
                 r->calls ? r->total_s * 1e3 / r->calls : 0.0, sum > 0 ? 100.0 * r->total_s / sum : 0.0,
                 r->mem_bytes);
     }
-    int ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, en, "unable to write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    return out_close(&of, err, en);
 }

@@ -33,8 +33,8 @@ typedef struct profile_row {
     size_t mem_bytes;
 } profile_row;
 
-/* Write rows to path (its directory made when missing), through a
- * temporary file renamed into place: 0, or -1 with the reason in err. */
+/* Write rows to path (its directory made when missing), as outfile.h
+ * says: 0, or -1 with the reason in err. */
 int profile_write(const char *path, const profile_row *rows, int n, char *err, size_t en);
 /* Bytes op o writes: its output tensors (each once, views not counted). */
 size_t profile_op_bytes(const graph *g, const op *o);

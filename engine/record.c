@@ -4,6 +4,7 @@
 #include "check.h"
 #include "knobs.h"
 #include "mem.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,22 +34,17 @@ void rec(struct record *r, const char *key, const char *fmt, ...)
 
 int rec_write(const struct record *r, const char *path)
 {
+    outfile of;
+    char err[512];
     if (!path)
         return 0;
-    char *tmp = malloc(strlen(path) + 16);
-    mallocCheck(tmp);
-    sprintf(tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fwrite(r->buf, 1, r->len, f) == r->len;
-    if (f)
-        ok = fclose(f) == 0 && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
-        fprintf(stderr, "matrix-engine: unable to write the result file '%s': %s\n", path, strerror(errno));
-        unlink(tmp);
+    if (out_open(&of, path, err, sizeof err) == 0) {
+        fwrite(r->buf, 1, r->len, of.f);
+        if (out_close(&of, err, sizeof err) == 0)
+            return 0;
     }
-    free(tmp);
-    return ok ? 0 : -1;
+    fprintf(stderr, "matrix-engine: unable to write the result file: %s\n", err);
+    return -1;
 }
 
 void cpuinfo(const char *key, char *out, size_t n)

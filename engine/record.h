@@ -1,6 +1,6 @@
 /* record.h - the result record matrix-engine writes (key=value lines,
- * through a temporary file renamed into place), the records of the ways
- * out (unsupported, out of memory), and what /proc/cpuinfo says. */
+ * written as outfile.h says), the records of the ways out (unsupported,
+ * out of memory), and what /proc/cpuinfo says. */
 #ifndef MATRIX_ENGINE_RECORD_H
 #define MATRIX_ENGINE_RECORD_H
 
@@ -17,8 +17,9 @@ struct record {
 /* Append "key=value\n" (newlines in the value become spaces). */
 void rec(struct record *r, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Write the record to path through path.tmp.PID and rename; 0 on success,
- * nothing to do when path is NULL. */
+/* Write the record to path (outfile.h: through path.tmp.PID renamed over
+ * it, or in place for a device or a FIFO); 0 on success, nothing to do when
+ * path is NULL. */
 int rec_write(const struct record *r, const char *path);
 /* The point's settings, the engine and the CPU. */
 void rec_point(struct record *r, const struct opts *o);

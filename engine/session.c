@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "knobs.h"
 #include "mem.h"
+#include "outfile.h"
 #include "passes.h"
 #include "profile.h"
 #include "record.h"
@@ -484,8 +485,9 @@ static int dump_run(struct run *r, const struct opts *o)
         snprintf(path, sizeof path, "%s.rank%d", o->dump, rank);
     else
         snprintf(path, sizeof path, "%s", o->dump);
-    if (weights_open(&d.w, path)) {
-        fprintf(stderr, "matrix-engine: unable to open '%s'\n", path);
+    char err[512];
+    if (weights_open(&d.w, path, err, sizeof err)) {
+        fprintf(stderr, "matrix-engine: unable to write the dump: %s\n", err);
         return 1;
     }
     for (int i = 0; i < g->nt; i++) /* --data: the inputs of every step, below */
@@ -530,8 +532,8 @@ static int dump_run(struct run *r, const struct opts *o)
         }
     free(d.losses);
     r->hook = NULL;
-    if (weights_close(&d.w)) {
-        fprintf(stderr, "matrix-engine: unable to write '%s'\n", path);
+    if (weights_close(&d.w, err, sizeof err)) {
+        fprintf(stderr, "matrix-engine: unable to write the dump: %s\n", err);
         return 1;
     }
     if (rank)
@@ -593,6 +595,16 @@ int session_flags(struct session *s, int argc, char **argv)
         fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
         return 2;
     }
+    /* the files the point writes, before anything runs: a point that cannot
+     * write its result must not run for minutes to find out */
+    const struct { const char *flag, *path; int parent_made; } outs[] = {
+        {"result", o->result, 0}, {"save-weights", o->save_weights, 0}, {"dump", o->dump, 0},
+        {"profile", o->profile, 1}};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        if (outs[i].path && out_check(outs[i].path, outs[i].parent_made, s->err, sizeof s->err)) {
+            fprintf(stderr, "matrix-engine: --%s: %s\n", outs[i].flag, s->err);
+            return 2;
+        }
     /* the MATRIX_ENGINE_* knobs, the CUDA backend's too, before anything runs */
     if (knobs_check(s->err, sizeof s->err)) {
         fprintf(stderr, "matrix-engine: %s\n", s->err);
@@ -1123,13 +1135,13 @@ static int session_save_weights(struct session *s)
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
             host_begin(r, i, &hv[i]);
-    int wrc = weights_save(g, s->o.save_weights);
+    int wrc = weights_save(g, s->o.save_weights, s->err, sizeof s->err);
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
             host_end(r, i, &hv[i]);
     free(hv);
     if (wrc) {
-        fprintf(stderr, "matrix-engine: unable to write '%s'\n", s->o.save_weights);
+        fprintf(stderr, "matrix-engine: unable to write the weights: %s\n", s->err);
         return 1;
     }
     return SESSION_GO;

@@ -2,26 +2,27 @@
 #include "config.h"
 #include "weights.h"
 #include "check.h"
+#include "outfile.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
 static void put_u64(FILE *f, uint64_t v) { fwrite(&v, 8, 1, f); }
 
-int weights_open(wfile *w, const char *path)
+int weights_open(wfile *w, const char *path, char *err, size_t n)
 {
     memset(w, 0, sizeof *w);
-    w->path = strdup(path);
-    w->tmp = malloc(strlen(path) + 8);
-    mallocCheck(w->path);
-    mallocCheck(w->tmp);
-    sprintf(w->tmp, "%s.tmp", path);
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        free(w->path);
-        free(w->tmp);
-        w->path = w->tmp = NULL;
+    if (out_open(&w->out, path, err, n))
+        return -1;
+    w->f = w->out.f;
+    /* the count is patched at the end: in place (a device, a FIFO) the
+     * file must be seekable */
+    if (!w->out.tmp && fseek(w->f, 0, SEEK_SET) != 0) {
+        snprintf(err, n, "'%s' is not seekable (a pipe?): a weights file is completed at its start when it ends", path);
+        out_abandon(&w->out);
+        w->f = NULL;
         return -1;
     }
     fwrite("MXWT", 1, 4, w->f);
@@ -66,34 +67,33 @@ void weights_put(wfile *w, const graph *g, int ti, const char *name)
         fwrite(t->data, 4, n, w->f);
 }
 
-int weights_close(wfile *w)
+int weights_close(wfile *w, char *err, size_t n)
 {
-    int rc = 0;
-    if (w->f) {
-        fseek(w->f, 8, SEEK_SET);
-        put_u32(w->f, w->count);
-        /* a write that failed (disk full) leaves no truncated file in place */
-        int bad = ferror(w->f);
-        if (fclose(w->f) != 0 || bad || rename(w->tmp, w->path) != 0) {
-            remove(w->tmp);
-            rc = -1;
-        }
-    } else
-        rc = -1;
-    free(w->path);
-    free(w->tmp);
+    if (!w->f) {
+        snprintf(err, n, "no weights file open");
+        return -1;
+    }
+    if (fseek(w->f, 8, SEEK_SET) != 0) { /* a file without its count is no weights file */
+        snprintf(err, n, "'%s': %s", w->out.path, strerror(errno));
+        out_abandon(&w->out);
+        w->f = NULL;
+        return -1;
+    }
+    put_u32(w->f, w->count);
+    int rc = out_close(&w->out, err, n);
+    w->f = NULL;
     return rc;
 }
 
-int weights_save(const graph *g, const char *path)
+int weights_save(const graph *g, const char *path, char *err, size_t n)
 {
     wfile w;
-    if (weights_open(&w, path))
+    if (weights_open(&w, path, err, n))
         return -1;
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER)
             weights_put(&w, g, i, NULL);
-    return weights_close(&w);
+    return weights_close(&w, err, n);
 }
 
 int weights_load(graph *g, const char *path, char *err, int errlen)

@@ -16,22 +16,27 @@
 
 #include <stdio.h>
 #include "graph.h"
+#include "outfile.h"
 
 typedef struct wfile {
-    FILE *f;
+    FILE *f;      /* out.f */
     unsigned count;
-    char *path, *tmp;
+    outfile out;
 } wfile;
 
-/* Start writing path (through path.tmp, renamed by weights_close). */
-int weights_open(wfile *w, const char *path);
+/* Start writing path (outfile.h: through a temporary file renamed by
+ * weights_close, or in place when seekable); 0, or -1 with the reason in err. */
+int weights_open(wfile *w, const char *path, char *err, size_t n);
 /* Append tensor t of g under name (NULL: t's own name), logical order. */
 void weights_put(wfile *w, const graph *g, int t, const char *name);
 /* Append raw f32 data. */
 void weights_put_raw(wfile *w, const char *name, int ndim, const int64_t *shape, const float *data);
-int weights_close(wfile *w);
-/* Save every TK_PARAM and TK_BUFFER tensor of g. */
-int weights_save(const graph *g, const char *path);
+/* Complete the file (its count) and put it in place; 0, or -1 with the
+ * reason in err. */
+int weights_close(wfile *w, char *err, size_t n);
+/* Save every TK_PARAM and TK_BUFFER tensor of g; 0, or -1 with the reason
+ * in err. */
+int weights_save(const graph *g, const char *path, char *err, size_t n);
 /* Load every tensor of the file into the PARAM / BUFFER tensor of the same
  * name; an unknown name, a shape mismatch or a parameter the file lacks is an
  * error written to err. 0 on success. */

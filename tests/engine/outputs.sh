@@ -1,0 +1,86 @@
+#!/bin/sh
+# outputs.sh - the files matrix-engine writes (--result, --save-weights,
+# --dump, --profile; engine/outfile.c), given paths a user or a script may
+# give (issue 22's spirit, on the engine):
+#   - a path that cannot be written (a directory, a missing directory, an
+#     empty name, a file where a directory is expected) is exit 2 before
+#     anything runs, naming the flag and what is wrong; it was found after
+#     the whole run (exit 1), or not at all;
+#   - a FIFO or a character device is written in place: a FIFO a script
+#     reads stays a FIFO and the reader gets the record (the engine renamed
+#     a regular file over it: the reader waited forever, and as root
+#     '--result /dev/null' replaced /dev/null with a regular file);
+#   - a FIFO that no process reads is exit 1 with the reason, no hang;
+#   - through a symbolic link, the target is replaced and the link kept;
+#   - a weights file is refused for a pipe (it is completed at its start),
+#     and a write that fails (/dev/full) is exit 1 with the reason.
+. "$top_srcdir/tests/setup"
+E=${MATRIX_ENGINE:?}
+key() { sed -n "s/^$1=//p" "$2"; }
+P="--device cpu --model mnist_cnn --batch 2 --threads 1 --steps 1 --warmup 0"
+
+# refused FLAG PATH MESSAGE: exit 2, exactly MESSAGE, and quickly (before the run:
+# --min-time 30s would make a run last 30 s)
+refused() {
+	flag=$1 path=$2 msg=$3
+	set +e; timeout 20 "$E" --device cpu --model mnist_cnn --batch 2 --threads 1 --warmup 0 --min-time 30s \
+		"$flag" "$path" >out 2>err; rc=$?; set -e
+	expect_eq "$rc" 2 "$flag '$path': exit status"
+	printf '%s\n' "matrix-engine: $msg" | cmp -s - err || fail "$flag '$path': stderr is '$(cat err)', expected 'matrix-engine: $msg'"
+}
+mkdir adir
+: >afile
+refused --result adir "--result: 'adir' is a directory (expected a file to write)"
+refused --result "$work/none/r" "--result: the directory '$work/none' does not exist"
+refused --result afile/r "--result: 'afile/r': Not a directory"
+refused --result "" "--result: an empty name (expected a file to write)"
+refused --save-weights "$work/none/w" "--save-weights: the directory '$work/none' does not exist"
+refused --dump adir "--dump: 'adir' is a directory (expected a file to write)"
+# --profile makes one missing level (the run directory's profiles/), not two
+refused --profile "$work/none/deeper/p.csv" "--profile: the directory '$work/none' does not exist"
+"$E" $P --profile "$work/made/p.csv" --result r >out 2>err || fail "--profile into a missing directory: $(cat err)"
+[ -s made/p.csv ] || fail "--profile made/p.csv: not written"
+
+# a FIFO a reader reads: written in place, still a FIFO after
+mkfifo fifo
+cat fifo >got &
+reader=$!
+timeout 60 "$E" $P --result fifo >out 2>err || fail "--result FIFO: exit $?: $(cat err)"
+wait $reader
+[ -p fifo ] || fail "--result FIFO: the FIFO was replaced by $(ls -l fifo)"
+expect_eq "$(key status got)" ok "--result FIFO: the reader's status"
+# nobody reads it: exit 1, the reason, no hang
+set +e; timeout 60 "$E" $P --result fifo >out 2>err; rc=$?; set -e
+expect_eq "$rc" 1 "--result FIFO without a reader: exit status"
+expect_grep "unable to write the result file: 'fifo': a FIFO that no process reads" err "--result FIFO without a reader"
+[ -p fifo ] || fail "--result FIFO without a reader: the FIFO was replaced"
+
+# a weights file cannot go through a pipe: refused, the FIFO left alone
+cat fifo >/dev/null &
+reader=$!
+set +e; timeout 60 "$E" $P --save-weights fifo --result r >out 2>err; rc=$?; set -e
+wait $reader
+expect_eq "$rc" 1 "--save-weights FIFO: exit status"
+expect_grep "'fifo' is not seekable (a pipe?)" err "--save-weights FIFO"
+[ -p fifo ] || fail "--save-weights FIFO: the FIFO was replaced"
+
+# a symbolic link: its target gets the record, the link stays
+echo old >target
+ln -s target link
+"$E" $P --result link >out 2>err || fail "--result link: $(cat err)"
+[ -L link ] || fail "--result link: the link was replaced"
+expect_eq "$(key status target)" ok "--result link: the target's status"
+ls | grep -q '\.tmp\.' && fail "a temporary file was left: $(ls)"
+
+# a character device: written in place (a failing one: the reason, exit 1)
+if [ -c /dev/full ]; then
+	set +e; timeout 60 "$E" $P --result /dev/full >out 2>err; rc=$?; set -e
+	expect_eq "$rc" 1 "--result /dev/full: exit status"
+	expect_grep "unable to write the result file: '/dev/full': No space left on device" err "--result /dev/full"
+	[ -c /dev/full ] || fail "--result /dev/full: /dev/full is no longer a character device"
+fi
+if [ -c /dev/null ]; then
+	"$E" $P --result /dev/null --save-weights /dev/null >out 2>err || fail "--result /dev/null: $(cat err)"
+	[ -c /dev/null ] || fail "--result /dev/null: /dev/null is no longer a character device"
+fi
+exit 0
