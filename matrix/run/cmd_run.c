@@ -945,13 +945,20 @@ static int study_load_recipe(struct study *S)
 		size_t len;
 		char *old = read_file(S->saved_path, &len);
 		int same = old && len == S->r.text_len && memcmp(old, S->r.text, len) == 0;
-		free(old);
 		if (!same && !S->o.allow_changed) {
-			error("'%s' differs from the recipe '%s' was run with (%s): resume with that "
-			      "recipe, or pass --allow-changed",
-			      S->o.recipe, S->dir, S->saved_path);
+			/* its first line names the recipe and overrides it was run with */
+			static const char as_run[] = "# the recipe as run: ";
+			size_t n = old && !strncmp(old, as_run, sizeof(as_run) - 1) ? strcspn(old, "\n") : 0;
+			char *how = n ? xasprintf(" (%.*s)", (int)(n - (sizeof(as_run) - 1)), old + sizeof(as_run) - 1)
+				      : xstrdup("");
+			error("'%s' differs from the recipe '%s' was run with (%s): resume with 'matrix run "
+			      "--resume %s' alone, which runs that one%s, or pass --allow-changed",
+			      S->o.recipe, S->dir, S->saved_path, S->dir, how);
+			free(how);
+			free(old);
 			return -1;
 		}
+		free(old);
 	}
 	return 0;
 }

@@ -94,6 +94,11 @@ expect_eq "$(csv_col run/results.csv speed | sort -n | tr '\n' ' ')" "1 2 3 4 " 
 "$MATRIX" run r.yaml speed=1..4 measure.timeout=60s --resume run > /dev/null 2>&1 || fail "resume with the same overrides"
 expect_status 2 "$MATRIX" run r.yaml speed=1..5 --resume run 2> err.txt
 expect_grep "differs from the recipe" err.txt "other overrides are another recipe"
+# the refusal says how to resume: the directory alone, and the recipe and
+# overrides it runs (it said 'resume with that recipe', which the user had
+# just named)
+expect_status 2 "$MATRIX" run r.yaml --resume run 2> err.txt
+expect_eq "$(cat err.txt)" "matrix: 'r.yaml' differs from the recipe 'run' was run with (run/recipe.yaml): resume with 'matrix run --resume run' alone, which runs that one (r.yaml with speed=1..4 measure.timeout=60s), or pass --allow-changed" "how to resume"
 # a range in the recipe (issue 21, item 1): {range: [START, END], step: +K | xK | K},
 # the same levels as the command line's START..END:xK; its step overridden
 sed 's/^  batch: .*/  batch: {range: [1, 64], step: x2}/' a.yaml > rng.yaml
