@@ -620,6 +620,17 @@ fail:
 	return -1;
 }
 
+char *str_trim(char *s)
+{
+	char *z = s + strlen(s);
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (z > s && (z[-1] == ' ' || z[-1] == '\t'))
+		z--;
+	*z = '\0';
+	return s;
+}
+
 int mkdir_p(const char *path, unsigned mode)
 {
 	char *p = xstrdup(path);

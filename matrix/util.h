@@ -50,6 +50,10 @@ size_t edit_distance(const char *a, const char *b);
 /* Parse a duration such as "300s", "0.5s", "250ms", "5m", "1h" into seconds.
  * Returns 0 on success, -1 when the text is not a duration. */
 int parse_duration(const char *s, double *seconds);
+/* s without its leading and trailing spaces and tabs (cut in place; s
+ * itself or a pointer into it). A level or a name on the command line is
+ * read as YAML reads a plain scalar: 'batch=1, 8' is 1 and 8. */
+char *str_trim(char *s);
 /* Parse a base-10 integer that fills the whole string; 0 on success. */
 int parse_long(const char *s, long *out);
 /* How spawn_capture connects a child. Zero: stdin from /dev/null, stdout

@@ -331,7 +331,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			goto fail;
 		}
 		*eq = '\0';
-		const char *name = term, *values = eq + 1;
+		const char *name = str_trim(term), *values = eq + 1; /* 'model = resnet18, batch=1' */
 		if (strcmp(name, "id") == 0) {
 			/* id=A|B as NAME=L1|L2: either id (it kept none: 'A|B' was one id) */
 			char *icopy = xstrdup(values), *isave = NULL;
@@ -339,7 +339,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 				f->ids = xrealloc(f->ids, (f->nids + 1) * sizeof(char *));
 				f->id_term = xrealloc(f->id_term, (f->nids + 1) * sizeof(size_t));
 				f->id_term[f->nids] = f->nid_terms;
-				f->ids[f->nids++] = xstrdup(v);
+				f->ids[f->nids++] = xstrdup(str_trim(v));
 			}
 			free(icopy);
 			f->nid_terms++;
@@ -370,6 +370,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			f->allow[fi] = xcalloc(r->factors[fi].nlevels, 1);
 		char *vcopy = xstrdup(values), *vsave = NULL;
 		for (char *v = strtok_r(vcopy, "|", &vsave); v; v = strtok_r(NULL, "|", &vsave)) {
+			v = str_trim(v);
 			long li = recipe_level_index(r, (size_t)fi, v);
 			if (li < 0) {
 				const struct factor *fa = &r->factors[fi];

@@ -3192,18 +3192,6 @@ static void override_set(struct loader *L, size_t i, struct mark m, int map, con
 	}
 }
 
-/* s without its leading and trailing spaces (cut in place). */
-static char *trim_spaces(char *s)
-{
-	char *z = s + strlen(s);
-	while (*s == ' ')
-		s++;
-	while (z > s && z[-1] == ' ')
-		z--;
-	*z = '\0';
-	return s;
-}
-
 /* Override i is factors.NAME.range=VALUE (eq: its '='): the range's two
  * ends as the recipe writes them, [START,END] (START,END and START..END
  * read the same), set in factor NAME's range mapping; a factor given as a
@@ -3214,7 +3202,7 @@ static void apply_range_override(struct loader *L, size_t i, struct mark m, cons
 {
 	const char *arg = L->ovr[i], *name = arg + 8;
 	size_t nlen = (size_t)(eq - name) - 6;
-	char *v = xstrdup(eq + 1), *b = trim_spaces(v);
+	char *v = xstrdup(eq + 1), *b = str_trim(v);
 	size_t n = strlen(b);
 	if (n >= 2 && b[0] == '[' && b[n - 1] == ']') {
 		b[n - 1] = '\0';
@@ -3224,8 +3212,8 @@ static void apply_range_override(struct loader *L, size_t i, struct mark m, cons
 	char *lo = b, *hi = dots ? dots + 2 : comma ? comma + 1 : NULL;
 	if (hi && !(dots && comma)) {
 		*(dots ? dots : comma) = '\0';
-		lo = trim_spaces(lo);
-		hi = trim_spaces(hi);
+		lo = str_trim(lo);
+		hi = str_trim(hi);
 	}
 	long a, c;
 	if (!hi || (dots && comma) || parse_long(lo, &a) < 0 || parse_long(hi, &c) < 0) {
@@ -3288,7 +3276,7 @@ static void apply_override(struct loader *L, size_t i)
 	/* levels as YAML writes them are read the same: [1, 2] is 1,2 (spaces
 	 * around a level dropped, as in a flow sequence) */
 	struct strbuf levels = {0};
-	char *value = xstrdup(eq + 1), *save = NULL, *list = trim_spaces(value);
+	char *value = xstrdup(eq + 1), *save = NULL, *list = str_trim(value);
 	size_t vlen = strlen(list);
 	int bracketed = vlen >= 2 && list[0] == '[' && list[vlen - 1] == ']';
 	if (bracketed) {
@@ -3297,7 +3285,7 @@ static void apply_override(struct loader *L, size_t i)
 	}
 	const char *why = NULL;
 	for (char *it = strtok_r(list, ",", &save); it && !why; it = strtok_r(NULL, ",", &save))
-		why = expand_item(trim_spaces(it), &levels);
+		why = expand_item(str_trim(it), &levels);
 	int seq = bracketed || strchr(eq + 1, ',') || strstr(eq + 1, "..");
 	if (!why && !levels.len)
 		why = "no value after '='";
@@ -3832,7 +3820,7 @@ long recipe_level_index(const struct recipe *r, size_t fi, const char *level)
 /* The factor named by the n bytes at name, or -1 with *why saying so. */
 static long facet_factor(const struct recipe *r, const char *name, size_t n, char **why)
 {
-	char *nm = xstrndup(name, n);
+	char *copy = xstrndup(name, n), *nm = str_trim(copy);
 	long fi = recipe_factor_index(r, nm);
 	if (fi < 0) {
 		const char **cands = xcalloc(r->nfactors + 1, sizeof(*cands));
@@ -3844,7 +3832,7 @@ static long facet_factor(const struct recipe *r, const char *name, size_t n, cha
 		*why = sb.buf;
 		free(cands);
 	}
-	free(nm);
+	free(copy);
 	return fi;
 }
 
@@ -3896,19 +3884,19 @@ int recipe_facet_arg(const struct recipe *r, const char *arg, int panels, struct
 	unsigned char *keep = xcalloc(fa->nlevels, 1);
 	for (const char *s = eq + 1;;) {
 		size_t n = strcspn(s, ",");
-		char *lv = xstrndup(s, n);
+		char *copy = xstrndup(s, n), *lv = str_trim(copy);
 		long li = recipe_level_index(r, (size_t)fi, lv);
 		if (li < 0) {
 			struct strbuf sb = {0};
 			sb_printf(&sb, "unknown level '%s' for factor '%s'", lv, fa->name);
 			hint(&sb, lv, (const char *const *)fa->levels, fa->nlevels);
 			*why = sb.buf;
-			free(lv);
+			free(copy);
 			free(keep);
 			return -1;
 		}
 		keep[li] = 1;
-		free(lv);
+		free(copy);
 		if (!s[n])
 			break;
 		s += n + 1;

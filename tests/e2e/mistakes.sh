@@ -70,6 +70,9 @@ expect_status 2 "$MATRIX" expand a.yaml --only "id=$a,id=$b" --count 2> /dev/nul
 echo "matrix: --only: no point of the plan matches every term of 'model=resnet50,batch=1,precision=fp16'" > every.want
 check every 2 "$MATRIX" expand a.yaml --only model=resnet50,batch=1,precision=fp16
 expect_eq "$("$MATRIX" expand a.yaml --count --only 'model=resnet50,batch=1|64')" 3 "a filter that keeps points"
+# spaces around names and levels are read as YAML reads them (it said "the
+# recipe has no factor ' batch' (did you mean 'batch'?)")
+expect_eq "$("$MATRIX" expand a.yaml --count --only 'model = resnet50, batch=1 | 64')" 3 "a filter with spaces"
 
 # report --metric: a name no result has is an error, and the report stays
 cat > r.yaml <<YAML
@@ -99,6 +102,7 @@ printf "%s\n" "matrix: no result in 'run' has a metric 'watts'" \
 check watts 2 "$MATRIX" compare run run --metric watts
 "$MATRIX" report run --metric step_ms --quiet || fail "report --metric step_ms failed"
 expect_grep "step time" run/report.md "report on step_ms"
+"$MATRIX" report run --where 'speed=10, 20' --panels ' speed' --quiet || fail "report --where with spaces (it said: unknown level ' 20')"
 # the recipe's report.metric misspelt is the same error, and the report stays
 # (issue 21, item 4: it wrote a report of no measured point over it, exit 0)
 cp run/report.md before2.md
