@@ -149,6 +149,22 @@ char *exec_container_image_digest(const char *runtime, const char *ref)
 	return digest;
 }
 
+char *exec_container_image_user(const char *runtime, const char *ref)
+{
+	char *argv[] = {(char *)runtime, "image", "inspect", "--format", "{{.Config.User}}", (char *)ref, NULL};
+	char *out = NULL;
+	if (run_capture(argv, &out, -1) != 0 || !out) {
+		free(out);
+		return NULL;
+	}
+	out[strcspn(out, "\r\n")] = '\0';
+	if (!*out) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* The tail of the log at log_path for a failure's reason. */
 static char *log_tail_lines(const char *log_path, int n)
 {
@@ -433,6 +449,21 @@ static char *cache_head(const struct exec_image *im)
 			 im->cache, EXEC_CACHE_MOUNT, EXEC_CACHE_MOUNT, EXEC_CACHE_MOUNT, key, EXEC_CACHE_MOUNT, key);
 }
 
+/* The point's first log lines: the cache (cache_head) and, when --user
+ * overrides the image's own USER, that and why. */
+static char *log_head(const struct exec_image *im)
+{
+	char *cache = cache_head(im);
+	if (!im->image_user)
+		return cache;
+	char *head = xasprintf("%s\nmatrix: container user: --user=%s, not the image's USER '%s': the container's "
+			       "root is the runner on the host, which owns the run directory and the cache the "
+			       "engine writes into (as '%s' it could write neither)",
+			       cache, im->user, im->image_user, im->image_user);
+	free(cache);
+	return head;
+}
+
 static int container_start(struct executor *ex, size_t slot, const struct exec_point *pt, FILE *err)
 {
 	struct container_exec *c = ex->state;
@@ -451,7 +482,7 @@ static int container_start(struct executor *ex, size_t slot, const struct exec_p
 	struct exec_point local = *pt;
 	local.argv = argv;
 	local.env = NULL;
-	char *head = cache_head(pt->image);
+	char *head = log_head(pt->image);
 	local.log_head = head;
 	int rc = c->local->ops->start(c->local, slot, &local, err);
 	free(head);

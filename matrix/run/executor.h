@@ -30,6 +30,8 @@ struct exec_image {
 	const char *cpus;     /* --cpus, or NULL */
 	const char *memory;   /* --memory (and --memory-swap: no swap), or NULL */
 	const char *user;     /* --user ("UID:GID"), or NULL: the image's user */
+	const char *image_user; /* the image's own USER (not root) that user
+	                         * overrides with "0:0" (images.h), or NULL */
 	const char *run_label; /* matrix.run=... on its containers: the run directory's */
 	const char *cache;    /* the host's cache directory mounted read-write at
 	                       * EXEC_CACHE_MOUNT (images_cache), or NULL: none */
@@ -116,6 +118,10 @@ int exec_container_image_id(const char *runtime, const char *ref, char **id, cha
  * space-separated; free it), or NULL when it has none (built here, never
  * pushed or pulled) or cannot be inspected. */
 char *exec_container_image_digest(const char *runtime, const char *ref);
+
+/* The user image ref runs as under runtime, its USER (free it), or NULL
+ * when it names none (root) or cannot be inspected. */
+char *exec_container_image_user(const char *runtime, const char *ref);
 
 /* What to build: the Containerfile (or Dockerfile) in dir, with context
  * (dir when NULL) and "NAME=VALUE" build arguments args[0..nargs-1]. */

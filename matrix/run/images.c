@@ -213,6 +213,38 @@ static void cache_name(const char *v, char **dir, char **none, char **why)
 		*why = xasprintf("'%s' holds ':' or ',', which a container runtime's --volume cannot carry", *dir);
 }
 
+/* Whether a USER runs as root: none, root or uid 0 (any group). */
+static int user_is_root(const char *u)
+{
+	size_t n = strcspn(u, ":");
+	return n == 0 || (n == 4 && !strncmp(u, "root", 4)) || (n == 1 && u[0] == '0');
+}
+
+/* Level j's user, once its image is known: an image with a USER of its own
+ * (not root) would run as a user that can write neither the run directory
+ * (the result file: every point failed, 'Permission denied') nor the cache,
+ * where no --user is given (the runner is root, or the runtime rootless):
+ * it runs with --user=0:0, the container's root, which is the runner on the
+ * host (as a rootful docker run by a user gets that user's --user). */
+static void set_user(struct images *I, size_t j)
+{
+	struct exec_image *im = &I->im[j];
+	if (im->image_user) { /* set here before: the image may have changed */
+		free((char *)im->image_user);
+		free((char *)im->user);
+		im->image_user = im->user = NULL;
+	}
+	if (im->user)
+		return; /* the runner's own --user already */
+	char *u = exec_container_image_user(im->runtime, im->ref);
+	if (u && !user_is_root(u)) {
+		im->image_user = u;
+		im->user = xstrdup("0:0");
+	} else {
+		free(u);
+	}
+}
+
 int images_cache(struct images *I, const struct recipe *r, int dry_run)
 {
 	char *dir, *why;
@@ -250,19 +282,25 @@ int images_cache(struct images *I, const struct recipe *r, int dry_run)
 		I->im[j].cache = I->cache;
 		I->im[j].cache_none = I->cache_none;
 		char *id = NULL, *w = NULL;
-		if (I->cache && exec_container_image_id(I->im[j].runtime, I->im[j].ref, &id, &w) == 0)
-			I->im[j].cache_key = cache_key(id);
+		if (exec_container_image_id(I->im[j].runtime, I->im[j].ref, &id, &w) == 0) {
+			/* a dry run shows the --user of an image that is here */
+			if (I->cache)
+				I->im[j].cache_key = cache_key(id);
+			set_user(I, j);
+		}
 		free(id);
 		free(w);
 	}
 	return 0;
 }
 
-/* Level j's torch/ subdirectory from its id, once known. */
+/* Level j's torch/ subdirectory from its id, once known, and its user. */
 static void set_key(struct images *I, size_t j)
 {
 	free((char *)I->im[j].cache_key);
 	I->im[j].cache_key = I->cache && I->id[j] ? cache_key(I->id[j]) : NULL;
+	if (I->id[j])
+		set_user(I, j);
 }
 
 size_t images_ensure(struct images *I, const unsigned char *want, const char *logdir, int rebuild, FILE *out)
@@ -347,6 +385,8 @@ void images_describe(const struct images *I, struct strbuf *sb)
 			sb_printf(sb, " digest=%s", I->digest[j]);
 		if (im->user)
 			sb_printf(sb, " user=%s", im->user);
+		if (im->image_user)
+			sb_printf(sb, " image_user=%s", im->image_user);
 		sb_putc(sb, '\n');
 	}
 	if (I->cache)
@@ -360,6 +400,7 @@ void images_free(struct images *I)
 	for (size_t j = 0; j < I->n; j++) {
 		free((char *)I->im[j].ref);
 		free((char *)I->im[j].user);
+		free((char *)I->im[j].image_user);
 		free((char *)I->im[j].run_label);
 		free((char *)I->im[j].cache_key);
 		free(I->id[j]);

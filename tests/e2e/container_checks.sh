@@ -172,6 +172,35 @@ if [ "$rt" = docker ] && command -v setpriv > /dev/null; then
 	expect_eq "$(csv_col u/urun/results.csv status)" ok "the point run by uid 4242"
 	expect_eq "$(stat -c %u:%g u/urun/logs/*.result)" 4242:4242 "the owner of the engine's result file"
 fi
+# An image with a USER of its own (not root), run by root: its user could
+# write neither the run directory nor the cache (every point failed,
+# 'Permission denied' on its result file), so the container runs with
+# --user=0:0, the runner on the host; the dry run shows it, the point's log
+# and env.txt say so
+mkdir uctx
+printf 'FROM localhost/debian:bookworm\nRUN echo "app:x:4343:4343::/tmp:/bin/sh" >> /etc/passwd && echo "app:x:4343:" >> /etc/group\nUSER app\n' > uctx/Containerfile
+cat > user.yaml <<YAML
+name: ctr
+engine: command
+command: [sh, -c, 'echo "uid \$(id -u)"; echo x > "\$MATRIX_PLAN_CACHE/user-test" || exit 7;
+  printf "status=ok\\nthroughput=1\\nunit=items/s\\n" > "\$MATRIX_RESULT"']
+containers:
+  runtime: $rt
+  app: {build: uctx}
+factors:
+  container: [app]
+YAML
+"$MATRIX" run user.yaml --out urun2 --no-report > uout2.txt 2>&1 || fail "a point in an image with its own USER: $(cat uout2.txt urun2/logs/*.log)"
+expect_eq "$(csv_col urun2/results.csv status)" ok "the point in an image with its own USER"
+expect_grep '^uid 0$' urun2/logs/*[0-9a-f].log "the point ran as the container's root"
+expect_grep "^matrix: container user: --user=0:0, not the image's USER 'app'" urun2/logs/*[0-9a-f].log "the log says the user changed"
+expect_grep '^container: app runtime=[a-z]* image=localhost/matrix-ctr-app id=[0-9a-f:sha]* .*user=0:0 image_user=app$' urun2/env.txt "env.txt names both users"
+"$MATRIX" run user.yaml --out urun3 --dry-run > udry.txt 2>/dev/null
+expect_grep "^$rt run --name=matrix-[0-9a-f]* --network=none --user=0:0 " udry.txt "the dry run shows --user=0:0"
+# an image without a USER of its own gets no --user (root as it was)
+"$MATRIX" run r.yaml --out run-nouser --dry-run > ndry.txt 2>/dev/null
+grep -q -- '--user' ndry.txt && fail "a --user for an image without a USER: $(grep -m1 -- --user ndry.txt)"
+
 # The cache directory: every container gets $XDG_CACHE_HOME/matrix/containers
 # mounted read-write at /matrix-cache, MATRIX_PLAN_CACHE pointed at its plan/
 # (shared by the images) and the PyTorch caches at torch/ID (the image's
