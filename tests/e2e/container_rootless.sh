@@ -100,6 +100,18 @@ expect_grep "^container: deb runtime=podman image=localhost/debian:bookworm id=$
 expect_eq "$(grep -c "image_id=$id" run/results.csv)" 1 "the row's image id"
 expect_eq "$(as_user podman ps -aq 2> /dev/null | wc -l)" 0 "containers left"
 
+# an image with a USER of its own: as that user (a sub-id outside) the point
+# could not write its result; it runs with --user=0:0, the user outside
+mkdir uctx
+printf 'FROM localhost/debian:bookworm\nUSER 4343:4343\n' > uctx/Containerfile
+sed -e 's/^  deb: localhost\/debian:bookworm$/  deb: {build: uctx}/' r.yaml > ru.yaml
+chown -R "$uid:$gid" uctx ru.yaml
+as_user "$MATRIX" run ru.yaml --out urun --no-report > uout.txt 2>&1 || fail "an image with its own USER: $(cat uout.txt urun/logs/*.log)"
+expect_eq "$(csv_col urun/results.csv status)" ok "the point in an image with its own USER"
+expect_eq "$(cat urun/logs/*.result.uid)" 0 "the uid inside: the container's root"
+expect_eq "$(stat -c %u:%g urun/logs/*.result)" "$uid:$gid" "the owner of its result file"
+expect_grep ' user=0:0 image_user=4343:4343$' urun/env.txt "env.txt names both users"
+
 # a memory limit that rootless podman on cgroups v1 would ignore
 cgv=$(as_user podman info --format '{{.Host.CgroupsVersion}}' 2> /dev/null)
 if [ "$cgv" = v1 ]; then
