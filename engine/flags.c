@@ -46,7 +46,7 @@ static const struct flag flags[] = {
     {"syncbn", F_LEVEL, O(pt.syncbn), lv_onoff, "off|on", "BatchNorm statistics across GPUs; default off"},
     {"ema", F_LEVEL, O(pt.ema), lv_onoff, "off|on", "exponential moving average of the weights (train); default off"},
     {"gpus", F_INT, O(pt.gpus), NULL, "N", "data-parallel GPUs; default 1"},
-    {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads; default: the online CPUs"},
+    {"threads", F_INT, O(pt.threads), NULL, "N", "CPU threads, 1 to 256 on the cpu; default: the online CPUs"},
     {"device", F_LEVEL, O(pt.device), lv_device, "auto|cpu|cuda", "backend; default auto (cuda when built with it and a GPU is present)"},
     {"plan-cache", F_STR, O(pt.plan_cache), NULL, "DIR|off", "where the CUDA backend keeps the choices it searched for (cuDNN / cuBLASLt algorithms) for later runs, one file per GPU and library versions; default $MATRIX_PLAN_CACHE, else $XDG_CACHE_HOME/matrix, else ~/.cache/matrix; off: search every time (cpu: nothing to search, listed in ignored)"},
     {"data", F_STR, O(data), NULL, "synthetic|DIR", "inputs: synthetic (generated once, the default) or DIR with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (or .gz): read at set-up; shuffled, converted, normalised, batched and copied to the device inside every timed step (mnist_cnn)"},
@@ -109,7 +109,7 @@ static double parse_seconds(const char *v, int *bare)
     if (strcmp(end, "us") == 0)
         return x / 1e6;
     if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-        return x * 60;
+        return isfinite(x * 60) ? x * 60 : -1; /* 1e308m is no duration */
     return -1;
 }
 
@@ -167,8 +167,8 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
             return -1;
         }
         if (bare) {
-            if (s != floor(s)) {
-                fprintf(stderr, "matrix-engine: --warmup: '%s' is not a whole number of steps\n", v);
+            if (s != floor(s) || s > 1 << 30) { /* (int)1e12 is undefined: it warmed up 0.2 s */
+                fprintf(stderr, "matrix-engine: --warmup: '%s' is not a whole number of steps (0 to %d)\n", v, 1 << 30);
                 return -1;
             }
             o->m.warmup_steps = (int)s;

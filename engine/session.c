@@ -5,6 +5,7 @@
 #include "session.h"
 #include "check.h"
 #include "comm.h"
+#include "cpu/pool.h"
 #include "engine.h"
 #include "knobs.h"
 #include "mem.h"
@@ -705,6 +706,11 @@ int session_check(struct session *s)
                                       ? "bf16 is not implemented in the CPU backend (the CPU has avx512_bf16/amx_bf16)"
                                       : "bf16 needs avx512_bf16 or amx_bf16, which this CPU lacks");
     if (o->pt.device == DEV_CPU) {
+        if (o->pt.threads > POOL_MAX) { /* the pool ran 256 and the record said 100000 */
+            fprintf(stderr, "matrix-engine: --threads: %d is more than the CPU backend runs (1 to %d; this machine "
+                    "has %ld online CPUs)\n", o->pt.threads, POOL_MAX, s->online);
+            return 2;
+        }
         if (o->pt.precision == PREC_TF32)
             add_ignored(ign, n, "precision");
         if (o->pt.cudnn_benchmark)
@@ -1416,7 +1422,9 @@ static double peak_flops(struct session *s, int on_gpu, double *mhz)
     cpuinfo("cpu MHz", buf, sizeof buf);
     *mhz = atof(buf);
     double per_cycle = cpu_has("avx512f") ? 64 : cpu_has("fma") ? 32 : 8;
-    double peak = s->o.pt.threads * *mhz * 1e6 * per_cycle;
+    /* threads beyond the online CPUs share them: no more peak */
+    double cores = s->online > 0 && s->online < s->o.pt.threads ? s->online : s->o.pt.threads;
+    double peak = cores * *mhz * 1e6 * per_cycle;
     if (on_gpu)
         peak = s->r.be.peak_flops ? s->r.be.peak_flops(s->o.pt.precision) : 0;
     return peak;

@@ -19,7 +19,6 @@
 #define cpu_relax() ((void)0)
 #endif
 
-#define POOL_MAX 256
 #define POOL_SPIN 40000 /* pause iterations (~2 ms) before a worker sleeps */
 
 static int pool_n = 1;

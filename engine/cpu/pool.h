@@ -7,6 +7,9 @@
 #ifndef MATRIX_ENGINE_POOL_H
 #define MATRIX_ENGINE_POOL_H
 
+/* The most threads the pool runs (--threads above it is refused). */
+#define POOL_MAX 256
+
 typedef void (*pool_fn)(void *ctx, int tid, int nthreads);
 
 /* Start nthreads - 1 workers; 0 on success. */

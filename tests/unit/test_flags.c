@@ -178,6 +178,20 @@ int main(void)
 	char *both[] = {"matrix-engine", "--max-time", "0.1s", "--min-time=0.5s", NULL};
 	CHECK_INT(parse(4, both, &a), -1);
 	CHECK_STR(err_text, "matrix-engine: --max-time: 0.1s is below --min-time 0.5s\n");
+	/* a warm-up step count or a duration beyond what the engine holds: refused
+	 * ((int)1e12 is undefined behaviour: it had warmed up 0.2 s and said nothing) */
+	char *warm_big[] = {"matrix-engine", "--warmup", "1e12", NULL};
+	CHECK_INT(parse(3, warm_big, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --warmup: '1e12' is not a whole number of steps (0 to 1073741824)\n");
+	char *warm_max[] = {"matrix-engine", "--warmup", "1073741824", NULL};
+	CHECK_INT(parse(3, warm_max, &a), 0);
+	CHECK_INT(a.m.warmup_steps, 1073741824);
+	char *warm_s[] = {"matrix-engine", "--warmup", "1e12s", NULL};
+	CHECK_INT(parse(3, warm_s, &a), 0);
+	CHECK(a.m.warmup_steps == -1 && a.m.warmup_s == 1e12);
+	char *inf_min[] = {"matrix-engine", "--max-time", "1e308m", NULL};
+	CHECK_INT(parse(3, inf_min, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --max-time: '1e308m' is not a duration (e.g. 0.5s, 200ms)\n");
 	free(help);
 	return T_DONE();
 }
