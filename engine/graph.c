@@ -3,6 +3,7 @@
 #include "graph.h"
 #include "check.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ int64_t graph_numel(const tensor *t)
 {
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++)
-        n *= t->shape[i];
+        if (__builtin_mul_overflow(n, t->shape[i], &n))
+            return INT64_MAX;
     return n;
 }
 
@@ -75,7 +77,16 @@ int graph_tensor(graph *g, const char *name, int kind, int dtype, int layout,
     t->layout = layout;
     t->dtype = dtype;
     t->kind = kind;
-    t->bytes = (size_t)graph_numel(t) * graph_dtype_size(dtype);
+    int64_t n = graph_numel(t);
+    if (n > GRAPH_MAX_NUMEL || n < 0) { /* no machine holds it: sizes kept from overflowing, the build refused */
+        if (!g->too_big[0]) {
+            int len = snprintf(g->too_big, sizeof g->too_big, "'%s' of ", name);
+            for (int i = 0; i < ndim && len < (int)sizeof g->too_big; i++)
+                len += snprintf(g->too_big + len, sizeof g->too_big - len, "%s%" PRId64, i ? "x" : "", sh[i]);
+        }
+        n = GRAPH_MAX_NUMEL;
+    }
+    t->bytes = (size_t)n * graph_dtype_size(dtype);
     t->grad = -1;
     t->alias = -1;
     t->first = t->last = -1;

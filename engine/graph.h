@@ -153,7 +153,15 @@ typedef struct graph {
     int loss;  /* index of the scalar loss tensor, or -1 */
     int output;/* index of the model output tensor */
     int step;  /* optimizer step counter (1-based during a step) */
+    /* the first tensor made with more than GRAPH_MAX_NUMEL elements (its
+     * name and shape), "" when none: a point no machine holds, whose sizes
+     * would overflow (graph_numel saturates at INT64_MAX) */
+    char too_big[GRAPH_NAME + 96];
 } graph;
+
+/* Most elements of one tensor: 2^46 (256 TiB of f32), so that the sizes of
+ * 2^15 such tensors still add up in an int64_t (the memory plan). */
+#define GRAPH_MAX_NUMEL ((int64_t)1 << 46)
 
 void graph_init(graph *g);
 void graph_free(graph *g);
@@ -169,6 +177,7 @@ int graph_t4(graph *g, const char *name, int kind, int layout, int64_t n,
 /* Append an op of type with no inputs/outputs yet; returns its index. The
  * pointer it leaves in *out is valid until the next graph_op call. */
 int graph_op(graph *g, int type, const char *name, op **out);
+/* Elements of t: the product of its shape, INT64_MAX when that overflows. */
 int64_t graph_numel(const tensor *t);
 /* Bytes of one element of dtype. */
 size_t graph_dtype_size(int dtype);

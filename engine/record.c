@@ -126,12 +126,10 @@ static const backend *active_be; /* for the records written on the way out */
 
 void record_backend(const backend *b) { active_be = b; }
 
-int finish_oom(const struct opts *o, size_t bytes, const char *what)
+/* status=oom with reason; returns 1. */
+static int finish_oom_reason(const struct opts *o, const char *reason)
 {
     struct record r = {0};
-    char reason[256];
-    snprintf(reason, sizeof reason, "out of memory: failed to allocate %zu bytes (%.2f GiB) for %s",
-             bytes, bytes / 1073741824.0, what);
     rec(&r, "status", "oom");
     rec(&r, "reason", "%s", reason);
     rec_point(&r, o);
@@ -141,6 +139,22 @@ int finish_oom(const struct opts *o, size_t bytes, const char *what)
     rec_write(&r, o->result);
     free(r.buf);
     return 1;
+}
+
+int finish_oom(const struct opts *o, size_t bytes, const char *what)
+{
+    char reason[256];
+    snprintf(reason, sizeof reason, "out of memory: failed to allocate %zu bytes (%.2f GiB) for %s",
+             bytes, bytes / 1073741824.0, what);
+    return finish_oom_reason(o, reason);
+}
+
+int finish_too_big(const struct opts *o, const char *what)
+{
+    char reason[512];
+    snprintf(reason, sizeof reason, "out of memory: tensor %s elements is more than the 2^46 elements (256 TiB of f32) "
+             "one tensor may hold", what);
+    return finish_oom_reason(o, reason);
 }
 
 void add_ignored(char *buf, size_t n, const char *what)

@@ -36,5 +36,8 @@ void record_backend(const backend *b);
 int finish_unsupported(const struct opts *o, const char *ignored, const char *reason);
 /* Write status=oom for an allocation of bytes for what; returns 1. */
 int finish_oom(const struct opts *o, size_t bytes, const char *what);
+/* Write status=oom for a point with a tensor of more than GRAPH_MAX_NUMEL
+ * elements (graph.too_big: its name and shape); returns 1. */
+int finish_too_big(const struct opts *o, const char *what);
 
 #endif

@@ -807,6 +807,8 @@ int session_build(struct session *s)
     memset(&s->info, 0, sizeof s->info);
     if (s->md->build(g, &o->pt, &s->info, s->err, sizeof s->err))
         return finish_unsupported(o, s->ignored, s->err);
+    if (g->too_big[0]) /* before any size is summed or allocated */
+        return finish_too_big(o, g->too_big);
     if (o->pt.channels_last && !s->info.uses_channels_last)
         add_ignored(s->ignored, sizeof s->ignored, "channels_last");
     if (flags_given(o, "seq-len") && !s->info.uses_seq_len)

@@ -6,7 +6,11 @@
 #     the pool ran 256 threads while the record said threads=100000 and
 #     counted 100000 cores into peak_tflops_est;
 #   - threads beyond the online CPUs share them: peak_tflops_est counts the
-#     online CPUs, not the threads.
+#     online CPUs, not the threads;
+#   - sizes no machine holds (--image-size 2^30, --batch 2^30 on ResNet-50)
+#     are status=oom naming the tensor and its shape, exit 1: its element
+#     count overflowed int64 (undefined behaviour, UBSan) and the record
+#     said "failed to allocate 13835058055282163712 bytes".
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
@@ -20,6 +24,19 @@ expect_eq "$(cat err)" "matrix-engine: --threads: 100000 is more than the CPU ba
 [ ! -e r ] || fail "--threads 100000: a result was written"
 "$E" $P --threads 256 --result r >out 2>err || fail "--threads 256: $(cat err)"
 expect_eq "$(key threads r)" 256 "--threads 256: the record's threads"
+
+# a tensor beyond 2^46 elements: oom with its shape, before anything is allocated
+oom() {
+	want=$1; shift
+	set +e; "$E" --device cpu --threads 1 --steps 1 --warmup 0 "$@" --result r >out 2>err; rc=$?; set -e
+	expect_eq "$rc" 1 "$*: exit status"
+	expect_eq "$(key status r)" oom "$*: status"
+	expect_eq "$(key reason r)" "out of memory: tensor $want elements is more than the 2^46 elements (256 TiB of f32) one tensor may hold" "$*: reason"
+}
+oom "'input' of 1x3x1073741824x1073741824" --model resnet18 --batch 1 --image-size 1073741824
+oom "'input' of 1073741824x3x65536x65536" --model resnet18 --batch 1073741824 --image-size 65536
+oom "'conv1' of 268435456x64x112x112" --model resnet50 --batch 268435456
+oom "'layers.0.attention.probs' of 1073741824x2x512x512" --model bert_tiny --task train --batch 1073741824 --seq-len 512
 
 # peak per MHz: the same with the online CPUs and with 4 times as many threads
 "$E" $P --threads "$online" --result a >out 2>err || fail "--threads $online: $(cat err)"
