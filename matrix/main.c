@@ -165,7 +165,9 @@ static const struct cmd_entry commands[] = {
 	 "                         split those figures in panels on the same axes, one per\n"
 	 "                         level (pair of levels) of the factors, where a figure has\n"
 	 "                         none of its own and does not draw the factor on an axis\n"
-	 "  -q, --quiet            print nothing but errors\n"
+	 "  -q, --quiet            print nothing but errors and warnings (of a merged\n"
+	 "                         directory's notes, those that say a number may be\n"
+	 "                         wrong: 'warning: ...')\n"
 	 "\nSeveral DIRs are runs made apart (other hosts, other GPUs): they are merged\n"
 	 "as 'matrix merge' does and reported as one study.\n"
 	 "\n" HELP_METRICS,

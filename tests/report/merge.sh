@@ -89,6 +89,9 @@ ls M/plots/*by_machine*.svg > /dev/null 2>&1 || fail "no figure in panels per ma
 # --quiet prints nothing but errors and warnings: not the merge's notes
 [ -s p.out ] && fail "report --quiet printed: $(cat p.out)"
 grep -v '^matrix: warning:' p.err > p.notes && fail "report --quiet printed notes: $(cat p.notes)"
+# and its help says so (it said 'print nothing but errors')
+"$MATRIX" help report > help.txt
+expect_grep '^  -q, --quiet  *print nothing but errors and warnings' help.txt "report --help on --quiet"
 "$MATRIX" report M > p.out 2> p.err || { cat p.err >&2; fail "report M without --quiet"; }
 expect_grep 'merged 2 runs into one study' p.err "report M prints the merge notes"
 for f in scatter_batch_machine bars_batch_machine effects best; do
