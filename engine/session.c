@@ -829,9 +829,9 @@ int session_build(struct session *s)
         /* inputs: rank r holds rows [r B, (r + 1) B) of the global batch */
         fill_tensor(t, name_key(o->pt.seed, t->name), t->kind == TK_INPUT ? rank * graph_numel(t) : 0);
     }
-    if (o->weights && weights_load(g, o->weights, s->err, sizeof s->err)) {
-        fprintf(stderr, "matrix-engine: %s\n", s->err);
-        return 1;
+    if (o->weights && weights_load(g, o->weights, s->err, sizeof s->err)) { /* bad input, as a bad --data */
+        fprintf(stderr, "matrix-engine: --weights: %s\n", s->err);
+        return 2;
     }
     return o->data ? session_data(s) : SESSION_GO;
 }

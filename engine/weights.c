@@ -5,8 +5,12 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void put_u32(FILE *f, uint32_t v) { fwrite(&v, 4, 1, f); }
 static void put_u64(FILE *f, uint64_t v) { fwrite(&v, 8, 1, f); }
@@ -96,15 +100,43 @@ int weights_save(const graph *g, const char *path, char *err, size_t n)
     return weights_close(&w, err, n);
 }
 
+/* "f32 3x1x5x5" (dtype 0 f32, 1 i32, else its number) */
+static void shape_text(char *out, size_t n, uint32_t dtype, int ndim, const int64_t *shape)
+{
+    int len = dtype == 0 ? snprintf(out, n, "f32 ") : dtype == 1 ? snprintf(out, n, "i32 ")
+                                                                 : snprintf(out, n, "dtype %u ", dtype);
+    for (int i = 0; i < ndim && len < (int)n; i++)
+        len += snprintf(out + len, n - len, "%s%" PRId64, i ? "x" : "", shape[i]);
+    if (ndim == 0 && len < (int)n)
+        snprintf(out + len, n - len, "scalar");
+}
+
 int weights_load(graph *g, const char *path, char *err, int errlen)
 {
-    FILE *f = fopen(path, "rb");
-    char magic[4];
+    char magic[4], have[160], want[160];
     uint32_t ver, count;
+    struct stat st;
     int *seen = calloc(g->nt, sizeof *seen);
     mallocCheck(seen);
-    if (!f) {
-        snprintf(err, errlen, "unable to open '%s'", path);
+    /* non-blocking: a FIFO is refused, not waited on */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = NULL;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "unable to open '%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "'%s' is %s, not a weights file", path,
+                 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                 : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");
+        close(fd);
+        goto fail;
+    }
+    if (!(f = fdopen(fd, "rb"))) {
+        snprintf(err, errlen, "unable to open '%s': %s", path, strerror(errno));
+        close(fd);
         goto fail;
     }
     if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "MXWT", 4) != 0 ||
@@ -116,15 +148,28 @@ int weights_load(graph *g, const char *path, char *err, int errlen)
         snprintf(err, errlen, "'%s': weights file version %u, this engine reads 1", path, ver);
         goto fail;
     }
-    for (uint32_t k = 0; k < count; k++) {
+    uint32_t k;
+    for (k = 0; k < count; k++) {
         uint32_t len, dtype, ndim;
         char name[GRAPH_NAME];
         uint64_t shape[8];
-        if (fread(&len, 4, 1, f) != 1 || len >= sizeof name || fread(name, 1, len, f) != len)
+        if (fread(&len, 4, 1, f) != 1)
+            goto trunc;
+        if (len >= sizeof name) {
+            snprintf(err, errlen, "'%s': tensor %u has a name of %u bytes (at most %d): not a weights file of this engine",
+                     path, k + 1, len, (int)sizeof name - 1);
+            goto fail;
+        }
+        if (fread(name, 1, len, f) != len)
             goto trunc;
         name[len] = 0;
-        if (fread(&dtype, 4, 1, f) != 1 || fread(&ndim, 4, 1, f) != 1 || ndim > 8 ||
-            fread(shape, 8, ndim, f) != ndim)
+        if (fread(&dtype, 4, 1, f) != 1 || fread(&ndim, 4, 1, f) != 1)
+            goto trunc;
+        if (ndim > 8) {
+            snprintf(err, errlen, "'%s': tensor '%s' has %u dimensions (at most 8)", path, name, ndim);
+            goto fail;
+        }
+        if (fread(shape, 8, ndim, f) != ndim)
             goto trunc;
         int ti = graph_find(g, name);
         if (ti < 0 || (g->t[ti].kind != TK_PARAM && g->t[ti].kind != TK_BUFFER)) {
@@ -136,7 +181,9 @@ int weights_load(graph *g, const char *path, char *err, int errlen)
         for (uint32_t i = 0; same && i < ndim; i++)
             same = (int64_t)shape[i] == t->shape[i];
         if (!same) {
-            snprintf(err, errlen, "'%s': tensor '%s' has another shape than the model's", path, name);
+            shape_text(have, sizeof have, dtype, (int)ndim, (const int64_t *)shape);
+            shape_text(want, sizeof want, 0, t->ndim, t->shape);
+            snprintf(err, errlen, "'%s': tensor '%s' is %s in the file, %s in the model", path, name, have, want);
             goto fail;
         }
         if (fread(t->data, 4, graph_numel(t), f) != (size_t)graph_numel(t))
@@ -152,7 +199,11 @@ int weights_load(graph *g, const char *path, char *err, int errlen)
     free(seen);
     return 0;
 trunc:
-    snprintf(err, errlen, "'%s' is truncated", path);
+    if (ferror(f))
+        snprintf(err, errlen, "'%s': %s", path, strerror(errno));
+    else
+        snprintf(err, errlen, "'%s' is truncated: it ends in tensor %u of the %u its header announces", path, k + 1,
+                 count);
 fail:
     if (f)
         fclose(f);
