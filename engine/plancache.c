@@ -166,19 +166,25 @@ static int pc_mkdirs(const char *dir)
 /* ---- the file ------------------------------------------------------------------------ */
 
 /* The whole file at path into *buf (NUL-terminated), *len; 0, 1 when there
- * is none, -1 unreadable (errno), -2 larger than PLANCACHE_MAX_FILE. */
+ * is none, -1 unreadable (errno), -2 larger than PLANCACHE_MAX_FILE, -3 not
+ * a regular file (a FIFO there is refused, not waited on: O_NONBLOCK). */
 static int pc_read_file(const char *path, char **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR ? 1 : -1;
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
         close(fd);
-        errno = EINVAL;
+        errno = e;
         return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return -3;
     }
     size_t cap = 0, n = 0;
     char *b = NULL;
@@ -324,6 +330,10 @@ static int pc_load(const plancache *pc, pc_entry **e, int *n, const char **why)
     if (r == -2) {
         *why = "larger than the limit";
         return PLANCACHE_CORRUPT;
+    }
+    if (r == -3) {
+        *why = "not a regular file";
+        return PLANCACHE_UNREADABLE;
     }
     int st = pc_parse(b, len, pc->context, e, n, why);
     free(b);

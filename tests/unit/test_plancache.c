@@ -276,6 +276,32 @@ static void test_unwritable(const char *base)
     plancache_close(pc);
 }
 
+/* Not a regular file where the cache file goes: a FIFO (open had blocked
+ * for ever: a CUDA point hung before its first step) or a directory is
+ * unreadable, "not a regular file", and the point goes on in memory. */
+static void test_not_a_file(const char *base)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/odd", base);
+    mkdir(dir, 0777);
+    plancache *pc = plancache_open(dir, "Test GPU", CTX);
+    char *path = strdup(plancache_path(pc));
+    plancache_close(pc);
+    CHECK_INT(mkfifo(path, 0666), 0);
+    alarm(20); /* a hang is a failure, not a stuck make check */
+    CHECK_INT(load_of(dir, CTX, NULL), PLANCACHE_UNREADABLE);
+    alarm(0);
+    pc = plancache_open(dir, "Test GPU", CTX);
+    CHECK_INT(plancache_put(pc, "k", "v"), 0);
+    CHECK_STR(plancache_get(pc, "k"), "v");
+    plancache_close(pc);
+    unlink(path);
+    CHECK_INT(mkdir(path, 0777), 0);
+    CHECK_INT(load_of(dir, CTX, NULL), PLANCACHE_UNREADABLE);
+    rmdir(path);
+    free(path);
+}
+
 #define WRITERS 8
 #define ROUNDS 5
 #define KEYS 20
@@ -379,6 +405,7 @@ int main(void)
     test_corrupt(sub);
     test_stale(sub);
     test_unwritable(root);
+    test_not_a_file(root);
     snprintf(sub, sizeof sub, "%s/concurrent", root);
     test_concurrent(sub);
     rm_tree(root);
