@@ -61,7 +61,7 @@ static const struct flag flags[] = {
     {"result", F_STR, O(result), NULL, "FILE", "write the result record (key=value lines) to FILE"},
     {"weights", F_STR, O(weights), NULL, "FILE", "load parameters from a weights file (engine/weights.h)"},
     {"save-weights", F_STR, O(save_weights), NULL, "FILE", "save parameters and buffers after the run"},
-    {"dump", F_STR, O(dump), NULL, "FILE", "reference checks: run --steps steps (default 1), dump input, output, gradients, losses, masks"},
+    {"dump", F_STR, O(dump), NULL, "FILE", "reference checks: run --steps steps (default 1), dump input, output, gradients, losses, masks (nothing measured: not with --result, --profile, --save-weights)"},
     {"list-models", F_BOOL, O(list_models), NULL, NULL, "print the models and exit"},
     {"help", F_BOOL, O(help), NULL, NULL, "print this help and exit"},
     {"version", F_BOOL, O(version), NULL, NULL, "print the version and the build configuration (CUDA, cuDNN, NCCL, BLAS, MPI) and exit"},
@@ -311,6 +311,15 @@ int flags_parse(int argc, char **argv, struct opts *o)
         else
             o->m.max_time = o->m.min_time;
     }
+    /* --dump runs the reference steps and writes the dump alone: the others
+     * were accepted, and nothing was written (exit 0) */
+    static const char *const no_dump[] = {"result", "profile", "save-weights"};
+    for (size_t i = 0; o->dump && i < sizeof no_dump / sizeof no_dump[0]; i++)
+        if (flags_given(o, no_dump[i])) {
+            fprintf(stderr, "matrix-engine: --%s: nothing is measured with --dump (it runs the reference steps and "
+                    "writes the dump only): run one without the other\n", no_dump[i]);
+            return -1;
+        }
     o->m.steps = o->steps;
     if (o->pt.plan_cache && !*o->pt.plan_cache) {
         fprintf(stderr, "matrix-engine: --plan-cache: an empty name (expected a directory or off)\n");

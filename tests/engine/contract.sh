@@ -200,7 +200,7 @@ rc=0; "$E" --device cpu --model resnet_tiny --batch 1000000000 --result "$W/r" >
 expect_exit 2 "matrix-engine: --save-weights: the directory '$W/none' does not exist" --device cpu --model resnet_tiny \
   --batch 2 --threads 1 --steps 1 --warmup 0 --save-weights "$W/none/w" --result "$W/r"
 expect_exit 2 "matrix-engine: --dump: the directory '$W/none' does not exist" --device cpu --model resnet_tiny --batch 2 \
-  --threads 1 --dump "$W/none/d" --result "$W/r"
+  --threads 1 --dump "$W/none/d"
 # EMA: one more op per parameter and buffer in training; listed as ignored in inference
 "$E" --device cpu --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --result "$W/e0"
 "$E" --device cpu --model resnet_tiny --task train --batch 2 --threads 1 --steps 2 --warmup 0 --ema on --result "$W/e1"

@@ -703,13 +703,13 @@ bert_cases() {
 		for c in $red; do
 			eval "flags=\$$c"
 			run "$m.cpu.$c" cpu $MF $flags --threads 4
-			run "$m.cuda.$c.$pr" cuda $MF $flags --precision $pr --result "$W/$m.cuda.$c.$pr.result"
+			run "$m.cuda.$c.$pr" cuda $MF $flags --precision $pr
 			compare "$m $pr $c cuda vs cpu fp32" "$m.cpu.$c" "$m.cuda.$c.$pr" $tol
 			[ $c = T2 ] && [ $pr != tf32 ] && dropout_sdpa
 			drop "$m.cuda.$c.$pr"
 		done
 		[ $pr = tf32 ] && continue
-		run "$m.cuda.T5.$pr" cuda $MF $T5 --precision $pr --result "$W/$m.cuda.T5.$pr.result"
+		run "$m.cuda.T5.$pr" cuda $MF $T5 --precision $pr
 		compare "$m $pr T5 (train, eval on: flash attention) cuda vs cpu fp32" "$m.cpu.T5" \
 			"$m.cuda.T5.$pr" $tol
 		MATRIX_ENGINE_SDPA=kernel

@@ -192,6 +192,20 @@ int main(void)
 	char *inf_min[] = {"matrix-engine", "--max-time", "1e308m", NULL};
 	CHECK_INT(parse(3, inf_min, &a), -1);
 	CHECK_STR(err_text, "matrix-engine: --max-time: '1e308m' is not a duration (e.g. 0.5s, 200ms)\n");
+	/* --dump writes the dump alone: a result, a profile or weights asked for
+	 * with it were accepted and never written (exit 0) */
+	char *dump_result[] = {"matrix-engine", "--dump", "d", "--result", "r", NULL};
+	CHECK_INT(parse(5, dump_result, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --result: nothing is measured with --dump (it runs the reference steps and "
+		  "writes the dump only): run one without the other\n");
+	char *dump_save[] = {"matrix-engine", "--save-weights=w", "--dump=d", NULL};
+	CHECK_INT(parse(3, dump_save, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --save-weights: nothing is measured with --dump (it runs the reference steps "
+		  "and writes the dump only): run one without the other\n");
+	char *dump_prof[] = {"matrix-engine", "--dump=d", "--profile=p", NULL};
+	CHECK_INT(parse(3, dump_prof, &a), -1);
+	char *dump_weights[] = {"matrix-engine", "--dump=d", "--weights=w", NULL};
+	CHECK_INT(parse(3, dump_weights, &a), 0);
 	free(help);
 	return T_DONE();
 }
