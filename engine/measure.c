@@ -87,7 +87,7 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     /* timed steps */
     start = measure_now();
     r->first_step_t = start;
-    next_check = cfg->min_samples > 0 ? cfg->min_samples : 1;
+    next_check = cfg->min_samples > MEASURE_CI_MIN_SAMPLES ? cfg->min_samples : MEASURE_CI_MIN_SAMPLES;
     for (;;) {
         double t0 = measure_now();
         if (step(ctx))
@@ -127,9 +127,8 @@ int measure_run(const measure_cfg *cfg, int (*step)(void *ctx), void *ctx, measu
     for (int i = 0; i < n; i++)
         sum += t[i];
     r->mean_ms = sum / n;
-    if (!r->ci_met) {
-        r->ci_met = (r->hi_ms - r->lo_ms) / 2.0 <= cfg->rel_ci * r->median_ms;
-    }
+    if (!r->ci_met) /* fewer samples: no 95% interval at all, however narrow (one step: zero width) */
+        r->ci_met = n >= MEASURE_CI_MIN_SAMPLES && (r->hi_ms - r->lo_ms) / 2.0 <= cfg->rel_ci * r->median_ms;
     free(t);
     free(sorted);
     return 0;

@@ -10,6 +10,11 @@
 #ifndef MATRIX_ENGINE_MEASURE_H
 #define MATRIX_ENGINE_MEASURE_H
 
+/* The fewest samples with a 95% interval of the median: min to max of n
+ * covers it with 1 - 2^(1-n), 96.9% for 6, 93.75% for 5. Fewer never meet
+ * the CI (ci_met 0), and lo / hi are then the sample's min and max. */
+#define MEASURE_CI_MIN_SAMPLES 6
+
 typedef struct measure_cfg {
     double warmup_s;   /* warm-up duration, seconds (when warmup_steps < 0) */
     int warmup_steps;  /* warm-up steps, or -1 to use warmup_s */

@@ -117,6 +117,12 @@ tests_unit_test_data_ring_SOURCES = tests/unit/test_data_ring.c engine/data.c en
 tests_unit_test_data_ring_LDADD = $(ZLIB_LIBS) $(LIBM)
 TESTS += tests/unit/test_data_ring
 
+# ---- the engine's stopping rule and interval (engine/measure.c): no CI met below 6 samples
+check_PROGRAMS += tests/unit/test_measure
+tests_unit_test_measure_SOURCES = tests/unit/test_measure.c engine/measure.c engine/measure.h
+tests_unit_test_measure_LDADD = $(LIBM)
+TESTS += tests/unit/test_measure
+
 # ---- the engine's persistent plan cache (engine/plancache.c): files, staleness, concurrent writers
 check_PROGRAMS += tests/unit/test_plancache
 tests_unit_test_plancache_SOURCES = tests/unit/test_plancache.c engine/plancache.c engine/plancache.h
