@@ -181,3 +181,29 @@ void csv_record(struct strbuf *sb, char *const *cells, size_t n)
 	sb_putc(sb, '\n');
 }
 
+/* A cell for a spreadsheet: text that starts with = + - @ (or a tab or a
+ * carriage return) would be read as a formula by Excel, LibreOffice or
+ * Google Sheets, so it gets a leading apostrophe, which they show as text;
+ * a number ("-1.5") is left as it is. Returns s or an allocated copy in
+ * *copy. */
+static char *sheet_cell(const char *s, char **copy)
+{
+	double v;
+	*copy = NULL;
+	if (!s || !strchr("=+-@\t\r", *s) || !*s || parse_double(s, &v) == 0)
+		return (char *)s;
+	*copy = xasprintf("'%s", s);
+	return *copy;
+}
+
+void csv_sheet_record(struct strbuf *sb, char *const *cell, size_t n)
+{
+	char **copies = xcalloc(n, sizeof(char *)), **safe = xcalloc(n, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		safe[i] = sheet_cell(cell[i], &copies[i]);
+	csv_record(sb, safe, n);
+	for (size_t i = 0; i < n; i++)
+		free(copies[i]);
+	free(copies);
+	free(safe);
+}

@@ -31,5 +31,10 @@ void table_free(struct table *t);
  * terminated, quoting as needed. */
 struct strbuf;
 void csv_record(struct strbuf *sb, char *const *cells, size_t n);
+/* The same for a spreadsheet (export and compare --format csv): a cell that
+ * is not a number and starts with = + - @, a tab or a carriage return (a
+ * formula to Excel, LibreOffice or Google Sheets) gets a leading apostrophe,
+ * which they show as text. results.csv is never written so. */
+void csv_sheet_record(struct strbuf *sb, char *const *cells, size_t n);
 
 #endif

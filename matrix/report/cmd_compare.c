@@ -566,7 +566,7 @@ static void print_run_noise(const struct compare_opts *o, const struct tally *ty
 /* A side whose rows started on a busy machine (load average above the cores)
  * or ran oversubscribed: a note, as whole-run shifts there go far beyond any
  * run noise (tests/stats/NOTES.md: -31% to +69% on a loaded 2-core machine). */
-static void print_busy(const struct run *a, const struct run *b)
+static void busy_note(const struct run *a, const struct run *b, struct strbuf *sb)
 {
 	const struct run *side[2] = {a, b};
 	int any = 0;
@@ -574,18 +574,33 @@ static void print_busy(const struct run *a, const struct run *b)
 		const struct quality *q = &side[i]->quality;
 		if (!q->busy && !q->oversub)
 			continue;
-		printf("%s%s: %zu of %zu rows started with more load than cores", any ? "; " : "note: ",
-		       i ? "B" : "A", q->busy, q->ok_rows);
+		sb_printf(sb, "%s%s: %zu of %zu rows started with more load than cores", any ? "; " : "note: ",
+			  i ? "B" : "A", q->busy, q->ok_rows);
 		if (!isnan(q->load_max))
-			printf(" (load average up to %.2f)", q->load_max);
+			sb_printf(sb, " (load average up to %.2f)", q->load_max);
 		if (q->oversub)
-			printf(", %zu ran oversubscribed", q->oversub);
+			sb_printf(sb, ", %zu ran oversubscribed", q->oversub);
 		any = 1;
 	}
 	if (any)
-		printf(": on a busy machine whole runs shift far beyond the run noise (from -31%% to +69%% between "
-		       "runs of one recipe on a loaded 2-core machine), so the geometric mean's interval may not "
-		       "hold; measure on a quiet machine\n");
+		sb_puts(sb, ": on a busy machine whole runs shift far beyond the run noise (from -31% to +69% between "
+			    "runs of one recipe on a loaded 2-core machine), so the geometric mean's interval may not "
+			    "hold; measure on a quiet machine\n");
+}
+
+/* --fail-on-regression's lines, into sb: the exit status, 1 when one was
+ * found (every format says them: the CSV and JSON in their counts). */
+static int regression_lines(const struct compare_opts *o, const struct tally *ty, struct strbuf *sb)
+{
+	if (isnan(o->fail_pct))
+		return 0;
+	if (ty->regressed)
+		sb_printf(sb, "regression: %zu matched points significantly slower by more than %g%%\n", ty->regressed,
+			  o->fail_pct);
+	if (ty->possible)
+		sb_printf(sb, "possible regression: %zu unreplicated points slower by more than %g%% beyond their "
+			      "interval (one process on a side: confirm with repeat: 3)\n", ty->possible, o->fail_pct);
+	return ty->regressed || ty->possible;
 }
 
 /* The summary under the table: the geometric mean gain with its interval,
@@ -613,7 +628,10 @@ static int print_summary(const struct run *a, const struct run *b, size_t nm, co
 		printf(", %zu without a CI", ty->unknown);
 	printf("\n");
 	print_run_noise(o, ty);
-	print_busy(a, b);
+	struct strbuf note = {0};
+	busy_note(a, b, &note);
+	if (note.len)
+		fputs(note.buf, stdout);
 	if (ty->unrep) {
 		printf("unreplicated: %zu points measured in one process on a side (%zu of them beyond their "
 		       "interval): their changes are shown but not decided: one process per point says nothing of "
@@ -625,17 +643,11 @@ static int print_summary(const struct run *a, const struct run *b, size_t nm, co
 			       "around their median, %.2f %%, 1.4826 MAD, with the run noise)", 100 * spread);
 		printf("\n");
 	}
-	int rc = 0;
-	if (!isnan(o->fail_pct) && ty->regressed) {
-		printf("regression: %zu matched points significantly slower by more than %g%%\n", ty->regressed,
-		       o->fail_pct);
-		rc = 1;
-	}
-	if (!isnan(o->fail_pct) && ty->possible) {
-		printf("possible regression: %zu unreplicated points slower by more than %g%% beyond their "
-		       "interval (one process on a side: confirm with repeat: 3)\n", ty->possible, o->fail_pct);
-		rc = 1;
-	}
+	sb_reset(&note);
+	int rc = regression_lines(o, ty, &note);
+	if (note.len)
+		fputs(note.buf, stdout);
+	sb_free(&note);
 	return rc;
 }
 
@@ -752,7 +764,7 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 	/* a factor named as another column (gain, p, test: a command engine's
 	 * factors may be called anything) is factors.NAME */
 	run_factor_header(a, cell, nc, 0);
-	csv_record(sb, cell, nc);
+	csv_sheet_record(sb, cell, nc);
 	for (size_t f = 0; f < nf; f++)
 		free(cell[f]);
 	char num[10][32], test[32];
@@ -773,7 +785,7 @@ static void compare_csv(const struct run *a, const struct run *b, const struct m
 		char *row[] = {mt->name, mt->unit, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7],
 			       num[8], (char *)match_test(x, ty->spread, test, sizeof(test)), num[9], (char *)marks[i]};
 		memcpy(cell + nf, row, sizeof(row));
-		csv_record(sb, cell, nc);
+		csv_sheet_record(sb, cell, nc); /* a level '=HYPERLINK(...)' is text there */
 	}
 	free(cell);
 }
@@ -819,6 +831,22 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 	sb_puts(sb, ".\n");
 	sb_printf(sb, "Run-to-run noise %s%% (`--run-noise`) in every interval; the shift common to every "
 		  "point (median gain) is %s.\n", sig3(c, o->noise_pct, 0), sig3(g, exp(ty->shift), 0));
+	/* what the table's summary also says: a busy side, the regressions (a
+	 * pull request's comment must not hide them behind the exit status) */
+	struct strbuf note = {0};
+	busy_note(a, b, &note);
+	regression_lines(o, ty, &note);
+	for (char *line = note.buf, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		sb_puts(sb, "\n**");
+		size_t k = strcspn(line, ":");
+		sb_add(sb, line, k); /* 'note', 'regression', 'possible regression' in bold */
+		sb_puts(sb, "**");
+		md_escape(sb, line + k, 1);
+		sb_puts(sb, "\n");
+	}
+	sb_free(&note);
 }
 
 /* Print run's notes (a merged directory's: what the merge did and what

@@ -21,34 +21,6 @@
 #include "tables.h"
 #include "util.h"
 
-/* A cell for a spreadsheet: text that starts with = + - @ (or a tab or a
- * carriage return) would be read as a formula by Excel, LibreOffice or
- * Google Sheets, so it gets a leading apostrophe, which they show as text;
- * a number ("-1.5") is left as it is. Returns s or an allocated copy in
- * *copy. */
-static char *sheet_cell(const char *s, char **copy)
-{
-	double v;
-	*copy = NULL;
-	if (!s || !strchr("=+-@\t\r", *s) || !*s || parse_double(s, &v) == 0)
-		return (char *)s;
-	*copy = xasprintf("'%s", s);
-	return *copy;
-}
-
-/* csv_record of n cells, each through sheet_cell. */
-static void sheet_record(struct strbuf *sb, char **cell, size_t n)
-{
-	char **copies = xcalloc(n, sizeof(char *)), **safe = xcalloc(n, sizeof(char *));
-	for (size_t i = 0; i < n; i++)
-		safe[i] = sheet_cell(cell[i], &copies[i]);
-	csv_record(sb, safe, n);
-	for (size_t i = 0; i < n; i++)
-		free(copies[i]);
-	free(copies);
-	free(safe);
-}
-
 /* A number for JSON: every digit (fmt_full), or null. */
 static void json_num(struct strbuf *sb, double v)
 {
@@ -270,7 +242,7 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 	 * is written factors.NAME; the other columns keep theirs */
 	run_factor_header(run, cell, ncells, 1);
 	memcpy(fname, cell + 1, nf * sizeof(char *));
-	sheet_record(sb, cell, ncells);
+	csv_sheet_record(sb, cell, ncells);
 	for (size_t k = 0; k < cs->ncells + run->nfailures; k++) {
 		const struct failure *fl = k < cs->ncells ? NULL : &run->failures[k - cs->ncells];
 		const char *machine, *id = point_id(x, k, &machine);
@@ -293,7 +265,7 @@ static void export_csv(const struct export *x, struct strbuf *sb)
 		memcpy(cell + 1 + nf, row, sizeof(row));
 		for (size_t i = 0; i < ARRAY_SIZE(env_cols); i++)
 			cell[1 + nf + nt + i] = (char *)row_cell(x, id, machine, env_cols[i]);
-		sheet_record(sb, cell, ncells);
+		csv_sheet_record(sb, cell, ncells);
 	}
 	for (size_t f = 0; f < nf; f++)
 		free(fname[f]);

@@ -44,6 +44,10 @@ expect_status 0 "$MATRIX" compare calm busy > busy.txt
 expect_grep '^note: B: 5 of [0-9]* rows started with more load than cores (load average up to [0-9.]*): on a busy machine whole runs shift far beyond the run noise' busy.txt "the busy side named"
 expect_status 0 "$MATRIX" compare calm busy --format json > busy.json
 expect_grep '"busy_rows_a": 0, "busy_rows_b": 5,' busy.json "json: busy rows"
+# Markdown (a pull request's comment) says it too, and the regressions that
+# otherwise only the exit status carried
+expect_status 0 "$MATRIX" compare calm busy --format markdown > busy.md
+expect_grep '^\*\*note\*\*: B: 5 of [0-9]* rows started with more load than cores' busy.md "markdown: the busy side named"
 # the same on step time: the gain does not depend on the metric's direction
 expect_status 0 "$MATRIX" compare --metric step_ms a b > ms.txt
 expect_grep 'geometric mean gain 0.948 ' ms.txt "step time geometric mean"
@@ -54,6 +58,9 @@ expect_status 0 "$MATRIX" compare a b --format json > c.json
 expect_status 0 "$MATRIX" compare a b --format csv > c.csv
 expect_status 0 "$MATRIX" compare a b --format markdown > c.md
 expect_status 1 "$MATRIX" compare a b --format csv --fail-on-regression 10 > /dev/null
+expect_status 1 "$MATRIX" compare a b --format markdown --fail-on-regression 10 > reg.md
+expect_grep '^\*\*possible regression\*\*: [0-9]* unreplicated points slower by more than 10% beyond their interval' reg.md "markdown: the possible regression said"
+grep -q 'regression' c.md && fail "markdown: a regression line without --fail-on-regression"
 expect_eq "$(head -2 c.md)" "| point | A | B | gain | 95% CI | change | verdict |
 | --- | ---: | ---: | ---: | ---: | ---: | --- |" "markdown header"
 expect_grep '^| model=big A=on B=off C=x gpus=1 | 37.5 | 30 | 0.8 | 0.761 .. 0.841 | -20% | unreplicated |$' c.md "markdown row"
@@ -161,4 +168,15 @@ expect_status 0 "$MATRIX" compare clash clash --format csv > clash.csv
 expect_eq "$(head -1 clash.csv)" "factors.gain,factors.p,metric,unit,value_a,value_b,gain,gain_lo,gain_hi,run_noise_pct,change_pct,processes_a,processes_b,test,p,verdict" "csv header: no column twice"
 expect_eq "$(csv_col clash.csv factors.gain | sort | tr '\n' ' ')" "1 1 2 2 " "the factor's column"
 expect_eq "$(csv_col clash.csv gain | tr '\n' ' ')" "1 1 1 1 " "the gain column"
+# a level a spreadsheet would run as a formula is text there, as in export
+cat > formula.yaml <<'YAML'
+name: formula
+engine: command
+command: [sh, -c, 'printf "status=ok\nthroughput=100\nunit=samples/s\n" > "$MATRIX_RESULT"', "{cell}"]
+factors:
+  cell: ["=HYPERLINK(1)", "-1.5", "@x"]
+YAML
+"$MATRIX" run formula.yaml --out formula --no-report > /dev/null 2>&1 || fail "the run with formula levels failed"
+expect_status 0 "$MATRIX" compare formula formula --format csv > formula.csv
+expect_eq "$(csv_col formula.csv cell | sort | tr '\n' ' ')" "'=HYPERLINK(1) '@x -1.5 " "csv: formulas defused, numbers kept"
 echo ok
