@@ -89,6 +89,12 @@ expect_eq "$(cat prun/where)" "$real/rdir" "a plain command's directory"
 	fail "matrix time: $(cat direct.err)"
 expect_grep "^status=ok" direct.txt "matrix time: status"
 expect_grep "^matrix: time: [0-9]* runs\{0,1\} after 1 warm-up runs: " direct.err "matrix time: its line"
+# cut short by --max-time before 6 runs: no 95% interval, the CI not met,
+# however alike the runs (it was ci_met=1 from [min, max] of 3)
+"$MATRIX" time --warmup 0 --min-time 0.01s --max-time 0.25s --result short.txt -- sleep 0.1 2> short.err ||
+	fail "matrix time: $(cat short.err)"
+expect_grep '^samples=[2-5]$' short.txt "matrix time: a few runs"
+expect_grep '^ci_met=0$' short.txt "matrix time: no CI met from fewer than 6 runs"
 expect_grep "no baseline in the recipe: the first level of each factor but model, task, batch and seq_len" out.txt "the summary says what the baseline is"
 # a command killed by a signal: matrix time dies of it, the result says so
 expect_status 143 "$MATRIX" time --warmup 0 --result killed.txt -- sh -c 'kill -TERM $$' 2> kerr.txt
