@@ -184,3 +184,10 @@ void out_abandon(outfile *o)
     free(o->tmp);
     memset(o, 0, sizeof *o);
 }
+
+void out_forget(const char *path)
+{
+    struct stat st;
+    if (*path && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        unlink(path);
+}

@@ -39,5 +39,9 @@ int out_close(outfile *o, char *err, size_t n);
 /* Give up: close, remove the temporary file (the old file stays as it
  * was), clear o. */
 void out_abandon(outfile *o);
+/* Remove path when it is a regular file (an earlier run's result), so
+ * that a run that fails leaves none; a link, a device, a FIFO, a directory
+ * are left alone. */
+void out_forget(const char *path);
 
 #endif

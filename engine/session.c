@@ -577,6 +577,8 @@ int session_flags(struct session *s, int argc, char **argv)
     flags_defaults(o);
     if (flags_parse(argc, argv, o)) {
         fprintf(stderr, "usage: matrix-engine [flags] --result FILE (see --help)\n");
+        if (o->result) /* read before the bad flag: no earlier run's record is left to be taken for this one's */
+            out_forget(o->result);
         return 2;
     }
     if (o->help) {
@@ -592,10 +594,6 @@ int session_flags(struct session *s, int argc, char **argv)
             printf("%-12s %s\n", m->name, m->about);
         return 0;
     }
-    if (!(s->md = model_find(o->pt.model))) {
-        fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
-        return 2;
-    }
     /* the files the point writes, before anything runs: a point that cannot
      * write its result must not run for minutes to find out */
     const struct { const char *flag, *path; int parent_made; } outs[] = {
@@ -606,6 +604,14 @@ int session_flags(struct session *s, int argc, char **argv)
             fprintf(stderr, "matrix-engine: --%s: %s\n", outs[i].flag, s->err);
             return 2;
         }
+    /* an earlier run's record at --result goes now: a point that fails
+     * (a refused knob, a crash, a kill) leaves no status=ok of another run */
+    if (o->result && !comm_is_rank())
+        out_forget(o->result);
+    if (!(s->md = model_find(o->pt.model))) {
+        fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
+        return 2;
+    }
     /* the MATRIX_ENGINE_* knobs, the CUDA backend's too, before anything runs */
     if (knobs_check(s->err, sizeof s->err)) {
         fprintf(stderr, "matrix-engine: %s\n", s->err);

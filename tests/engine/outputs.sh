@@ -13,7 +13,9 @@
 #   - a FIFO that no process reads is exit 1 with the reason, no hang;
 #   - through a symbolic link, the target is replaced and the link kept;
 #   - a weights file is refused for a pipe (it is completed at its start),
-#     and a write that fails (/dev/full) is exit 1 with the reason.
+#     and a write that fails (/dev/full) is exit 1 with the reason;
+#   - a run that fails or is killed leaves no earlier run's record at
+#     --result: the old status=ok stayed, as if it were this run's.
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
@@ -71,6 +73,29 @@ ln -s target link
 [ -L link ] || fail "--result link: the link was replaced"
 expect_eq "$(key status target)" ok "--result link: the target's status"
 ls | grep -q '\.tmp\.' && fail "a temporary file was left: $(ls)"
+
+# an earlier run's record is gone when this run fails: a refused knob, a bad
+# flag after --result, a kill during the timed steps
+"$E" $P --result old >out 2>err || fail "a first run: $(cat err)"
+expect_eq "$(sed -n 's/^status=//p' old)" ok "a first run's status"
+cp old keep
+set +e; MATRIX_ENGINE_SDPA=bogus "$E" $P --result old >out 2>err; rc=$?; set -e
+expect_eq "$rc" 2 "a refused knob: exit status"
+[ ! -e old ] || fail "a refused knob left the earlier record: $(head -1 old)"
+cp keep old
+set +e; "$E" --result old --batch 0 >out 2>err; rc=$?; set -e
+expect_eq "$rc" 2 "--batch 0 after --result: exit status"
+[ ! -e old ] || fail "a bad flag left the earlier record: $(head -1 old)"
+cp keep old
+"$E" --device cpu --model mnist_cnn --batch 2 --threads 1 --warmup 0 --min-time 60s --result old >out 2>err &
+pid=$!
+for i in $(seq 1 100); do [ -e old ] || break; sleep 0.1; done
+kill -9 $pid
+wait $pid || :
+[ ! -e old ] || fail "a killed run left the earlier record: $(head -1 old)"
+cp keep old
+"$E" --result old --help >out
+expect_eq "$(sed -n 's/^status=//p' old)" ok "--help: the record left alone"
 
 # a character device: written in place (a failing one: the reason, exit 1)
 if [ -c /dev/full ]; then
