@@ -967,6 +967,15 @@ static void knobs_note_unused(const struct session *s)
     if (knob_is_set(KNOB_LAUNCH) && !engine_comm)
         fprintf(stderr, "matrix-engine: MATRIX_ENGINE_LAUNCH=%s changes nothing here: one process, no ranks to "
                 "start (--gpus 1)\n", getenv("MATRIX_ENGINE_LAUNCH"));
+    /* the modules' paths: read only where they act (not MATRIX_PLAN_CACHE:
+     * the runner sets it for every container point, cpu ones too) */
+    const char *env;
+    if ((env = getenv("MATRIX_ENGINE_CUDA")) && *env && o->pt.device != DEV_CUDA)
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_CUDA=%s changes nothing here: the point runs on the cpu (the "
+                "CUDA module is loaded for --device cuda, or auto with a GPU)\n", env);
+    if ((env = getenv("MATRIX_ENGINE_MPI")) && *env && (!engine_comm || strcmp(comm_launcher(), "mpirun") != 0))
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_MPI=%s changes nothing here: no ranks started by mpirun "
+                "(--gpus N > 1 with MATRIX_ENGINE_LAUNCH=mpirun)\n", env);
     if (knob_get(KNOB_DP, why, sizeof why) == 1 && o->pt.gpus > 1)
         fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DP=1 changes nothing here: --gpus %d runs the data-parallel "
                 "path anyway\n", o->pt.gpus);

@@ -90,6 +90,11 @@ expect_grep "^matrix-engine: MATRIX_ENGINE_POISON=1 changes nothing here: a sett
 expect_grep "^matrix-engine: MATRIX_ENGINE_BN_BWD=separate changes nothing here: no BatchNorm backward in mnist_cnn infer$" err "BN_BWD in inference"
 expect_grep "^matrix-engine: MATRIX_ENGINE_DATA_UPLOAD=pageable changes nothing here: no --data" err "DATA_UPLOAD without --data"
 expect_grep "^matrix-engine: MATRIX_ENGINE_LAUNCH=local changes nothing here: one process, no ranks to start (--gpus 1)$" err "LAUNCH without ranks"
+# the paths read where they act: said where they do not (they were taken silently)
+MATRIX_ENGINE_CUDA=/no/such.so MATRIX_ENGINE_MPI=/no/mpi.so "$E" $P --result "$work/rm" 2>errm
+expect_eq "$(key status rm)" ok "module paths on the cpu: status"
+expect_grep "^matrix-engine: MATRIX_ENGINE_CUDA=/no/such.so changes nothing here: the point runs on the cpu" errm "CUDA module on the cpu"
+expect_grep "^matrix-engine: MATRIX_ENGINE_MPI=/no/mpi.so changes nothing here: no ranks started by mpirun" errm "MPI module without mpirun"
 if grep -q 'PROFILE\|ms/step' err; then fail "MATRIX_ENGINE_PROFILE=0 said or profiled something: $(cat err)"; fi
 [ -z "$(key timing r)" ] || fail "MATRIX_ENGINE_PROFILE=0: timing=$(key timing r)"
 "$E" $P --result "$work/r0" 2>/dev/null
