@@ -191,3 +191,23 @@ void out_forget(const char *path)
     if (*path && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
         unlink(path);
 }
+
+int out_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) /* both there: one file by two names (a link, ./x) */
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && S_ISREG(sa.st_mode);
+    if (strcmp(a, b) == 0)
+        return 1;
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL); /* not there yet: the same name in one directory */
+    char *da = out_dirname(a), *db = out_dirname(b), *pa = realpath(da, NULL), *pb = realpath(db, NULL);
+    const char *ba = strrchr(a, '/') ? strrchr(a, '/') + 1 : a, *bb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+    int same = (ra && rb && strcmp(ra, rb) == 0) || (pa && pb && strcmp(pa, pb) == 0 && strcmp(ba, bb) == 0);
+    free(ra);
+    free(rb);
+    free(da);
+    free(db);
+    free(pa);
+    free(pb);
+    return same;
+}

@@ -43,5 +43,9 @@ void out_abandon(outfile *o);
  * that a run that fails leaves none; a link, a device, a FIFO, a directory
  * are left alone. */
 void out_forget(const char *path);
+/* 1 when a and b name one file (the same name, one file by two names, or
+ * the same new name in one directory); devices and FIFOs are never the same
+ * regular output. */
+int out_same(const char *a, const char *b);
 
 #endif

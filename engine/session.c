@@ -604,6 +604,14 @@ int session_flags(struct session *s, int argc, char **argv)
             fprintf(stderr, "matrix-engine: --%s: %s\n", outs[i].flag, s->err);
             return 2;
         }
+    /* two outputs at one path: the later write replaced the earlier, silently */
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        for (size_t j = i + 1; outs[i].path && j < sizeof outs / sizeof outs[0]; j++)
+            if (outs[j].path && out_same(outs[i].path, outs[j].path)) {
+                fprintf(stderr, "matrix-engine: --%s and --%s name the same file '%s': one would replace the "
+                        "other\n", outs[i].flag, outs[j].flag, outs[j].path);
+                return 2;
+            }
     /* an earlier run's record at --result goes now: a point that fails
      * (a refused knob, a crash, a kill) leaves no status=ok of another run */
     if (o->result && !comm_is_rank())

@@ -15,7 +15,9 @@
 #   - a weights file is refused for a pipe (it is completed at its start),
 #     and a write that fails (/dev/full) is exit 1 with the reason;
 #   - a run that fails or is killed leaves no earlier run's record at
-#     --result: the old status=ok stayed, as if it were this run's.
+#     --result: the old status=ok stayed, as if it were this run's;
+#   - two outputs at one file (--result x --profile ./x, or through a link)
+#     are exit 2: the profile was replaced by the record, silently.
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
@@ -42,6 +44,19 @@ refused --dump adir "--dump: 'adir' is a directory (expected a file to write)"
 refused --profile "$work/none/deeper/p.csv" "--profile: the directory '$work/none' does not exist"
 "$E" $P --profile "$work/made/p.csv" --result r >out 2>err || fail "--profile into a missing directory: $(cat err)"
 [ -s made/p.csv ] || fail "--profile made/p.csv: not written"
+
+# two outputs, one file
+refused_pair() {
+	set +e; "$E" $P "$@" >out 2>err; rc=$?; set -e
+	expect_eq "$rc" 2 "$*: exit status"
+	expect_grep "^matrix-engine: --.* and --.* name the same file '.*': one would replace the other$" err "$*"
+}
+refused_pair --result same --profile ./same
+: >tgt
+ln -s tgt tlink
+refused_pair --result tgt --save-weights tlink
+[ ! -s tgt ] || fail "outputs at one file: tgt was written"
+"$E" $P --result /dev/null --profile /dev/null >out 2>err || fail "/dev/null twice: $(cat err)"
 
 # a FIFO a reader reads: written in place, still a FIFO after
 mkfifo fifo
