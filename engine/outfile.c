@@ -11,18 +11,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What a file of mode m is, for a refusal; NULL when it can be written. */
-static const char *out_refused_kind(mode_t m)
+/* What path is to a writer: OUT_NEW (absent: a dangling link too),
+ * OUT_REGULAR, OUT_IN_PLACE (a character device or a FIFO), or -1 with the
+ * reason in err (an empty name, a directory, a block device, a socket, a
+ * stat error such as ENOTDIR). */
+enum { OUT_NEW, OUT_REGULAR, OUT_IN_PLACE };
+static int out_kind(const char *path, char *err, size_t n)
 {
-    if (S_ISDIR(m))
-        return "a directory";
-    if (S_ISBLK(m))
-        return "a block device";
-    if (S_ISSOCK(m))
-        return "a socket";
-    if (S_ISREG(m) || S_ISCHR(m) || S_ISFIFO(m))
-        return NULL;
-    return "not a regular file";
+    struct stat st;
+    if (!*path) {
+        snprintf(err, n, "an empty name (expected a file to write)");
+        return -1;
+    }
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return OUT_NEW;
+        snprintf(err, n, "'%s': %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode))
+        return OUT_REGULAR;
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return OUT_IN_PLACE;
+    snprintf(err, n, "'%s' is %s (expected a file to write)", path,
+             S_ISDIR(st.st_mode) ? "a directory" : S_ISBLK(st.st_mode) ? "a block device"
+             : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
+    return -1;
 }
 
 /* The directory part of path ("." when none), malloc'd. */
@@ -63,23 +77,11 @@ static int out_dir_ok(const char *dir, int parent_made, char *err, size_t n)
 
 int out_check(const char *path, int parent_made, char *err, size_t n)
 {
-    struct stat st;
-    const char *kind;
-    if (!*path) {
-        snprintf(err, n, "an empty name (expected a file to write)");
+    int kind = out_kind(path, err, n);
+    if (kind < 0)
         return -1;
-    }
-    if (stat(path, &st) == 0) {
-        if ((kind = out_refused_kind(st.st_mode))) {
-            snprintf(err, n, "'%s' is %s (expected a file to write)", path, kind);
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode)) /* written in place */
-            return access(path, W_OK) == 0 ? 0 : (snprintf(err, n, "'%s': %s", path, strerror(errno)), -1);
-    } else if (errno != ENOENT) { /* ENOTDIR, ELOOP, EACCES...; a dangling link is ENOENT */
-        snprintf(err, n, "'%s': %s", path, strerror(errno));
-        return -1;
-    }
+    if (kind == OUT_IN_PLACE)
+        return access(path, W_OK) == 0 ? 0 : (snprintf(err, n, "'%s': %s", path, strerror(errno)), -1);
     char *real = realpath(path, NULL), *dir = out_dirname(real ? real : path);
     int rc = out_dir_ok(dir, parent_made, err, n);
     free(dir);
@@ -109,24 +111,15 @@ static int out_open_in_place(outfile *o, const char *path, char *err, size_t n)
 
 int out_open(outfile *o, const char *path, char *err, size_t n)
 {
-    struct stat st;
-    const char *kind;
     memset(o, 0, sizeof *o);
-    if (!*path) {
-        snprintf(err, n, "an empty name (expected a file to write)");
+    int kind = out_kind(path, err, n);
+    if (kind < 0)
         return -1;
-    }
-    if (stat(path, &st) == 0) {
-        if ((kind = out_refused_kind(st.st_mode))) {
-            snprintf(err, n, "'%s' is %s (expected a file to write)", path, kind);
-            return -1;
-        }
-        if (!S_ISREG(st.st_mode))
-            return out_open_in_place(o, path, err, n);
-    }
+    if (kind == OUT_IN_PLACE)
+        return out_open_in_place(o, path, err, n);
     /* a regular file or a new one; through a link, its target */
     char *real = realpath(path, NULL);
-    o->path = real && stat(path, &st) == 0 ? real : strdup(path);
+    o->path = real && kind == OUT_REGULAR ? real : strdup(path);
     if (o->path != real)
         free(real);
     mallocCheck(o->path);
