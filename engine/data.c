@@ -3,6 +3,7 @@
 #include "data.h"
 #include "check.h"
 #include "measure.h"
+#include "mem.h"
 #include "rng.h"
 
 #include <errno.h>
@@ -219,17 +220,40 @@ static int idx_data(struct src *s, uint64_t total, uint8_t **buf, const char *pa
     return 0;
 }
 
+/* What the header of the file at path announces, checked before its data
+ * is read: images of the model's size (want: rows, cols; NULL: any), and no
+ * more bytes than the memory the engine may still take (a sparse file or a
+ * gzip bomb of 16 GiB was read whole, to be refused after). 0, or -1 with
+ * the reason in err. */
+static int idx_fits(const uint32_t *dims, uint64_t total, const int *want, const char *model, const char *path,
+                    char *err, size_t en)
+{
+    if (want && (dims[1] != (uint32_t)want[0] || dims[2] != (uint32_t)want[1])) {
+        snprintf(err, en, "'%s': images of %" PRIu32 "x%" PRIu32 " pixels; model %s takes %dx%d", path, dims[1],
+                 dims[2], model, want[0], want[1]);
+        return -1;
+    }
+    size_t avail = mem_available();
+    if (avail && total > avail) {
+        snprintf(err, en, "'%s': the header announces %" PRIu64 " bytes of data, more than the %zu bytes of memory "
+                 "the engine may still take", path, total, avail);
+        return -1;
+    }
+    return 0;
+}
+
 /* Read the IDX file DIR/BASE[.gz] of unsigned bytes with ndim dimensions:
- * its dims and its data (malloc'd). 0, or -1 with the reason in err. */
-static int idx_read(const char *dir, const char *base, int ndim, uint32_t *dims, uint8_t **data,
-                    char **path, char *err, size_t en)
+ * its dims and its data (malloc'd), checked by idx_fits first. 0, or -1
+ * with the reason in err. */
+static int idx_read(const char *dir, const char *base, int ndim, const int *want, const char *model, uint32_t *dims,
+                    uint8_t **data, char **path, char *err, size_t en)
 {
     struct src s;
     uint8_t *buf = NULL;
     uint64_t total;
     *data = NULL;
     if (src_open(&s, dir, base, path, err, en) || idx_header(&s, ndim, dims, &total, *path, err, en) ||
-        idx_data(&s, total, &buf, *path, err, en)) {
+        idx_fits(dims, total, want, model, *path, err, en) || idx_data(&s, total, &buf, *path, err, en)) {
         src_close(&s);
         free(buf);
         return -1;
@@ -239,10 +263,26 @@ static int idx_read(const char *dir, const char *base, int ndim, uint32_t *dims,
     return 0;
 }
 
-int data_open(data_set *d, const char *dir, char *err, size_t n)
+int data_model_input(const graph *g, const char *model, const char *takes, int *rows, int *cols, char *err,
+                     size_t n)
+{
+    int x = graph_find(g, "input"), y = graph_find(g, "target");
+    const tensor *tx = x >= 0 ? &g->t[x] : NULL, *ty = y >= 0 ? &g->t[y] : NULL;
+    if (!tx || !ty || tx->ndim != 4 || tx->dtype != DT_F32 || tx->shape[1] != 1 || ty->ndim != 1 ||
+        ty->dtype != DT_I32 || ty->init != INIT_LABELS) {
+        snprintf(err, n, "--data gives grey images with class labels (MNIST); model %s takes %s", model, takes);
+        return -2;
+    }
+    *rows = (int)tx->shape[2];
+    *cols = (int)tx->shape[3];
+    return 0;
+}
+
+int data_open(data_set *d, const char *dir, int rows, int cols, const char *model, char *err, size_t n)
 {
     struct stat st;
     uint32_t idims[3], ldims[1];
+    int want[2] = {rows, cols};
     double t0 = measure_now();
     memset(d, 0, sizeof *d);
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -250,8 +290,8 @@ int data_open(data_set *d, const char *dir, char *err, size_t n)
                  stat(dir, &st) != 0 ? strerror(errno) : "not a directory", DATA_IMAGES, DATA_LABELS);
         return -1;
     }
-    if (idx_read(dir, DATA_IMAGES, 3, idims, &d->pix, &d->images_path, err, n) ||
-        idx_read(dir, DATA_LABELS, 1, ldims, &d->lab, &d->labels_path, err, n)) {
+    if (idx_read(dir, DATA_IMAGES, 3, rows > 0 ? want : NULL, model, idims, &d->pix, &d->images_path, err, n) ||
+        idx_read(dir, DATA_LABELS, 1, NULL, model, ldims, &d->lab, &d->labels_path, err, n)) {
         data_free(d);
         return -1;
     }
@@ -271,13 +311,10 @@ int data_open(data_set *d, const char *dir, char *err, size_t n)
 int data_bind(data_set *d, const graph *g, const char *model, const char *takes, int batch, int rank,
               int ranks, uint64_t seed, char *err, size_t n)
 {
-    int x = graph_find(g, "input"), y = graph_find(g, "target");
-    const tensor *tx = x >= 0 ? &g->t[x] : NULL, *ty = y >= 0 ? &g->t[y] : NULL;
-    if (!tx || !ty || tx->ndim != 4 || tx->dtype != DT_F32 || tx->shape[1] != 1 || ty->ndim != 1 ||
-        ty->dtype != DT_I32 || ty->init != INIT_LABELS) {
-        snprintf(err, n, "--data gives grey images with class labels (MNIST); model %s takes %s", model, takes);
+    int x = graph_find(g, "input"), y = graph_find(g, "target"), rows, cols;
+    if (data_model_input(g, model, takes, &rows, &cols, err, n))
         return -2;
-    }
+    const tensor *tx = &g->t[x], *ty = &g->t[y];
     if (tx->shape[2] != d->rows || tx->shape[3] != d->cols) {
         snprintf(err, n, "'%s': images of %dx%d pixels; model %s takes %" PRId64 "x%" PRId64, d->images_path,
                  d->rows, d->cols, model, tx->shape[2], tx->shape[3]);

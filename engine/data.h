@@ -46,9 +46,16 @@ typedef struct data_set {
     int32_t *index;                  /* (batch) the images of the last batch */
 } data_set;
 
+/* The size of the grey images model's graph g takes (its "input" and
+ * "target" tensors): 0, or -2 when it takes none (err says what it takes:
+ * takes), before any file is read. */
+int data_model_input(const graph *g, const char *model, const char *takes, int *rows, int *cols, char *err,
+                     size_t n);
 /* Read and check DIR's images and labels: 0, or -1 with what is wrong in err
- * (the file named, and what was expected). */
-int data_open(data_set *d, const char *dir, char *err, size_t n);
+ * (the file named, and what was expected). rows, cols > 0: the images must
+ * be of that size (model names the model in the message), checked from the
+ * header before the pixels are read, as is the memory the data needs. */
+int data_open(data_set *d, const char *dir, int rows, int cols, const char *model, char *err, size_t n);
 /* Attach the data to the model's inputs (tensors "input" and "target") for a
  * rank of ranks with batch images per rank. 0; -1 when the files do not fit
  * the model (wrong image size, a label out of its classes: err says which);

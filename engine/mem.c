@@ -5,25 +5,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static size_t mem_now;    /* bytes */
 static size_t mem_high;   /* bytes */
 static size_t mem_failed; /* bytes */
 
-/* Bytes the kernel says can still be allocated (MemAvailable), or 0 when it
- * cannot be read. */
-static size_t mem_available(void)
+size_t mem_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     char line[256];
-    size_t kb = 0;
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %zu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb * 1024;
+    size_t kb = 0, avail;
+    struct rlimit rl;
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %zu kB", &kb) == 1)
+                break;
+        fclose(f);
+    }
+    avail = kb * 1024;
+    /* a limit of the process (ulimit -v, -d) bounds it too */
+    int res[] = {RLIMIT_AS, RLIMIT_DATA};
+    for (size_t i = 0; i < sizeof res / sizeof res[0]; i++)
+        if (getrlimit(res[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (!avail || rl.rlim_cur < avail))
+            avail = (size_t)rl.rlim_cur;
+    return avail;
 }
 
 void *mem_alloc(size_t bytes)

@@ -19,5 +19,8 @@ void mem_free(void *p, size_t bytes);
 size_t mem_current(void);      /* bytes held now */
 size_t mem_peak(void);         /* highest mem_current() so far, bytes */
 size_t mem_failed_bytes(void); /* size of the last failed request, bytes */
+/* Bytes the engine may still take: the kernel's MemAvailable, bounded by
+ * the process's limits (RLIMIT_AS, RLIMIT_DATA); 0 when none is known. */
+size_t mem_available(void);
 
 #endif

@@ -760,7 +760,12 @@ static int session_data(struct session *s)
     struct run *r = &s->r;
     data_set *d = &s->data;
     int rank = engine_comm ? engine_comm->rank : 0, ranks = engine_comm ? engine_comm->size : 1;
-    if (data_open(d, o->data, s->err, sizeof s->err)) {
+    int rows, cols;
+    const char *takes = s->info.input_desc ? s->info.input_desc : "other inputs";
+    /* a model that takes no such input: said before the files are read */
+    if (data_model_input(&r->g, o->pt.model, takes, &rows, &cols, s->err, sizeof s->err))
+        return finish_unsupported(o, s->ignored, s->err);
+    if (data_open(d, o->data, rows, cols, o->pt.model, s->err, sizeof s->err)) {
         fprintf(stderr, "matrix-engine: --data: %s\n", s->err);
         return 2;
     }

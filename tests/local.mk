@@ -112,7 +112,7 @@ TESTS += tests/unit/test_bnrelu
 
 # ---- --data's pinned upload, host side (engine/data.c): the staging ring's order (issue 18, item 1)
 check_PROGRAMS += tests/unit/test_data_ring
-tests_unit_test_data_ring_SOURCES = tests/unit/test_data_ring.c engine/data.c engine/data.h engine/measure.c \
+tests_unit_test_data_ring_SOURCES = tests/unit/test_data_ring.c engine/data.c engine/data.h engine/measure.c engine/mem.c \
 	engine/graph.c
 tests_unit_test_data_ring_LDADD = $(ZLIB_LIBS) $(LIBM)
 TESTS += tests/unit/test_data_ring

@@ -3,7 +3,8 @@
 # engine on a small MNIST-like IDX set that tests/engine/mkidx.py writes
 # (64 images): the data keys of the record, training that learns it (the
 # loss after 80 steps below the first step's), .gz read as the plain files,
-# hostile files (exact messages, exit 2), models and batches that cannot
+# hostile files (exact messages, exit 2; sizes checked from the headers
+# before the data is read), models and batches that cannot
 # take it (exit 3), and a recipe with a data factor through the runner (a
 # level that is no directory stops the run before any point).
 . "$top_srcdir/tests/setup"
@@ -91,6 +92,37 @@ if "$E" --version | grep -q "idx.gz (zlib)"; then
 	expect_eq "$rc" 2 "exit status for a cut .gz"
 	expect_grep "^matrix-engine: --data: 'gzcut/train-images-idx3-ubyte.gz': " eb "cut .gz named"
 fi
+
+# what the header announces is checked before the pixels are read: the image
+# size against the model's, the bytes against the memory the engine may take
+# (here under ulimit -v 1000000: 1 GB). Both files are sparse: a 1.6 GB and
+# a 1.5 GB file that take no disk; the engine read them whole (1.5 GB of
+# memory for a refusal the header gave; 16 GiB for the largest header it
+# takes), and under the limit died "out of host memory", exit 1.
+$PY - <<'PY'
+import os, struct
+def idx(path, head, n):
+    with open(path, "wb") as f:
+        f.write(head)
+        f.truncate(len(head) + n)
+os.makedirs("sparse_big", exist_ok=True)
+idx("sparse_big/train-images-idx3-ubyte", struct.pack(">BBBBIII", 0, 0, 8, 3, 1, 40000, 40000), 40000 * 40000)
+idx("sparse_big/train-labels-idx1-ubyte", struct.pack(">BBBBI", 0, 0, 8, 1, 1), 1)
+os.makedirs("sparse_many", exist_ok=True)
+n = 2000000
+idx("sparse_many/train-images-idx3-ubyte", struct.pack(">BBBBIII", 0, 0, 8, 3, n, 28, 28), n * 784)
+idx("sparse_many/train-labels-idx1-ubyte", struct.pack(">BBBBI", 0, 0, 8, 1, n), n)
+PY
+limited() { (ulimit -v 1000000 && run "$@"); }
+set +e; limited --data sparse_big --steps 1 --result rb >/dev/null 2>eb; rc=$?; set -e
+expect_eq "$rc" 2 "images of another size, 1.6 GB, under 1 GB: exit status"
+expect_eq "$(cat eb)" "matrix-engine: --data: 'sparse_big/train-images-idx3-ubyte': images of 40000x40000 pixels; model mnist_cnn takes 28x28" \
+	"images of another size, 1.6 GB, under 1 GB: message"
+set +e; limited --data sparse_many --steps 1 --result rb >/dev/null 2>eb; rc=$?; set -e
+expect_eq "$rc" 2 "1.5 GB of images under 1 GB: exit status"
+expect_grep "^matrix-engine: --data: 'sparse_many/train-images-idx3-ubyte': the header announces 1568000000 bytes of data, more than the [0-9]* bytes of memory the engine may still take$" \
+	eb "1.5 GB of images under 1 GB: message"
+rm -rf sparse_big sparse_many
 
 # cannot take it: unsupported (exit 3) with the reason in the record
 unsup() {
