@@ -1258,7 +1258,7 @@ int session_measure(struct session *s)
         fprintf(stderr, "matrix-engine: a step failed\n");
         return 1;
     }
-    if (s->o.save_weights) {
+    if (s->o.save_weights && !s->quiet) { /* rank 0 writes, as the result: every rank replaced the file in turn */
         int rc = session_save_weights(s);
         if (rc != SESSION_GO)
             return rc;

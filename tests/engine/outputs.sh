@@ -112,6 +112,17 @@ cp keep old
 "$E" --result old --help >out
 expect_eq "$(sed -n 's/^status=//p' old)" ok "--help: the record left alone"
 
+# data-parallel ranks: rank 0 alone writes the weights, as the result (every
+# rank wrote the whole file and renamed it over the others'); seen by strace
+if command -v strace >/dev/null 2>&1 && strace -f -qq -e trace=rename -o /dev/null true 2>/dev/null; then
+	strace -f -qq -e trace=rename -o st.txt "$E" $P --gpus 2 --save-weights ranks.mxw --result r >out 2>err ||
+		fail "--gpus 2 --save-weights: $(cat err)"
+	expect_eq "$(grep -c 'rename("ranks.mxw.tmp.[0-9]*", "ranks.mxw"' st.txt)" 1 "--gpus 2: writes of the weights"
+	[ -s ranks.mxw ] || fail "--gpus 2: no weights written"
+else
+	echo "no strace here: the ranks' writes of --save-weights not counted"
+fi
+
 # a character device: written in place (a failing one: the reason, exit 1)
 if [ -c /dev/full ]; then
 	set +e; timeout 60 "$E" $P --result /dev/full >out 2>err; rc=$?; set -e
