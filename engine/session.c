@@ -638,7 +638,10 @@ int session_device(struct session *s)
         if (load_cuda(&r->be, &o->pt, s->err, sizeof s->err)) {
             if (asked)
                 return finish_unsupported(o, s->ignored, s->err);
-            o->pt.device = DEV_CPU; /* auto: run on the cpu */
+            o->pt.device = DEV_CPU; /* auto: run on the cpu, and say why (it was silent) */
+            snprintf(s->device_fallback, sizeof s->device_fallback, "a GPU is present (/dev/nvidia0) but %s",
+                     s->err);
+            fprintf(stderr, "matrix-engine: --device auto: %s: the point runs on the cpu\n", s->device_fallback);
             s->err[0] = 0;
         }
     } else
@@ -1531,6 +1534,8 @@ int session_result(struct session *s)
     rec_point(&rr, o);
     rec(&rr, "device", "%s", on_gpu ? "cuda" : "cpu");
     rec(&rr, "ignored", "%s", s->ignored);
+    if (s->device_fallback[0])
+        rec(&rr, "device_fallback", "%s", s->device_fallback);
     rec(&rr, "throughput", "%.6g", (double)ranks * o->pt.batch / step_s);
     rec(&rr, "unit", "samples/s");
     rec_timing(&rr, s, on_gpu);

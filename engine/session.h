@@ -43,6 +43,7 @@ struct session {
     model_info info;
     char ignored[512];   /* settings that do not apply (result key ignored) */
     char err[512];
+    char device_fallback[640]; /* --device auto ran on the cpu with a GPU present: why ("" otherwise) */
     long online;         /* online CPUs */
     double t_start;      /* process start (main entered), s */
     double t_setup;      /* start to the first measured step, s */

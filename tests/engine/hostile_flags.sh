@@ -10,7 +10,9 @@
 #   - sizes no machine holds (--image-size 2^30, --batch 2^30 on ResNet-50)
 #     are status=oom naming the tensor and its shape, exit 1: its element
 #     count overflowed int64 (undefined behaviour, UBSan) and the record
-#     said "failed to allocate 13835058055282163712 bytes".
+#     said "failed to allocate 13835058055282163712 bytes";
+#   - --device auto with a GPU present whose CUDA backend does not load runs
+#     on the cpu and says why (stderr, device_fallback in the record).
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
@@ -37,6 +39,24 @@ oom "'input' of 1x3x1073741824x1073741824" --model resnet18 --batch 1 --image-si
 oom "'input' of 1073741824x3x65536x65536" --model resnet18 --batch 1073741824 --image-size 65536
 oom "'conv1' of 268435456x64x112x112" --model resnet50 --batch 268435456
 oom "'layers.0.attention.probs' of 1073741824x2x512x512" --model bert_tiny --task train --batch 1073741824 --seq-len 512
+
+# --device auto with a GPU present and no CUDA backend to load: the cpu, said on stderr and in
+# the record (it fell back silently). A GPU is faked with /dev/nvidia0 on a tmpfs /dev of a
+# private mount namespace (root, unshare), never on this machine's /dev.
+if [ ! -e /dev/nvidia0 ] && unshare -m sh -c 'mount -t tmpfs none /dev' 2>/dev/null; then
+	set +e
+	MATRIX_ENGINE_CUDA=/no/such/module.so unshare -m sh -c 'mount -t tmpfs none /dev && touch /dev/nvidia0 &&
+		exec "$0" --device auto --model mnist_cnn --batch 2 --threads 1 --steps 1 --warmup 0 --result r' "$E" >out 2>err
+	rc=$?; set -e
+	expect_eq "$rc" 0 "--device auto, a GPU, no module: exit status ($(cat err))"
+	expect_eq "$(key device r)" cpu "--device auto, a GPU, no module: device"
+	expect_grep "^device_fallback=a GPU is present (/dev/nvidia0) but unable to load the CUDA backend: /no/such/module.so" r \
+		"--device auto, a GPU, no module: the record"
+	expect_grep "^matrix-engine: --device auto: a GPU is present (/dev/nvidia0) but unable to load the CUDA backend: .*: the point runs on the cpu$" \
+		err "--device auto, a GPU, no module: stderr"
+else
+	echo "no private mount namespace here (or a real GPU): --device auto's fallback not checked"
+fi
 
 # peak per MHz: the same with the online CPUs and with 4 times as many threads
 "$E" $P --threads "$online" --result a >out 2>err || fail "--threads $online: $(cat err)"
