@@ -1272,7 +1272,14 @@ int session_measure(struct session *s)
         for (int i = 0; i < r->nrun; i++)
             fprintf(stderr, "%-4d %-16s %-28s %12.4f\n", i, graph_op_name(g->ops[i].type),
                     g->ops[i].name, prof_s[i] * 1e3 / steps);
-    } else if (s->o.profile)
+        if (!s->o.profile)
+            return SESSION_GO;
+        /* --profile too: its own steps after (it was skipped, and the
+         * record named a profile file that was never written) */
+        free(prof_s);
+        prof_s = NULL;
+    }
+    if (s->o.profile)
         return session_profile(s);
     return SESSION_GO;
 }

@@ -47,6 +47,14 @@ check_csv p/d.csv $((ops + 1)) 20
 expect_grep "^input_pipeline,data,20," p/d.csv "the input pipeline row"
 "$E" --model resnet_tiny --task infer --batch 2 --threads 1 --warmup 0 --steps 2 --profile p/i.csv --result r 2>/dev/null
 check_csv p/i.csv "$(key ops_per_step r)" 20
+# MATRIX_ENGINE_PROFILE=1 (the timed steps op by op) with --profile: both; the file was never
+# written, and the record named it with profile_step_ms=0
+rm -f p/both.csv
+MATRIX_ENGINE_PROFILE=1 "$E" --model mnist_cnn --batch 4 --threads 1 --warmup 0 --steps 2 --profile p/both.csv --result rb 2>errb
+check_csv p/both.csv "$(key ops_per_step rb)" 20
+expect_grep "ms/step" errb "MATRIX_ENGINE_PROFILE=1 with --profile: the table on stderr"
+awk -v v="$(key profile_step_ms rb)" 'BEGIN { exit !(v > 0) }' || fail "MATRIX_ENGINE_PROFILE=1 with --profile: profile_step_ms=$(key profile_step_ms rb)"
+
 # a profile that cannot be written: refused before the run (exit 2, tests/engine/outputs.sh), said on stderr
 : >notdir
 set +e; "$E" --batch 4 --threads 1 --warmup 0 --steps 1 --profile notdir/sub/x.csv --result r 2>err; rc=$?; set -e
