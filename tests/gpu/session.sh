@@ -205,16 +205,18 @@ mc() { # LANE CAP CONFIGURATIONS: one model_check.sh lane in $pw/LANE (dumps rem
 	find "$pw/$1" -name '*.mxw' -delete 2>/dev/null
 }
 
+ops_check_step() { # CAP: ops_check -q (its --self-test standing in), or SKIP where it is not built
+	oc=$top_builddir/tests/gpu/ops_check
+	if [ ! -x "$oc" ]; then
+		echo "ops_check|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/ops_check.sum"
+	elif [ -n "$standin" ]; then step ops_check "$1" "$oc" --self-test
+	else step ops_check "$1" "$oc" -q; fi
+}
+
 # a 15-minute session's one call: the lanes cut at 330 s so that the knobs,
 # which measure, run alone in what is left
 part_first() {
-	oc=$top_builddir/tests/gpu/ops_check
-	(
-		if [ ! -x "$oc" ]; then
-			echo "ops_check|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/ops_check.sum"
-		elif [ -n "$standin" ]; then step ops_check 330 "$oc" --self-test
-		else step ops_check 330 "$oc" -q; fi
-	) &
+	ops_check_step 330 &
 	mc mc_small 330 "mnist_cnn resnet_tiny" &
 	mc mc_bert_tiny 330 "bert_tiny" &
 	wait
@@ -222,12 +224,8 @@ part_first() {
 }
 
 part_ops() {
-	oc=$top_builddir/tests/gpu/ops_check
 	(
-		if [ ! -x "$oc" ]; then
-			echo "ops_check|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/ops_check.sum"
-		elif [ -n "$standin" ]; then step ops_check 300 "$oc" --self-test
-		else step ops_check 300 "$oc" -q; fi
+		ops_check_step 300
 		step plan_cache 200 env MATRIX_PLAN_CACHE="$pw/plan-cache.plan" sh "$here/plan_cache.sh" "$pw/plan_cache"
 	) &
 	mc mc_small 540 "mnist_cnn resnet_tiny" &
