@@ -67,7 +67,8 @@ EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
 	tests/report/facets.sh tests/report/digits.sh tests/report/empty_items.sh tests/report/changed_recipe.sh \
 	tests/report/ci_sides.sh tests/report/units.sh tests/report/whiskers.sh \
-	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh tests/report/no_baseline.sh
+	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh tests/report/no_baseline.sh \
+	tests/report/diverged.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -80,6 +81,7 @@ EXTRA_DIST += \
 	tests/report/changed_recipe.sh \
 	tests/report/ci_sides.sh \
 	tests/report/whiskers.sh \
+	tests/report/diverged.sh \
 	tests/report/units.sh \
 	tests/report/engine.sh \
 	tests/report/design.sh \

@@ -192,6 +192,18 @@ static void scan_machine(const struct table *t, size_t r, const struct recipe *r
 		tmax = v;
 	if (!isnan(tmax) && (isnan(q->gpu_temp_max) || tmax > q->gpu_temp_max))
 		q->gpu_temp_max = tmax;
+	/* a training loss that is not finite: the steps ran on NaN / inf (an
+	 * fp16 run skips its updates), not what training the model costs */
+	char *loss = table_value(t, r, "loss");
+	if (loss && *loss && (table_number(t, r, "loss", &v) != 0 || !isfinite(v))) {
+		q->diverged++;
+		note(q, t, r, rc, fcol,
+		     xasprintf("training diverged: loss %s after the timed steps, so they ran on non-finite "
+			       "values (an fp16 run skips its updates): not the speed of training this model; "
+			       "lower --lr or check the data",
+			       loss));
+	}
+	free(loss);
 	char *thr = table_value(t, r, "gpu_throttle");
 	if (thr && strcmp(thr, "none") != 0 && strcmp(thr, "0") != 0) {
 		q->throttled++;
@@ -360,6 +372,8 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 		sb_printf(sb, "; GPU up to %.0f C", q->gpu_temp_max);
 	if (q->throttled)
 		sb_printf(sb, "; %zu rows throttled", q->throttled);
+	if (q->diverged)
+		sb_printf(sb, "; %zu rows whose training diverged (loss not finite)", q->diverged);
 	if (q->ntypes > 1)
 		sb_printf(sb, "; rows ran on %zu node types", q->ntypes);
 	for (size_t i = 0; i < q->nmixed; i++)
