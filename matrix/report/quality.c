@@ -194,8 +194,13 @@ static void scan_machine(const struct table *t, size_t r, const struct recipe *r
 		q->gpu_temp_max = tmax;
 	/* a training loss that is not finite: the steps ran on NaN / inf (an
 	 * fp16 run skips its updates), not what training the model costs */
-	char *loss = table_value(t, r, "loss");
-	if (loss && *loss && (table_number(t, r, "loss", &v) != 0 || !isfinite(v))) {
+	const char *lkey = "loss"; /* the native engine's; the PyTorch engine's loss_last */
+	char *loss = table_value(t, r, lkey);
+	if (!loss || !*loss) {
+		free(loss);
+		loss = table_value(t, r, lkey = "loss_last");
+	}
+	if (loss && *loss && (table_number(t, r, lkey, &v) != 0 || !isfinite(v))) {
 		q->diverged++;
 		note(q, t, r, rc, fcol,
 		     xasprintf("training diverged: loss %s after the timed steps, so they ran on non-finite "

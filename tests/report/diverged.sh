@@ -2,19 +2,23 @@
 # --lr 1e30 diverges; status ok: the steps ran) is named under Measurement
 # quality and in the run's summary line: its steps ran on NaN / inf (an fp16
 # run skips its updates), which is not the speed of training that model. A
-# finite loss, or a row without one, is not named.
+# finite loss, or a row without one, is not named. The PyTorch engine's key
+# is loss_last.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<'YAML'
 name: diverged
 engine: command
-command: [sh, -c, 'printf "status=ok\nthroughput=100\nunit=samples/s\nstep_ms=1\nstep_ms_lo=0.99\nstep_ms_hi=1.01\nloss=%s\n" {loss} > "$MATRIX_RESULT"']
+command: [sh, -c, 'printf "status=ok\nthroughput=100\nunit=samples/s\nstep_ms=1\nstep_ms_lo=0.99\nstep_ms_hi=1.01\n%s=%s\n" {key} {loss} > "$MATRIX_RESULT"']
 factors:
+  key: [loss, loss_last]
   loss: ["2.3", "nan", "-inf"]
 YAML
 "$MATRIX" run r.yaml --out run > run.txt 2>&1 || { cat run.txt >&2; fail "the run failed"; }
-expect_grep '; 2 rows whose training diverged (loss not finite)' run.txt "the run's quality line"
+expect_grep '; 4 rows whose training diverged (loss not finite)' run.txt "the run's quality line"
 expect_grep '^Points whose training diverged (the loss is not finite' run/report.md "the report's section"
-expect_grep '^- loss=nan ([0-9a-f]*): training diverged: loss nan after the timed steps' run/report.md "the nan row named"
-expect_grep '^- loss=-inf ([0-9a-f]*): training diverged: loss -inf' run/report.md "the -inf row named"
-grep -q '^- loss=2.3 ' run/report.md && fail "a finite loss named as diverged"
+for k in loss loss_last; do
+	expect_grep "^- key=$k loss=nan ([0-9a-f]*): training diverged: loss nan after the timed steps" run/report.md "the nan row named ($k)"
+	expect_grep "^- key=$k loss=-inf ([0-9a-f]*): training diverged: loss -inf" run/report.md "the -inf row named ($k)"
+done
+grep -q '^- key=[a-z_]* loss=2.3 ' run/report.md && fail "a finite loss named as diverged"
 echo ok
