@@ -209,6 +209,13 @@ static void scan_machine(const struct table *t, size_t r, const struct recipe *r
 			       loss));
 	}
 	free(loss);
+	/* --device auto beside a GPU whose backend did not load: measured on the cpu */
+	char *fb = table_value(t, r, "device_fallback");
+	if (fb && *fb) {
+		q->fell_back++;
+		note(q, t, r, rc, fcol, xasprintf("ran on the cpu, not the GPU (device auto): %s", fb));
+	}
+	free(fb);
 	char *thr = table_value(t, r, "gpu_throttle");
 	if (thr && strcmp(thr, "none") != 0 && strcmp(thr, "0") != 0) {
 		q->throttled++;
@@ -379,6 +386,8 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 		sb_printf(sb, "; %zu rows throttled", q->throttled);
 	if (q->diverged)
 		sb_printf(sb, "; %zu rows whose training diverged (loss not finite)", q->diverged);
+	if (q->fell_back)
+		sb_printf(sb, "; %zu rows of device auto ran on the cpu beside a GPU", q->fell_back);
 	if (q->ntypes > 1)
 		sb_printf(sb, "; rows ran on %zu node types", q->ntypes);
 	for (size_t i = 0; i < q->nmixed; i++)

@@ -24,6 +24,7 @@ struct quality {
 	size_t throttled;     /* rows whose GPU throttled */
 	size_t busy;          /* rows started with a load average above the cores */
 	size_t diverged;      /* training rows whose loss is not finite (nan, inf) */
+	size_t fell_back;     /* rows of device auto that ran on the cpu beside a GPU */
 	double rel_ci_target; /* the recipe's measure.rel_ci (fraction) */
 	double load_min, load_max;        /* load average at start; NaN unknown */
 	double mhz_min, mhz_max;          /* CPU clock at start and end, MHz */

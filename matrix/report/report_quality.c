@@ -78,6 +78,7 @@ void report_quality_paras(const struct run *run, struct paras *ps)
 	notes(ps, q, "a busy machine", "Points started while other work kept the machine busy (load average above the cores)");
 	notes(ps, q, "oversubscribed", "Points that ran oversubscribed (more threads than cores at once)");
 	notes(ps, q, "the GPU throttled", "Points during which the GPU throttled");
+	notes(ps, q, "ran on the cpu, not the GPU", "Points of device auto that ran on the cpu although a GPU is present (its backend did not load)");
 	notes(ps, q, "training diverged", "Points whose training diverged (the loss is not finite: their speed is not that of training the model)");
 	if (q->ntypes > 1) {
 		struct strbuf types = {0};
