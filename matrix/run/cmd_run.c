@@ -966,23 +966,21 @@ static int study_load_recipe(struct study *S)
 /* Whether the tasks of jobs (a resumed directory's slurm jobs) are still
  * queued or running: then a local resume would run their points twice.
  * Returns -1 after saying so, else 0. */
-static int slurm_in_queue(const struct study *S, char **jobs, size_t njobs)
+static int slurm_in_queue(const struct study *S, const struct slurm_jobs *J)
 {
 	struct slurm_tasks T;
-	slurm_tasks_load(&T, jobs, njobs);
+	slurm_tasks_load(&T, J);
 	size_t active = 0;
 	for (size_t i = 0; i < T.n; i++)
 		active += slurm_state_active(T.t[i].state);
 	slurm_tasks_free(&T);
 	if (!active)
 		return 0;
-	struct strbuf list = {0};
-	for (size_t i = 0; i < njobs; i++)
-		sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
+	char *list = slurm_jobs_list(J, " ");
 	error("'%s' has %zu slurm tasks still queued or running (jobs %s): resume it through slurm "
 	      "(drop --executor local), or wait for them ('matrix status %s') or scancel them first",
-	      S->dir, active, list.buf, S->dir);
-	sb_free(&list);
+	      S->dir, active, list, S->dir);
+	free(list);
 	return -1;
 }
 
@@ -991,12 +989,13 @@ static int slurm_in_queue(const struct study *S, char **jobs, size_t njobs)
 static int study_check(struct study *S)
 {
 	struct recipe *r = &S->r;
-	size_t nold = 0;
-	char **old = S->o.resume ? slurm_jobs_read(S->dir, &nold) : NULL;
+	struct slurm_jobs old = {0};
+	if (S->o.resume)
+		slurm_jobs_read(S->dir, &old);
 	/* a directory submitted to Slurm resumes there unless told otherwise */
-	S->slurm = S->o.executor ? strcmp(S->o.executor, "slurm") == 0 : r->slurm.given || nold;
-	int busy = !S->slurm && nold ? slurm_in_queue(S, old, nold) : 0;
-	slurm_jobs_free(old, nold);
+	S->slurm = S->o.executor ? strcmp(S->o.executor, "slurm") == 0 : r->slurm.given || old.n;
+	int busy = !S->slurm && old.n ? slurm_in_queue(S, &old) : 0;
+	slurm_jobs_free(&old);
 	if (busy < 0)
 		return -1;
 	if (S->o.detach && !S->slurm) {
@@ -1182,10 +1181,13 @@ static void slurm_plan_free(struct slurm_plan *P)
 }
 
 /* The arrays of the points still to run (plan indices, grouped by GPUs per
- * task); with print, their sbatch commands on stdout (--dry-run). */
+ * task, and by blocks of the cluster's largest task id: plan index 2500
+ * under MaxArraySize=1001 is task 500 of an array of offset 2000); with
+ * print, their sbatch commands on stdout (--dry-run). */
 static void slurm_plan(struct study *S, int print)
 {
 	struct slurm_plan P = {0};
+	uint64_t max = slurm_max_task();
 	char cwd[4096];
 	if (S->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		P.dir_abs = xstrdup(S->dir);
@@ -1198,13 +1200,15 @@ static void slurm_plan(struct study *S, int print)
 		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id) || idset_has(&S->inflight, p->id))
 			continue;
 		long gpus = slurm_point_gpus(&S->r, p);
+		uint64_t offset = max ? (p->index - 1) / max * max : 0;
 		size_t k = 0;
-		while (k < P.na && P.a[k].gpus != gpus)
+		while (k < P.na && (P.a[k].gpus != gpus || P.a[k].offset != offset))
 			k++;
 		if (k == P.na) {
 			P.a = xrealloc(P.a, ++P.na * sizeof(*P.a));
 			memset(&P.a[k], 0, sizeof(P.a[k]));
 			P.a[k].gpus = gpus;
+			P.a[k].offset = offset;
 		}
 		slurm_array_add(&P.a[k], p->index);
 	}
@@ -1252,7 +1256,8 @@ static int slurm_write_script(struct study *S)
 	argv_shell_quote(&sb, exe);
 	sb_puts(&sb, " run-point ");
 	argv_shell_quote(&sb, S->splan.dir_abs);
-	sb_puts(&sb, " \"$SLURM_ARRAY_TASK_ID\"\n");
+	/* the plan index: the task id plus the array's offset (its argument) */
+	sb_puts(&sb, " \"$((SLURM_ARRAY_TASK_ID + ${1:-0}))\"\n");
 	free(exe);
 	if (rc == 0)
 		rc = write_file_atomic(S->splan.script, sb.buf, sb.len);
@@ -1278,10 +1283,10 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 		reason = xstrdup("slurm: OUT_OF_MEMORY: killed at the task's memory limit");
 	} else if (t) {
 		reason = xasprintf("slurm: %s: the task ended without writing a row (see %s/slurm/%s_%" PRIu64 ".out)",
-				   state, S->dir, t->job, p->index);
+				   state, S->dir, t->job, t->task);
 	} else {
-		reason = xasprintf("slurm: state unknown: the task ended without writing a row (see %s/slurm/*_%" PRIu64
-				   ".out)", S->dir, p->index);
+		reason = xasprintf("slurm: state unknown: the task ended without writing a row (see the task outputs "
+				   "in %s/slurm/)", S->dir);
 	}
 	char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
 	struct point_cmd cmd;
@@ -1304,8 +1309,9 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	cells[k++] = (char *)st;
 	cells[k++] = reason;
 	struct strbuf extra = {0};
-	char task[32];
-	snprintf(task, sizeof(task), "%" PRIu64, p->index);
+	char task[32] = "";
+	if (t)
+		snprintf(task, sizeof(task), "%" PRIu64, t->task);
 	long node = store_column(&S->st, "node");
 	if (t && t->node && node >= 0)
 		cells[node] = t->node;
@@ -1332,16 +1338,6 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	return rc;
 }
 
-/* Add job to the list of jobs followed, unless it is there already. */
-static void jobs_add(char ***jobs, size_t *njobs, const char *job)
-{
-	for (size_t i = 0; i < *njobs; i++)
-		if (strcmp((*jobs)[i], job) == 0)
-			return;
-	*jobs = xrealloc(*jobs, (*njobs + 1) * sizeof(char *));
-	(*jobs)[(*njobs)++] = xstrdup(job);
-}
-
 /* Resuming: what became of the tasks of the jobs the directory submitted
  * before (old, oldest first) whose points have no row. A task still queued
  * or running is followed, not submitted again (its job goes to jobs); one
@@ -1349,10 +1345,10 @@ static void jobs_add(char ***jobs, size_t *njobs, const char *job)
  * (unless --retry-failed); one cancelled, preempted, lost with its node or
  * forgotten by Slurm is submitted again. Returns -1 when a row could not be
  * stored. */
-static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs, size_t *njobs)
+static int slurm_collect(struct study *S, const struct slurm_jobs *old, struct slurm_jobs *jobs)
 {
 	struct slurm_tasks T;
-	slurm_tasks_load(&T, old, nold);
+	slurm_tasks_load(&T, old);
 	size_t inflight = 0, collected = 0;
 	int rc = 0;
 	struct grid g;
@@ -1365,7 +1361,9 @@ static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs,
 			continue;
 		if (slurm_state_active(t->state)) {
 			idset_add(&S->inflight, p->id);
-			jobs_add(jobs, njobs, t->job);
+			for (size_t j = 0; j < old->n; j++)
+				if (strcmp(old->id[j], t->job) == 0)
+					slurm_jobs_push(jobs, t->job, old->offset[j]);
 			inflight++;
 		} else if (!S->o.retry_failed && (strcmp(t->state, "TIMEOUT") == 0 || strcmp(t->state, "OUT_OF_MEMORY") == 0 ||
 						  strcmp(t->state, "FAILED") == 0)) {
@@ -1376,12 +1374,10 @@ static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs,
 	grid_free(&g);
 	slurm_tasks_free(&T);
 	if (inflight) {
-		struct strbuf list = {0};
-		for (size_t i = 0; i < *njobs; i++)
-			sb_printf(&list, "%s%s", i ? ", " : "", (*jobs)[i]);
+		char *list = slurm_jobs_list(jobs, ", ");
 		printf("matrix: %zu points of '%s' are still queued or running in slurm job %s: followed, not "
-		       "submitted again\n", inflight, S->dir, list.buf);
-		sb_free(&list);
+		       "submitted again\n", inflight, S->dir, list);
+		free(list);
 	}
 	if (collected)
 		printf("matrix: %zu tasks of earlier slurm jobs ended without a row: their rows say what Slurm "
@@ -1393,10 +1389,10 @@ static int slurm_collect(struct study *S, char **old, size_t nold, char ***jobs,
 /* Submit the arrays of S->splan, adding each job to jobs and to
  * DIR/slurm/jobs. When sbatch refuses one, the arrays submitted here are
  * cancelled and -1 returned. */
-static int slurm_submit_all(struct study *S, char ***jobs, size_t *njobs)
+static int slurm_submit_all(struct study *S, struct slurm_jobs *jobs)
 {
 	struct slurm_plan *P = &S->splan;
-	size_t first = *njobs; /* earlier jobs: not ours to cancel */
+	size_t first = jobs->n; /* earlier jobs: not ours to cancel */
 	if (P->na && slurm_write_script(S) < 0)
 		return -1;
 	for (size_t k = 0; k < P->na; k++) {
@@ -1404,14 +1400,17 @@ static int slurm_submit_all(struct study *S, char ***jobs, size_t *njobs)
 		int rc = slurm_submit(argv, &P->a[k].job, stderr);
 		slurm_argv_free(argv);
 		if (rc < 0) {
-			slurm_cancel(*jobs + first, *njobs - first);
+			slurm_cancel(jobs, first);
 			return -1;
 		}
-		jobs_add(jobs, njobs, P->a[k].job);
-		if (slurm_jobs_add(S->dir, P->a[k].job) < 0)
+		slurm_jobs_push(jobs, P->a[k].job, P->a[k].offset);
+		if (slurm_jobs_add(S->dir, P->a[k].job, P->a[k].offset) < 0)
 			error("cannot append to '%s/slurm/jobs': %s", S->dir, strerror(errno));
-		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s, %ld GPUs per task)\n",
-		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, P->a[k].gpus);
+		char offset[64] = "";
+		if (P->a[k].offset) /* past MaxArraySize: the task ids are not the plan indices */
+			snprintf(offset, sizeof(offset), ", task id + %" PRIu64 " = plan index", P->a[k].offset);
+		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s%s, %ld GPUs per task)\n",
+		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, offset, P->a[k].gpus);
 		fflush(stdout);
 	}
 	return 0;
@@ -1421,7 +1420,7 @@ static int slurm_submit_all(struct study *S, char ***jobs, size_t *njobs)
  * none has a task in the queue, merging rows as they appear. On a signal,
  * scancel them and wait for them to leave the queue. Returns 0 when they
  * all left it, -1 when stopped (S->interrupted set). */
-static int slurm_follow(struct study *S, char **jobs, size_t njobs)
+static int slurm_follow(struct study *S, const struct slurm_jobs *jobs)
 {
 	double delay = 0.5;
 	int squeue_failures = 0;
@@ -1429,23 +1428,23 @@ static int slurm_follow(struct study *S, char **jobs, size_t njobs)
 		long merged = store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
 		if (merged < 0) {
 			error("cannot append to '%s': %s", S->st.path, strerror(errno));
-			slurm_cancel(jobs, njobs);
+			slurm_cancel(jobs, 0);
 			S->interrupted = -1;
 			return -1;
 		}
 		if (slurm_interrupted()) {
 			S->interrupted = slurm_interrupted();
-			slurm_cancel(jobs, njobs);
+			slurm_cancel(jobs, 0);
 			long running;
 			double until = now_monotonic() + 30;
-			while (slurm_active(jobs, njobs, &running) > 0 && now_monotonic() < until) {
+			while (slurm_active(jobs, 0, &running) > 0 && now_monotonic() < until) {
 				struct timespec ts = {0, 200000000};
 				nanosleep(&ts, NULL);
 			}
 			store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
 			return -1;
 		}
-		long running, active = slurm_active(jobs, njobs, &running);
+		long running, active = slurm_active(jobs, 0, &running);
 		if (active < 0 && ++squeue_failures < 10) {
 			slurm_sleep(5);
 			continue;
@@ -1469,7 +1468,7 @@ static int slurm_follow(struct study *S, char **jobs, size_t njobs)
 /* Every task of jobs has left the queue: a row missing now may still be on
  * its way through a shared filesystem's caches; wait a little, then give
  * each point still without a row Slurm's verdict on its task. */
-static void slurm_verdicts(struct study *S, char **jobs, size_t njobs)
+static void slurm_verdicts(struct study *S, const struct slurm_jobs *jobs)
 {
 	for (int tries = 0; tries < 10; tries++) {
 		if (store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr) < 0)
@@ -1479,7 +1478,7 @@ static void slurm_verdicts(struct study *S, char **jobs, size_t njobs)
 		slurm_sleep(0.5);
 	}
 	struct slurm_tasks T;
-	slurm_tasks_load(&T, jobs, njobs);
+	slurm_tasks_load(&T, jobs);
 	struct grid g;
 	grid_init(&g, &S->r);
 	for (const struct point *p; (p = grid_next(&g));) {
@@ -1504,32 +1503,29 @@ static void study_slurm(struct study *S)
 {
 	slurm_signals_install();
 	S->pg.start = now_monotonic();
-	char **jobs = NULL;
-	size_t njobs = 0, nold = 0;
-	char **old = slurm_jobs_read(S->dir, &nold);
-	int rc = nold ? slurm_collect(S, old, nold, &jobs, &njobs) : 0;
-	slurm_jobs_free(old, nold);
+	struct slurm_jobs jobs = {0}, old;
+	slurm_jobs_read(S->dir, &old);
+	int rc = old.n ? slurm_collect(S, &old, &jobs) : 0;
+	slurm_jobs_free(&old);
 	if (rc == 0) {
 		slurm_plan(S, 0);
-		rc = slurm_submit_all(S, &jobs, &njobs);
+		rc = slurm_submit_all(S, &jobs);
 	}
 	if (rc < 0) {
 		S->interrupted = -1;
-	} else if (S->o.detach && njobs) {
-		struct strbuf list = {0};
-		for (size_t i = 0; i < njobs; i++)
-			sb_printf(&list, "%s%s", i ? " " : "", jobs[i]);
+	} else if (S->o.detach && jobs.n) {
+		char *list = slurm_jobs_list(&jobs, " ");
 		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
 		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
 		       "--resume %s' (cancel: scancel %s)\n",
-		       S->pg.total - S->pg.done, S->pg.total, list.buf, S->dir, S->dir, list.buf);
-		sb_free(&list);
+		       S->pg.total - S->pg.done, S->pg.total, list, S->dir, S->dir, list);
+		free(list);
 		S->detached = 1;
-	} else if (njobs && slurm_follow(S, jobs, njobs) == 0) {
-		slurm_verdicts(S, jobs, njobs);
+	} else if (jobs.n && slurm_follow(S, &jobs) == 0) {
+		slurm_verdicts(S, &jobs);
 	}
 	progress_clear(&S->pg);
-	slurm_jobs_free(jobs, njobs);
+	slurm_jobs_free(&jobs);
 }
 
 static void slot_give_gpus(struct study *S, struct slot *s, size_t slot, int n);

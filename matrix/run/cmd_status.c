@@ -118,8 +118,7 @@ struct tally {
 	size_t count[ARRAY_SIZE(statuses) + 1]; /* rows per status (the last: any other) */
 	size_t done, failed, running, pending, missing;
 	size_t unmerged;          /* rows in DIR/rows/ */
-	char **jobs;              /* DIR/slurm/jobs */
-	size_t njobs;
+	struct slurm_jobs jobs;   /* DIR/slurm/jobs */
 	long in_queue, running_all; /* their tasks in squeue (in_queue -1: squeue failed) */
 };
 
@@ -264,12 +263,12 @@ static void subsets_free(struct tally *c)
 /* Which points without a row have a slurm task queued (1) or running (2). */
 static void slurm_queued(const char *dir, struct planned *P, size_t n, struct tally *c)
 {
-	c->jobs = slurm_jobs_read(dir, &c->njobs);
-	c->in_queue = c->njobs ? slurm_active(c->jobs, c->njobs, &c->running_all) : 0;
+	slurm_jobs_read(dir, &c->jobs);
+	c->in_queue = c->jobs.n ? slurm_active(&c->jobs, 0, &c->running_all) : 0;
 	if (c->in_queue <= 0)
 		return;
 	struct slurm_tasks T;
-	slurm_tasks_load(&T, c->jobs, c->njobs);
+	slurm_tasks_load(&T, &c->jobs);
 	for (size_t i = 0; i < n; i++) {
 		const struct slurm_task *t = P[i].status ? NULL : slurm_tasks_find(&T, P[i].index);
 		if (t && slurm_state_active(t->state))
@@ -313,10 +312,10 @@ static void tally_print(const char *dir, const struct tally *c)
 	       c->missing);
 	sb_free(&by);
 	subsets_print(c);
-	if (c->njobs) {
-		printf("  slurm    job%s", c->njobs > 1 ? "s" : "");
-		for (size_t i = 0; i < c->njobs; i++)
-			printf(" %s", c->jobs[i]);
+	if (c->jobs.n) {
+		printf("  slurm    job%s", c->jobs.n > 1 ? "s" : "");
+		for (size_t i = 0; i < c->jobs.n; i++)
+			printf(" %s", c->jobs.id[i]);
 		if (c->in_queue < 0)
 			printf(": squeue failed, what is queued is unknown\n");
 		else
@@ -424,7 +423,7 @@ int cmd_status(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		free(P[i].status);
 	free(P);
-	slurm_jobs_free(c.jobs, c.njobs);
+	slurm_jobs_free(&c.jobs);
 	table_free(&plan);
 	return rc;
 }

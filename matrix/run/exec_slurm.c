@@ -16,6 +16,7 @@
 
 void slurm_array_add(struct slurm_array *a, uint64_t i)
 {
+	i -= a->offset;
 	if (a->ntasks && a->run_start && i == a->last + 1) {
 		a->last = i;
 		a->ntasks++;
@@ -117,6 +118,21 @@ int slurm_check(const struct slurm_spec *sp, FILE *err)
 	return 0;
 }
 
+uint64_t slurm_max_task(void)
+{
+	struct strbuf out = {0};
+	char *argv[] = {"scontrol", "show", "config", NULL};
+	uint64_t max = 0;
+	if (run_capture(argv, &out) == 0)
+		for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			unsigned long long v;
+			if (sscanf(l, "MaxArraySize = %llu", &v) == 1 && v > 1)
+				max = v - 1;
+		}
+	sb_free(&out);
+	return max;
+}
+
 static void push(char ***v, size_t *n, char *s)
 {
 	*v = xrealloc(*v, (*n + 2) * sizeof(char *));
@@ -156,6 +172,8 @@ char **slurm_sbatch_argv(const struct slurm_spec *sp, const struct recipe *r, co
 	for (size_t i = 0; i < sp->nextra; i++)
 		push(&v, &n, xstrdup(sp->extra[i]));
 	push(&v, &n, xstrdup(script));
+	if (a->offset)
+		push(&v, &n, xasprintf("%" PRIu64, a->offset));
 	return v;
 }
 
@@ -189,17 +207,18 @@ int slurm_submit(char *const *argv, char **job, FILE *err)
 	return 0;
 }
 
-static char *job_list(char *const *jobs, size_t njobs)
+char *slurm_jobs_list(const struct slurm_jobs *J, const char *sep)
 {
 	struct strbuf sb = {0};
-	for (size_t i = 0; i < njobs; i++)
-		sb_printf(&sb, "%s%s", i ? "," : "", jobs[i]);
-	return sb.buf;
+	for (size_t i = 0; i < J->n; i++)
+		sb_printf(&sb, "%s%s", i ? sep : "", J->id[i]);
+	return sb.buf ? sb.buf : xstrdup("");
 }
 
-long slurm_active(char *const *jobs, size_t njobs, long *running)
+long slurm_active(const struct slurm_jobs *J, size_t from, long *running)
 {
-	char *list = job_list(jobs, njobs);
+	struct slurm_jobs part = {J->id + from, J->offset + from, J->n - from};
+	char *list = slurm_jobs_list(&part, ",");
 	char *argv[] = {"squeue", "-h", "-r", "-o", "%t", "-j", list, NULL};
 	struct strbuf out = {0};
 	int rc = run_capture(argv, &out);
@@ -230,9 +249,10 @@ int slurm_state_active(const char *state)
 	return 1;
 }
 
-/* Add one task (or, for a record of tasks not started yet, every index of
- * its ranges: "5-8%2", "[5-8,10:2]") of job to T. */
-static void tasks_add(struct slurm_tasks *T, const char *job, size_t seq, const char *indexes,
+/* Add one task (or, for a record of tasks not started yet, every task id
+ * of its ranges: "5-8%2", "[5-8,10:2]") of job, whose task ids are plan
+ * indices less offset, to T. */
+static void tasks_add(struct slurm_tasks *T, const char *job, uint64_t offset, size_t seq, const char *indexes,
 		      const char *state, const char *node)
 {
 	char *spec = xstrdup(indexes);
@@ -257,7 +277,7 @@ static void tasks_add(struct slurm_tasks *T, const char *job, size_t seq, const 
 		for (uint64_t i = a; i <= b; i += step) {
 			T->t = xrealloc(T->t, (T->n + 1) * sizeof(*T->t));
 			T->t[T->n++] = (struct slurm_task){
-				.index = i, .job = xstrdup(job), .state = xstrndup(state, state_len),
+				.index = i + offset, .task = i, .job = xstrdup(job), .state = xstrndup(state, state_len),
 				.node = node && *node && strcmp(node, "None assigned") && strcmp(node, "(null)")
 						? xstrdup(node) : NULL,
 				.seq = seq};
@@ -281,7 +301,7 @@ static char *field(const char *line, const char *key)
 
 /* The tasks of one job that ended (and those in the queue, as Slurm's
  * accounting saw them), from sacct, else from scontrol. */
-static void tasks_ended(struct slurm_tasks *T, const char *job, size_t seq)
+static void tasks_ended(struct slurm_tasks *T, const char *job, uint64_t offset, size_t seq)
 {
 	struct strbuf out = {0};
 	char *sacct[] = {"sacct", "-n", "-X", "-P", "-o", "JobID,State,NodeList", "-j", (char *)job, NULL};
@@ -294,7 +314,7 @@ static void tasks_ended(struct slurm_tasks *T, const char *job, size_t seq)
 				continue;
 			*st++ = '\0';
 			*node++ = '\0';
-			tasks_add(T, job, seq, l + jl + 1, st, node);
+			tasks_add(T, job, offset, seq, l + jl + 1, st, node);
 			any = 1;
 		}
 	}
@@ -309,7 +329,7 @@ static void tasks_ended(struct slurm_tasks *T, const char *job, size_t seq)
 			if (!node)
 				node = field(l, "NodeList");
 			if (aj && at && st && strcmp(aj, job) == 0)
-				tasks_add(T, job, seq, at, st, node);
+				tasks_add(T, job, offset, seq, at, st, node);
 			free(aj);
 			free(at);
 			free(st);
@@ -333,15 +353,15 @@ static void task_free(struct slurm_task *t)
 	free(t->node);
 }
 
-void slurm_tasks_load(struct slurm_tasks *T, char *const *jobs, size_t njobs)
+void slurm_tasks_load(struct slurm_tasks *T, const struct slurm_jobs *J)
 {
 	memset(T, 0, sizeof(*T));
-	for (size_t j = 0; j < njobs; j++) {
-		tasks_ended(T, jobs[j], 2 * j);
+	for (size_t j = 0; j < J->n; j++) {
+		tasks_ended(T, J->id[j], J->offset[j], 2 * j);
 		/* squeue's word on what is in the queue comes after (seq 2j+1):
 		 * accounting may lag behind */
 		struct strbuf out = {0};
-		char *argv[] = {"squeue", "-h", "-r", "-o", "%K|%T|%N", "-j", jobs[j], NULL};
+		char *argv[] = {"squeue", "-h", "-r", "-o", "%K|%T|%N", "-j", J->id[j], NULL};
 		if (run_capture(argv, &out) == 0)
 			for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l;
 			     l = strtok_r(NULL, "\n", &save)) {
@@ -350,7 +370,7 @@ void slurm_tasks_load(struct slurm_tasks *T, char *const *jobs, size_t njobs)
 					continue;
 				*st++ = '\0';
 				*node++ = '\0';
-				tasks_add(T, jobs[j], 2 * j + 1, l, st, node);
+				tasks_add(T, J->id[j], J->offset[j], 2 * j + 1, l, st, node);
 			}
 		sb_free(&out);
 	}
@@ -389,51 +409,66 @@ void slurm_tasks_free(struct slurm_tasks *T)
 	memset(T, 0, sizeof(*T));
 }
 
-char **slurm_jobs_read(const char *dir, size_t *njobs)
+void slurm_jobs_push(struct slurm_jobs *J, const char *job, uint64_t offset)
+{
+	for (size_t i = 0; i < J->n; i++)
+		if (strcmp(J->id[i], job) == 0)
+			return;
+	J->id = xrealloc(J->id, (J->n + 1) * sizeof(*J->id));
+	J->offset = xrealloc(J->offset, (J->n + 1) * sizeof(*J->offset));
+	J->id[J->n] = xstrdup(job);
+	J->offset[J->n++] = offset;
+}
+
+void slurm_jobs_read(const char *dir, struct slurm_jobs *J)
 {
 	char *path = xasprintf("%s/slurm/jobs", dir);
 	size_t len;
 	char *text = read_file(path, &len);
 	free(path);
-	char **jobs = NULL;
-	*njobs = 0;
+	memset(J, 0, sizeof(*J));
 	for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
 		size_t d = strspn(l, "0123456789");
 		if (!d || (l[d] && l[d] != ' '))
 			continue; /* not written by matrix */
-		jobs = xrealloc(jobs, (*njobs + 1) * sizeof(char *));
-		jobs[(*njobs)++] = xstrndup(l, d);
+		uint64_t offset = l[d] ? strtoull(l + d + 1, NULL, 10) : 0;
+		l[d] = '\0';
+		slurm_jobs_push(J, l, offset);
 	}
 	free(text);
-	return jobs;
 }
 
-int slurm_jobs_add(const char *dir, const char *job)
+int slurm_jobs_add(const char *dir, const char *job, uint64_t offset)
 {
 	char *path = xasprintf("%s/slurm/jobs", dir);
 	FILE *f = fopen(path, "a");
 	free(path);
 	if (!f)
 		return -1;
-	fprintf(f, "%s\n", job);
+	if (offset)
+		fprintf(f, "%s %" PRIu64 "\n", job, offset);
+	else
+		fprintf(f, "%s\n", job);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-void slurm_jobs_free(char **jobs, size_t njobs)
+void slurm_jobs_free(struct slurm_jobs *J)
 {
-	for (size_t i = 0; i < njobs; i++)
-		free(jobs[i]);
-	free(jobs);
+	for (size_t i = 0; i < J->n; i++)
+		free(J->id[i]);
+	free(J->id);
+	free(J->offset);
+	memset(J, 0, sizeof(*J));
 }
 
-int slurm_cancel(char *const *jobs, size_t njobs)
+int slurm_cancel(const struct slurm_jobs *J, size_t from)
 {
-	if (!njobs)
+	if (from >= J->n)
 		return 0;
-	char **argv = xcalloc(njobs + 2, sizeof(char *));
+	char **argv = xcalloc(J->n - from + 2, sizeof(char *));
 	argv[0] = "scancel";
-	for (size_t i = 0; i < njobs; i++)
-		argv[i + 1] = jobs[i];
+	for (size_t i = from; i < J->n; i++)
+		argv[i - from + 1] = J->id[i];
 	int rc = run_capture(argv, NULL);
 	free(argv);
 	return rc == 0 ? 0 : -1;

@@ -19,17 +19,22 @@
 #include "plan/recipe.h"
 #include "util.h"
 
-/* One array: the plan indices of its points and what each task asks for. */
+/* One array: the plan indices of its points and what each task asks for.
+ * Its task ids are the plan indices less offset: Slurm refuses task ids of
+ * MaxArraySize and above (1001 by default), so a larger study is several
+ * arrays, the task script adding the offset back (its one argument). */
 struct slurm_array {
 	long gpus;                /* --gpus-per-task; 0: a CPU array */
-	struct strbuf spec;       /* the --array ranges, "1-3,5" */
+	uint64_t offset;          /* plan index = task id + offset */
+	struct strbuf spec;       /* the --array ranges of task ids, "1-3,5" */
 	uint64_t last;            /* last index added (ranges are built in order) */
 	uint64_t run_start;       /* first index of the open range */
 	size_t ntasks;
 	char *job;                /* its job id once submitted */
 };
 
-/* Add plan index i (ascending) to a's ranges; slurm_array_close ends them. */
+/* Add plan index i (ascending, above a->offset) to a's ranges;
+ * slurm_array_close ends them. */
 void slurm_array_add(struct slurm_array *a, uint64_t i);
 void slurm_array_close(struct slurm_array *a);
 void slurm_array_free(struct slurm_array *a);
@@ -37,6 +42,9 @@ void slurm_array_free(struct slurm_array *a);
 /* Whether this machine can submit: sbatch, squeue and scancel on PATH, and
  * the recipe's partition known to sinfo. Returns 0, or -1 after printing why. */
 int slurm_check(const struct slurm_spec *sp, FILE *err);
+/* The largest array task id this cluster takes (MaxArraySize - 1, from
+ * `scontrol show config`); 0 when unknown (then no limit is assumed). */
+uint64_t slurm_max_task(void);
 /* The sbatch command of array a (NULL terminated; slurm_argv_free it): the
  * task script, its output under dir_abs/slurm/, the recipe's options; the
  * time limit per task is sp->time_s, or timeout + grace + 60 s. */
@@ -46,12 +54,23 @@ void slurm_argv_free(char **argv);
 /* Submit: runs argv; sets *job to the job id. On refusal prints sbatch's
  * message to err and returns -1. */
 int slurm_submit(char *const *argv, char **job, FILE *err);
-/* Tasks of these jobs still in squeue (pending or running), or -1 when
- * squeue failed. */
-long slurm_active(char *const *jobs, size_t njobs, long *running);
-/* One array task as Slurm reports it. Its index is the point's plan index. */
+/* The jobs of a run directory (DIR/slurm/jobs, oldest first), each with
+ * the offset of its array's task ids. */
+struct slurm_jobs {
+	char **id;
+	uint64_t *offset;
+	size_t n;
+};
+/* Add job (with its offset) unless it is there already. */
+void slurm_jobs_push(struct slurm_jobs *J, const char *job, uint64_t offset);
+/* Tasks of the jobs J->id[from..] still in squeue (pending or running), or
+ * -1 when squeue failed. */
+long slurm_active(const struct slurm_jobs *J, size_t from, long *running);
+/* One array task as Slurm reports it. Its index is the point's plan index
+ * (its task id plus its job's offset). */
 struct slurm_task {
 	uint64_t index;
+	uint64_t task;            /* its array task id */
 	char *job;                /* the array's job id */
 	char *state;              /* PENDING, RUNNING, COMPLETED, TIMEOUT, OUT_OF_MEMORY, ... */
 	char *node;               /* where it ran or runs; NULL when none yet */
@@ -66,7 +85,7 @@ struct slurm_tasks {
 /* Ask Slurm about every task of jobs (arrays, oldest first): sacct (or, when
  * accounting is off, scontrol) for what ended, squeue for what is in the
  * queue. A job Slurm has forgotten adds nothing. */
-void slurm_tasks_load(struct slurm_tasks *T, char *const *jobs, size_t njobs);
+void slurm_tasks_load(struct slurm_tasks *T, const struct slurm_jobs *J);
 /* The task of plan index i, or NULL when no job knows it. */
 const struct slurm_task *slurm_tasks_find(const struct slurm_tasks *T, uint64_t i);
 void slurm_tasks_free(struct slurm_tasks *T);
@@ -74,13 +93,16 @@ void slurm_tasks_free(struct slurm_tasks *T);
  * PENDING, RUNNING, CONFIGURING, COMPLETING, SUSPENDED, REQUEUED, ... */
 int slurm_state_active(const char *state);
 
-/* The jobs a run directory submitted (DIR/slurm/jobs, one id a line, oldest
- * first; NULL when none); slurm_jobs_add appends one. */
-char **slurm_jobs_read(const char *dir, size_t *njobs);
-int slurm_jobs_add(const char *dir, const char *job);
-void slurm_jobs_free(char **jobs, size_t njobs);
-/* scancel every job; 0 when scancel succeeded. */
-int slurm_cancel(char *const *jobs, size_t njobs);
+/* The jobs a run directory submitted (DIR/slurm/jobs, a line per job: its
+ * id, then its offset when not 0; oldest first) into J; slurm_jobs_add
+ * appends one. */
+void slurm_jobs_read(const char *dir, struct slurm_jobs *J);
+int slurm_jobs_add(const char *dir, const char *job, uint64_t offset);
+void slurm_jobs_free(struct slurm_jobs *J);
+/* The ids of the jobs, joined by sep (allocated). */
+char *slurm_jobs_list(const struct slurm_jobs *J, const char *sep);
+/* scancel the jobs J->id[from..]; 0 when scancel succeeded. */
+int slurm_cancel(const struct slurm_jobs *J, size_t from);
 
 /* SIGINT, SIGTERM and SIGHUP set a flag read by slurm_interrupted. */
 void slurm_signals_install(void);
