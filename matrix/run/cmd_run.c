@@ -1015,7 +1015,7 @@ static int study_check(struct study *S)
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
 		return -1;
-	if (S->slurm && !S->o.dry_run && slurm_check(&r->slurm, stderr) < 0)
+	if (S->slurm && !S->o.dry_run && slurm_check(&r->slurm, r, stderr) < 0)
 		return -1;
 	/* a python without torch would fail every PyTorch point alike, one by
 	 * one, after the run directory was made */

@@ -86,7 +86,117 @@ static char *last_line(const struct strbuf *out)
 	return text_clean(start, (size_t)(end - start), 500);
 }
 
-int slurm_check(const struct slurm_spec *sp, FILE *err)
+/* A partition's MaxTime as sinfo prints it ("infinite", "2:00",
+ * "1:30:00", "1-00:00:00") in seconds; -1 for none or unread. */
+static long part_time(const char *s)
+{
+	long days = 0, f[3] = {0}, n = 0;
+	const char *dash = strchr(s, '-');
+	if (dash) {
+		days = strtol(s, NULL, 10);
+		s = dash + 1;
+	}
+	for (char *end; n < 3; s = end + 1) {
+		if (*s < '0' || *s > '9')
+			return -1; /* infinite, UNLIMITED, n/a */
+		f[n++] = strtol(s, &end, 10);
+		if (*end != ':')
+			break;
+	}
+	/* mm:ss, hh:mm:ss; days-hh[:mm[:ss]] */
+	long secs = n == 3 || dash ? f[0] * 3600 + f[1] * 60 + f[2] : n == 2 ? f[0] * 60 + f[1] : f[0] * 60;
+	return days * 86400 + secs;
+}
+
+/* Whether the recipe's extra sbatch arguments choose opt themselves
+ * ("--time=1:00", "-t", "-t1:00"): then what sbatch gets is theirs. */
+static int extra_sets(const struct slurm_spec *sp, const char *lng, const char *shrt)
+{
+	size_t n = strlen(lng);
+	for (size_t i = 0; i < sp->nextra; i++)
+		if ((strncmp(sp->extra[i], lng, n) == 0 && (!sp->extra[i][n] || sp->extra[i][n] == '=')) ||
+		    strncmp(sp->extra[i], shrt, 2) == 0)
+			return 1;
+	return 0;
+}
+
+long slurm_task_time(const struct slurm_spec *sp, const struct recipe *r)
+{
+	double t = sp->time_s > 0 ? sp->time_s : r->measure.timeout_s + r->measure.grace_s + 60;
+	return (long)t + ((double)(long)t < t);
+}
+
+static void hms(char buf[32], long secs)
+{
+	snprintf(buf, 32, "%ld:%02ld:%02ld", secs / 3600, secs / 60 % 60, secs % 60);
+}
+
+/* Check sinfo's partitions (lines "NAME[*]|MAXTIME") against the recipe's
+ * (a comma list, or the default one marked '*'): each exists, and the task
+ * time limit is within the MaxTime of one of them (Slurm would keep the
+ * tasks pending for ever, PartitionTimeLimit). Returns 0 or -1 after
+ * printing why. */
+static int check_partitions(const struct slurm_spec *sp, const struct recipe *r, char *sinfo, FILE *err)
+{
+	char *want = sp->partition ? xstrdup(sp->partition) : NULL;
+	long best = -2; /* the largest MaxTime of the partitions asked for (-1: none) */
+	char *name = sp->partition ? xstrdup(sp->partition) : NULL; /* or the default's */
+	int rc = 0;
+	for (char *ws = NULL, *w = want ? strtok_r(want, ",", &ws) : NULL; rc == 0 && (w || (!want && best == -2));
+	     w = want ? strtok_r(NULL, ",", &ws) : NULL) {
+		int found = 0;
+		char *copy = xstrdup(sinfo ? sinfo : "");
+		for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			char *bar = strchr(l, '|');
+			if (!bar)
+				continue;
+			*bar = '\0';
+			size_t len = strlen(l);
+			int dflt = len && l[len - 1] == '*';
+			if (dflt)
+				l[--len] = '\0';
+			if (w ? strcmp(l, w) != 0 : !dflt)
+				continue;
+			found = 1;
+			if (!name)
+				name = xstrdup(l);
+			long t = part_time(bar + 1);
+			if (best == -2 || t < 0 || (best >= 0 && t > best))
+				best = t < 0 ? -1 : t;
+		}
+		free(copy);
+		if (w && !found) {
+			error_to(err, "run: slurm has no partition '%s' (see 'sinfo')", w);
+			rc = -1;
+		}
+		if (!w)
+			break; /* the default partition, or none */
+	}
+	free(want);
+	long need = slurm_task_time(sp, r);
+	if (rc == 0 && best >= 0 && need > best && !extra_sets(sp, "--time", "-t") &&
+	    !extra_sets(sp, "--partition", "-p")) {
+		char a[32], b[32];
+		hms(a, need);
+		hms(b, best);
+		if (sp->time_s > 0)
+			error_to(err, "run: the time limit per task, executor.slurm.time %s, is over the MaxTime of "
+				      "partition '%s' (%s): Slurm would keep the tasks pending for ever; lower it, or choose "
+				      "another partition",
+				 a, name, b);
+		else
+			error_to(err, "run: the time limit per task, %s (measure.timeout %g s + grace %g s + 60 s), is "
+				      "over the MaxTime of partition '%s' (%s): Slurm would keep the tasks pending for "
+				      "ever; lower measure.timeout, set executor.slurm.time, or choose another partition",
+				 a, r->measure.timeout_s, r->measure.grace_s,
+				 name, b);
+		rc = -1;
+	}
+	free(name);
+	return rc;
+}
+
+int slurm_check(const struct slurm_spec *sp, const struct recipe *r, FILE *err)
 {
 	static const char *const tools[] = {"sbatch", "squeue", "scancel"};
 	for (size_t i = 0; i < ARRAY_SIZE(tools); i++)
@@ -98,8 +208,8 @@ int slurm_check(const struct slurm_spec *sp, FILE *err)
 	/* a slurm that does not answer (no controller, no configuration) is
 	 * found here, before the run directory is made, not by sbatch after */
 	struct strbuf out = {0};
-	char *argv[] = {"sinfo", "-h", "-o", "%R", NULL};
-	int rc = on_path("sinfo") ? run_capture(argv, &out) : -2, found = 0;
+	char *argv[] = {"sinfo", "-h", "-o", "%P|%l", NULL};
+	int rc = on_path("sinfo") ? run_capture(argv, &out) : -2;
 	if (rc != 0 && rc != -2) {
 		char *last = last_line(&out);
 		error_to(err, "run: slurm does not answer: 'sinfo' failed (exit status %d): %s", rc, last);
@@ -107,15 +217,9 @@ int slurm_check(const struct slurm_spec *sp, FILE *err)
 		sb_free(&out);
 		return -1;
 	}
-	for (char *save = NULL, *l = rc == 0 && sp->partition ? strtok_r(out.buf, "\n", &save) : NULL; l && !found;
-	     l = strtok_r(NULL, "\n", &save))
-		found = strcmp(l, sp->partition) == 0;
+	rc = rc == 0 ? check_partitions(sp, r, out.buf, err) : 0;
 	sb_free(&out);
-	if (rc == 0 && sp->partition && !found) {
-		error_to(err, "run: slurm has no partition '%s' (see 'sinfo')", sp->partition);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 uint64_t slurm_max_task(void)
@@ -160,9 +264,9 @@ char **slurm_sbatch_argv(const struct slurm_spec *sp, const struct recipe *r, co
 		push(&v, &n, xasprintf("--account=%s", sp->account));
 	if (sp->qos)
 		push(&v, &n, xasprintf("--qos=%s", sp->qos));
-	double t = sp->time_s > 0 ? sp->time_s : r->measure.timeout_s + r->measure.grace_s + 60;
-	long secs = (long)t + ((double)(long)t < t);
-	push(&v, &n, xasprintf("--time=%ld:%02ld:%02ld", secs / 3600, secs / 60 % 60, secs % 60));
+	char t[32];
+	hms(t, slurm_task_time(sp, r));
+	push(&v, &n, xasprintf("--time=%s", t));
 	if (sp->cpus)
 		push(&v, &n, xasprintf("--cpus-per-task=%ld", sp->cpus));
 	if (sp->mem)

@@ -39,9 +39,13 @@ void slurm_array_add(struct slurm_array *a, uint64_t i);
 void slurm_array_close(struct slurm_array *a);
 void slurm_array_free(struct slurm_array *a);
 
-/* Whether this machine can submit: sbatch, squeue and scancel on PATH, and
- * the recipe's partition known to sinfo. Returns 0, or -1 after printing why. */
-int slurm_check(const struct slurm_spec *sp, FILE *err);
+/* Whether this machine can submit: sbatch, squeue and scancel on PATH, the
+ * recipe's partitions known to sinfo, and the time limit per task within
+ * their MaxTime (else the tasks would pend for ever). Returns 0, or -1
+ * after printing why. */
+int slurm_check(const struct slurm_spec *sp, const struct recipe *r, FILE *err);
+/* The time limit per task, seconds: sp->time_s, or timeout + grace + 60 s. */
+long slurm_task_time(const struct slurm_spec *sp, const struct recipe *r);
 /* The largest array task id this cluster takes (MaxArraySize - 1, from
  * `scontrol show config`); 0 when unknown (then no limit is assumed). */
 uint64_t slurm_max_task(void);

@@ -4,6 +4,9 @@
 # script adds an offset to the task id; every point runs once, each row
 # names its real task id, and a resume maps a cancelled task of an offset
 # array back to its point. Here MaxArraySize=4 (task ids 1-3) and 7 points.
+# A partition's MaxTime below the time limit per task (Slurm would keep the
+# tasks pending for ever, PartitionTimeLimit) is exit 2 before anything is
+# written or submitted.
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -56,5 +59,37 @@ expect_grep "submitted 1 points of 'slurmmaxd' in 'n' as slurm job [0-9]* (array
 expect_eq "$(tail -n +2 n/results.csv | cut -d, -f2 | sort -n | tr '\n' ' ')" "1 2 3 4 5 6 " "every point once after the resume"
 expect_eq "$(csv_col n/results.csv status | sort -u)" ok "statuses after the resume"
 awk -F, '$2 == 6' n/results.csv | grep -q "slurm_task=3" || fail "plan index 6: its task id"
+
+# the time limit per task (measure.timeout 300 s + grace + 60 s) over the
+# partition's MaxTime of 2 minutes
+scontrol update PartitionName=debug MaxTime=2
+cat > p.yaml <<YAML
+name: slurmpart
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{k}"]
+executor: slurm
+factors:
+  k: [1, 2]
+YAML
+expect_status 2 "$MATRIX" run p.yaml --out p --detach 2> p.err
+expect_grep "^matrix: run: the time limit per task, 0:06:05 (measure.timeout 300 s + grace 5 s + 60 s), is over the MaxTime of partition 'debug' (0:02:00): Slurm would keep the tasks pending for ever; lower measure.timeout, set executor.slurm.time, or choose another partition$" p.err "MaxTime"
+[ ! -e p ] || fail "a refused run made its directory"
+expect_eq "$(squeue -h -n matrix-slurmpart)" "" "nothing submitted"
+sed -i 's/^executor: slurm$/executor: {slurm: {time: 3m}}/' p.yaml
+expect_status 2 "$MATRIX" run p.yaml --out p --detach 2> p.err
+expect_grep "executor.slurm.time 0:03:00, is over the MaxTime of partition 'debug' (0:02:00)" p.err "MaxTime and executor.slurm.time"
+# a comma list: each partition must exist; one of them long enough will do
+scontrol create PartitionName=second Nodes="$(hostname -s)" MaxTime=INFINITE
+sed -i 's/time: 3m/partition: "debug,nope"/' p.yaml
+expect_status 2 "$MATRIX" run p.yaml --out p --detach 2> p.err
+expect_grep "^matrix: run: slurm has no partition 'nope' (see 'sinfo')$" p.err "a comma list with an unknown partition"
+sed -i 's/debug,nope/debug,second/' p.yaml
+"$MATRIX" run p.yaml --out p2 --detach > p2.txt 2> p.err || { cat p.err >&2; fail "a comma list of partitions"; }
+scancel -n matrix-slurmpart
+sed -i 's/partition: "debug,second"/time: 2m/' p.yaml
+# within it, the study runs
+sed -i 's/time: 3m/time: 2m/' p.yaml
+"$MATRIX" run p.yaml --out p --no-report > p.txt 2>&1 || { cat p.txt >&2; fail "a time limit within MaxTime"; }
+expect_eq "$(csv_col p/results.csv status | tr '\n' ' ')" "ok ok " "statuses within MaxTime"
 slurm_stop
 echo ok
