@@ -1437,14 +1437,15 @@ static int slurm_follow(struct study *S, const struct slurm_jobs *jobs)
 			slurm_cancel(jobs, 0);
 			long running;
 			double until = now_monotonic() + 30;
-			while (slurm_active(jobs, 0, &running) > 0 && now_monotonic() < until) {
+			while (slurm_active(jobs, &running, NULL) > 0 && now_monotonic() < until) {
 				struct timespec ts = {0, 200000000};
 				nanosleep(&ts, NULL);
 			}
 			store_merge_rows(&S->st, S->dir, row_seen, row_merged, S, stderr);
 			return -1;
 		}
-		long running, active = slurm_active(jobs, 0, &running);
+		char *waiting;
+		long running, active = slurm_active(jobs, &running, &waiting);
 		if (active < 0 && ++squeue_failures < 10) {
 			slurm_sleep(5);
 			continue;
@@ -1457,8 +1458,11 @@ static int slurm_follow(struct study *S, const struct slurm_jobs *jobs)
 		squeue_failures = 0;
 		if (active == 0)
 			return 0;
-		char label[96];
-		snprintf(label, sizeof(label), "slurm: %ld running, %ld pending", running, active - running);
+		char label[160];
+		/* why the pending tasks wait: a partition down, a QOS limit */
+		snprintf(label, sizeof(label), "slurm: %ld running, %ld pending%s%s%s", running, active - running,
+			 waiting ? " (" : "", waiting ? waiting : "", waiting ? ")" : "");
+		free(waiting);
 		progress_line(&S->pg, label);
 		delay = merged > 0 ? 0.5 : delay * 1.5 > 5 ? 5 : delay * 1.5;
 		slurm_sleep(delay);

@@ -120,6 +120,7 @@ struct tally {
 	size_t unmerged;          /* rows in DIR/rows/ */
 	struct slurm_jobs jobs;   /* DIR/slurm/jobs */
 	long in_queue, running_all; /* their tasks in squeue (in_queue -1: squeue failed) */
+	char *waiting;            /* why most pending tasks wait (squeue's reason), or NULL */
 };
 
 /* DIR/plan.csv read into plan, to check that DIR is a run directory.
@@ -264,7 +265,7 @@ static void subsets_free(struct tally *c)
 static void slurm_queued(const char *dir, struct planned *P, size_t n, struct tally *c)
 {
 	slurm_jobs_read(dir, &c->jobs);
-	c->in_queue = c->jobs.n ? slurm_active(&c->jobs, 0, &c->running_all) : 0;
+	c->in_queue = c->jobs.n ? slurm_active(&c->jobs, &c->running_all, &c->waiting) : 0;
 	if (c->in_queue <= 0)
 		return;
 	struct slurm_tasks T;
@@ -308,8 +309,10 @@ static void tally_print(const char *dir, const struct tally *c)
 	else
 		printf("%s: %zu points planned (the grid of recipe.yaml)\n", dir, c->n);
 	printf("  done     %6zu%s%s%s\n", c->done, by.len ? "  (" : "", by.len ? by.buf : "", by.len ? ")" : "");
-	printf("  running  %6zu\n  pending  %6zu\n  missing  %6zu  (no row, not queued)\n", c->running, c->pending,
-	       c->missing);
+	printf("  running  %6zu\n  pending  %6zu", c->running, c->pending);
+	if (c->pending && c->waiting) /* a partition down, a QOS limit: what keeps them */
+		printf("  (waiting: %s)", c->waiting);
+	printf("\n  missing  %6zu  (no row, not queued)\n", c->missing);
 	sb_free(&by);
 	subsets_print(c);
 	if (c->jobs.n) {
@@ -424,6 +427,7 @@ int cmd_status(int argc, char **argv)
 		free(P[i].status);
 	free(P);
 	slurm_jobs_free(&c.jobs);
+	free(c.waiting);
 	table_free(&plan);
 	return rc;
 }

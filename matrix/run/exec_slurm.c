@@ -319,26 +319,50 @@ char *slurm_jobs_list(const struct slurm_jobs *J, const char *sep)
 	return sb.buf ? sb.buf : xstrdup("");
 }
 
-long slurm_active(const struct slurm_jobs *J, size_t from, long *running)
+long slurm_active(const struct slurm_jobs *J, long *running, char **waiting)
 {
-	struct slurm_jobs part = {J->id + from, J->offset + from, J->n - from};
-	char *list = slurm_jobs_list(&part, ",");
-	char *argv[] = {"squeue", "-h", "-r", "-o", "%t", "-j", list, NULL};
+	char *list = slurm_jobs_list(J, ",");
+	char *argv[] = {"squeue", "-h", "-r", "-o", "%t|%r", "-j", list, NULL};
 	struct strbuf out = {0};
 	int rc = run_capture(argv, &out);
 	free(list);
 	long n = 0;
 	*running = 0;
+	if (waiting)
+		*waiting = NULL;
 	if (rc != 0) {
 		/* squeue refuses job ids it no longer knows: then none is left */
 		n = out.buf && strstr(out.buf, "Invalid job id") ? 0 : -1;
 		sb_free(&out);
 		return n;
 	}
+	/* the reasons of the pending tasks, counted: the most common wins */
+	char **why = NULL;
+	size_t *count = NULL, nwhy = 0, top = 0;
 	for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *bar = strchr(l, '|');
+		if (bar)
+			*bar++ = '\0';
 		n++;
 		*running += strcmp(l, "R") == 0 || strcmp(l, "CG") == 0;
+		if (strcmp(l, "PD") != 0 || !bar || !*bar || strcmp(bar, "None") == 0)
+			continue;
+		size_t k = 0;
+		while (k < nwhy && strcmp(why[k], bar) != 0)
+			k++;
+		if (k == nwhy) {
+			why = xrealloc(why, (nwhy + 1) * sizeof(*why));
+			count = xrealloc(count, (nwhy + 1) * sizeof(*count));
+			why[nwhy] = bar;
+			count[nwhy++] = 0;
+		}
+		if (++count[k] > count[top])
+			top = k;
 	}
+	if (waiting && nwhy)
+		*waiting = text_clean(why[top], strlen(why[top]), 100);
+	free(why);
+	free(count);
 	sb_free(&out);
 	return n;
 }

@@ -67,9 +67,12 @@ struct slurm_jobs {
 };
 /* Add job (with its offset) unless it is there already. */
 void slurm_jobs_push(struct slurm_jobs *J, const char *job, uint64_t offset);
-/* Tasks of the jobs J->id[from..] still in squeue (pending or running), or
- * -1 when squeue failed. */
-long slurm_active(const struct slurm_jobs *J, size_t from, long *running);
+/* Tasks of the jobs of J still in squeue (pending or running), or -1 when
+ * squeue failed; *running of them running. With waiting, *waiting is
+ * Slurm's reason why most pending tasks wait (JobArrayTaskLimit,
+ * Resources, PartitionDown, QOSMaxWallDurationPerJobLimit, ...; allocated),
+ * or NULL. */
+long slurm_active(const struct slurm_jobs *J, long *running, char **waiting);
 /* One array task as Slurm reports it. Its index is the point's plan index
  * (its task id plus its job's offset). */
 struct slurm_task {

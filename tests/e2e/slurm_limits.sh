@@ -6,7 +6,9 @@
 # array back to its point. Here MaxArraySize=4 (task ids 1-3) and 7 points.
 # A partition's MaxTime below the time limit per task (Slurm would keep the
 # tasks pending for ever, PartitionTimeLimit) is exit 2 before anything is
-# written or submitted.
+# written or submitted. Tasks that wait on something that will not pass
+# by itself (here a partition set DOWN) show Slurm's reason in `matrix
+# status` and in the following front end's progress line.
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -91,5 +93,26 @@ sed -i 's/partition: "debug,second"/time: 2m/' p.yaml
 sed -i 's/time: 3m/time: 2m/' p.yaml
 "$MATRIX" run p.yaml --out p --no-report > p.txt 2>&1 || { cat p.txt >&2; fail "a time limit within MaxTime"; }
 expect_eq "$(csv_col p/results.csv status | tr '\n' ' ')" "ok ok " "statuses within MaxTime"
+
+# a partition down: the tasks wait, and status and the front end say why
+scontrol update PartitionName=debug State=DOWN
+sed -i 's/name: slurmpart/name: slurmdown/' p.yaml
+"$MATRIX" run p.yaml --out q --detach > q1.txt
+expect_status 3 "$MATRIX" status q > q2.txt
+expect_grep "^  pending *2  (waiting: PartitionDown)$" q2.txt "status of tasks waiting on a partition down"
+if command -v script > /dev/null; then
+	script -qec "stty cols 200; '$MATRIX' run --resume q --no-report" /dev/null > q3.txt 2>&1 &
+	pid=$!
+	i=0; until grep -q "pending (PartitionDown)" q3.txt; do
+		i=$((i + 1)); [ $i -lt 100 ] || { cat q3.txt >&2; fail "no reason in the progress line"; }; sleep 0.1
+	done
+	scontrol update PartitionName=debug State=UP
+	wait $pid || { cat q3.txt >&2; fail "the followed run"; }
+else
+	echo "no script(1): the progress line not checked"
+	scontrol update PartitionName=debug State=UP
+	"$MATRIX" run --resume q --no-report > q3.txt 2>&1
+fi
+expect_eq "$(csv_col q/results.csv status | tr '\n' ' ')" "ok ok " "statuses once the partition is up"
 slurm_stop
 echo ok
