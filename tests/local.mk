@@ -28,6 +28,7 @@ TESTS += \
 	tests/e2e/node_types.sh \
 	tests/e2e/slurm_run.sh \
 	tests/e2e/slurm_limits.sh \
+	tests/e2e/slurm_cancel.sh \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \
 	tests/e2e/container_rootless.sh \

@@ -1338,6 +1338,15 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	return rc;
 }
 
+/* Whether a task that ended in state without a row gets a row saying so
+ * (its time limit, its memory limit, a failure: the point's own doing), or
+ * leaves its point to run again (cancelled, preempted, lost with its node:
+ * Slurm's doing, not the point's). */
+static int slurm_state_rows(const char *state)
+{
+	return strcmp(state, "TIMEOUT") == 0 || strcmp(state, "OUT_OF_MEMORY") == 0 || strcmp(state, "FAILED") == 0;
+}
+
 /* Resuming: what became of the tasks of the jobs the directory submitted
  * before (old, oldest first) whose points have no row. A task still queued
  * or running is followed, not submitted again (its job goes to jobs); one
@@ -1365,8 +1374,7 @@ static int slurm_collect(struct study *S, const struct slurm_jobs *old, struct s
 				if (strcmp(old->id[j], t->job) == 0)
 					slurm_jobs_push(jobs, t->job, old->offset[j]);
 			inflight++;
-		} else if (!S->o.retry_failed && (strcmp(t->state, "TIMEOUT") == 0 || strcmp(t->state, "OUT_OF_MEMORY") == 0 ||
-						  strcmp(t->state, "FAILED") == 0)) {
+		} else if (!S->o.retry_failed && slurm_state_rows(t->state)) {
 			rc = slurm_lost_row(S, p, t);
 			collected++;
 		}
@@ -1471,7 +1479,10 @@ static int slurm_follow(struct study *S, const struct slurm_jobs *jobs)
 
 /* Every task of jobs has left the queue: a row missing now may still be on
  * its way through a shared filesystem's caches; wait a little, then give
- * each point still without a row Slurm's verdict on its task. */
+ * each point still without a row Slurm's verdict on its task when it was
+ * the point's doing (slurm_state_rows); the others stay without a row, as
+ * a resume leaves them (it submits them again), and the run ends stopped
+ * saying so. */
 static void slurm_verdicts(struct study *S, const struct slurm_jobs *jobs)
 {
 	for (int tries = 0; tries < 10; tries++) {
@@ -1485,16 +1496,33 @@ static void slurm_verdicts(struct study *S, const struct slurm_jobs *jobs)
 	slurm_tasks_load(&T, jobs);
 	struct grid g;
 	grid_init(&g, &S->r);
+	struct strbuf states = {0}; /* "CANCELLED 2, NODE_FAIL 1" */
+	size_t left = 0;
 	for (const struct point *p; (p = grid_next(&g));) {
 		if (!grid_filter_match(S->filter, p) || idset_has(&S->done, p->id))
 			continue;
-		if (slurm_lost_row(S, p, slurm_tasks_find(&T, p->index)) < 0) {
-			S->interrupted = -1;
-			break;
+		const struct slurm_task *t = slurm_tasks_find(&T, p->index);
+		if (t && slurm_state_rows(t->state)) {
+			if (slurm_lost_row(S, p, t) < 0) {
+				S->interrupted = -1;
+				break;
+			}
+			continue;
 		}
+		const char *st = t ? t->state : "unknown to Slurm";
+		if (!strstr(states.buf ? states.buf : "", st))
+			sb_printf(&states, "%s%s", states.len ? ", " : "", st);
+		left++;
 	}
 	grid_free(&g);
 	slurm_tasks_free(&T);
+	if (left && !S->interrupted) {
+		progress_clear(&S->pg);
+		error("%zu slurm tasks ended %s without a row: not their points' failure, so no row says they "
+		      "failed; a resume submits them again (their output: %s/slurm/)", left, states.buf, S->dir);
+		S->interrupted = -1;
+	}
+	sb_free(&states);
 }
 
 /* Batch mode: collect what earlier jobs of the directory left (resume),
