@@ -1269,24 +1269,40 @@ static int slurm_write_script(struct study *S)
 	return rc;
 }
 
-/* A row for a task that ended without writing one: what Slurm says of it
- * (t: its task, NULL when Slurm has forgotten it). */
+/* Why a task that failed (FAILED) left no row: the last line of its
+ * output, or, when it left none, what a task that cannot even open its
+ * output means (allocated). */
+static char *slurm_failed_reason(const struct study *S, const struct slurm_task *t)
+{
+	char *out = xasprintf("%s/slurm/%s_%" PRIu64 ".out", S->dir, t->job, t->task);
+	char *last = slurm_output_last_line(out), *reason;
+	if (!last)
+		reason = xasprintf("slurm: %s: the task ended without writing a row or its output '%s': can the "
+				   "node see the run directory? it must be on a filesystem that every node mounts, "
+				   "matrix too", t->state, out);
+	else if (*last)
+		reason = xasprintf("slurm: %s: the task ended without writing a row (%s: %s)", t->state, out, last);
+	else
+		reason = xasprintf("slurm: %s: the task ended without writing a row (%s is empty)", t->state, out);
+	free(last);
+	free(out);
+	return reason;
+}
+
+/* A row for a task that ended without writing one in a state that is the
+ * point's doing (slurm_state_rows): what Slurm says of it. */
 static int slurm_lost_row(struct study *S, const struct point *p, const struct slurm_task *t)
 {
-	const char *state = t ? t->state : NULL, *st = "crashed";
+	const char *state = t->state, *st = "crashed";
 	char *reason;
-	if (state && strcmp(state, "TIMEOUT") == 0) {
+	if (strcmp(state, "TIMEOUT") == 0) {
 		st = "timeout";
 		reason = xstrdup("slurm: TIMEOUT: killed at the task's time limit");
-	} else if (state && strcmp(state, "OUT_OF_MEMORY") == 0) {
+	} else if (strcmp(state, "OUT_OF_MEMORY") == 0) {
 		st = "oom";
 		reason = xstrdup("slurm: OUT_OF_MEMORY: killed at the task's memory limit");
-	} else if (t) {
-		reason = xasprintf("slurm: %s: the task ended without writing a row (see %s/slurm/%s_%" PRIu64 ".out)",
-				   state, S->dir, t->job, t->task);
 	} else {
-		reason = xasprintf("slurm: state unknown: the task ended without writing a row (see the task outputs "
-				   "in %s/slurm/)", S->dir);
+		reason = slurm_failed_reason(S, t);
 	}
 	char *result = xasprintf("%s/logs/%s.result", S->dir, p->id);
 	struct point_cmd cmd;
@@ -1309,15 +1325,14 @@ static int slurm_lost_row(struct study *S, const struct point *p, const struct s
 	cells[k++] = (char *)st;
 	cells[k++] = reason;
 	struct strbuf extra = {0};
-	char task[32] = "";
-	if (t)
-		snprintf(task, sizeof(task), "%" PRIu64, t->task);
+	char task[32];
+	snprintf(task, sizeof(task), "%" PRIu64, t->task);
 	long node = store_column(&S->st, "node");
-	if (t && t->node && node >= 0)
+	if (t->node && node >= 0)
 		cells[node] = t->node;
-	result_extra_add(&extra, "slurm_job", t ? t->job : "");
+	result_extra_add(&extra, "slurm_job", t->job);
 	result_extra_add(&extra, "slurm_task", task);
-	result_extra_add(&extra, "slurm_state", state ? state : "");
+	result_extra_add(&extra, "slurm_state", state);
 	cells[S->st.ncols - 2] = extra.buf;
 	cells[S->st.ncols - 1] = cmd.line;
 	rc = store_append(&S->st, cells);

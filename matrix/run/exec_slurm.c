@@ -237,6 +237,20 @@ uint64_t slurm_max_task(void)
 	return max;
 }
 
+char *slurm_output_last_line(const char *path)
+{
+	size_t len;
+	char *why = NULL;
+	char *text = read_file_capped(path, (size_t)4 << 20, 0, &len, &why);
+	free(why);
+	if (!text)
+		return NULL;
+	struct strbuf sb = {text, len, len + 1};
+	char *last = last_line(&sb);
+	free(text);
+	return last;
+}
+
 static void push(char ***v, size_t *n, char *s)
 {
 	*v = xrealloc(*v, (*n + 2) * sizeof(char *));

@@ -55,6 +55,9 @@ uint64_t slurm_max_task(void);
 char **slurm_sbatch_argv(const struct slurm_spec *sp, const struct recipe *r, const char *dir_abs,
 			 const char *script, const struct slurm_array *a);
 void slurm_argv_free(char **argv);
+/* The last line of a task's output file path, cleaned for a terminal
+ * ("" when it has none); NULL when the file cannot be read. */
+char *slurm_output_last_line(const char *path);
 /* Submit: runs argv; sets *job to the job id. On refusal prints sbatch's
  * message to err and returns -1. */
 int slurm_submit(char *const *argv, char **job, FILE *err);

@@ -6,7 +6,11 @@
 # states and that a resume submits them, status counts them missing, and
 # the resume runs each of them once. (Such tasks had a 'crashed' row, so a
 # resume skipped them and only --retry-failed, which reruns every real
-# failure too, ran them again.)
+# failure too, ran them again.) A task that fails without a row has a
+# 'crashed' row whose reason is the last line of its output, or, when it
+# could not even open its output (as on a node that does not mount the run
+# directory: here an --output that no node can write), says so; it named
+# an output file that did not exist.
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -44,5 +48,28 @@ i=0; until [ "$(sinfo -h -o %t)" = idle ]; do i=$((i + 1)); [ $i -lt 300 ] || fa
 expect_grep "submitted 3 points of 'slurmcancel' in 'c' as slurm job [0-9]* (array 1-3," r.txt "every point submitted again"
 expect_eq "$(tail -n +2 c/results.csv | cut -d, -f2 | sort | tr '\n' ' ')" "1 2 3 " "every point once"
 expect_eq "$(csv_col c/results.csv status | sort -u)" ok "statuses"
+
+# a task that cannot open its output (JobLaunchFailure, FAILED)
+cat > f.yaml <<YAML
+name: slurmfail
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{k}"]
+executor: {slurm: {extra: ["--output=/nonexistent/x.out"]}}
+factors:
+  k: [1]
+YAML
+expect_status 1 "$MATRIX" run f.yaml --out f --no-report > f.txt 2>&1
+expect_eq "$(csv_col f/results.csv status)" crashed "status of a task without output"
+fjob=$(cat f/slurm/jobs)
+expect_grep "slurm: FAILED: the task ended without writing a row or its output 'f/slurm/${fjob}_1.out': can the node see the run directory? it must be on a filesystem that every node mounts, matrix too" f/results.csv "reason of a task without output"
+# a task whose run-point cannot write its row: the reason quotes its output
+scontrol update PartitionName=debug State=DOWN
+sed 's/^executor: .*/executor: slurm/' f.yaml > g.yaml
+"$MATRIX" run g.yaml --out g --detach > g1.txt 2>&1 || { cat g1.txt >&2; fail "detach"; }
+rm -rf g/rows && : > g/rows
+scontrol update PartitionName=debug State=UP
+expect_status 1 "$MATRIX" run --resume g --no-report > g.txt 2>&1
+gjob=$(cat g/slurm/jobs)
+expect_grep "slurm: FAILED: the task ended without writing a row (g/slurm/${gjob}_1.out: matrix: cannot write '$work/g/rows/[0-9a-f]*.csv': Not a directory)" g/results.csv "reason quoting the task's output"
 slurm_stop
 echo ok
