@@ -984,6 +984,15 @@ static int slurm_in_queue(const struct study *S, const struct slurm_jobs *J)
 	return -1;
 }
 
+/* The run directory as the tasks name it: absolute (allocated). */
+static char *slurm_dir_abs(const char *dir)
+{
+	char cwd[4096];
+	if (dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return xstrdup(dir);
+	return xasprintf("%s/%s", cwd, dir);
+}
+
 /* What this machine and executor can run: container runtimes, --only, and
  * --jobs within the cores. Chooses the run directory. */
 static int study_check(struct study *S)
@@ -1030,6 +1039,19 @@ static int study_check(struct study *S)
 	}
 	if (!S->dir)
 		S->dir = S->o.out ? xstrdup(S->o.out) : default_dir(r);
+	if (S->slurm) {
+		/* sbatch reads --output as a pattern: a backslash anywhere turns
+		 * its %A_%a off, and every task would write one file */
+		char *abs = slurm_dir_abs(S->dir);
+		int bad = strchr(abs, '\\') != NULL;
+		if (bad)
+			error("run: the slurm executor cannot name its task outputs under '%s': sbatch reads a "
+			      "backslash in --output as 'no %%A_%%a' (every task would write one file); choose "
+			      "another --out", abs);
+		free(abs);
+		if (bad)
+			return -1;
+	}
 	return 0;
 }
 
@@ -1188,11 +1210,7 @@ static void slurm_plan(struct study *S, int print)
 {
 	struct slurm_plan P = {0};
 	uint64_t max = slurm_max_task();
-	char cwd[4096];
-	if (S->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-		P.dir_abs = xstrdup(S->dir);
-	else
-		P.dir_abs = xasprintf("%s/%s", cwd, S->dir);
+	P.dir_abs = slurm_dir_abs(S->dir);
 	P.script = xasprintf("%s/slurm/task.sh", P.dir_abs);
 	struct grid g;
 	grid_init(&g, &S->r);

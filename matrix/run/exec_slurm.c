@@ -270,7 +270,13 @@ char **slurm_sbatch_argv(const struct slurm_spec *sp, const struct recipe *r, co
 		push(&v, &n, xasprintf("--array=%s%%%ld", a->spec.buf, sp->throttle));
 	else
 		push(&v, &n, xasprintf("--array=%s", a->spec.buf));
-	push(&v, &n, xasprintf("--output=%s/slurm/%%A_%%a.out", dir_abs));
+	/* a pattern: a '%' of the directory's is "%%" ("50%a" would be 50 and the task id) */
+	struct strbuf out = {0};
+	sb_puts(&out, "--output=");
+	for (const char *c = dir_abs; *c; c++)
+		sb_puts(&out, *c == '%' ? "%%" : (char[]){*c, '\0'});
+	sb_puts(&out, "/slurm/%A_%a.out");
+	push(&v, &n, out.buf);
 	push(&v, &n, xstrdup("--ntasks=1"));
 	if (sp->partition)
 		push(&v, &n, xasprintf("--partition=%s", sp->partition));

@@ -8,7 +8,11 @@
 # tasks pending for ever, PartitionTimeLimit) is exit 2 before anything is
 # written or submitted. Tasks that wait on something that will not pass
 # by itself (here a partition set DOWN) show Slurm's reason in `matrix
-# status` and in the following front end's progress line.
+# status` and in the following front end's progress line. sbatch reads
+# --output as a pattern: a run directory with a '%' in its path runs (the
+# '%' doubled; '50%a' was read as 50 and the task id, and every task failed
+# unable to open its output), one with a backslash (which turns every
+# pattern off) is refused before anything is written.
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -114,5 +118,13 @@ else
 	"$MATRIX" run --resume q --no-report > q3.txt 2>&1
 fi
 expect_eq "$(csv_col q/results.csv status | tr '\n' ' ')" "ok ok " "statuses once the partition is up"
+
+# run directories that sbatch's --output patterns would misread
+"$MATRIX" run p.yaml --out '50%a' --no-report > pc.txt 2>&1 || { cat pc.txt >&2; fail "a run directory with a '%'"; }
+expect_eq "$(csv_col '50%a/results.csv' status | tr '\n' ' ')" "ok ok " "statuses under a '%'"
+[ -s "50%a/slurm/$(cat '50%a/slurm/jobs')_1.out" ] || fail "no task output under a '%': $(ls '50%a/slurm')"
+expect_status 2 "$MATRIX" run p.yaml --out 'b\a' --no-report 2> bs.err
+expect_grep "^matrix: run: the slurm executor cannot name its task outputs under '$work/b\\\\a': sbatch reads a backslash in --output as 'no %A_%a' (every task would write one file); choose another --out$" bs.err "a backslash"
+[ ! -e 'b\a' ] || fail "a refused run made its directory"
 slurm_stop
 echo ok
