@@ -3,6 +3,7 @@
  * cannot be shown (failed, unsupported, no metric) kept with its reason. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -330,6 +331,42 @@ struct cols {
 	long *factor;         /* per factor of the recipe, all present */
 };
 
+/* Whether t (NULL: none) has a row of point id. */
+static int table_has_id(const struct table *t, const char *id)
+{
+	long c = t ? table_column(t, "id") : -1;
+	for (size_t i = 0; c >= 0 && i < t->nrows; i++)
+		if (strcmp(t->rows[i].cell[c], id) == 0)
+			return 1;
+	return 0;
+}
+
+/* Say so when slurm tasks wrote rows to DIR/rows/ID.csv (16 hex digits)
+ * of points that results.csv (t, NULL when it has none) lacks: no `matrix
+ * run --resume DIR` merged them yet (a detached run), and a report leaves
+ * them out. */
+static void warn_unmerged(const char *dir, const struct table *t, FILE *err)
+{
+	char *path = xasprintf("%s/rows", dir);
+	DIR *d = opendir(path);
+	free(path);
+	size_t n = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char id[17];
+		if (strlen(e->d_name) != 20 || strspn(e->d_name, "0123456789abcdef") != 16 ||
+		    strcmp(e->d_name + 16, ".csv") != 0)
+			continue;
+		memcpy(id, e->d_name, 16);
+		id[16] = '\0';
+		n += !table_has_id(t, id);
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		fprintf(err, "matrix: warning: %zu rows that slurm tasks wrote wait in '%s/rows', not in results.csv: "
+			     "'matrix run --resume %s' merges them (this report leaves them out)\n", n, dir, dir);
+}
+
 /* Read DIR/recipe.yaml into run->recipe (*have_recipe = 1 once it loaded)
  * and DIR/results.csv into t. Returns 0, or -1 after printing why to err. */
 static int load_files(struct run *run, const char *dir, const char *rpath, const char *cpath,
@@ -351,6 +388,10 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 	*have_recipe = 1;
 	char *why = NULL;
 	if (table_read(cpath, t, &run->torn_offset, &why) != 0) {
+		int e = errno;
+		if (!why && e == ENOENT)
+			warn_unmerged(dir, NULL, err);
+		errno = e;
 		if (why)
 			fprintf(err, "matrix: %s\n", why);
 		else if (errno == ENOENT)
@@ -363,6 +404,8 @@ static int load_files(struct run *run, const char *dir, const char *rpath, const
 	/* rows of an older matrix read as this version's (not rewritten: a
 	 * report only reads them) */
 	result_table_upgrade(t);
+	/* a detached slurm run's finished points wait there for a front end */
+	warn_unmerged(dir, t, err);
 	if (t->nrows == 0) {
 		fprintf(err, "matrix: no results in '%s' yet (results.csv has no rows)\n", dir);
 		return -1;

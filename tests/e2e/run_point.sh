@@ -2,6 +2,7 @@
 # writes its row to DIR/rows/ID.csv; a second run of the same point does
 # nothing; a resumed run merges the row files once, never doubling a row,
 # even when a row file of a merged point turns up again (a requeued task).
+# A report of a directory with row files not merged yet says so.
 # The slurm executor's sbatch lines (--dry-run) and its recipe errors.
 . "$top_srcdir/tests/setup"
 cat > r.yaml <<YAML
@@ -22,6 +23,10 @@ expect_grep "ok" out1.txt "run-point's line"
 # by id, a failing point: exit status 1, its row written all the same
 expect_status 1 "$MATRIX" run-point run "$id3" > out3.txt
 expect_grep ",failed,exit status 1: engine: something went wrong," "run/rows/$id3.csv" "failed row"
+# a report before a front end merged them: says that they wait
+expect_status 2 "$MATRIX" report run 2> rep1.err
+expect_eq "$(cat rep1.err)" "matrix: warning: 2 rows that slurm tasks wrote wait in 'run/rows', not in results.csv: 'matrix run --resume run' merges them (this report leaves them out)
+matrix: no results in 'run' yet (results.csv is missing)" "report with rows not merged"
 # run twice: not run again
 "$MATRIX" run-point run "$id1" > again.txt
 expect_grep "already has a row: not run again" again.txt "second run-point"
@@ -42,6 +47,16 @@ set +e; "$MATRIX" run --resume run --no-report > /dev/null 2>&1; set -e
 expect_eq "$(tail -n +2 run/results.csv | wc -l)" 4 "late duplicate not merged"
 [ ! -e "run/rows/$id1.csv" ] || fail "the late duplicate was left"
 expect_eq "$(csv_col run/results.csv node | sort -u)" "$(hostname)" "node recorded"
+# a row file of a point results.csv has: no warning; of one it lacks: one
+cp row1.csv "run/rows/$id1.csv"
+"$MATRIX" report run > /dev/null 2> rep2.err || true
+! grep -q "wait in" rep2.err || fail "a report warned of a row results.csv has: $(cat rep2.err)"
+rm "run/rows/$id1.csv"
+id2=$(awk -F, '$2 == 2 { print $1 }' plan.csv)
+awk -F, -v id="$id2" 'NR == 1 || $1 == id' run/results.csv > "run/rows/$id2.csv"
+awk -F, -v id="$id2" '$1 != id' run/results.csv > res.csv && mv res.csv run/results.csv
+"$MATRIX" report run > /dev/null 2> rep3.err || true
+expect_grep "^matrix: warning: 1 rows that slurm tasks wrote wait in 'run/rows', not in results.csv: 'matrix run --resume run' merges them (this report leaves them out)$" rep3.err "report with a row not merged"
 
 # the slurm executor's sbatch lines: one array per number of GPUs per task
 cat > s.yaml <<YAML
