@@ -1252,6 +1252,19 @@ static void slurm_plan(struct study *S, int print)
 	S->splan = P;
 }
 
+/* Before the run directory is written: whether Slurm would take the arrays
+ * of the points still to run (sbatch --test-only). Returns 0 or -1. */
+static int slurm_precheck(struct study *S)
+{
+	slurm_plan(S, 0);
+	int rc = 0;
+	for (size_t k = 0; rc == 0 && k < S->splan.na; k++)
+		rc = slurm_test(&S->r.slurm, &S->r, S->splan.dir_abs, &S->splan.a[k], stderr);
+	slurm_plan_free(&S->splan);
+	memset(&S->splan, 0, sizeof(S->splan));
+	return rc;
+}
+
 static char *self_exe(void)
 {
 	char buf[4096];
@@ -2093,7 +2106,7 @@ int cmd_run(int argc, char **argv)
 		rc = study_dry_run(&S) < 0 ? 2 : 0;
 		goto out;
 	}
-	if (study_prepare(&S) < 0)
+	if ((S.slurm && slurm_precheck(&S) < 0) || study_prepare(&S) < 0)
 		goto out;
 	if (S.slurm)
 		study_slurm(&S);

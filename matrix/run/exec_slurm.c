@@ -331,6 +331,32 @@ int slurm_submit(char *const *argv, char **job, FILE *err)
 	return 0;
 }
 
+int slurm_test(const struct slurm_spec *sp, const struct recipe *r, const char *dir_abs,
+	       const struct slurm_array *a, FILE *err)
+{
+	struct slurm_array copy = *a;
+	copy.offset = 0; /* no script, so no argument for it */
+	char **argv = slurm_sbatch_argv(sp, r, dir_abs, "--wrap=true", &copy);
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	argv = xrealloc(argv, (n + 2) * sizeof(char *));
+	memmove(argv + 2, argv + 1, n * sizeof(char *)); /* the NULL too */
+	argv[1] = xstrdup("--test-only");
+	struct strbuf out = {0};
+	int rc = run_capture(argv, &out);
+	slurm_argv_free(argv);
+	if (rc != 0) {
+		char *last = last_line(&out);
+		error_to(err, "run: sbatch --test-only refuses the study (exit status %d): %s: nothing was written or "
+			      "submitted; change the recipe's executor.slurm settings (partition, account, qos, gpus, cpus, "
+			      "mem, extra)", rc, last);
+		free(last);
+	}
+	sb_free(&out);
+	return rc == 0 ? 0 : -1;
+}
+
 char *slurm_jobs_list(const struct slurm_jobs *J, const char *sep)
 {
 	struct strbuf sb = {0};

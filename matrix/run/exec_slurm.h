@@ -58,6 +58,12 @@ void slurm_argv_free(char **argv);
 /* The last line of a task's output file path, cleaned for a terminal
  * ("" when it has none); NULL when the file cannot be read. */
 char *slurm_output_last_line(const char *path);
+/* Ask sbatch --test-only whether Slurm would take array a (a wrapped
+ * `true` in place of the task script, nothing submitted): a partition,
+ * account or QOS it does not know, GPUs, CPUs or memory no node has, an
+ * array it refuses. Returns 0, or -1 after printing sbatch's reason. */
+int slurm_test(const struct slurm_spec *sp, const struct recipe *r, const char *dir_abs,
+	       const struct slurm_array *a, FILE *err);
 /* Submit: runs argv; sets *job to the job id. On refusal prints sbatch's
  * message to err and returns -1. */
 int slurm_submit(char *const *argv, char **job, FILE *err);

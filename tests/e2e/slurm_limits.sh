@@ -13,6 +13,10 @@
 # '%' doubled; '50%a' was read as 50 and the task id, and every task failed
 # unable to open its output), one with a backslash (which turns every
 # pattern off) is refused before anything is written.
+# A study Slurm would refuse (GPUs, memory no node has) is exit 2 with
+# sbatch --test-only's reason before anything is written or submitted (its
+# directory was made, a first array submitted then cancelled, and the
+# resume the run suggested was refused the same way).
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -126,5 +130,23 @@ expect_eq "$(csv_col '50%a/results.csv' status | tr '\n' ' ')" "ok ok " "statuse
 expect_status 2 "$MATRIX" run p.yaml --out 'b\a' --no-report 2> bs.err
 expect_grep "^matrix: run: the slurm executor cannot name its task outputs under '$work/b\\\\a': sbatch reads a backslash in --output as 'no %A_%a' (every task would write one file); choose another --out$" bs.err "a backslash"
 [ ! -e 'b\a' ] || fail "a refused run made its directory"
+
+# what no node has: GPUs (the node has none), memory
+cat > gp.yaml <<YAML
+name: slurmgpu
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{gpus}"]
+executor: {slurm: {time: 1m}}
+factors:
+  gpus: [0, 1]
+YAML
+expect_status 2 "$MATRIX" run gp.yaml --out gp 2> gp.err
+expect_grep "^matrix: run: sbatch --test-only refuses the study (exit status 1): sbatch: error: Invalid generic resource (gres) specification: nothing was written or submitted; change the recipe's executor.slurm settings (partition, account, qos, gpus, cpus, mem, extra)$" gp.err "GPUs no node has"
+[ ! -e gp ] || fail "a refused study made its directory"
+sed -i 's/time: 1m/time: 1m, mem: 100000G/; s/gpus: \[0, 1\]/gpus: [0]/' gp.yaml
+expect_status 2 "$MATRIX" run gp.yaml --out gp 2> gp.err
+expect_grep "^matrix: run: sbatch --test-only refuses the study (exit status 1): allocation failure: Requested node configuration is not available: nothing was written" gp.err "memory no node has"
+[ ! -e gp ] || fail "a refused study made its directory"
+expect_eq "$(squeue -h -n matrix-slurmgpu)" "" "nothing submitted"
 slurm_stop
 echo ok
