@@ -227,14 +227,20 @@ uint64_t slurm_max_task(void)
 	struct strbuf out = {0};
 	char *argv[] = {"scontrol", "show", "config", NULL};
 	uint64_t max = 0;
+	uint64_t tasks = 0; /* SchedulerParameters' max_array_tasks: tasks in one array */
 	if (run_capture(argv, &out) == 0)
 		for (char *save = NULL, *l = strtok_r(out.buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 			unsigned long long v;
+			const char *m = strstr(l, "max_array_tasks=");
 			if (sscanf(l, "MaxArraySize = %llu", &v) == 1 && v > 1)
 				max = v - 1;
+			else if (strncmp(l, "SchedulerParameters", 19) == 0 && m &&
+				 sscanf(m + 16, "%llu", &v) == 1 && v > 0)
+				tasks = v;
 		}
 	sb_free(&out);
-	return max;
+	/* blocks of at most that many indices hold at most that many tasks */
+	return tasks && (!max || tasks < max) ? tasks : max;
 }
 
 char *slurm_output_last_line(const char *path)

@@ -47,7 +47,9 @@ int slurm_check(const struct slurm_spec *sp, const struct recipe *r, FILE *err);
 /* The time limit per task, seconds: sp->time_s, or timeout + grace + 60 s. */
 long slurm_task_time(const struct slurm_spec *sp, const struct recipe *r);
 /* The largest array task id this cluster takes (MaxArraySize - 1, from
- * `scontrol show config`); 0 when unknown (then no limit is assumed). */
+ * `scontrol show config`), or its SchedulerParameters' max_array_tasks
+ * (tasks in one array) when smaller: the study's arrays are blocks of that
+ * many plan indices; 0 when unknown (then no limit is assumed). */
 uint64_t slurm_max_task(void);
 /* The sbatch command of array a (NULL terminated; slurm_argv_free it): the
  * task script, its output under dir_abs/slurm/, the recipe's options; the

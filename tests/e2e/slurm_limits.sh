@@ -4,6 +4,8 @@
 # script adds an offset to the task id; every point runs once, each row
 # names its real task id, and a resume maps a cancelled task of an offset
 # array back to its point. Here MaxArraySize=4 (task ids 1-3) and 7 points.
+# SchedulerParameters' max_array_tasks (tasks in one array) splits arrays
+# the same way.
 # A partition's MaxTime below the time limit per task (Slurm would keep the
 # tasks pending for ever, PartitionTimeLimit) is exit 2 before anything is
 # written or submitted. Tasks that wait on something that will not pass
@@ -148,5 +150,22 @@ expect_status 2 "$MATRIX" run gp.yaml --out gp 2> gp.err
 expect_grep "^matrix: run: sbatch --test-only refuses the study (exit status 1): allocation failure: Requested node configuration is not available: nothing was written" gp.err "memory no node has"
 [ ! -e gp ] || fail "a refused study made its directory"
 expect_eq "$(squeue -h -n matrix-slurmgpu)" "" "nothing submitted"
+
+# max_array_tasks=2: arrays of 2 tasks (the one array of 4 was refused)
+sed -i 's/^SchedulerParameters=sched_interval=1$/SchedulerParameters=sched_interval=1,max_array_tasks=2/' "$SLURM_CONF"
+scontrol reconfigure
+i=0; until scontrol show config | grep -q "max_array_tasks=2"; do i=$((i + 1)); [ $i -lt 50 ] || fail "reconfigure"; sleep 0.1; done
+cat > mt.yaml <<YAML
+name: slurmtasks
+engine: command
+command: [sh, $top_srcdir/tests/e2e/engine.sh, ok, "{k}"]
+executor: {slurm: {time: 1m}}
+factors:
+  k: [1, 2, 3, 4]
+YAML
+"$MATRIX" run mt.yaml --out mt --no-report > mt.txt 2>&1 || { cat mt.txt >&2; fail "a study past max_array_tasks"; }
+expect_grep "(array 1-2, 0 GPUs per task)" mt.txt "first array of 2"
+expect_grep "(array 1-2, task id + 2 = plan index, 0 GPUs per task)" mt.txt "second array of 2"
+expect_eq "$(tail -n +2 mt/results.csv | cut -d, -f2 | sort -n | tr '\n' ' ')" "1 2 3 4 " "every point once under max_array_tasks"
 slurm_stop
 echo ok
