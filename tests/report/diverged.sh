@@ -20,7 +20,7 @@ for k in loss loss_last; do
 	expect_grep "^- key=$k loss=nan ([0-9a-f]*): training diverged: loss nan after the timed steps" run/report.md "the nan row named ($k)"
 	expect_grep "^- key=$k loss=-inf ([0-9a-f]*): training diverged: loss -inf" run/report.md "the -inf row named ($k)"
 done
-grep -q '^- key=[a-z_]* loss=2.3 ' run/report.md && fail "a finite loss named as diverged"
+grep -q '^- key=[a-z_]* loss=2.3 ([0-9a-f]*): training diverged' run/report.md && fail "a finite loss named as diverged"
 # --device auto beside a GPU whose CUDA backend did not load runs on the cpu
 # and says why in the record (device_fallback): named too
 cat > fb.yaml <<'YAML'
@@ -33,5 +33,5 @@ YAML
 "$MATRIX" run fb.yaml --out fb > fb.txt 2>&1 || { cat fb.txt >&2; fail "the fallback run failed"; }
 expect_grep '; 1 rows of device auto ran on the cpu beside a GPU' fb.txt "the run's quality line: the fallback"
 expect_grep '^- x=b ([0-9a-f]*): ran on the cpu, not the GPU (device auto): a GPU is present' fb/report.md "the fallback row named"
-grep -q '^- x=a ' fb/report.md && fail "a row without a fallback named"
+grep -q '^- x=a ([0-9a-f]*): ran on the cpu' fb/report.md && fail "a row without a fallback named"
 echo ok
