@@ -828,6 +828,23 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		error("run: --out and --resume both name the run directory: give one");
 		return -1;
 	}
+	/* both change how a directory is resumed; without --resume they did nothing */
+	if (!o->resume && (o->retry_failed || o->allow_changed)) {
+		const char *opt = o->retry_failed ? "--retry-failed" : "--allow-changed";
+		struct strbuf cmd = {0};
+		if (o->recipe) {
+			argv_shell_quote(&cmd, o->recipe);
+			sb_putc(&cmd, ' ');
+		}
+		sb_puts(&cmd, "--resume ");
+		if (o->out) /* a run already in --out DIR is resumed with --resume DIR */
+			argv_shell_quote(&cmd, o->out);
+		else
+			sb_puts(&cmd, "DIR");
+		error("run: %s applies to a resumed run: matrix run %s %s", opt, cmd.buf, opt);
+		sb_free(&cmd);
+		return -1;
+	}
 	return 0;
 }
 
@@ -2030,8 +2047,12 @@ static int study_verdict(struct study *S)
 	struct strbuf sb = {0};
 	sb_puts(&sb, "matrix: ");
 	verdict_counts(S, dir_rows, el, &sb);
-	sb_printf(&sb, "%s; results in %s/results.csv",
-		  failed_rows ? " (see the logs; re-run them with --resume DIR --retry-failed)" : "", S->dir);
+	if (failed_rows) {
+		sb_puts(&sb, " (see the logs; re-run them with: matrix run --resume ");
+		argv_shell_quote(&sb, S->dir);
+		sb_puts(&sb, " --retry-failed)");
+	}
+	sb_printf(&sb, "; results in %s/results.csv", S->dir);
 	progress_print(&S->pg, sb.buf);
 	if (S->quality.len) {
 		sb_reset(&sb);

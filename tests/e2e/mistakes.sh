@@ -221,4 +221,11 @@ expect_status 0 "$MATRIX" run mixed.yaml --dry-run --only engine=native
 check mixedpy_only 2 "$MATRIX" run mixed.yaml --dry-run --only batch=2
 printf 'exclude:\n  - {engine: pytorch}\n' >> mixed.yaml
 expect_status 0 "$MATRIX" run mixed.yaml --dry-run
+# --retry-failed and --allow-changed only change a resume: without --resume
+# they were accepted and did nothing (a fresh run, the failed points not retried)
+printf "matrix: run: --retry-failed applies to a resumed run: matrix run a.yaml --resume DIR --retry-failed\nusage: %s\n" "$usage_run" > retry.want
+check retry 2 "$MATRIX" run a.yaml --retry-failed --dry-run
+printf "matrix: run: --allow-changed applies to a resumed run: matrix run a.yaml --resume 'my run' --allow-changed\nusage: %s\n" "$usage_run" > allowch.want
+check allowch 2 "$MATRIX" run a.yaml --out 'my run' --allow-changed
+[ ! -e 'my run' ] || fail "a refused --allow-changed made its directory"
 echo ok
