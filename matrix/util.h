@@ -165,4 +165,10 @@ const char *self_dir(void);
  * recipe.yaml" its own way). */
 char *rundir_problem(const char *dir);
 
+/* "s" after a count that is not 1: "%zu point%s", n, plural_s(n). */
+static inline const char *plural_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 #endif

@@ -352,6 +352,13 @@ void argv_shell_quote(struct strbuf *sb, const char *s)
 	sb_putc(sb, '\'');
 }
 
+char *shell_quoted(const char *s)
+{
+	struct strbuf sb = {0};
+	argv_shell_quote(&sb, s);
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
 /* path made absolute from the runner's directory (allocated). */
 static char *absolute(const char *path)
 {

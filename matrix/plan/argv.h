@@ -39,6 +39,9 @@ void argv_free(struct point_cmd *cmd);
  * with \xHH escapes (nothing raw reaches a terminal). */
 struct strbuf;
 void argv_shell_quote(struct strbuf *sb, const char *s);
+/* The same, as a string of its own (to free): for a path in a command a
+ * message tells the user to run. */
+char *shell_quoted(const char *s);
 
 /* The native engine a point runs (malloc'd): $MATRIX_ENGINE, the build
  * tree's beside matrix/matrix, the installed one beside matrix, else

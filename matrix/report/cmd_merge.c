@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "model.h"
+#include "plan/argv.h"
 #include "util.h"
 
 int cmd_merge(int argc, char **argv)
@@ -45,8 +46,11 @@ int cmd_merge(int argc, char **argv)
 		return cmd_usage("merge");
 	}
 	int rc = merge_write(out, dirs, ndirs, stderr, quiet ? NULL : stderr);
-	if (rc == 0 && !quiet)
-		printf("%s (%zu runs; 'matrix report %s' reports them as one study)\n", out, ndirs, out);
+	if (rc == 0 && !quiet) {
+		char *q = shell_quoted(out);
+		printf("%s (%zu runs; 'matrix report %s' reports them as one study)\n", out, ndirs, q);
+		free(q);
+	}
 	free(dirs);
 	return rc;
 }

@@ -369,7 +369,7 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 			  q->ci_known, 100 * q->rel_ci_target);
 	else
 		sb_printf(sb, "no row says whether it met the CI target");
-	sb_printf(sb, "; %zu points with repeats that disagree beyond their CIs", q->disagree);
+	sb_printf(sb, "; %zu point%s with repeats that disagree beyond their CIs", q->disagree, plural_s(q->disagree));
 	if (q->oversub)
 		sb_printf(sb, "; %zu rows oversubscribed", q->oversub);
 	if (!isnan(q->load_min))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "plan/argv.h"
 #include "plan/vocab.h"
 #include "result.h"
 #include "stats.h"
@@ -362,9 +363,14 @@ static void warn_unmerged(const char *dir, const struct table *t, FILE *err)
 	}
 	if (d)
 		closedir(d);
-	if (n)
-		fprintf(err, "matrix: warning: %zu rows that slurm tasks wrote wait in '%s/rows', not in results.csv: "
-			     "'matrix run --resume %s' merges them (this report leaves them out)\n", n, dir, dir);
+	if (n) {
+		struct strbuf q = {0};
+		argv_shell_quote(&q, dir);
+		fprintf(err, "matrix: warning: %zu row%s that slurm tasks wrote wait%s in '%s/rows', not in results.csv: "
+			     "'matrix run --resume %s' merges %s (this report leaves %s out)\n", n, plural_s(n),
+			n == 1 ? "s" : "", dir, q.buf, n == 1 ? "it" : "them", n == 1 ? "it" : "them");
+		sb_free(&q);
+	}
 }
 
 /* Read DIR/recipe.yaml into run->recipe (*have_recipe = 1 once it loaded)

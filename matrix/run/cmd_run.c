@@ -906,10 +906,12 @@ static int saved_recipe_edited(struct study *S)
 	int rc = 0;
 	if (line && sscanf(line + 14, "%16llx", &recorded) == 1 && recorded != S->r.text_hash) {
 		if (!S->o.allow_changed) {
+			char *qdir = shell_quoted(S->dir);
 			error("'%s' was edited since the run recorded it (hash %016" PRIx64 ", recorded %016llx "
 			      "in env.txt): restore it (recipe.prev.yaml holds an earlier one after --allow-changed), "
 			      "or resume with the edit: matrix run --resume %s --allow-changed",
-			      S->saved_path, S->r.text_hash, recorded, S->dir);
+			      S->saved_path, S->r.text_hash, recorded, qdir);
+			free(qdir);
 			rc = -1;
 		} else {
 			error("'%s' was edited since the run recorded it: resuming with the edit (--allow-changed)",
@@ -968,9 +970,11 @@ static int study_load_recipe(struct study *S)
 			size_t n = old && !strncmp(old, as_run, sizeof(as_run) - 1) ? strcspn(old, "\n") : 0;
 			char *how = n ? xasprintf(" (%.*s)", (int)(n - (sizeof(as_run) - 1)), old + sizeof(as_run) - 1)
 				      : xstrdup("");
+			char *qdir = shell_quoted(S->dir);
 			error("'%s' differs from the recipe '%s' was run with (%s): resume with 'matrix run "
 			      "--resume %s' alone, which runs that one%s, or pass --allow-changed",
-			      S->o.recipe, S->dir, S->saved_path, S->dir, how);
+			      S->o.recipe, S->dir, S->saved_path, qdir, how);
+			free(qdir);
 			free(how);
 			free(old);
 			return -1;
@@ -994,9 +998,12 @@ static int slurm_in_queue(const struct study *S, const struct slurm_jobs *J)
 	if (!active)
 		return 0;
 	char *list = slurm_jobs_list(J, " ");
-	error("'%s' has %zu slurm tasks still queued or running (jobs %s): resume it through slurm "
-	      "(drop --executor local), or wait for them ('matrix status %s') or scancel them first",
-	      S->dir, active, list, S->dir);
+	struct strbuf q = {0};
+	argv_shell_quote(&q, S->dir);
+	error("'%s' has %zu slurm task%s still queued or running (jobs %s): resume it through slurm "
+	      "(drop --executor local), or wait for %s ('matrix status %s') or scancel %s first",
+	      S->dir, active, plural_s(active), list, active == 1 ? "it" : "them", q.buf, active == 1 ? "it" : "them");
+	sb_free(&q);
 	free(list);
 	return -1;
 }
@@ -1122,8 +1129,10 @@ static int study_resume(struct study *S)
 	struct stat sbuf;
 	int have_results = stat(results_path, &sbuf) == 0, rc = 0;
 	if (have_results && !S->o.resume) {
+		char *q = shell_quoted(S->dir);
 		error("'%s' already holds a run: resume it with 'matrix run --resume %s', or choose another --out",
-		      S->dir, S->dir);
+		      S->dir, q);
+		free(q);
 		rc = -1;
 	} else if (!have_results && !S->o.resume && !dir_is_empty(S->dir)) {
 		error("'%s' is not empty and holds no matrix run: choose another --out", S->dir);
@@ -1446,8 +1455,8 @@ static int slurm_collect(struct study *S, const struct slurm_jobs *old, struct s
 	slurm_tasks_free(&T);
 	if (inflight) {
 		char *list = slurm_jobs_list(jobs, ", ");
-		printf("matrix: %zu points of '%s' are still queued or running in slurm job %s: followed, not "
-		       "submitted again\n", inflight, S->dir, list);
+		printf("matrix: %zu point%s of '%s' %s still queued or running in slurm job %s: followed, not "
+		       "submitted again\n", inflight, plural_s(inflight), S->dir, inflight == 1 ? "is" : "are", list);
 		free(list);
 	}
 	if (collected)
@@ -1480,8 +1489,8 @@ static int slurm_submit_all(struct study *S, struct slurm_jobs *jobs)
 		char offset[64] = "";
 		if (P->a[k].offset) /* past MaxArraySize: the task ids are not the plan indices */
 			snprintf(offset, sizeof(offset), ", task id + %" PRIu64 " = plan index", P->a[k].offset);
-		printf("matrix: submitted %zu points of '%s' in '%s' as slurm job %s (array %s%s, %ld GPUs per task)\n",
-		       P->a[k].ntasks, S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, offset, P->a[k].gpus);
+		printf("matrix: submitted %zu point%s of '%s' in '%s' as slurm job %s (array %s%s, %ld GPUs per task)\n",
+		       P->a[k].ntasks, plural_s(P->a[k].ntasks), S->r.name, S->dir, P->a[k].job, P->a[k].spec.buf, offset, P->a[k].gpus);
 		fflush(stdout);
 	}
 	return 0;
@@ -1581,8 +1590,10 @@ static void slurm_verdicts(struct study *S, const struct slurm_jobs *jobs)
 	slurm_tasks_free(&T);
 	if (left && !S->interrupted) {
 		progress_clear(&S->pg);
-		error("%zu slurm tasks ended %s without a row: not their points' failure, so no row says they "
-		      "failed; a resume submits them again (their output: %s/slurm/)", left, states.buf, S->dir);
+		error("%zu slurm task%s ended %s without a row: not %s point%s failure, so no row says %s "
+		      "failed; a resume submits %s again (their output: %s/slurm/)", left, plural_s(left), states.buf,
+		      left == 1 ? "its" : "their", left == 1 ? "'s" : "s'", left == 1 ? "it" : "they",
+		      left == 1 ? "it" : "them", S->dir);
 		S->interrupted = -1;
 	}
 	sb_free(&states);
@@ -1609,11 +1620,12 @@ static void study_slurm(struct study *S)
 	if (rc < 0) {
 		S->interrupted = -1;
 	} else if (S->o.detach && jobs.n) {
-		char *list = slurm_jobs_list(&jobs, " ");
+		char *list = slurm_jobs_list(&jobs, " "), *q = shell_quoted(S->dir);
 		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
 		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
 		       "--resume %s' (cancel: scancel %s)\n",
-		       S->pg.total - S->pg.done, S->pg.total, list, S->dir, S->dir, list);
+		       S->pg.total - S->pg.done, S->pg.total, list, q, q, list);
+		free(q);
 		free(list);
 		S->detached = 1;
 	} else if (jobs.n && slurm_follow(S, &jobs) == 0) {
@@ -1803,7 +1815,7 @@ static int study_prepare(struct study *S)
 		return -1;
 	}
 	if (merged > 0)
-		error("merged %ld rows that slurm tasks left in '%s/rows'", merged, S->dir);
+		error("merged %ld row%s that slurm tasks left in '%s/rows'", merged, plural_s((uint64_t)merged), S->dir);
 	return 0;
 }
 
@@ -2034,13 +2046,13 @@ static int study_verdict(struct study *S)
 			argv_shell_quote(&again, S->o.only);
 		}
 		if (S->interrupted > 0)
-			fprintf(stderr, "matrix: interrupted by %s: this invocation ran %" PRIu64 " points; the directory has "
+			fprintf(stderr, "matrix: interrupted by %s: this invocation ran %" PRIu64 " point%s; the directory has "
 					"%" PRIu64 " of %" PRIu64 " points; resume with: %s\n",
-				signal_name(S->interrupted), S->pg.done_now, S->pg.done, S->pg.total, again.buf);
+				signal_name(S->interrupted), S->pg.done_now, plural_s(S->pg.done_now), S->pg.done, S->pg.total, again.buf);
 		else
-			error("stopped: this invocation ran %" PRIu64 " points; the directory has %" PRIu64 " of %" PRIu64
+			error("stopped: this invocation ran %" PRIu64 " point%s; the directory has %" PRIu64 " of %" PRIu64
 			      " points; resume with: %s",
-			      S->pg.done_now, S->pg.done, S->pg.total, again.buf);
+			      S->pg.done_now, plural_s(S->pg.done_now), S->pg.done, S->pg.total, again.buf);
 		sb_free(&again);
 		return S->interrupted > 0 ? 130 : 1;
 	}

@@ -20,6 +20,7 @@
 
 #include "cmd.h"
 #include "exec_slurm.h"
+#include "plan/argv.h"
 #include "plan/grid.h"
 #include "report/model.h"
 #include "store.h"
@@ -138,10 +139,13 @@ static int plan_read(const char *dir, struct table *plan)
 			error("%s", problem);
 		else if (access(recipe, F_OK) != 0)
 			error("'%s' is not a run directory: it has no plan.csv and no recipe.yaml", dir);
-		else
+		else {
+			char *q = shell_quoted(dir);
 			error("'%s' has no plan.csv, the list of points a run writes when it starts, which status "
 			      "counts against: 'matrix run --resume %s' writes it again and runs what is missing, "
-			      "'matrix report %s' reads the results without it", dir, dir, dir);
+			      "'matrix report %s' reads the results without it", dir, q, q);
+			free(q);
+		}
 		free(problem);
 		free(recipe);
 	}
@@ -243,7 +247,7 @@ static void subsets_print(const struct tally *c)
 		if (!*u->only)
 			printf("%s the whole grid", k ? ";" : "");
 		else if (u->f)
-			printf("%s --only %s (%zu points, %zu done)", k ? ";" : "", t, u->n, u->done);
+			printf("%s --only %s (%zu point%s, %zu done)", k ? ";" : "", t, u->n, plural_s(u->n), u->done);
 		else
 			printf("%s --only %s (its points unknown: %s)", k ? ";" : "", t,
 			       c->from_plan ? "recipe.yaml does not load" : "recipe.yaml no longer has them");
@@ -297,7 +301,7 @@ static void tally_count(const struct planned *P, size_t n, struct tally *c)
 	c->missing = n - c->done - c->running - c->pending;
 }
 
-static void tally_print(const char *dir, const struct tally *c)
+static void tally_print(const char *dir, const char *qdir, const struct tally *c)
 {
 	struct strbuf by = {0};
 	for (size_t s = 0; s <= ARRAY_SIZE(statuses); s++)
@@ -325,12 +329,13 @@ static void tally_print(const char *dir, const struct tally *c)
 			printf(": %ld tasks in the queue, %ld of them running\n", c->in_queue, c->running_all);
 	}
 	if (c->unmerged)
-		printf("  rows     %6zu  in %s/rows, not in results.csv yet ('matrix run --resume %s' merges them)\n",
-		       c->unmerged, dir, dir);
+		printf("  rows     %6zu  in %s/rows, not in results.csv yet ('matrix run --resume %s' merges %s)\n",
+		       c->unmerged, dir, qdir, c->unmerged == 1 ? "it" : "them");
 }
 
-/* The last line, and the exit status. */
-static int tally_verdict(const char *dir, const struct tally *c)
+/* The last line, and the exit status; qdir: dir quoted for a shell, for the
+ * commands it suggests. */
+static int tally_verdict(const char *dir, const char *qdir, const struct tally *c)
 {
 	long holder = store_lock_holder(dir);
 	if (c->done == c->n && c->failed == 0) {
@@ -338,8 +343,8 @@ static int tally_verdict(const char *dir, const struct tally *c)
 		return STATUS_DONE;
 	}
 	if (c->done == c->n) {
-		printf("complete: %zu points failed (run them again with 'matrix run --resume %s --retry-failed')\n",
-		       c->failed, dir);
+		printf("complete: %zu point%s failed (run %s again with 'matrix run --resume %s --retry-failed')\n",
+		       c->failed, plural_s(c->failed), c->failed == 1 ? "it" : "them", qdir);
 		return STATUS_FAILED;
 	}
 	if (holder) {
@@ -347,20 +352,23 @@ static int tally_verdict(const char *dir, const struct tally *c)
 		return STATUS_RUNNING;
 	}
 	if (c->running || c->pending || c->in_queue > 0) {
-		printf("in progress: %zu points queued or running in slurm; 'matrix run --resume %s' follows them "
-		       "and collects their rows\n", c->running + c->pending, dir);
+		printf("in progress: %zu point%s queued or running in slurm; 'matrix run --resume %s' follows them "
+		       "and collects their rows\n", c->running + c->pending, plural_s(c->running + c->pending), qdir);
 		return STATUS_RUNNING;
 	}
 	if (c->in_queue < 0) {
-		printf("unknown: squeue failed, and %zu points have no row\n", c->n - c->done);
+		printf("unknown: squeue failed, and %zu point%s no row\n", c->n - c->done,
+		       c->n - c->done == 1 ? " has" : "s have");
 		return STATUS_RUNNING;
 	}
 	if (c->nsub && !c->whole && !c->unknown && c->outside == c->missing)
-		printf("stopped: %zu points have no row: no run kept them (--only); 'matrix run --resume %s' "
-		       "runs them\n", c->missing, dir);
+		printf("stopped: %zu point%s no row: no run kept %s (--only); 'matrix run --resume %s' "
+		       "runs %s\n", c->missing, c->missing == 1 ? " has" : "s have", c->missing == 1 ? "it" : "them",
+		       qdir, c->missing == 1 ? "it" : "them");
 	else
-		printf("stopped: %zu points have no row and nothing runs them ('matrix run --resume %s' runs them)\n",
-		       c->missing, dir);
+		printf("stopped: %zu point%s no row and nothing runs %s ('matrix run --resume %s' runs %s)\n",
+		       c->missing, c->missing == 1 ? " has" : "s have", c->missing == 1 ? "it" : "them", qdir,
+		       c->missing == 1 ? "it" : "them");
 	return STATUS_STOPPED;
 }
 
@@ -418,8 +426,11 @@ int cmd_status(int argc, char **argv)
 	slurm_queued(dir, P, n, &c);
 	tally_count(P, n, &c);
 	subsets_count(dir, have_r ? &r : NULL, P, n, &c);
-	tally_print(dir, &c);
-	int rc = tally_verdict(dir, &c);
+	struct strbuf qdir = {0};
+	argv_shell_quote(&qdir, dir);
+	tally_print(dir, qdir.buf, &c);
+	int rc = tally_verdict(dir, qdir.buf, &c);
+	sb_free(&qdir);
 	subsets_free(&c);
 	if (have_r)
 		recipe_free(&r);

@@ -198,6 +198,9 @@ void progress_point(struct progress *pg, const struct recipe *r, const struct pr
 	progress_clear(pg);
 	/* a person reads a terminal: the factors that vary, the id last, the
 	 * line wrapped to its width; a file gets every factor, whole */
+	/* [ 9/64] above [10/64]: the counter as wide as the total, so the columns align */
+	char tot[24];
+	int width = snprintf(tot, sizeof(tot), "%" PRIu64, pg->total);
 	for (int to_tty = 0; to_tty < 2; to_tty++) {
 		FILE *out = to_tty ? stderr : stdout;
 		int term = to_tty || pg->out_tty;
@@ -206,11 +209,11 @@ void progress_point(struct progress *pg, const struct recipe *r, const struct pr
 		struct strbuf label = {0}, line = {0};
 		progress_label(pg, r, pp->levels, pp->repeat, !term, &label);
 		if (term)
-			sb_printf(&line, "[%" PRIu64 "/%" PRIu64 "] %s  %.3f s  %s", pg->done, pg->total, pp->status,
-				  pp->wall_s, label.buf);
+			sb_printf(&line, "[%*" PRIu64 "/%" PRIu64 "] %s  %.3f s  %s", width, pg->done, pg->total,
+				  pp->status, pp->wall_s, label.buf);
 		else
-			sb_printf(&line, "[%" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", pg->done, pg->total,
-				  pp->status, pp->wall_s, pp->id, label.buf);
+			sb_printf(&line, "[%*" PRIu64 "/%" PRIu64 "] %-11s %8.3f s  %s  %s", width, pg->done,
+				  pg->total, pp->status, pp->wall_s, pp->id, label.buf);
 		double tv;
 		char t3[32];
 		const char *mname = r->report.metric;

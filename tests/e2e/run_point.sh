@@ -56,7 +56,7 @@ id2=$(awk -F, '$2 == 2 { print $1 }' plan.csv)
 awk -F, -v id="$id2" 'NR == 1 || $1 == id' run/results.csv > "run/rows/$id2.csv"
 awk -F, -v id="$id2" '$1 != id' run/results.csv > res.csv && mv res.csv run/results.csv
 "$MATRIX" report run > /dev/null 2> rep3.err || true
-expect_grep "^matrix: warning: 1 rows that slurm tasks wrote wait in 'run/rows', not in results.csv: 'matrix run --resume run' merges them (this report leaves them out)$" rep3.err "report with a row not merged"
+expect_grep "^matrix: warning: 1 row that slurm tasks wrote waits in 'run/rows', not in results.csv: 'matrix run --resume run' merges it (this report leaves it out)$" rep3.err "report with a row not merged"
 
 # the slurm executor's sbatch lines: one array per number of GPUs per task
 cat > s.yaml <<YAML

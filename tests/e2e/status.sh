@@ -22,7 +22,7 @@ expect_eq "$(cat st.txt)" "ok: 4 points planned (the grid of recipe.yaml)
   running       0
   pending       0
   missing       2  (no row, not queued)
-  subsets  --only mode=ok,k=1 (1 points, 1 done); --only mode=ok (2 points, 2 done)
+  subsets  --only mode=ok,k=1 (1 point, 1 done); --only mode=ok (2 points, 2 done)
 stopped: 2 points have no row: no run kept them (--only); 'matrix run --resume ok' runs them" "status of a study run in subsets"
 expect_eq "$(csv_col ok/results.csv node | grep -cx "$(hostname)")" 2 "node per row"
 # the same subset again adds no line; the rest of the grid completes it
@@ -32,7 +32,7 @@ expect_eq "$(cut -d, -f2- ok/subsets.csv | tr '\n' '|')" 'only|"mode=ok,k=1"|mod
 expect_status 1 "$MATRIX" status ok > st.txt
 expect_grep "^ok: 4 points planned (the grid of recipe.yaml)$" st.txt "the whole grid"
 expect_grep "^  done          4  (2 ok, 2 failed)$" st.txt "every subset's rows counted"
-expect_grep "^  subsets  --only mode=ok,k=1 (1 points, 1 done); --only mode=ok (2 points, 2 done); --only mode=fail (2 points, 2 done)$" st.txt "three subsets"
+expect_grep "^  subsets  --only mode=ok,k=1 (1 point, 1 done); --only mode=ok (2 points, 2 done); --only mode=fail (2 points, 2 done)$" st.txt "three subsets"
 # a run of the whole grid: no subsets line
 "$MATRIX" run r.yaml --out whole --only mode=ok --no-report > /dev/null
 "$MATRIX" run --resume whole --no-report > /dev/null || true
@@ -44,11 +44,23 @@ expect_grep "4 rows in results.csv of 4 planned points" whole/report.md "the rep
 expect_status 1 "$MATRIX" status mixed > st.txt
 expect_grep "^  done          4  (2 ok, 2 failed)" st.txt "counts by status"
 expect_grep "^complete: 2 points failed (run them again with 'matrix run --resume mixed --retry-failed')" st.txt "verdict with failures"
+# the commands a message suggests quote the directory for the shell (a space,
+# a quote: the printed command ran 'matrix run --resume my' and failed)
+cp -r mixed "it's mine"
+expect_status 1 "$MATRIX" status "it's mine" > st.txt
+expect_grep "^complete: 2 points failed (run them again with 'matrix run --resume 'it'\\\\''s mine' --retry-failed')" st.txt "verdict quotes the directory"
+cmd=$(sed -n "s/^complete: .* with '\(matrix .*\)')\$/\1/p" st.txt)
+expect_eq "$cmd" "matrix run --resume 'it'\\''s mine' --retry-failed" "the suggested command"
+eval "set -- $cmd"
+expect_eq "$4" "it's mine" "the suggested command's directory, read by the shell"
+expect_status 2 "$MATRIX" run r.yaml --out "it's mine" --no-report 2> again.err
+expect_grep "resume it with 'matrix run --resume 'it'\\\\''s mine'', or choose another --out" again.err "an existing --out"
+rm -rf "it's mine"
 # a row lost: the run is stopped with one point missing
 head -n 4 mixed/results.csv > cut.csv && mv cut.csv mixed/results.csv
 expect_status 4 "$MATRIX" status mixed > st.txt
 expect_grep "^  missing       1  (no row, not queued)" st.txt "missing point"
-expect_grep "^stopped: 1 points have no row and nothing runs them ('matrix run --resume mixed' runs them)" st.txt "verdict when stopped"
+expect_grep "^stopped: 1 point has no row and nothing runs it ('matrix run --resume mixed' runs it)" st.txt "verdict when stopped"
 # a runner at work
 cat > s.yaml <<YAML
 name: statsleep
