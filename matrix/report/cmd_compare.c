@@ -382,6 +382,7 @@ struct tally {
 	size_t possible;      /* of those, a possible regression (--fail-on-regression) */
 	double slog, su2;
 	double gm, gu;        /* geometric mean gain, half-width of its 95% CI (log) */
+	int gu_scatter;       /* gu from the scatter alone: some points have no interval */
 	double shift;         /* median log gain: the shift common to every point */
 	double spread;        /* spread_of(), NaN when unknown */
 	double r;             /* the run noise, log scale */
@@ -522,8 +523,10 @@ static void print_matches(const struct run *a, const struct run *b, const struct
  * 95% interval on the log scale: from the points' intervals, or from the
  * scatter of the matched log gains (t over nm - 1 degrees of freedom) when
  * that is wider, as it is when the intervals miss between-process noise
- * (one process per point); then the run noise r (log scale) in quadrature:
- * neither holds a shift common to every point. */
+ * (one process per point), or alone when a point has no interval (the
+ * scatter of the gains holds each point's own noise: it was one interval
+ * missing and the geometric mean had none); then the run noise r (log
+ * scale) in quadrature: neither holds a shift common to every point. */
 static void geomean(const struct match *m, size_t nm, struct tally *ty)
 {
 	double *gm = &ty->gm, *gu = &ty->gu, r = ty->r;
@@ -534,7 +537,9 @@ static void geomean(const struct match *m, size_t nm, struct tally *ty)
 		for (size_t i = 0; i < nm; i++)
 			ss += (log(m[i].gain) - mean) * (log(m[i].gain) - mean);
 		double ge = stat_t975(nm - 1) * sqrt(ss / (double)(nm - 1) / (double)nm);
-		if (!isnan(*gu) && ge > *gu)
+		if (isnan(*gu))
+			ty->gu_scatter = 1;
+		if (isnan(*gu) || ge > *gu)
 			*gu = ge;
 	}
 	*gu = sqrt(*gu * *gu + r * r);
@@ -617,7 +622,11 @@ static int print_summary(const struct run *a, const struct run *b, size_t nm, co
 	if (!isnan(gu))
 	{
 		gain_ci(g2, g3, log(gm) - gu, log(gm) + gu);
-		printf(" (95%% CI %s..%s)", g2, g3);
+		printf(" (95%% CI %s..%s", g2, g3);
+		if (ty->gu_scatter)
+			printf(", from the scatter of the %zu gains: %zu point%s no interval of %s own", nm, ty->unknown,
+			       ty->unknown == 1 ? " has" : "s have", ty->unknown == 1 ? "its" : "their");
+		printf(")");
 	}
 	printf(" = %s%%\n", sig3(g1, 100.0 * (gm - 1), 1));
 	printf("significant and at least %g%% apart: %zu faster, %zu slower; %zu within noise", o->threshold,
@@ -823,7 +832,11 @@ static void compare_markdown(const struct run *a, const struct run *b, const str
 	if (!isnan(gu))
 	{
 		gain_ci(lo, hi, log(gm) - gu, log(gm) + gu);
-		sb_printf(sb, " (95%% CI %s .. %s)", lo, hi);
+		sb_printf(sb, " (95%% CI %s .. %s", lo, hi);
+		if (ty->gu_scatter)
+			sb_printf(sb, ", from the scatter of the %zu gains: %zu point%s no interval of %s own", nm,
+				  ty->unknown, ty->unknown == 1 ? " has" : "s have", ty->unknown == 1 ? "its" : "their");
+		sb_puts(sb, ")");
 	}
 	sb_printf(sb, "; %zu faster, %zu slower, %zu within noise", ty->faster, ty->slower, ty->noise);
 	if (ty->unrep)

@@ -48,6 +48,15 @@ expect_grep '"busy_rows_a": 0, "busy_rows_b": 5,' busy.json "json: busy rows"
 # otherwise only the exit status carried
 expect_status 0 "$MATRIX" compare calm busy --format markdown > busy.md
 expect_grep '^\*\*note\*\*: B: 5 of [0-9]* rows started with more load than cores' busy.md "markdown: the busy side named"
+# a point without an interval (a row with no CI): the geometric mean keeps
+# one, from the scatter of the gains, and says so; it had none at all
+mkdir noci && cp a/recipe.yaml noci/
+awk -F, 'BEGIN { OFS = "," } NR > 1 && $4 == "big" && $5 == "on" && $11 != "" && !done { $14 = ""; $15 = ""; done = 1 } { print }' b/results.csv > noci/results.csv
+expect_status 0 "$MATRIX" compare a noci > noci.txt
+expect_grep '^46 matched points (0 only in A, 0 only in B); geometric mean gain 0.948 (95% CI 0.[0-9]*..0.9[0-9]*, from the scatter of the 46 gains: 1 point has no interval of its own) = -5.2%$' noci.txt "geometric mean with a point without an interval"
+expect_grep ', 1 without a CI$' noci.txt "the point without an interval counted"
+expect_status 0 "$MATRIX" compare a noci --format markdown > noci.md
+expect_grep 'geometric mean gain 0.948 (95% CI 0.[0-9]* .. 0.9[0-9]*, from the scatter of the 46 gains: 1 point has no interval of its own)' noci.md "markdown: the same"
 # the same on step time: the gain does not depend on the metric's direction
 expect_status 0 "$MATRIX" compare --metric step_ms a b > ms.txt
 expect_grep 'geometric mean gain 0.948 ' ms.txt "step time geometric mean"
