@@ -371,11 +371,11 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 		sb_printf(sb, "no row says whether it met the CI target");
 	sb_printf(sb, "; %zu point%s with repeats that disagree beyond their CIs", q->disagree, plural_s(q->disagree));
 	if (q->oversub)
-		sb_printf(sb, "; %zu rows oversubscribed", q->oversub);
+		sb_printf(sb, "; %zu row%s oversubscribed", q->oversub, plural_s(q->oversub));
 	if (!isnan(q->load_min))
 		sb_printf(sb, "; load average at start %.2f..%.2f", q->load_min, q->load_max);
 	if (q->busy)
-		sb_printf(sb, " (%zu rows started with more load than cores)", q->busy);
+		sb_printf(sb, " (%zu row%s started with more load than cores)", q->busy, plural_s(q->busy));
 	if (!isnan(q->mhz_min))
 		sb_printf(sb, "; CPU clock %.0f..%.0f MHz", q->mhz_min, q->mhz_max);
 	if (!isnan(q->gpu_mhz_min))
@@ -383,11 +383,11 @@ void quality_summary(const struct quality *q, struct strbuf *sb)
 	if (!isnan(q->gpu_temp_max))
 		sb_printf(sb, "; GPU up to %.0f C", q->gpu_temp_max);
 	if (q->throttled)
-		sb_printf(sb, "; %zu rows throttled", q->throttled);
+		sb_printf(sb, "; %zu row%s throttled", q->throttled, plural_s(q->throttled));
 	if (q->diverged)
-		sb_printf(sb, "; %zu rows whose training diverged (loss not finite)", q->diverged);
+		sb_printf(sb, "; %zu row%s whose training diverged (loss not finite)", q->diverged, plural_s(q->diverged));
 	if (q->fell_back)
-		sb_printf(sb, "; %zu rows of device auto ran on the cpu beside a GPU", q->fell_back);
+		sb_printf(sb, "; %zu row%s of device auto ran on the cpu beside a GPU", q->fell_back, plural_s(q->fell_back));
 	if (q->ntypes > 1)
 		sb_printf(sb, "; rows ran on %zu node types", q->ntypes);
 	for (size_t i = 0; i < q->nmixed; i++)

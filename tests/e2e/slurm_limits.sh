@@ -67,7 +67,7 @@ expect_status 4 "$MATRIX" status n > st.txt
 expect_grep "^  done *5  (5 ok)" st.txt "status: done"
 expect_grep "^  missing *1 " st.txt "status: missing"
 "$MATRIX" run --resume n --no-report > n2.txt 2> n2.err || { cat n2.txt n2.err >&2; fail "resume past MaxArraySize"; }
-expect_grep "submitted 1 points of 'slurmmaxd' in 'n' as slurm job [0-9]* (array 3, task id + 3 = plan index," n2.txt "the cancelled point submitted again"
+expect_grep "submitted 1 point of 'slurmmaxd' in 'n' as slurm job [0-9]* (array 3, task id + 3 = plan index," n2.txt "the cancelled point submitted again"
 expect_eq "$(tail -n +2 n/results.csv | cut -d, -f2 | sort -n | tr '\n' ' ')" "1 2 3 4 5 6 " "every point once after the resume"
 expect_eq "$(csv_col n/results.csv status | sort -u)" ok "statuses after the resume"
 awk -F, '$2 == 6' n/results.csv | grep -q "slurm_task=3" || fail "plan index 6: its task id"

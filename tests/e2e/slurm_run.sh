@@ -29,7 +29,7 @@ factors:
   k: [300]
 YAML
 "$MATRIX" run t.yaml --out tl --detach > tl.txt
-expect_grep "submitted 1 points of 'slurmlimit' in 'tl' as slurm job [0-9]* (array 1" tl.txt "submission"
+expect_grep "submitted 1 point of 'slurmlimit' in 'tl' as slurm job [0-9]* (array 1" tl.txt "submission"
 expect_grep "detached: 1 of 1 points are queued in slurm job [0-9]*; follow them with 'matrix status tl'" tl.txt "detach line"
 tjob=$(cat tl/slurm/jobs)
 expect_eq "$(squeue -h -j "$tjob" -o %l)" 1:00 "the task's time limit"
@@ -128,7 +128,7 @@ expect_grep "^  missing *1 " st2.txt "status: missing"
 expect_grep "^stopped: 1 point has no row and nothing runs it ('matrix run --resume dd' runs it)" st2.txt "status verdict when stopped"
 expect_grep "^  rows *3  in dd/rows" st2.txt "rows not merged yet"
 "$MATRIX" run --resume dd --no-report > d3.txt 2> d3.err || { cat d3.txt d3.err >&2; fail "resume after a cancel"; }
-expect_grep "submitted 1 points of 'slurmdetach' in 'dd' as slurm job [0-9]* (array 4," d3.txt "only the cancelled point submitted again"
+expect_grep "submitted 1 point of 'slurmdetach' in 'dd' as slurm job [0-9]* (array 4," d3.txt "only the cancelled point submitted again"
 expect_eq "$(tail -n +2 dd/results.csv | cut -d, -f1 | sort -u | wc -l) $(tail -n +2 dd/results.csv | wc -l)" "4 4" "every point once"
 expect_eq "$(csv_col dd/results.csv status | sort -u)" ok "statuses"
 expect_status 0 "$MATRIX" status dd > st3.txt

@@ -31,7 +31,7 @@ factors:
   x: [a, b]
 YAML
 "$MATRIX" run fb.yaml --out fb > fb.txt 2>&1 || { cat fb.txt >&2; fail "the fallback run failed"; }
-expect_grep '; 1 rows of device auto ran on the cpu beside a GPU' fb.txt "the run's quality line: the fallback"
+expect_grep '; 1 row of device auto ran on the cpu beside a GPU' fb.txt "the run's quality line: the fallback"
 expect_grep '^- x=b ([0-9a-f]*): ran on the cpu, not the GPU (device auto): a GPU is present' fb/report.md "the fallback row named"
 grep -q '^- x=a ([0-9a-f]*): ran on the cpu' fb/report.md && fail "a row without a fallback named"
 echo ok
