@@ -197,8 +197,9 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
 }
 
 /* The distance between a and b in single-character edits, at most 64
- * characters each (longer: SIZE_MAX), for the did-you-mean of an unknown flag. */
-static size_t edit_distance(const char *a, const char *b)
+ * characters each (longer: SIZE_MAX), for the did-you-mean of an unknown flag
+ * or model. */
+size_t flags_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), prev[65], cur[65];
     if (la > 64 || lb > 64)
@@ -228,7 +229,7 @@ static const struct flag *flag_near(const char *name, size_t len)
     memcpy(w, name, len);
     w[len] = 0;
     for (int k = 0; k < NFLAGS; k++) {
-        size_t d = edit_distance(w, flags[k].name);
+        size_t d = flags_edit_distance(w, flags[k].name);
         if ((d == 1 || (d == 2 && len >= 6)) && d < best_d)
             best_d = d, best = &flags[k];
         if (!prefix && len >= 2 && strncmp(flags[k].name, w, len) == 0)

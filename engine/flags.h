@@ -39,5 +39,8 @@ int flags_parse(int argc, char **argv, struct opts *o);
 int flags_given(const struct opts *o, const char *name);
 /* The --help text. */
 void flags_usage(FILE *f);
+/* Single-character edits between a and b (at most 64 characters each, else
+ * SIZE_MAX): the did-you-mean of an unknown flag or model. */
+size_t flags_edit_distance(const char *a, const char *b);
 
 #endif

@@ -15,6 +15,7 @@
 #include "record.h"
 #include "rng.h"
 #include "weights.h"
+#include "flags.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -545,6 +546,31 @@ static int dump_run(struct run *r, const struct opts *o)
 
 /* ---- the steps ------------------------------------------------------------------ */
 
+/* The model an unknown name most likely meant: the one within two edits
+ * (one for names of four characters or fewer) when only one is that near,
+ * else the one the name begins ("mnist": mnist_cnn) when only one does;
+ * NULL when none stands out ("resnet": resnet18 and resnet50). */
+static const char *model_near(const char *name)
+{
+    const char *best = NULL, *prefix = NULL;
+    size_t best_d = (size_t)-1, len = strlen(name), max_d = len <= 4 ? 1 : 2;
+    int ties = 0, prefixes = 0;
+    if (!len)
+        return NULL;
+    for (const model_desc *m = models; m->name; m++) {
+        size_t d = flags_edit_distance(name, m->name);
+        if (d < best_d)
+            best_d = d, best = m->name, ties = 0;
+        else if (d == best_d)
+            ties++;
+        if (strncmp(m->name, name, len) == 0)
+            prefix = m->name, prefixes++;
+    }
+    if (best && best_d <= max_d && !ties)
+        return best;
+    return prefixes == 1 ? prefix : NULL;
+}
+
 /* --version: the version, then the build configuration (configure's
  * summary) and where the modules would be loaded from. */
 static void print_version(FILE *f)
@@ -617,7 +643,12 @@ int session_flags(struct session *s, int argc, char **argv)
     if (o->result && !comm_is_rank())
         out_forget(o->result);
     if (!(s->md = model_find(o->pt.model))) {
-        fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
+        const char *near = model_near(o->pt.model);
+        if (near)
+            fprintf(stderr, "matrix-engine: unknown model '%s' (did you mean '%s'? see --list-models)\n",
+                    o->pt.model, near);
+        else
+            fprintf(stderr, "matrix-engine: unknown model '%s' (see --list-models)\n", o->pt.model);
         return 2;
     }
     /* the MATRIX_ENGINE_* knobs, the CUDA backend's too, before anything runs */

@@ -29,6 +29,10 @@ usage: matrix-engine [flags] --result FILE (see --help)" --batch 0
 expect_exit 2 "matrix-engine: flag '--model' needs a value
 usage: matrix-engine [flags] --result FILE (see --help)" --model
 expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model vgg
+# a near miss gets the model it most likely meant; an ambiguous one none
+expect_exit 2 "matrix-engine: unknown model 'mnist' (did you mean 'mnist_cnn'? see --list-models)" --model mnist
+expect_exit 2 "matrix-engine: unknown model 'bert_bse' (did you mean 'bert_base'? see --list-models)" --model bert_bse
+expect_exit 2 "matrix-engine: unknown model 'resnet' (see --list-models)" --model resnet
 # --NAME=VALUE reads as --NAME VALUE (issue 21): the same messages, a suggestion for a typo
 expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
 usage: matrix-engine [flags] --result FILE (see --help)" --batch=0
