@@ -347,3 +347,17 @@ int result_table_upgrade(struct table *t)
 	*t = (struct table){.ncols = ncols, .header = header, .nrows = nrows, .rows = rows};
 	return 1;
 }
+
+char *result_row_path(const char *dir, const char *id)
+{
+	return xasprintf("%s/rows/%s.csv", dir, id);
+}
+
+int result_row_file_id(const char *name, char id[17])
+{
+	if (strlen(name) != 16 + 4 || strspn(name, "0123456789abcdef") != 16 || strcmp(name + 16, ".csv") != 0)
+		return 0;
+	memcpy(id, name, 16);
+	id[16] = '\0';
+	return 1;
+}

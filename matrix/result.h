@@ -75,4 +75,12 @@ long result_column_index(const char *key);
 struct table;
 int result_table_upgrade(struct table *t);
 
+/* Rows written apart, one file per finished point (the slurm executor's
+ * tasks, `matrix run-point`): DIR/rows/ID.csv (run/store.h writes and merges
+ * them; status and report read which are there). The path of point id's: */
+char *result_row_path(const char *dir, const char *id);
+/* Whether name, an entry of DIR/rows/, is a point's row file ID.csv (16
+ * lower-case hex digits, ".csv"); then its id in id. */
+int result_row_file_id(const char *name, char id[17]);
+
 #endif

@@ -332,14 +332,9 @@ struct cols {
 	long *factor;         /* per factor of the recipe, all present */
 };
 
-/* Whether t (NULL: none) has a row of point id. */
-static int table_has_id(const struct table *t, const char *id)
+static int cmp_str(const void *a, const void *b)
 {
-	long c = t ? table_column(t, "id") : -1;
-	for (size_t i = 0; c >= 0 && i < t->nrows; i++)
-		if (strcmp(t->rows[i].cell[c], id) == 0)
-			return 1;
-	return 0;
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Say so when slurm tasks wrote rows to DIR/rows/ID.csv (16 hex digits)
@@ -351,16 +346,21 @@ static void warn_unmerged(const char *dir, const struct table *t, FILE *err)
 	char *path = xasprintf("%s/rows", dir);
 	DIR *d = opendir(path);
 	free(path);
-	size_t n = 0;
-	for (struct dirent *e; d && (e = readdir(d));) {
-		char id[17];
-		if (strlen(e->d_name) != 20 || strspn(e->d_name, "0123456789abcdef") != 16 ||
-		    strcmp(e->d_name + 16, ".csv") != 0)
-			continue;
-		memcpy(id, e->d_name, 16);
-		id[16] = '\0';
-		n += !table_has_id(t, id);
+	size_t n = 0, nids = 0;
+	char **ids = NULL; /* results.csv's ids, sorted: a study of many points, as many files */
+	long c = t && d ? table_column(t, "id") : -1;
+	if (c >= 0) {
+		ids = xcalloc(t->nrows ? t->nrows : 1, sizeof(*ids));
+		for (size_t i = 0; i < t->nrows; i++)
+			ids[nids++] = t->rows[i].cell[c];
+		qsort(ids, nids, sizeof(*ids), cmp_str);
 	}
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char id[17], *key = id;
+		if (result_row_file_id(e->d_name, id))
+			n += !nids || !bsearch(&key, ids, nids, sizeof(*ids), cmp_str);
+	}
+	free(ids);
 	if (d)
 		closedir(d);
 	if (n) {

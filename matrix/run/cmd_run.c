@@ -2331,7 +2331,7 @@ int cmd_run_point(int argc, char **argv)
 		error("run-point: '%s' has no point %s", dir, which);
 		goto out;
 	}
-	row_path = store_row_path(dir, s.pt.id);
+	row_path = result_row_path(dir, s.pt.id);
 	if (access(row_path, F_OK) == 0 || results_have(dir, s.pt.id)) {
 		printf("matrix: point %s of '%s' already has a row: not run again\n", s.pt.id, dir);
 		rc = 0;

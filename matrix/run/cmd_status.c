@@ -24,6 +24,7 @@
 #include "plan/grid.h"
 #include "report/model.h"
 #include "store.h"
+#include "result.h"
 #include "table.h"
 #include "util.h"
 
@@ -76,12 +77,12 @@ static size_t take_row_files(struct planned *P, size_t n, const char *dir)
 	size_t k = 0;
 	for (struct dirent *e; d && (e = readdir(d));) {
 		char id[17];
-		if (!store_row_file_id(e->d_name, id))
+		if (!result_row_file_id(e->d_name, id))
 			continue;
 		struct planned *p = planned_find(P, n, id);
 		if (!p || p->status)
 			continue;
-		char *path = store_row_path(dir, id), *why = NULL;
+		char *path = result_row_path(dir, id), *why = NULL;
 		struct table t;
 		if (table_read(path, &t, NULL, &why) == 0) {
 			k += take_rows(P, n, &t);

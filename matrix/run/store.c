@@ -190,21 +190,6 @@ void store_close(struct store *s)
 	s->header = NULL;
 }
 
-int store_row_file_id(const char *name, char id[17])
-{
-	size_t len = strlen(name);
-	if (name[0] == '.' || len != 16 + 4 || strcmp(name + 16, ".csv") != 0)
-		return 0;
-	memcpy(id, name, 16);
-	id[16] = '\0';
-	return 1;
-}
-
-char *store_row_path(const char *dir, const char *id)
-{
-	return xasprintf("%s/rows/%s.csv", dir, id);
-}
-
 int store_row_write(struct store *s, const char *dir, const char *id, char *const *cells)
 {
 	char host[256] = "";
@@ -213,7 +198,7 @@ int store_row_write(struct store *s, const char *dir, const char *id, char *cons
 		if (*c == '/')
 			*c = '_';
 	char *rows = xasprintf("%s/rows", dir);
-	char *path = store_row_path(dir, id);
+	char *path = result_row_path(dir, id);
 	char *tmp = xasprintf("%s/.%s.%s.%ld.tmp", rows, id, host, (long)getpid());
 	struct strbuf sb = {0};
 	csv_record(&sb, s->header, s->ncols);
@@ -263,9 +248,9 @@ long store_merge_rows(struct store *s, const char *dir, int (*seen)(const char *
 	long n = 0;
 	for (struct dirent *e; n >= 0 && (e = readdir(d));) {
 		char id[17];
-		if (!store_row_file_id(e->d_name, id))
+		if (!result_row_file_id(e->d_name, id))
 			continue;
-		char *path = store_row_path(dir, id);
+		char *path = result_row_path(dir, id);
 		if (seen(id, ctx)) {
 			unlink(path);
 			free(path);

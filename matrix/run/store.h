@@ -49,11 +49,8 @@ void store_close(struct store *s);
  * point's one row, written to a temporary name of its own (host and pid)
  * and renamed into place, so that a reader on any machine of a shared
  * filesystem sees the whole file or none; a point run twice replaces its
- * file. The front end merges them into results.csv (store_merge_rows). */
-char *store_row_path(const char *dir, const char *id);
-/* Whether name, an entry of DIR/rows/, is a point's row file ID.csv; then
- * its id in id. */
-int store_row_file_id(const char *name, char id[17]);
+ * file. The front end merges them into results.csv (store_merge_rows).
+ * Their names: result_row_path, result_row_file_id (result.h). */
 /* Write DIR/rows/ID.csv (cells as for store_append). Returns 0 or -1 (errno). */
 int store_row_write(struct store *s, const char *dir, const char *id, char *const *cells);
 /* Append the row of every DIR/rows/ID.csv not seen yet (seen(id, ctx) false)

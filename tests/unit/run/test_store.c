@@ -137,6 +137,20 @@ static void test_result(const char *dir)
 	unlink(p);
 	CHECK_INT(result_read(p, &res, &why), -1);
 	free(p);
+	/* the row files of DIR/rows/: ID.csv, 16 lower-case hex digits, and
+	 * nothing else there (temporary names, dot files, an editor's copy) */
+	char id[17] = "";
+	CHECK_INT(result_row_file_id("0123456789abcdef.csv", id), 1);
+	CHECK_STR(id, "0123456789abcdef");
+	CHECK_INT(result_row_file_id(".123456789abcdef.csv", id), 0);
+	CHECK_INT(result_row_file_id("0123456789ABCDEF.csv", id), 0);
+	CHECK_INT(result_row_file_id("0123456789abcdef.csv~", id), 0);
+	CHECK_INT(result_row_file_id("0123456789abcdefx.csv", id), 0);
+	CHECK_INT(result_row_file_id("0123456789abcdef.tmp", id), 0);
+	CHECK_INT(result_row_file_id("", id), 0);
+	char *rp = result_row_path("d x", "0123456789abcdef");
+	CHECK_STR(rp, "d x/rows/0123456789abcdef.csv");
+	free(rp);
 }
 
 static void test_util(void)
