@@ -668,6 +668,38 @@ static char **point_row(const struct recipe *r, const struct store *st, const st
 	return cells;
 }
 
+/* The first ok point whose result has no key named report.metric: said at
+ * once, with the key it most likely meant, instead of after the whole study,
+ * when the report finds no metric ('thruput' for throughput). epoch_time is
+ * the report's (dataset_size / throughput), never a point's key. */
+static void metric_missing(const struct recipe *r, const struct slot *s, const struct outcome *o,
+			   struct progress *pg)
+{
+	const char *m = r->report.metric;
+	if (pg->metric_warned || !m || strcmp(o->status, "ok") != 0 || result_get(&o->res, m) ||
+	    strcmp(m, "epoch_time") == 0)
+		return;
+	pg->metric_warned = 1;
+	const char **keys = xcalloc(o->res.n + 1, sizeof(*keys));
+	for (size_t i = 0; i < o->res.n; i++)
+		keys[i] = o->res.kv[i].key;
+	const char *near = vocab_closest(m, keys, o->res.n);
+	if (!near) { /* a metric misspelt as it sounds: up to a third of its letters */
+		size_t best = (size_t)-1;
+		for (size_t i = 0; i < o->res.n; i++) {
+			size_t d = edit_distance(m, keys[i]);
+			if (d < best && 3 * d <= strlen(keys[i]) && 3 * d <= strlen(m) + 3)
+				best = d, near = keys[i];
+		}
+	}
+	progress_clear(pg);
+	fprintf(stderr, "matrix: warning: point %s is ok but its result has no '%s', the recipe's report.metric%s%s%s: "
+			"the report will have no metric to show; stop the run (Ctrl-C) and fix report.metric, or "
+			"report with 'matrix report DIR --metric NAME' afterwards\n",
+		s->pt.id, m, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	free(keys);
+}
+
 /* Count a finished point and print its line (progress_point). */
 static void point_report(const struct recipe *r, const struct slot *s, const struct outcome *o,
 			 struct progress *pg, uint64_t *nfailed)
@@ -685,6 +717,7 @@ static void point_report(const struct recipe *r, const struct slot *s, const str
 	};
 	progress_point(pg, r, &pp);
 	free(levels);
+	metric_missing(r, s, o, pg);
 }
 
 /* The program a point measures, for its engine_path: its argv, or the

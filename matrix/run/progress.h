@@ -29,6 +29,7 @@ struct progress {
 	size_t *first;            /* per factor: the level of the first point counted */
 	unsigned char *varies;    /* per factor: 1 when the points have more than one level */
 	int repeats;              /* the plan has repeats: their number is shown */
+	int metric_warned;        /* an ok point without report.metric was said */
 };
 
 /* An empty progress for a recipe of nfactors factors; whether stdout and

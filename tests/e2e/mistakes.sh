@@ -228,4 +228,26 @@ check retry 2 "$MATRIX" run a.yaml --retry-failed --dry-run
 printf "matrix: run: --allow-changed applies to a resumed run: matrix run a.yaml --resume 'my run' --allow-changed\nusage: %s\n" "$usage_run" > allowch.want
 check allowch 2 "$MATRIX" run a.yaml --out 'my run' --allow-changed
 [ ! -e 'my run' ] || fail "a refused --allow-changed made its directory"
+# a misspelt report.metric is said at the first ok point, not only by the
+# report after the whole study
+cat > wr.sh <<'SH'
+#!/bin/sh
+printf 'status=ok\nthroughput=10\nunit=samples/s\n' > "$1"
+SH
+chmod +x wr.sh
+cat > met.yaml <<'YAML'
+name: met
+engine: command
+command: ["./wr.sh", "{result}"]
+factors:
+  x: [1, 2]
+report:
+  metric: thruput
+YAML
+"$MATRIX" run met.yaml --out met_run --no-report > met.out 2> met.err
+expect_grep "^matrix: warning: point [0-9a-f]* is ok but its result has no 'thruput', the recipe's report.metric (did you mean 'throughput'?): the report will have no metric to show" met.err "a misspelt metric at the first point"
+expect_eq "$(grep -c 'report.metric' met.err)" 1 "said once"
+sed 's/thruput/throughput/' met.yaml > met2.yaml
+"$MATRIX" run met2.yaml --out met2_run --no-report > /dev/null 2> met2.err
+if grep -q 'report.metric' met2.err; then fail "a warning for a metric the points have: $(cat met2.err)"; fi
 echo ok
