@@ -256,6 +256,7 @@ struct scatter_spec {
 	const double *y;
 	const double *u;                  /* half-width of y's 95% interval, log scale; NaN none */
 	const struct report_facet *facet; /* the recipe item's, or NULL */
+	int gain;                         /* y is a gain (> 1 better), not the metric */
 };
 
 /* The levels of factor f (-1: one level, 0) in the order of their series
@@ -452,7 +453,9 @@ static void scatter(struct figs *F, const struct scatter_spec *sp)
 			  fname(run, sp->x), ax.log ? " (log: its values span more than 100x)" : "");
 	if (v.npf)
 		sb_printf(&cap, "; %zu panels on the same axes", v.npanels);
-	sb_printf(&cap, "; %s.", run->metric.higher_better ? "higher is better" : "lower is better");
+	/* a gain is better up whatever the metric's direction (the normalised
+	 * scatter of a time said "> 1 is better ...; lower is better") */
+	sb_printf(&cap, "; %s.", sp->gain || run->metric.higher_better ? "higher is better" : "lower is better");
 	const char *kv[] = {"TITLE", t, "XLABEL", xl, "YLABEL", yl, "XTICS", tics.buf ? tics.buf : "",
 			    "XMIN", xmin, "XMAX", xmax, "KEYTITLE", kt, "EXTRA", ex.buf ? ex.buf : "",
 			    "PLOT", plot.buf};
@@ -512,7 +515,7 @@ static void scatter_of(struct figs *F, const char *stem, const char *what, const
 	}
 	char *title = color >= 0 ? xasprintf("%s by %s, coloured by %s", what, fname(run, x), fname(run, (size_t)color))
 				 : xasprintf("%s by %s", what, fname(run, x));
-	struct scatter_spec sp = {name, title, caption, ylabel, extra, x, color, y, u, facet};
+	struct scatter_spec sp = {name, title, caption, ylabel, extra, x, color, y, u, facet, !strcmp(stem, "normalised")};
 	scatter(F, &sp);
 	free(name);
 	free(title);

@@ -69,6 +69,10 @@ for id in $(awk -F, 'NR > 1 { print $1 }' run/results.csv); do
 done
 expect_eq "$checked" 4 "points checked"
 expect_grep 'Metric: epoch time (s), lower is better' run/report.md "the metric named with its unit"
+# the normalised scatter draws gains (> 1 better) whatever the metric: its
+# caption said "lower is better" on a time
+norm=$(grep "relative to its group's baseline" run/report.md) || fail "no normalised scatter"
+case $norm in *"higher is better."*) ;; *) fail "normalised caption: $norm" ;; esac
 expect_grep "epoch_time is the time of one epoch.* 2 rows), else the recipe's dataset_size / throughput (dataset_size 1000 samples; 2 rows)" run/report.md "where each epoch_time came from"
 # improvements on a time: 100 * (base - new) / base
 awk -F, 'NR > 1 { w = 100 * ($6 - $7) / $6; d = $9 - w; if (d < 0) d = -d; if (d > 5e-3 + 1e-4 * (w < 0 ? -w : w)) { print "row " NR ": " $9 " != " w; bad = 1 } }
