@@ -29,8 +29,8 @@ static const char *cell_str(const struct table *t, size_t r, long c)
 
 /* The label of row i of t (plan.csv, or a merged directory's results):
  * "f=v ..." over the factors with more than one level (every factor when
- * none has; a merged study's machine among them), "#N" for a repeat after
- * the first, " (run N)" for run N of a merged directory. */
+ * none has; a merged study's machine among them), " (run N)" for run N of
+ * a merged directory; a point's repeats share it (they are one point). */
 static char *point_label(const struct run *run, const struct table *t, size_t i, size_t source)
 {
 	const struct recipe *r = &run->recipe;
@@ -45,9 +45,6 @@ static char *point_label(const struct run *run, const struct table *t, size_t i,
 		long c = table_column(t, r->factors[f].name);
 		sb_printf(&sb, "%s%s=%s", sb.len ? " " : "", r->factors[f].name, cell_str(t, i, c));
 	}
-	const char *rep = cell_str(t, i, table_column(t, "repeat"));
-	if (*rep && strcmp(rep, "0") != 0)
-		sb_printf(&sb, " #%s", rep);
 	if (source)
 		sb_printf(&sb, " (run %zu)", source);
 	return sb.buf;
@@ -153,37 +150,133 @@ static struct prof *load_profiles(const struct run *run, size_t *n)
 	return ps;
 }
 
-static const struct prof *sort_prof;
+/* An op of a point: the median over the point's processes that have it. */
+struct pop {
+	const char *op, *kind;  /* the processes' tables' cells */
+	double calls, total, mean, pct;
+	char text[4][40];       /* the four as shown: one process's cells as written */
+};
+
+/* A point's profile: its repeats (fresh processes, each with its own
+ * profiles/ID.csv) merged, each op's numbers the median over them, so that
+ * a point is one entry as in every other table (with repeat: 3 it was
+ * three, labelled "#1" and "#2" after the first). */
+struct pprof {
+	const char *label;
+	size_t nproc, nops;
+	struct pop *ops;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The op's row in p's table, or -1. */
+static long prof_row(const struct prof *p, const char *op, const char *kind)
+{
+	for (size_t r = 0; r < p->t.nrows; r++)
+		if (!strcmp(cell_str(&p->t, r, p->op), op) && !strcmp(cell_str(&p->t, r, p->kind), kind))
+			return (long)r;
+	return -1;
+}
+
+/* ps[0..n) grouped by label (first appearance first) into points. */
+static struct pprof *merge_repeats(const struct prof *ps, size_t n, size_t *npp)
+{
+	struct pprof *pp = xcalloc(n ? n : 1, sizeof(*pp));
+	size_t m = 0;
+	double *v = xmalloc((n ? n : 1) * 4 * sizeof(double));
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		for (k = 0; k < i; k++)
+			if (!strcmp(ps[k].label, ps[i].label))
+				break;
+		if (k < i)
+			continue; /* a repeat of an earlier point: merged there */
+		struct pprof *q = &pp[m++];
+		q->label = ps[i].label;
+		for (size_t j = i; j < n; j++)
+			q->nproc += !strcmp(ps[j].label, ps[i].label);
+		/* every op any of its processes has, in the first one's order */
+		for (size_t j = i; j < n; j++) {
+			if (strcmp(ps[j].label, ps[i].label))
+				continue;
+			for (size_t r = 0; r < ps[j].t.nrows; r++) {
+				const char *op = cell_str(&ps[j].t, r, ps[j].op), *kind = cell_str(&ps[j].t, r, ps[j].kind);
+				size_t e;
+				for (e = 0; e < q->nops; e++)
+					if (!strcmp(q->ops[e].op, op) && !strcmp(q->ops[e].kind, kind))
+						break;
+				if (e < q->nops)
+					continue;
+				size_t c = 0;
+				for (size_t jj = i; jj < n; jj++) {
+					long rr = strcmp(ps[jj].label, ps[i].label) ? -1 : prof_row(&ps[jj], op, kind);
+					if (rr < 0)
+						continue;
+					v[c] = cell_num(&ps[jj].t, (size_t)rr, ps[jj].calls);
+					v[n + c] = cell_num(&ps[jj].t, (size_t)rr, ps[jj].total);
+					v[2 * n + c] = cell_num(&ps[jj].t, (size_t)rr, ps[jj].mean);
+					v[3 * n + c] = cell_num(&ps[jj].t, (size_t)rr, ps[jj].pct);
+					c++;
+				}
+				q->ops = xrealloc(q->ops, (q->nops + 1) * sizeof(*q->ops));
+				struct pop *o = &q->ops[q->nops++];
+				*o = (struct pop){op, kind, median_of(v, c), median_of(v + n, c),
+						  median_of(v + 2 * n, c), median_of(v + 3 * n, c), {{0}}};
+				const double med[4] = {o->calls, o->total, o->mean, o->pct};
+				const long col[4] = {ps[j].calls, ps[j].total, ps[j].mean, ps[j].pct};
+				for (int x = 0; x < 4; x++)
+					if (c == 1)
+						snprintf(o->text[x], sizeof o->text[x], "%s", cell_str(&ps[j].t, r, col[x]));
+					else
+						snprintf(o->text[x], sizeof o->text[x], "%.6g", med[x]);
+			}
+		}
+	}
+	free(v);
+	*npp = m;
+	return pp;
+}
+
+static const struct pprof *sort_prof;
 static int by_total(const void *a, const void *b)
 {
-	double x = cell_num(&sort_prof->t, *(const size_t *)a, sort_prof->total);
-	double y = cell_num(&sort_prof->t, *(const size_t *)b, sort_prof->total);
+	double x = sort_prof->ops[*(const size_t *)a].total, y = sort_prof->ops[*(const size_t *)b].total;
 	return (x < y) - (x > y);
 }
 
-static struct rtable *top_table(const struct prof *ps, size_t n, int merged)
+static struct rtable *top_table(const struct pprof *ps, size_t n, int merged, size_t maxproc)
 {
 	static const char *const cols[] = {"point", "op", "kind", "calls", "total_ms", "mean_ms", "pct_step"};
 	struct rtable *t = rtable_new("profile_top", "Per-op profile: the top ops of each point", 7, cols);
 	t->caption = xasprintf("the %d ops with the most time in each profiled point (profiles/ID.csv%s: the "
-			       "steps after the timed ones, each op timed); pct_step: share of the step, percent",
-			       PROFILES_TOP, merged ? ", of run N: runs/N/profiles/ID.csv" : "");
+			       "steps after the timed ones, each op timed)%s; pct_step: share of the step, percent",
+			       PROFILES_TOP, merged ? ", of run N: runs/N/profiles/ID.csv" : "",
+			       maxproc > 1 ? "; a point measured in several processes (repeat): each number the "
+					     "median over its processes' profiles" : "");
 	for (size_t k = 3; k < 7; k++) {
 		t->align_right[k] = 1;
 		t->sig[k] = k > 3; /* the times and shares, not the calls */
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct prof *p = &ps[i];
-		size_t *ix = xmalloc((p->t.nrows + 1) * sizeof(size_t));
-		for (size_t r = 0; r < p->t.nrows; r++)
+		const struct pprof *p = &ps[i];
+		size_t *ix = xmalloc((p->nops + 1) * sizeof(size_t));
+		for (size_t r = 0; r < p->nops; r++)
 			ix[r] = r;
 		sort_prof = p;
-		qsort(ix, p->t.nrows, sizeof(size_t), by_total);
-		for (size_t k = 0; k < p->t.nrows && k < PROFILES_TOP; k++) {
-			size_t r = ix[k];
-			const char *row[7] = {p->label, cell_str(&p->t, r, p->op), cell_str(&p->t, r, p->kind),
-					      cell_str(&p->t, r, p->calls), cell_str(&p->t, r, p->total),
-					      cell_str(&p->t, r, p->mean), cell_str(&p->t, r, p->pct)};
+		qsort(ix, p->nops, sizeof(size_t), by_total);
+		for (size_t k = 0; k < p->nops && k < PROFILES_TOP; k++) {
+			const struct pop *o = &p->ops[ix[k]];
+			const char *row[7] = {p->label, o->op, o->kind, o->text[0], o->text[1], o->text[2], o->text[3]};
 			rtable_add(t, (char *const *)row);
 		}
 		free(ix);
@@ -204,13 +297,13 @@ static int by_max(const void *a, const void *b)
 	return (x->max < y->max) - (x->max > y->max);
 }
 
-static struct rtable *side_table(const struct prof *ps, size_t n)
+static struct rtable *side_table(const struct pprof *ps, size_t n, size_t maxproc)
 {
 	size_t np = n < PROFILES_SIDE ? n : PROFILES_SIDE, nops = 0;
 	struct side_op *ops = NULL;
 	for (size_t i = 0; i < np; i++)
-		for (size_t r = 0; r < ps[i].t.nrows; r++) {
-			const char *op = cell_str(&ps[i].t, r, ps[i].op), *kind = cell_str(&ps[i].t, r, ps[i].kind);
+		for (size_t r = 0; r < ps[i].nops; r++) {
+			const char *op = ps[i].ops[r].op, *kind = ps[i].ops[r].kind;
 			size_t k;
 			for (k = 0; k < nops; k++)
 				if (!strcmp(ops[k].op, op) && !strcmp(ops[k].kind, kind))
@@ -222,7 +315,7 @@ static struct rtable *side_table(const struct prof *ps, size_t n)
 					ops[nops].pct[j] = -1;
 				nops++;
 			}
-			double v = cell_num(&ps[i].t, r, ps[i].pct);
+			double v = ps[i].ops[r].pct;
 			ops[k].pct[i] = ops[k].pct[i] < 0 ? v : ops[k].pct[i] + v;
 			if (ops[k].pct[i] > ops[k].max)
 				ops[k].max = ops[k].pct[i];
@@ -234,9 +327,10 @@ static struct rtable *side_table(const struct prof *ps, size_t n)
 	for (size_t i = 0; i < np; i++)
 		cols[2 + i] = ps[i].label;
 	struct rtable *t = rtable_new("profile_side", "Per-op profile: the points side by side", np + 2, cols);
-	t->caption = xasprintf("each op's share of the step (percent) in each of %s%zu profiled points, the %d "
+	t->caption = xasprintf("each op's share of the step (percent) in each of %s%zu profiled points%s, the %d "
 			       "ops with the largest share in any; empty: the point has no such op",
-			       np < n ? "the first " : "the ", np, PROFILES_SIDE_OPS);
+			       np < n ? "the first " : "the ", np,
+			       maxproc > 1 ? " (the median over a point's processes)" : "", PROFILES_SIDE_OPS);
 	const char **row = xmalloc((np + 2) * sizeof(char *));
 	char **num = xmalloc(np * sizeof(char *));
 	for (size_t k = 0; k < nops && k < PROFILES_SIDE_OPS; k++) {
@@ -263,13 +357,19 @@ static struct rtable *side_table(const struct prof *ps, size_t n)
 
 void profiles_tables(const struct run *run, struct rtable **top, struct rtable **side)
 {
-	size_t n;
+	size_t n, npp = 0, maxproc = 0;
 	struct prof *ps = load_profiles(run, &n);
+	struct pprof *pp = merge_repeats(ps, n, &npp);
+	for (size_t i = 0; i < npp; i++)
+		maxproc = pp[i].nproc > maxproc ? pp[i].nproc : maxproc;
 	*top = *side = NULL;
-	if (n) {
-		*top = top_table(ps, n, merge_is_dir(run->dir));
-		*side = side_table(ps, n);
+	if (npp) {
+		*top = top_table(pp, npp, merge_is_dir(run->dir), maxproc);
+		*side = side_table(pp, npp, maxproc);
 	}
+	for (size_t i = 0; i < npp; i++)
+		free(pp[i].ops);
+	free(pp);
 	for (size_t i = 0; i < n; i++) {
 		free(ps[i].label);
 		table_free(&ps[i].t);

@@ -101,6 +101,22 @@ expect_eq "$(head -n 1 run/tables/profile_side.csv)" "op,kind,batch=4,batch=8" "
 expect_eq "$(($(wc -l <run/tables/profile_side.csv) - 1))" 12 "the 12 ops with the largest share"
 expect_grep "^### Per-op profile: the top ops of each point" run/report.md "report.md: top ops"
 expect_grep "Per-op profile: the points side by side" run/report.html "report.html: side by side"
+# repeats (fresh processes of one point, each with its own profile) are one
+# point in the tables, each number the median over its processes; they were
+# a column each, labelled "#1", "#2" after the first
+sed 's/^profile: on/profile: on\nrepeat: 3/' p.yaml > pr.yaml
+"$MATRIX" run pr.yaml --out runr >out 2>&1 || { cat out; fail "matrix run with repeat: 3"; }
+expect_eq "$(ls runr/profiles | wc -l | tr -d ' ')" 6 "a profile per process"
+expect_eq "$(head -n 1 runr/tables/profile_side.csv)" "op,kind,batch=4,batch=8" "repeats: profile_side header"
+expect_eq "$(csv_col runr/tables/profile_top.csv point | sort -u | tr '\n' ' ')" "batch=4 batch=8 " "repeats: its points"
+expect_grep "each number the median over its processes' profiles" runr/report.md "repeats: the caption says the median"
+# batch=4's conv2 forward total: the median of its three processes' totals
+want=$(for id in $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["batch"] == 4 { print $c["id"] }' runr/plan.csv); do
+	awk -F, '$1 == "conv2" && $2 == "conv" { print $4 }' "runr/profiles/$id.csv"; done | sort -g | sed -n 2p)
+got=$(awk -F, '$1 == "batch=4" && $2 == "conv2" && $3 == "conv" { print $5 }' runr/tables/profile_top.csv)
+[ -n "$want" ] && [ -n "$got" ] || fail "repeats: no conv2 total (want '$want', got '$got')"
+awk -v a="$want" -v b="$got" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * a) }' ||
+	fail "repeats: batch=4 conv2 total $got, the median of its processes is $want"
 # runs merged (issue 19, items 2 and 4): each point's profile follows its
 # point, from the run's copy runs/N, labelled with its run; the points a
 # factor not in every run leaves out have none
