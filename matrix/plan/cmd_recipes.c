@@ -57,7 +57,8 @@ static int list_one(const struct catalog_entry *e, int names_only)
 		size_t cut = strcspn(desc, "\\"); /* the first line: text_term wrote a newline as \x0a */
 		if (strlen(desc) > 72 || cut < strlen(desc))
 			strcpy(desc + (cut < 69 ? cut : 69), "...");
-		printf("  %-28s %8" PRIu64 " points  %s\n", name, grid_count(&r), desc);
+		uint64_t n = grid_count(&r);
+		printf("  %-28s %8" PRIu64 " %-7s %s\n", name, n, n == 1 ? "point" : "points", desc);
 		free(desc);
 		recipe_free(&r);
 	}

@@ -56,7 +56,7 @@ $work/a:
 
 $work/b:
   broken                       invalid: $work/b/broken.yml:3:19: invalid level '0' for factor 'batch' (expected a positive integer)
-  other                               1 points  other from b
+  other                               1 point   other from b
   tiny                         (hidden by the one of that name above)
 
 ./recipes:
