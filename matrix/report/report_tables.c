@@ -377,6 +377,23 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: " VOCAB_NO_BASELINE ")");
 	struct strbuf g = {0}, cfg = {0};
 	const struct cellset *cs = &run->cells;
+	size_t within = 0, gains = 0; /* gains between points of one process each */
+	for (size_t i = 0; i < rt->nbest; i++) {
+		const struct best *b = &rt->best[i];
+		if (b->baseline < 0 || b->baseline == b->best || !isfinite(b->gain_u))
+			continue;
+		gains++;
+		within += cs->kind[b->best] == CI_WITHIN || cs->kind[b->baseline] == CI_WITHIN;
+	}
+	if (within) {
+		char *c = xasprintf("%s %zu of the %zu gains compare points measured in one process each (ci_kind "
+				    "within): their intervals hold the noise inside each process only, not the variation "
+				    "between fresh processes (often the larger part: a knob that changes nothing can show "
+				    "a gain of 10-20%%); measure with repeat: 3 or more to decide them.",
+				    t->caption, within, gains);
+		free(t->caption);
+		t->caption = c;
+	}
 	for (size_t i = 0; i < rt->nbest; i++) {
 		const struct best *b = &rt->best[i];
 		sb_reset(&g);

@@ -11,6 +11,7 @@
 #include "progress.h"
 #include "plan/vocab.h"
 #include "report/effects.h"
+#include "report/stats.h"
 #include "report/model.h"
 #include "util.h"
 
@@ -279,6 +280,12 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 		if (isfinite(b->gain_u)) {
 			fmt_sig_range(lo, hi, glo, ghi, 1.0);
 			sb_printf(&sb, " [%s, %s]", lo, hi);
+			/* one process a point: the interval holds the noise inside
+			 * each process only, and a knob that does nothing can look
+			 * like a gain of 10-20% between two fresh processes */
+			if (cs->kind[b->best] == CI_WITHIN || cs->kind[b->baseline] == CI_WITHIN)
+				sb_puts(&sb, " (one process a point: the variation between processes is not in it; "
+					     "repeat: 3 or more decides)");
 		} else {
 			sb_puts(&sb, " (interval unknown)");
 		}

@@ -47,6 +47,17 @@ grep -q '<td class="num">30140</td><td>30130 .. 30140</td>' run/report.html || f
 grep 'best A=on' run.out | sed 's/.*: \([0-9.]*\) samples\/s \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3/' | inside "summary: the best value"
 grep 'best A=on' run.out | sed 's/.*baseline \([0-9.]*\) \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3/' | inside "summary: the gain"
 expect_grep 'gain over the baseline 1.024 \[1.024, 1.025\]' run.out "the summary's gain"
+# one process a point: the gain's interval says that it leaves out the
+# variation between processes (bert_tiny's channels_last, which the engine
+# ignores, showed a gain of 1.17 [1.15, 1.2] between two processes here)
+expect_grep 'gain over the baseline 1.024 \[1.024, 1.025\] (one process a point: the variation between processes is not in it; repeat: 3 or more decides)' run.out "the summary's within-process note"
+expect_grep '4 of the 4 gains compare points measured in one process each (ci_kind within)' run/report.md "the best table's within-process note"
+# with repeats the intervals hold it: no note
+sed 's/^baseline:/repeat: 3\nbaseline:/' digits.yaml > rep.yaml
+"$MATRIX" run rep.yaml --out rep > rep.out 2>&1 || { cat rep.out >&2; fail "the run with repeats failed"; }
+expect_grep 'gain over the baseline' rep.out "the summary with repeats"
+if grep -q 'one process a point' rep.out; then fail "a within-process note with repeat: 3: $(cat rep.out)"; fi
+if grep -q 'measured in one process each' rep/report.md; then fail "the best table's note with repeat: 3"; fi
 # the side-by-side improvements: 3 significant digits on the page as in the
 # improvements table, every digit in its CSV file
 expect_grep '^| x | 30100 | 30100 | 30900 | 30900 | 2.45 | 2.45 |$' run/report.md "side-by-side improvement %"
