@@ -80,6 +80,11 @@ struct strbuf;
 void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf,
 		    const char *sep, struct strbuf *sb);
 const char *run_level(const struct run *run, size_t f, size_t l);
+/* Whether the engine ignored factor f at cell c: its first row's `ignored`
+ * (comma-separated knobs) names f whole ("compile:autotune" is a part of
+ * compile that was ignored, not compile). The level of such a factor
+ * changes nothing that ran at that point. */
+int run_cell_ignored(const struct run *run, size_t c, size_t f);
 /* The CSV header's cells [first, first + nfactors) of a header of ncells
  * cells (the others set before the call): the factors' names, each
  * allocated (the caller frees them); a factor named as another column of

@@ -116,6 +116,25 @@ void run_factor_header(const struct run *run, char **cell, size_t ncells, size_t
 	}
 }
 
+int run_cell_ignored(const struct run *run, size_t c, size_t f)
+{
+	const struct table *t = &run->table;
+	long idc = table_column(t, "id"), ic = table_column(t, "ignored");
+	const char *name = run->recipe.factors[f].name;
+	size_t len = strlen(name);
+	for (size_t r = 0; idc >= 0 && ic >= 0 && r < t->nrows; r++) {
+		if ((size_t)idc >= t->rows[r].n || (size_t)ic >= t->rows[r].n ||
+		    strcmp(t->rows[r].cell[idc], run->cells.id[c]) != 0)
+			continue;
+		for (const char *p = t->rows[r].cell[ic]; *p; p += strcspn(p, ","), p += *p == ',') {
+			if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+				return 1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
 void run_cell_label(const struct run *run, size_t c, const size_t *fs, size_t nf, const char *sep,
 		    struct strbuf *sb)
 {

@@ -385,6 +385,35 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 		gains++;
 		within += cs->kind[b->best] == CI_WITHIN || cs->kind[b->baseline] == CI_WITHIN;
 	}
+	/* the groups whose best differs from the baseline in a setting the
+	 * engine ignored there: that setting is no reason for its gain */
+	struct strbuf ign = {0};
+	size_t nign = 0;
+	for (size_t i = 0; i < rt->nbest; i++) {
+		const struct best *b = &rt->best[i];
+		for (size_t f = 0; f < run->recipe.nfactors; f++) {
+			size_t l = CELL_LEVEL(cs, b->best, f);
+			if (run->base_level[f] < 0 || (size_t)run->base_level[f] == l ||
+			    !run_cell_ignored(run, (size_t)b->best, f))
+				continue;
+			if (nign++ < 6) {
+				sb_puts(&ign, nign > 1 ? "; " : "");
+				if (run->ngroup) {
+					run_cell_label(run, (size_t)b->best, run->group, run->ngroup, " ", &ign);
+					sb_puts(&ign, ": ");
+				}
+				sb_printf(&ign, "%s=%s", run->recipe.factors[f].name, run_level(run, f, l));
+			}
+		}
+	}
+	if (nign) {
+		char *c = xasprintf("%s In %zu best configuration%s a setting is one the engine ignored at that point "
+				    "(its row's ignored column), so it is no reason for the gain: %s%s.",
+				    t->caption, nign, nign == 1 ? "" : "s", ign.buf, nign > 6 ? "; ..." : "");
+		free(t->caption);
+		t->caption = c;
+	}
+	sb_free(&ign);
 	if (within) {
 		char *c = xasprintf("%s %zu of the %zu gains compare points measured in one process each (ci_kind "
 				    "within): their intervals hold the noise inside each process only, not the variation "

@@ -259,8 +259,12 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 	size_t n = 0;
 	for (size_t f = 0; f < run->recipe.nfactors; f++) {
 		size_t l = CELL_LEVEL(cs, b->best, f);
-		if (run->base_level[f] >= 0 && (size_t)run->base_level[f] != l)
+		if (run->base_level[f] >= 0 && (size_t)run->base_level[f] != l) {
 			sb_printf(&sb, "%s%s=%s", n++ ? " " : "", run->recipe.factors[f].name, run_level(run, f, l));
+			/* a setting the engine ignored there is no reason for the gain */
+			if (run_cell_ignored(run, (size_t)b->best, f))
+				sb_puts(&sb, " (ignored by the engine)");
+		}
 	}
 	if (!n)
 		sb_puts(&sb, "(the baseline)");
