@@ -61,8 +61,9 @@ tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_L
 TESTS += tests/report/effects_test
 check_PROGRAMS += tests/unit/report/test_stats
 tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh tests/stats/run_noise.sh
-EXTRA_DIST += tests/stats/coverage.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml tests/stats/NOTES.md \
+TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh tests/stats/run_noise.sh \
+	tests/stats/null_effects.sh
+EXTRA_DIST += tests/stats/coverage.sh tests/stats/null_effects.sh tests/stats/aa.sh tests/stats/lognormal.sh tests/stats/aa.yaml tests/stats/NOTES.md \
 	tests/stats/run_noise.sh tests/stats/shift_engine.sh
 TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.sh tests/report/html.sh \
 	tests/report/facets.sh tests/report/digits.sh tests/report/empty_items.sh tests/report/changed_recipe.sh \

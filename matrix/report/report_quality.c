@@ -154,7 +154,11 @@ void report_method_paras(const struct run *run, struct paras *ps)
 	    "Intervals propagate on the log scale over matched pairs (points equal in every other "
 	    "factor): a pair's log gain has half-width sqrt(u_a^2 + u_b^2); a geometric mean over n "
 	    "pairs has sqrt(sum of the pairs' squares) / n. The same holds for interactions, "
-	    "improvements, best over baseline and matrix compare. A best point is chosen as the "
+	    "improvements, best over baseline and matrix compare. Where a pair's point was measured "
+	    "in one process (ci_kind within), whose interval leaves out the variation between "
+	    "processes, a geometric mean's half-width is at least t(0.975, n-1) * sd / sqrt(n) of the "
+	    "pairs' log gains (their scatter holds that variation), as matrix compare's is; a single "
+	    "pair (best over baseline) has no scatter, and says so. A best point is chosen as the "
 	    "largest of several noisy values, so its gain tends to be overstated; clear_winner says "
 	    "whether it stands apart from the runner-up."));
 	if (strcmp(m->name, "epoch_time") == 0)

@@ -90,7 +90,21 @@ int main(void)
 	near("A geomean", ea->geomean, exp((6 * log(1.5) + 5 * log(3.0)) / 11));
 	near("A min", ea->min, 1.5);
 	near("A max", ea->max, 3.0);
-	near("A CI half-width (log)", ea->u, sqrt(11 * 2 * 0.02 * 0.02) / 11);
+	/* one process a point (ci_kind within, as cellset_add marks a cell):
+	 * at least the t interval of the 11 pairs' log gains, whose scatter
+	 * (here the A x B interaction) would hold the variation between
+	 * processes that the within intervals leave out */
+	double lm = (6 * log(1.5) + 5 * log(3.0)) / 11, ss = 6 * pow(log(1.5) - lm, 2) + 5 * pow(log(3.0) - lm, 2);
+	near("A CI half-width (log), within", ea->u, stat_t975(10) * sqrt(ss / 10) / sqrt(11));
+	/* points measured in several processes (between): propagated only */
+	for (size_t c = 0; c < cs.ncells; c++)
+		cs.kind[c] = CI_BETWEEN;
+	size_t nbw;
+	struct effect *ebw = effects_compute(&cs, ref, 1, &nbw);
+	near("A CI half-width (log), between", find(ebw, nbw, A, 1)->u, sqrt(11 * 2 * 0.02 * 0.02) / 11);
+	effects_free(ebw, nbw);
+	for (size_t c = 0; c < cs.ncells; c++)
+		cs.kind[c] = CI_WITHIN;
 	const struct interaction *ib0 = NULL, *ib1 = NULL;
 	for (size_t i = 0; i < ea->ninter; i++)
 		if (ea->inter[i].by == B)
