@@ -407,16 +407,17 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 		}
 	}
 	if (nign) {
-		char *c = xasprintf("%s In %zu best configuration%s a setting is one the engine ignored at that point "
-				    "(its row's ignored column), so it is no reason for the gain: %s%s.",
-				    t->caption, nign, nign == 1 ? "" : "s", ign.buf, nign > 6 ? "; ..." : "");
+		char *c = xasprintf("%s Settings of a best configuration that the engine ignored at that point (its "
+				    "row's ignored column), so no reason for the gain (%zu): %s%s.",
+				    t->caption, nign, ign.buf, nign > 6 ? "; ..." : "");
 		free(t->caption);
 		t->caption = c;
 	}
 	sb_free(&ign);
 	if (within) {
 		char *c = xasprintf("%s %zu of the %zu gains compare points measured in one process each (ci_kind "
-				    "within): their intervals hold the noise inside each process only, not the variation "
+				    "within): their intervals, and clear_winner, hold the noise inside each process only, "
+				    "not the variation "
 				    "between fresh processes (often the larger part: a knob that changes nothing can show "
 				    "a gain of 10-20%%); measure with repeat: 3 or more to decide them.",
 				    t->caption, within, gains);

@@ -20,7 +20,7 @@ YAML
 "$MATRIX" run ig.yaml --out run > run.out 2>&1 || { cat run.out >&2; fail "the run failed"; }
 expect_grep "grp=a: best K=on (ignored by the engine) L=on: " run.out "summary: the ignored setting named"
 expect_grep "grp=b: best K=on (ignored by the engine): " run.out "summary: the ignored setting alone"
-expect_grep "In 2 best configurations a setting is one the engine ignored at that point (its row's ignored column), so it is no reason for the gain: grp=a: K=on; grp=b: K=on\." run/report.md "best table caption"
+expect_grep "Settings of a best configuration that the engine ignored at that point (its row's ignored column), so no reason for the gain (2): grp=a: K=on; grp=b: K=on\." run/report.md "best table caption"
 # a setting the engine used: not named
 if grep -q "L=on (ignored" run.out; then fail "a used setting called ignored: $(cat run.out)"; fi
 # best_config stays the settings alone (CSV readers split it on spaces)
