@@ -630,6 +630,22 @@ static struct rtable *scaling_table(const struct run *run, const struct report_t
 			     "interval (empty: none known); ideal: the smallest count's throughput times the "
 			     "count ratio; scale_factor: throughput over ideal, scale_lo..scale_hi its 95% "
 			     "interval from both points' (two processes).");
+	size_t within = 0, npts = 0; /* scale factors from points of one process each */
+	for (size_t i = 0; i < rt->nscaling; i++)
+		for (size_t k = 1; k < rt->scaling[i].npoints; k++) {
+			const struct scaling_point *p = &rt->scaling[i].pt[k], *p0 = &rt->scaling[i].pt[0];
+			npts++;
+			within += p->cell >= 0 && p0->cell >= 0 &&
+				  (run->cells.kind[p->cell] == CI_WITHIN || run->cells.kind[p0->cell] == CI_WITHIN);
+		}
+	if (within) {
+		char *c = xasprintf("%s %zu of the %zu scale factors compare points measured in one process each "
+				    "(ci_kind within): their intervals hold the noise inside each process only, not the "
+				    "variation between fresh processes; measure with repeat: 3 or more to decide them.",
+				    t->caption, within, npts);
+		free(t->caption);
+		t->caption = c;
+	}
 	size_t *others = xmalloc(run->recipe.nfactors * sizeof(size_t));
 	size_t no = 0;
 	for (size_t f = 0; f < run->recipe.nfactors; f++)

@@ -91,6 +91,9 @@ expect_eq "$(grep -v '^#' run/plots/scaling.dat | sed -n 2p)" "$(printf '2\t190\
 expect_grep '^model=small A=off B=off C=x,2,190,186.275,193.8,200,0.95,0.923764,0.976981$' six/scaling.csv "scaling.csv: the scale factor's interval"
 expect_grep 'index 0 using 1:2:5:6 with yerrorbars' run/plots/scaling.gp "scaling.gp draws the intervals"
 expect_grep "whiskers: the throughput's 95% interval;" run/report.md "the scaling caption says what the whiskers are"
+# one process a point: the scaling table says its intervals leave out the
+# variation between processes
+expect_grep "[0-9]* of the [0-9]* scale factors compare points measured in one process each (ci_kind within)" run/report.md "the scaling table's within-process note"
 expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
 expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
 expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
