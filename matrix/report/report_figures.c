@@ -990,7 +990,7 @@ static void effects_figure(struct figs *F)
 	free(noci_s);
 	if (write_dat(F->plotdir, "effects", &dat) == 0)
 		plot_prepare(F->ps, F->plotdir, "effects", "Effects", cap, "effects", kv, ARRAY_SIZE(kv) / 2, FIG_W,
-			     (int)(140 + 34 * n));
+			     (int)(180 + 34 * n));
 	free(cap);
 	free(xl);
 	free(left);

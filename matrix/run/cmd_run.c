@@ -1654,10 +1654,12 @@ static void study_slurm(struct study *S)
 		S->interrupted = -1;
 	} else if (S->o.detach && jobs.n) {
 		char *list = slurm_jobs_list(&jobs, " "), *q = shell_quoted(S->dir);
-		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " points are queued in slurm job %s; follow "
-		       "them with 'matrix status %s', collect their rows and the report with 'matrix run "
+		uint64_t queued = S->pg.total - S->pg.done;
+		printf("matrix: detached: %" PRIu64 " of %" PRIu64 " point%s %s queued in slurm job %s; follow "
+		       "%s with 'matrix status %s', collect %s row%s and the report with 'matrix run "
 		       "--resume %s' (cancel: scancel %s)\n",
-		       S->pg.total - S->pg.done, S->pg.total, list, q, q, list);
+		       queued, S->pg.total, plural_s(S->pg.total), queued == 1 ? "is" : "are", list,
+		       queued == 1 ? "it" : "them", q, queued == 1 ? "its" : "their", plural_s(queued), q, list);
 		free(q);
 		free(list);
 		S->detached = 1;

@@ -30,7 +30,7 @@ factors:
 YAML
 "$MATRIX" run t.yaml --out tl --detach > tl.txt
 expect_grep "submitted 1 point of 'slurmlimit' in 'tl' as slurm job [0-9]* (array 1" tl.txt "submission"
-expect_grep "detached: 1 of 1 points are queued in slurm job [0-9]*; follow them with 'matrix status tl'" tl.txt "detach line"
+expect_grep "detached: 1 of 1 point is queued in slurm job [0-9]*; follow it with 'matrix status tl'" tl.txt "detach line"
 tjob=$(cat tl/slurm/jobs)
 expect_eq "$(squeue -h -j "$tjob" -o %l)" 1:00 "the task's time limit"
 i=0; until [ "$(squeue -h -j "$tjob" -o %t)" = R ]; do i=$((i + 1)); [ $i -lt 300 ] || fail "the limited task never ran"; sleep 0.1; done

@@ -97,6 +97,8 @@ expect_grep "[0-9]* of the [0-9]* scale factors compare points measured in one p
 expect_eq "$(grep -c 'http://\|https://' run/report.html | tr -d ' ')" "$(grep -c 'xmlns' run/report.html | tr -d ' ')" "no link to the network but SVG namespaces"
 expect_grep 'big with B needs more memory' run/report.html "failures listed in the page"
 expect_grep 'Okabe\|#0072B2' run/plots/scatter_model_A.gp "colour-blind-safe palette"
+# the effects figure's key under the plot: beside it, it took half the width
+expect_grep '^set key outside center bottom' run/plots/effects.gp "effects key under the plot"
 expect_grep 'samples/s' run/plots/scatter_model_A.gp "units on the axis"
 # the same figures again: deterministic (jitter from ids, sorted cells)
 cp run/plots/scatter_model_A.dat first.dat
