@@ -97,7 +97,8 @@ static struct rtable *effects_table(const struct run *run, const struct report_t
 	    "gain: how many times better %s is at `to` than at `from`, geometric mean over every "
 	    "matched pair (points equal in every other factor); > 1 means `to` is better (%s is "
 	    "%s). gain_lo..gain_hi: 95%% interval of the geometric mean from the points' confidence "
-	    "intervals (see Uncertainty). Sorted by size.",
+	    "intervals, at least the t interval of the pairs' scatter where a point ran in one "
+	    "process (see Uncertainty). Sorted by size.",
 	    run->metric.name, run->metric.name, run->metric.higher_better ? "higher is better" : "lower is better");
 	right(t, numeric_cols);
 	rtable_interval(t, 4, 7, 8, 1.0);
@@ -140,7 +141,8 @@ static struct rtable *interactions_table(const struct run *run, const struct rep
 	t->caption = xstrdup(
 	    "gain of `from` -> `to` over the matched pairs where factor `by` is at `by_level`; "
 	    "vs_main: that gain over the effect's overall gain; gain_lo..gain_hi: its 95% interval "
-	    "from the points' intervals. Blocks (one effect, one other "
+	    "from the points' intervals, at least the t interval of the pairs' scatter where a point "
+	    "ran in one process. Blocks (one effect, one other "
 	    "factor) are sorted by their spread, the largest sub-gain over the smallest: the "
 	    "strongest two-factor interactions first.");
 	right(t, numeric_cols);
@@ -321,7 +323,8 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 	t->caption = xasprintf(
 	    "%s; here %s is %s. baseline and new: geometric means over the group's matched pairs "
 	    "(equal in every other factor). improvement_lo..improvement_hi: 95%% interval from the "
-	    "points' intervals.",
+	    "points' intervals, at least the t interval of the pairs' scatter where a point ran in one "
+	    "process.",
 	    IMPROVEMENT_FORMULA, m->name, m->higher_better ? "throughput-like" : "time-like");
 	rtable_interval(t, 8, 9, 10, 0.0);
 	const struct report_spec *spec = &run->recipe.report;
