@@ -760,6 +760,17 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	rt->t[rt->n++] = effects_table(run, rt);
 	rt->t[rt->n++] = interactions_table(run, rt);
 	rt->t[rt->n++] = improvements_table(run, rt);
+	/* a fraction has no matched pairs: say why the pair tables are empty
+	 * and where the effects are (they printed "(none)" under a caption) */
+	for (size_t i = rt->n - 3; ft && r->design.fractional && i < rt->n; i++)
+		if (rt->t[i]->nrows == 0) {
+			char *c = xasprintf("%s No row: in this fractional design no two measured points differ in "
+					    "one factor alone, so no pair matches; the factorial effects table above "
+					    "estimates every factor from the whole design.",
+					    rt->t[i]->caption ? rt->t[i]->caption : "");
+			free(rt->t[i]->caption);
+			rt->t[i]->caption = c;
+		}
 	for (size_t i = 0; i < r->report.nimprovements && rt->n < 10; i++)
 		if (r->report.improvements[i].nby >= 2)
 			rt->t[rt->n++] = improvements_pivot(run, &r->report.improvements[i], i);

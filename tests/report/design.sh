@@ -99,6 +99,9 @@ expect_eq "$(grep -c ',aliased,' quarter/tables/factorial.csv)" 15 "every two-fa
 expect_grep '^a,A,off,on,8,8,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,$' quarter/tables/factorial.csv "a main effect estimated, clear"
 expect_grep 'resolution IV' quarter/report.md "resolution in the report"
 expect_grep "Lenth's pseudo standard error of the design's 15 contrasts" quarter/report.md "Lenth's PSE over the 2^(6-2)'s contrasts"
+# the pair tables of a fraction are empty: they say why and where the effects are
+expect_eq "$(grep -c 'No row: in this fractional design no two measured points differ in one factor alone' quarter/report.md)" 3 "effects, interactions, improvements: why empty"
+! grep -q 'No row: in this fractional design' full/report.md || fail "a full factorial's tables called a fraction's"
 # runs missing from the design: said in the table's caption
 "$MATRIX" run quarter.yaml --out part --only c=off > part.out 2>&1 || fail "partial run: $(cat part.out)"
 expect_grep '8 runs of the design have no result' part/report.md "missing runs noted"
