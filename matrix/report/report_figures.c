@@ -577,10 +577,20 @@ static void normalised(struct figs *F, long x, long color)
 		u[c] = b >= 0 && b != (long)c ? sqrt(cs->u[b] * cs->u[b] + cs->u[c] * cs->u[c]) : NAN;
 		n += !isnan(y[c]);
 	}
+	size_t within = 0; /* whiskers between points of one process each */
+	for (size_t c = 0; c < cs->ncells; c++) {
+		long g = rt->cell_group[c];
+		long b = g >= 0 ? rt->best[g].baseline : -1;
+		within += b >= 0 && b != (long)c && !isnan(u[c]) &&
+			  (cs->kind[c] == CI_WITHIN || cs->kind[b] == CI_WITHIN);
+	}
 	char *cap = xasprintf("Each point's %s relative to its group's baseline (groups: %s), with the "
 			      "gain's 95%% interval from both points' as whiskers; > 1 is better than the "
-			      "baseline; dashed: the baseline.",
-			      run->metric.name, run->ngroup ? "the factors the baseline leaves free" : "all points");
+			      "baseline; dashed: the baseline.%s",
+			      run->metric.name, run->ngroup ? "the factors the baseline leaves free" : "all points",
+			      within ? " Points measured in one process each: the whiskers hold the noise inside "
+				       "each process only, not the variation between fresh processes (repeat: 3 "
+				       "or more shows it)." : "");
 	const char *extra = "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.2 lc rgb \"#555555\" back";
 	const char *ylabel = "gain over the group's baseline (×, log scale)";
 	const char *what = "gain over the baseline of each point's group";
