@@ -693,10 +693,14 @@ static void metric_missing(const struct recipe *r, const struct slot *s, const s
 		}
 	}
 	progress_clear(pg);
+	/* the recipe's text and the engine's keys: nothing raw to a terminal */
+	char *tm = text_term(m, 200), *tn = near ? text_term(near, 200) : NULL;
 	fprintf(stderr, "matrix: warning: point %s is ok but its result has no '%s', the recipe's report.metric%s%s%s: "
 			"the report will have no metric to show; stop the run (Ctrl-C) and fix report.metric, or "
 			"report with 'matrix report DIR --metric NAME' afterwards\n",
-		s->pt.id, m, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		s->pt.id, tm, tn ? " (did you mean '" : "", tn ? tn : "", tn ? "'?)" : "");
+	free(tm);
+	free(tn);
 	free(keys);
 }
 

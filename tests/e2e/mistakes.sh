@@ -247,6 +247,11 @@ YAML
 "$MATRIX" run met.yaml --out met_run --no-report > met.out 2> met.err
 expect_grep "^matrix: warning: point [0-9a-f]* is ok but its result has no 'thruput', the recipe's report.metric (did you mean 'throughput'?): the report will have no metric to show" met.err "a misspelt metric at the first point"
 expect_eq "$(grep -c 'report.metric' met.err)" 1 "said once"
+# the recipe's text reaches the terminal escaped
+sed 's/thruput/"thr\\e]0;pwned\\a"/' met.yaml > met3.yaml
+"$MATRIX" run met3.yaml --out met3_run --no-report > /dev/null 2> met3.err
+expect_grep "has no 'thr\\\\x1b\]0;pwned\\\\x07'" met3.err "the metric escaped"
+if LC_ALL=C grep -q "$(printf '\033')" met3.err; then fail "an escape character reached the terminal"; fi
 sed 's/thruput/throughput/' met.yaml > met2.yaml
 "$MATRIX" run met2.yaml --out met2_run --no-report > /dev/null 2> met2.err
 if grep -q 'report.metric' met2.err; then fail "a warning for a metric the points have: $(cat met2.err)"; fi
