@@ -448,6 +448,14 @@ static void scatter(struct figs *F, const struct scatter_spec *sp)
 	snprintf(xmax, sizeof(xmax), "%.10g", ax.hi);
 	sb_printf(&cap, "%s One dot per measured point (%zu)%s, jittered sideways", sp->caption, drawn,
 		  v.nwhere ? " of those the where keeps" : "");
+	if (!sp->gain) { /* the metric itself: whiskers are each point's own interval */
+		size_t within = 0;
+		for (size_t c = 0; c < cs->ncells; c++)
+			within += v.panel[c] >= 0 && !isnan(sp->y[c]) && cs->kind[c] == CI_WITHIN;
+		sb_printf(&cap, ", whiskers its 95%% interval%s", within ? " (one process a point: the noise inside "
+									"that process only, not the variation between "
+									"fresh processes)" : "");
+	}
 	if (ax.numeric)
 		sb_printf(&cap, "; %s on a numeric axis%s, lines through the geometric mean at each value",
 			  fname(run, sp->x), ax.log ? " (log: its values span more than 100x)" : "");

@@ -60,6 +60,8 @@ if grep -q 'one process a point' rep.out; then fail "a within-process note with 
 if grep -q 'measured in one process each' rep/report.md; then fail "the best table's note with repeat: 3"; fi
 expect_grep "Points measured in one process each: the whiskers hold the noise inside each process only" run/report.md "the normalised figure's within-process note"
 if grep -q 'Points measured in one process each' rep/report.md; then fail "the normalised figure's note with repeat: 3"; fi
+expect_grep "jittered sideways, whiskers its 95% interval (one process a point: the noise inside that process only" run/report.md "the scatter's within-process note"
+expect_grep "jittered sideways, whiskers its 95% interval;" rep/report.md "the scatter's whiskers with repeats"
 # the side-by-side improvements: 3 significant digits on the page as in the
 # improvements table, every digit in its CSV file
 expect_grep '^| x | 30100 | 30100 | 30900 | 30900 | 2.45 | 2.45 |$' run/report.md "side-by-side improvement %"
