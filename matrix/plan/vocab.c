@@ -118,6 +118,17 @@ const char *vocab_closest(const char *word, const char *const *cands, size_t n)
 	return best;
 }
 
+const char *vocab_closest_metric(const char *word, const char *const *cands, size_t n)
+{
+	const char *near = vocab_closest(word, cands, n);
+	for (size_t i = 0, best = (size_t)-1; !near && i < n; i++) {
+		size_t d = edit_distance(word, cands[i]);
+		if (d < best && 3 * d <= strlen(cands[i]) && 3 * d <= strlen(word) + 3)
+			best = d, near = cands[i];
+	}
+	return near;
+}
+
 const char *vocab_suggest(const char *name)
 {
 	const char *names[64];

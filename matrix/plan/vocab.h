@@ -40,6 +40,10 @@ const char *vocab_check_level(const struct vocab_factor *f, const char *level, c
  * word is a prefix of (word at least 2 characters long); NULL when none is
  * close. Ties go to the earlier candidate. */
 const char *vocab_closest(const char *word, const char *const *cands, size_t n);
+/* vocab_closest, else, for a metric's name (long names misspelt as they
+ * sound: "thruput"), the candidate at the smallest edit distance when at
+ * most a third of its letters differ; NULL when none is that close. */
+const char *vocab_closest_metric(const char *word, const char *const *cands, size_t n);
 /* vocab_closest without the prefix rule: the candidate word is a misspelling
  * of (one or two edits), or NULL. */
 const char *vocab_misspelt(const char *word, const char *const *cands, size_t n);

@@ -301,19 +301,7 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 			p = end;
 		}
 	}
-	const char *near = vocab_closest(metric, (const char *const *)names, n);
-	/* metrics are long names, misspelt as they sound ("thruput"): up to a
-	 * third of the name's letters may differ */
-	const char *sounds = NULL;
-	for (size_t i = 0, best = (size_t)-1; !near && i < n; i++) {
-		size_t d = edit_distance(metric, names[i]);
-		if (d < best && 3 * d <= strlen(names[i]) && 3 * d <= strlen(metric) + 3) {
-			best = d;
-			sounds = names[i];
-		}
-	}
-	if (!near)
-		near = sounds;
+	const char *near = vocab_closest_metric(metric, (const char *const *)names, n);
 	error_to(err, "no result in '%s' has a metric '%s'%s%s%s", dir, metric, near ? " (did you mean '" : "",
 		 near ? near : "", near ? "'?)" : "");
 	struct strbuf sb = {0};

@@ -683,15 +683,7 @@ static void metric_missing(const struct recipe *r, const struct slot *s, const s
 	const char **keys = xcalloc(o->res.n + 1, sizeof(*keys));
 	for (size_t i = 0; i < o->res.n; i++)
 		keys[i] = o->res.kv[i].key;
-	const char *near = vocab_closest(m, keys, o->res.n);
-	if (!near) { /* a metric misspelt as it sounds: up to a third of its letters */
-		size_t best = (size_t)-1;
-		for (size_t i = 0; i < o->res.n; i++) {
-			size_t d = edit_distance(m, keys[i]);
-			if (d < best && 3 * d <= strlen(keys[i]) && 3 * d <= strlen(m) + 3)
-				best = d, near = keys[i];
-		}
-	}
+	const char *near = vocab_closest_metric(m, keys, o->res.n);
 	progress_clear(pg);
 	/* the recipe's text and the engine's keys: nothing raw to a terminal */
 	char *tm = text_term(m, 200), *tn = near ? text_term(near, 200) : NULL;
