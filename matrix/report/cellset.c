@@ -204,3 +204,8 @@ void cellset_sort(struct cellset *cs)
 		cellset_index(cs, i);
 	free(perm);
 }
+
+int cellset_pair_within(const struct cellset *cs, size_t a, size_t b)
+{
+	return cs->kind[a] == CI_WITHIN || cs->kind[b] == CI_WITHIN;
+}

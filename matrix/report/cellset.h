@@ -44,6 +44,10 @@ long cellset_find(const struct cellset *cs, const size_t *level);
  * that what is derived from them does not depend on the order rows came in. */
 void cellset_sort(struct cellset *cs);
 void cellset_free(struct cellset *cs);
+/* Whether a pair of cells a, b has a point whose interval is its one
+ * process's own (ci_kind within): an interval from them leaves out the
+ * variation between processes. */
+int cellset_pair_within(const struct cellset *cs, size_t a, size_t b);
 #define CELL_LEVEL(cs, c, f) ((cs)->level[(size_t)(c) * (cs)->nfactors + (f)])
 
 #endif

@@ -54,7 +54,7 @@ static void acc_add(struct gain_acc *a, const struct cellset *cs, size_t base, s
 	a->su2 += u * u;
 	a->sl += l;
 	a->sl2 += l * l;
-	a->within |= cs->kind[base] == CI_WITHIN || cs->kind[new] == CI_WITHIN;
+	a->within |= cellset_pair_within(cs, base, new);
 }
 
 static double acc_u(const struct gain_acc *a)

@@ -590,7 +590,7 @@ static void normalised(struct figs *F, long x, long color)
 		long g = rt->cell_group[c];
 		long b = g >= 0 ? rt->best[g].baseline : -1;
 		within += b >= 0 && b != (long)c && !isnan(u[c]) &&
-			  (cs->kind[c] == CI_WITHIN || cs->kind[b] == CI_WITHIN);
+			  cellset_pair_within(cs, c, (size_t)b);
 	}
 	char *cap = xasprintf("Each point's %s relative to its group's baseline (groups: %s), with the "
 			      "gain's 95%% interval from both points' as whiskers; > 1 is better than the "

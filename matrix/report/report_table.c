@@ -2,6 +2,8 @@
  * written as CSV (tables/<name>.csv), Markdown (report.md) and HTML. */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,21 @@ struct rtable *rtable_new(const char *name, const char *title, size_t ncols, con
 	t->align_right = xcalloc(ncols, sizeof(size_t));
 	t->sig = xcalloc(ncols ? ncols : 1, 1);
 	return t;
+}
+
+void rtable_caption_add(struct rtable *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		BUG("vsnprintf failed for '%s'", fmt);
+	size_t len = t->caption ? strlen(t->caption) : 0;
+	t->caption = xrealloc(t->caption, len + (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(t->caption + len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
 }
 
 void rtable_add(struct rtable *t, char *const *cells)

@@ -81,9 +81,7 @@ static void effects_none(const struct run *run, const struct report_tables *rt, 
 				  run_level(run, f, run->ref[f]), run_level(run, f, to));
 		}
 	if (n) {
-		char *c = xasprintf("%s No matched pair of measured points, so no row: %s.", t->caption, sb.buf);
-		free(t->caption);
-		t->caption = c;
+		rtable_caption_add(t, " No matched pair of measured points, so no row: %s.", sb.buf);
 	}
 	sb_free(&sb);
 }
@@ -275,9 +273,7 @@ static struct rtable *improvements_pivot(const struct run *run, const struct rep
 	if (!n) { /* "(none)" alone said nothing */
 		struct strbuf none = {0};
 		improvement_none(run, im, &none);
-		char *c = xasprintf("%s.%s", t->caption, none.buf);
-		free(t->caption);
-		t->caption = c;
+		rtable_caption_add(t, ".%s", none.buf);
 		sb_free(&none);
 	}
 	char **row = xcalloc(ncols, sizeof(char *));
@@ -341,11 +337,8 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 				improvement_none(run, im, &none);
 			free(by);
 		}
-		if (none.len) {
-			char *c = xasprintf("%s%s", t->caption, none.buf);
-			free(t->caption);
-			t->caption = c;
-		}
+		if (none.len)
+			rtable_caption_add(t, "%s", none.buf);
 		sb_free(&none);
 		return t;
 	}
@@ -361,6 +354,18 @@ static struct rtable *improvements_table(const struct run *run, const struct rep
 		k++;
 	}
 	return t;
+}
+
+/* The caption's note on n of total single-pair figures (gains, scale
+ * factors) between points measured in one process each: what their
+ * intervals (subject) hold and leave out. */
+static void caption_within(struct rtable *t, size_t n, size_t total, const char *what, const char *subject,
+			   const char *why)
+{
+	rtable_caption_add(t, " %zu of the %zu %s compare points measured in one process each (ci_kind within): "
+			      "%s hold the noise inside each process only, not the variation between fresh "
+			      "processes%s; measure with repeat: 3 or more to decide them.",
+			   n, total, what, subject, why);
 }
 
 static struct rtable *best_table(const struct run *run, const struct report_tables *rt)
@@ -386,7 +391,7 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 		if (b->baseline < 0 || b->baseline == b->best || !isfinite(b->gain_u))
 			continue;
 		gains++;
-		within += cs->kind[b->best] == CI_WITHIN || cs->kind[b->baseline] == CI_WITHIN;
+		within += cellset_pair_within(cs, (size_t)b->best, (size_t)b->baseline);
 	}
 	/* the groups whose best differs from the baseline in a setting the
 	 * engine ignored there: that setting is no reason for its gain */
@@ -410,23 +415,14 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 		}
 	}
 	if (nign) {
-		char *c = xasprintf("%s Settings of a best configuration that the engine ignored at that point (its "
-				    "row's ignored column), so no reason for the gain (%zu): %s%s.",
-				    t->caption, nign, ign.buf, nign > 6 ? "; ..." : "");
-		free(t->caption);
-		t->caption = c;
+		rtable_caption_add(t, " Settings of a best configuration that the engine ignored at that point (its "
+				      "row's ignored column), so no reason for the gain (%zu): %s%s.",
+				   nign, ign.buf, nign > 6 ? "; ..." : "");
 	}
 	sb_free(&ign);
-	if (within) {
-		char *c = xasprintf("%s %zu of the %zu gains compare points measured in one process each (ci_kind "
-				    "within): their intervals, and clear_winner, hold the noise inside each process only, "
-				    "not the variation "
-				    "between fresh processes (often the larger part: a knob that changes nothing can show "
-				    "a gain of 10-20%%); measure with repeat: 3 or more to decide them.",
-				    t->caption, within, gains);
-		free(t->caption);
-		t->caption = c;
-	}
+	if (within)
+		caption_within(t, within, gains, "gains", "their intervals, and clear_winner,",
+			       " (often the larger part: a knob that changes nothing can show a gain of 10-20%)");
 	for (size_t i = 0; i < rt->nbest; i++) {
 		const struct best *b = &rt->best[i];
 		sb_reset(&g);
@@ -639,16 +635,10 @@ static struct rtable *scaling_table(const struct run *run, const struct report_t
 			const struct scaling_point *p = &rt->scaling[i].pt[k], *p0 = &rt->scaling[i].pt[0];
 			npts++;
 			within += p->cell >= 0 && p0->cell >= 0 &&
-				  (run->cells.kind[p->cell] == CI_WITHIN || run->cells.kind[p0->cell] == CI_WITHIN);
+				  cellset_pair_within(&run->cells, (size_t)p->cell, (size_t)p0->cell);
 		}
-	if (within) {
-		char *c = xasprintf("%s %zu of the %zu scale factors compare points measured in one process each "
-				    "(ci_kind within): their intervals hold the noise inside each process only, not the "
-				    "variation between fresh processes; measure with repeat: 3 or more to decide them.",
-				    t->caption, within, npts);
-		free(t->caption);
-		t->caption = c;
-	}
+	if (within)
+		caption_within(t, within, npts, "scale factors", "their intervals", "");
 	size_t *others = xmalloc(run->recipe.nfactors * sizeof(size_t));
 	size_t no = 0;
 	for (size_t f = 0; f < run->recipe.nfactors; f++)
@@ -763,14 +753,10 @@ void report_tables_build(const struct run *run, struct report_tables *rt)
 	/* a fraction has no matched pairs: say why the pair tables are empty
 	 * and where the effects are (they printed "(none)" under a caption) */
 	for (size_t i = rt->n - 3; ft && r->design.fractional && i < rt->n; i++)
-		if (rt->t[i]->nrows == 0) {
-			char *c = xasprintf("%s No row: in this fractional design no two measured points differ in "
-					    "one factor alone, so no pair matches; the factorial effects table above "
-					    "estimates every factor from the whole design.",
-					    rt->t[i]->caption ? rt->t[i]->caption : "");
-			free(rt->t[i]->caption);
-			rt->t[i]->caption = c;
-		}
+		if (rt->t[i]->nrows == 0)
+			rtable_caption_add(rt->t[i], " No row: in this fractional design no two measured points differ "
+						     "in one factor alone, so no pair matches; the factorial effects table "
+						     "above estimates every factor from the whole design.");
 	for (size_t i = 0; i < r->report.nimprovements && rt->n < 10; i++)
 		if (r->report.improvements[i].nby >= 2)
 			rt->t[rt->n++] = improvements_pivot(run, &r->report.improvements[i], i);

@@ -37,6 +37,8 @@ struct rtable_interval {
 struct rtable *rtable_new(const char *name, const char *title, size_t ncols, const char *const *cols);
 /* Append a row of ncols cells (copied; NULL for empty). */
 void rtable_add(struct rtable *t, char *const *cells);
+/* Append printf-formatted text to t's caption (none: the text alone). */
+void rtable_caption_add(struct rtable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Tie the value column to its interval's columns (struct rtable_interval);
  * the three must be sig columns. */
 void rtable_interval(struct rtable *t, size_t value, size_t lo, size_t hi, double pivot);

@@ -11,7 +11,6 @@
 #include "progress.h"
 #include "plan/vocab.h"
 #include "report/effects.h"
-#include "report/stats.h"
 #include "report/model.h"
 #include "util.h"
 
@@ -287,7 +286,7 @@ static void summary_group(const struct progress *pg, const struct run *run, cons
 			/* one process a point: the interval holds the noise inside
 			 * each process only, and a knob that does nothing can look
 			 * like a gain of 10-20% between two fresh processes */
-			if (cs->kind[b->best] == CI_WITHIN || cs->kind[b->baseline] == CI_WITHIN)
+			if (cellset_pair_within(cs, (size_t)b->best, (size_t)b->baseline))
 				sb_puts(&sb, " (one process a point: the variation between processes is not in it; "
 					     "repeat: 3 or more decides)");
 		} else {
