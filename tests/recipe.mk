@@ -37,6 +37,10 @@ EXTRA_DIST += \
 	tests/recipes/bad/container_without_containers.yaml \
 	tests/recipes/bad/containers_errors.err \
 	tests/recipes/bad/containers_errors.yaml \
+	tests/recipes/bad/cr_comment.err \
+	tests/recipes/bad/cr_comment.yaml \
+	tests/recipes/bad/cr_line_ends.err \
+	tests/recipes/bad/cr_line_ends.yaml \
 	tests/recipes/bad/design_exclude.err \
 	tests/recipes/bad/design_exclude.yaml \
 	tests/recipes/bad/design_fraction.err \

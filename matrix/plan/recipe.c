@@ -75,16 +75,25 @@ static size_t text_char_len(const unsigned char *p, size_t n)
 	return len;
 }
 
+/* Whether the byte at i ends a line as libyaml counts lines: a line feed,
+ * or a carriage return not followed by one (old Mac line ends; in "\r\n" the
+ * "\n" ends the line). */
+static int is_break(const char *text, size_t len, size_t i)
+{
+	return text[i] == '\n' || (text[i] == '\r' && (i + 1 == len || text[i + 1] != '\n'));
+}
+
 /* Byte offset where 1-based line starts, or (size_t)-1 past the end. A byte
  * order mark is not part of line 1 (libyaml does not count it). */
 static size_t line_offset(const char *text, size_t len, unsigned line)
 {
 	size_t off = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 	for (unsigned l = 1; l < line; l++) {
-		const char *nl = memchr(text + off, '\n', len - off);
-		if (!nl)
+		while (off < len && !is_break(text, len, off))
+			off++;
+		if (off == len)
 			return (size_t)-1;
-		off = (size_t)(nl - text) + 1;
+		off++;
 	}
 	return off;
 }
@@ -97,7 +106,7 @@ static struct mark offset_mark(const char *text, size_t len, size_t off)
 	if (off < start)
 		return m;
 	for (size_t i = start; i < off && i < len; i++) {
-		if (text[i] == '\n') {
+		if (is_break(text, len, i)) {
 			m.line++;
 			m.col = 1;
 		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
@@ -129,7 +138,7 @@ static void print_located(FILE *err, const char *path, const char *text, size_t 
 		return;
 	/* the characters of the line up to the first that is not text */
 	size_t end = off, nchars = 0;
-	while (end < len && text[end] != '\n') {
+	while (end < len && !is_break(text, len, end)) {
 		size_t n = text_char_len((const unsigned char *)text + end, len - end);
 		if (!n || ((unsigned char)text[end] == 0xc2 && (unsigned char)text[end + 1] < 0xa0))
 			break;
@@ -612,7 +621,7 @@ static int is_blank_char(char c)
 static int end_of_text(const char *text, size_t len, struct mark *m)
 {
 	size_t off = line_offset(text, len, m->line);
-	for (unsigned c = 1; off < len && c < m->col && text[off] != '\n'; c++) {
+	for (unsigned c = 1; off < len && c < m->col && !is_break(text, len, off); c++) {
 		size_t n = text_char_len((const unsigned char *)text + off, len - off);
 		off += n ? n : 1;
 	}
@@ -624,9 +633,10 @@ static int end_of_text(const char *text, size_t len, struct mark *m)
 		while (end > bom && is_blank_char(text[end - 1]))
 			end--;
 		size_t start = end;
-		while (start > bom && text[start - 1] != '\n')
+		while (start > bom && !is_break(text, len, start - 1))
 			start--;
-		start += strspn(text + start, " \t");
+		while (start < end && (text[start] == ' ' || text[start] == '\t'))
+			start++; /* not past end: an indented comment on the first line */
 		if (start == end || text[start] != '#')
 			break;
 		end = start; /* a comment line: the content is above */
