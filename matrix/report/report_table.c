@@ -59,12 +59,14 @@ void rtable_interval(struct rtable *t, size_t value, size_t lo, size_t hi, doubl
 	t->iv[t->niv++] = (struct rtable_interval){value, lo, hi, pivot};
 }
 
+/* tables/<name>.csv is opened in spreadsheets: a cell (a factor level, a
+ * setting) that would run there as a formula is text (csv_sheet_record). */
 int rtable_write_csv(const struct rtable *t, const char *path)
 {
 	struct strbuf sb = {0};
-	csv_record(&sb, t->cols, t->ncols);
+	csv_sheet_record(&sb, t->cols, t->ncols);
 	for (size_t r = 0; r < t->nrows; r++)
-		csv_record(&sb, &t->cell[r * t->ncols], t->ncols);
+		csv_sheet_record(&sb, &t->cell[r * t->ncols], t->ncols);
 	int rc = write_file_atomic(path, sb.buf ? sb.buf : "", sb.len);
 	sb_free(&sb);
 	return rc;

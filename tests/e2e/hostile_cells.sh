@@ -2,8 +2,8 @@
 # value's ';', '%' and edge spaces so that every key reads back exactly (a
 # value "x; m2=999" once made m2 read as 999); `matrix export --format csv`,
 # meant for spreadsheets, starts a text cell that begins with = + - @ with an
-# apostrophe (numbers left as they are) while results.csv keeps the level
-# exactly; the JSON export stays valid with control characters and bytes that
+# apostrophe (numbers left as they are), as do the report's tables/*.csv,
+# while results.csv keeps the level exactly; the JSON export stays valid with control characters and bytes that
 # are not UTF-8 in a received results.csv.
 . "$top_srcdir/tests/setup"
 cat > eng.sh <<'SH'
@@ -31,6 +31,12 @@ expect_grep "$(printf ",'@SUM(A1),5,ok,")" e.csv "a level starting with @ neutra
 expect_grep "$(printf ",'-x,5,ok,")" e.csv "a level starting with - neutralised"
 expect_grep ",\"'=HYPERLINK(\"\"http://example.com\"\",\"\"x\"\")\",5,ok," e.csv "a level starting with = neutralised"
 expect_grep ',plain,5,ok,' e.csv "a plain level as it is"
+# the report's tables/*.csv are opened in spreadsheets too: a level there is
+# text, a number a number
+expect_status 0 "$MATRIX" report run > /dev/null
+expect_grep "^v,\"'=HYPERLINK(\"\"http://example.com\"\",\"\"x\"\")\",'+1+2," run/tables/effects.csv "effects.csv: levels neutralised"
+expect_grep ",'@SUM(A1),5,1,5,,,samples/s,$" run/tables/points.csv "points.csv: a level neutralised, the value a number"
+if grep -q "^=\|,=\|,\"=\|^\"=" run/tables/*.csv; then fail "a cell of tables/*.csv starts with '='"; fi
 # a received results.csv with control characters and bytes that are not UTF-8
 sed -i "s/,plain,5,ok,/,$(printf 'pl\001ai\377n'),5,ok,/" run/results.csv
 sed -i "s/  v: \[\(.*\)\"plain\"\]/  v: [\1\"pl\\\\x01ai\\\\xffn\"]/" run/recipe.yaml
