@@ -1752,13 +1752,13 @@ static int study_dry_run(struct study *S)
 		slurm_plan(S, 1);
 	struct stat st;
 	if (stat(S->dir, &st) == 0) /* --resume DIR, or --out DIR that exists */
-		fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in '%s'\n",
-			S->pg.todo_at_start, S->pg.total, S->dir);
+		fprintf(stderr, "matrix: dry run: %" PRIu64 " of %" PRIu64 " point%s would run in '%s'\n",
+			S->pg.todo_at_start, S->pg.total, plural_s(S->pg.total), S->dir);
 	else /* not created: a dry run writes nothing */
 		fprintf(stderr,
-			"matrix: dry run: %" PRIu64 " of %" PRIu64 " points would run in a new directory '%s' "
+			"matrix: dry run: %" PRIu64 " of %" PRIu64 " point%s would run in a new directory '%s' "
 			"(not created by a dry run%s)\n",
-			S->pg.todo_at_start, S->pg.total, S->dir,
+			S->pg.todo_at_start, S->pg.total, plural_s(S->pg.total), S->dir,
 			S->o.out ? "" : "; the run names it by the time it starts, --out DIR fixes the name");
 	return 0;
 }
@@ -1986,8 +1986,8 @@ static void study_loop(struct study *S)
 	S->slots = xcalloc(nslots, sizeof(*S->slots));
 	for (size_t i = 0; i < nslots; i++)
 		S->slots[i].level = xcalloc(S->r.nfactors ? S->r.nfactors : 1, sizeof(size_t));
-	char *head = xasprintf("matrix: running %" PRIu64 " of %" PRIu64 " points of '%s' in '%s'", S->pg.todo_at_start,
-			       S->pg.total, S->r.name, S->dir);
+	char *head = xasprintf("matrix: running %" PRIu64 " of %" PRIu64 " point%s of '%s' in '%s'",
+			       S->pg.todo_at_start, S->pg.total, plural_s(S->pg.total), S->r.name, S->dir);
 	progress_print(&S->pg, head);
 	free(head);
 	fflush(stdout);
@@ -2037,9 +2037,10 @@ static void verdict_counts(const struct study *S, const uint64_t dir_rows[3], co
 		  S->o.resume ? "this invocation: " : "", pg->done_now, pg->done_now == 1 ? "" : "s", elapsed, pg->ok,
 		  pg->unsupported, pg->failed);
 	if (S->o.resume)
-		sb_printf(sb, "; directory: %" PRIu64 " of %" PRIu64 " points have a row: %" PRIu64 " ok, %" PRIu64
+		sb_printf(sb, "; directory: %" PRIu64 " of %" PRIu64 " point%s ha%s a row: %" PRIu64 " ok, %" PRIu64
 			      " unsupported, %" PRIu64 " failed",
-			  dir_rows[0] + dir_rows[1] + dir_rows[2], pg->total, dir_rows[0], dir_rows[1], dir_rows[2]);
+			  dir_rows[0] + dir_rows[1] + dir_rows[2], pg->total, plural_s(pg->total),
+			  dir_rows[0] + dir_rows[1] + dir_rows[2] == 1 ? "s" : "ve", dir_rows[0], dir_rows[1], dir_rows[2]);
 }
 
 /* The verdict over every row of the directory, not just this invocation,

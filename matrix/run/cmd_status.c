@@ -310,9 +310,10 @@ static void tally_print(const char *dir, const char *qdir, const struct tally *c
 			sb_printf(&by, "%s%zu %s", by.len ? ", " : "", c->count[s],
 				  s < ARRAY_SIZE(statuses) ? statuses[s] : "other");
 	if (c->from_plan)
-		printf("%s: %zu points planned (plan.csv, the last run's: recipe.yaml does not load)\n", dir, c->n);
+		printf("%s: %zu point%s planned (plan.csv, the last run's: recipe.yaml does not load)\n", dir, c->n,
+		       plural_s(c->n));
 	else
-		printf("%s: %zu points planned (the grid of recipe.yaml)\n", dir, c->n);
+		printf("%s: %zu point%s planned (the grid of recipe.yaml)\n", dir, c->n, plural_s(c->n));
 	printf("  done     %6zu%s%s%s\n", c->done, by.len ? "  (" : "", by.len ? by.buf : "", by.len ? ")" : "");
 	printf("  running  %6zu\n  pending  %6zu", c->running, c->pending);
 	if (c->pending && c->waiting) /* a partition down, a QOS limit: what keeps them */
