@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "model.h"
@@ -324,6 +325,16 @@ int cmd_export(int argc, char **argv)
 	writers[fi](&x, &sb);
 	export_close(&x);
 	run_free(&run);
+	if (!strcmp(format, "csv") && isatty(1)) {
+		/* CSV keeps a cell's bytes for the program that reads it; on a
+		 * terminal an escape sequence in a level would act, so control
+		 * characters are shown escaped there (JSON and Markdown escape
+		 * them anyway) */
+		char *clean = text_clean_lines(sb.buf, sb.len);
+		sb.len = 0;
+		sb_puts(&sb, clean);
+		free(clean);
+	}
 	int ok = fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
 	sb_free(&sb);
 	if (!ok) {
