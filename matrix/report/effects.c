@@ -407,6 +407,19 @@ struct best *best_compute(const struct cellset *cs, const size_t *group, size_t 
 	return rows;
 }
 
+size_t best_within(const struct cellset *cs, const struct best *b, size_t n, size_t *gains)
+{
+	size_t within = 0;
+	*gains = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].baseline < 0 || b[i].baseline == b[i].best || !isfinite(b[i].gain_u))
+			continue;
+		(*gains)++;
+		within += cellset_pair_within(cs, (size_t)b[i].best, (size_t)b[i].baseline);
+	}
+	return within;
+}
+
 void best_free(struct best *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

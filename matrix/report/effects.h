@@ -76,6 +76,10 @@ struct best *best_compute(const struct cellset *cs, const size_t *group, size_t 
 			  const long *base_level, int higher_better, size_t *nrows,
 			  long **cell_group);
 void best_free(struct best *b, size_t n);
+/* How many of the n groups' gains (best over a baseline that differs from
+ * it, with an interval) compare a point measured in one process (ci_kind
+ * within, cellset_pair_within); *gains: how many gains have an interval. */
+size_t best_within(const struct cellset *cs, const struct best *b, size_t n, size_t *gains);
 
 /* Scaling against a numeric factor (gpus): for each series (the other
  * factors' levels), throughput at each count and the scale factor

@@ -1159,11 +1159,21 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 		h += bottom;
 	const char *kv[] = {"TITLE", t, "XLABEL", xl, "YLABEL", yq, "EXTRA", ex.buf ? ex.buf : "",
 			    "PLOT", plot.buf};
+	/* the gains printed over the bars: as the best table says, those
+	 * between points of one process each leave out the variation between
+	 * processes */
+	size_t gains, within = best_within(&run->cells, rt->best, rt->nbest, &gains);
+	char *note = within ? xasprintf(" %zu of the %zu gains in tables/best.csv compare points measured in one "
+					"process each: their intervals hold the noise inside each process only, not "
+					"the variation between fresh processes (repeat: 3 or more shows it).",
+					within, gains)
+			    : xstrdup("");
 	char *cap = xasprintf("For each group, the point at the recipe's baseline and the best measured "
 			      "point%s; whiskers: each point's 95%% confidence interval. Above them the gain "
 			      "(×, > 1 better) and under it its 95%% interval ('-': the points have none). "
-			      "Configurations in tables/best.csv.",
-			      v.nwhere ? " of those the where keeps" : "");
+			      "Configurations in tables/best.csv.%s",
+			      v.nwhere ? " of those the where keeps" : "", note);
+	free(note);
 	if (write_dat(F->plotdir, name.buf, &dat) == 0)
 		plot_prepare(F->ps, F->plotdir, name.buf, title.buf, cap, "best", kv, ARRAY_SIZE(kv) / 2, w, h);
 	for (size_t p = 0; p < v.npanels; p++)

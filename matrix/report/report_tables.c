@@ -385,14 +385,7 @@ static struct rtable *best_table(const struct run *run, const struct report_tabl
 	    run->recipe.has_baseline ? "" : " (no baseline in the recipe: " VOCAB_NO_BASELINE ")");
 	struct strbuf g = {0}, cfg = {0};
 	const struct cellset *cs = &run->cells;
-	size_t within = 0, gains = 0; /* gains between points of one process each */
-	for (size_t i = 0; i < rt->nbest; i++) {
-		const struct best *b = &rt->best[i];
-		if (b->baseline < 0 || b->baseline == b->best || !isfinite(b->gain_u))
-			continue;
-		gains++;
-		within += cellset_pair_within(cs, (size_t)b->best, (size_t)b->baseline);
-	}
+	size_t gains, within = best_within(cs, rt->best, rt->nbest, &gains); /* of one process each */
 	/* the groups whose best differs from the baseline in a setting the
 	 * engine ignored there: that setting is no reason for its gain */
 	struct strbuf ign = {0};

@@ -60,6 +60,10 @@ if grep -q 'one process a point' rep.out; then fail "a within-process note with 
 if grep -q 'measured in one process each' rep/report.md; then fail "the best table's note with repeat: 3"; fi
 expect_grep "Points measured in one process each: the whiskers hold the noise inside each process only" run/report.md "the normalised figure's within-process note"
 if grep -q 'Points measured in one process each' rep/report.md; then fail "the normalised figure's note with repeat: 3"; fi
+# the baseline-vs-optimal figure prints each gain's interval under it: its
+# caption says the same as the best table (the figure had no note)
+expect_grep "Configurations in tables/best.csv. 4 of the 4 gains in tables/best.csv compare points measured in one process each: their intervals hold the noise inside each process only" run/report.md "the best figure's within-process note"
+if grep -q 'gains in tables/best.csv compare points' rep/report.md; then fail "the best figure's note with repeat: 3"; fi
 expect_grep "jittered sideways, whiskers its 95% interval (one process a point: the noise inside that process only" run/report.md "the scatter's within-process note"
 expect_grep "jittered sideways, whiskers its 95% interval;" rep/report.md "the scatter's whiskers with repeats"
 # the side-by-side improvements: 3 significant digits on the page as in the
