@@ -705,6 +705,9 @@ static int check_node_count(struct loader *L)
 		if (count > NODE_LIMIT)
 			goto over;
 		stack[top++] = pr->value;
+		yaml_node_t *rk = node_at(L, pr->key); /* a key can be a collection ("? [a, *a]"), and loop */
+		if (rk && rk->type != YAML_SCALAR_NODE)
+			stack[top++] = pr->key;
 		while (top) {
 			yaml_node_t *n = node_at(L, stack[--top]);
 			if (!n)
