@@ -157,8 +157,11 @@ FUZZ_LIBS = $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz_plancache.c tests/fuzz/corpus
 tests/fuzz/fuzz_recipe: $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
-tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
-	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
+# (with `matrix compare` and `matrix export`, which read the same file)
+FUZZ_RESULTS_SRCS = matrix/report/cmd_compare.c matrix/report/cmd_export.c
+tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%)
+	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) \
+	  $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # the engine's plan cache reader (engine/plancache.c, a file any earlier run wrote)
 tests/fuzz/fuzz_plancache: $(top_srcdir)/tests/fuzz/fuzz_plancache.c $(top_srcdir)/engine/plancache.c $(top_srcdir)/engine/plancache.h
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_plancache.c

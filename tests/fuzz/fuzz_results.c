@@ -2,7 +2,11 @@
  * not the figures): every input becomes the results.csv of a run directory
  * with a fixed recipe, loaded with run_load and turned into tables; hostile
  * rows (torn, quoted, huge, NaN, unknown statuses...) must end in a report or
- * a clear error, never a crash, a hang or a leak. */
+ * a clear error, never a crash, a hang or a leak. The same run is then
+ * exported (JSON and CSV) and compared, `matrix compare`, with a second run
+ * whose results.csv is the input's part after a line "--" (the whole input
+ * when it has none): matching, gains, verdicts and the geometric mean on
+ * hostile rows. Their output goes to /dev/null. */
 #include "config.h"
 
 #include <stdint.h>
@@ -12,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "report/model.h"
 #include "report/tables.h"
 
@@ -27,12 +32,24 @@ static const char recipe[] =
 	"  gpus: [1, 2]\n"
 	"repeat: 2\n";
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* matrix/main.c's, which this harness does not link (it has main) */
+int cmd_usage(const char *name)
 {
-	static char dir[64], csv[96];
-	static FILE *devnull;
+	fprintf(stderr, "usage: matrix %s\n", name);
+	return 2;
+}
+
+void cmd_unknown_option(const char *cmd, const char *opt)
+{
+	fprintf(stderr, "matrix: %s: unknown option '%s'\n", cmd, opt);
+}
+
+/* A run directory dir (made once, with the recipe) whose results.csv is
+ * data[0..size). Returns -1 when it cannot be written. */
+static int run_dir(char *dir, size_t dirsize, const char *name, const uint8_t *data, size_t size)
+{
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/matrix-fuzz-results.%d", (int)getpid());
+		snprintf(dir, dirsize, "/tmp/matrix-fuzz-results.%d%s", (int)getpid(), name);
 		mkdir(dir, 0700);
 		char p[96];
 		snprintf(p, sizeof(p), "%s/recipe.yaml", dir);
@@ -41,14 +58,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fputs(recipe, f);
 			fclose(f);
 		}
-		snprintf(csv, sizeof(csv), "%s/results.csv", dir);
-		devnull = fopen("/dev/null", "w");
 	}
+	char csv[96];
+	snprintf(csv, sizeof(csv), "%s/results.csv", dir);
 	FILE *f = fopen(csv, "wb");
 	if (!f)
-		return 0;
+		return -1;
 	fwrite(data, 1, size, f);
 	fclose(f);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char dir[64], dir_b[64];
+	static FILE *devnull;
+	if (!devnull) {
+		devnull = fopen("/dev/null", "w");
+		if (!freopen("/dev/null", "w", stdout)) /* compare's and export's output */
+			return 0;
+	}
+	if (run_dir(dir, sizeof(dir), "", data, size) < 0)
+		return 0;
+	const uint8_t *b = data;
+	size_t nb = size;
+	for (size_t i = 0; i + 4 <= size; i++)
+		if (memcmp(data + i, "\n--\n", 4) == 0) {
+			b = data + i + 4;
+			nb = size - i - 4;
+			break;
+		}
+	if (run_dir(dir_b, sizeof(dir_b), "b", b, nb) < 0)
+		return 0;
 	struct run run;
 	memset(&run, 0, sizeof(run));
 	if (run_load(&run, dir, NULL, devnull) == 0) {
@@ -58,5 +99,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		report_tables_free(&rt);
 	}
 	run_free(&run);
+	/* their messages to /dev/null too (glibc's stderr is a variable; the
+	 * sanitizers' reports go to file descriptor 2, not through it) */
+	char *exp_json[] = {"export", dir, NULL}, *exp_csv[] = {"export", dir, "--format", "csv", NULL};
+	char *cmp[] = {"compare", dir, dir_b, NULL};
+	FILE *err = stderr;
+	stderr = devnull;
+	(void)cmd_export(2, exp_json);
+	(void)cmd_export(4, exp_csv);
+	(void)cmd_compare(3, cmp);
+	fflush(stdout);
+	fflush(stderr);
+	stderr = err;
 	return 0;
 }
