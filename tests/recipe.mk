@@ -111,6 +111,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/missing_keys.yaml \
 	tests/recipes/bad/multiple_documents.err \
 	tests/recipes/bad/multiple_documents.yaml \
+	tests/recipes/bad/nesting_block.err \
+	tests/recipes/bad/nesting_block.yaml \
 	tests/recipes/bad/nesting_too_deep.err \
 	tests/recipes/bad/nesting_too_deep.yaml \
 	tests/recipes/bad/no_cascade.err \

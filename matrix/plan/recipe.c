@@ -30,7 +30,7 @@
 #define MAX_ERRORS_SHOWN 20
 #define MAX_ERRORS_KEPT 1000
 #define NODE_LIMIT 100000                 /* node visits, aliases expanded */
-#define DEPTH_LIMIT 1000                  /* open '[' and '{' */
+#define DEPTH_LIMIT 1000                  /* nesting: open '[' and '{', block collections */
 #define EXCLUDE_WALK_LIMIT (1ULL << 24)   /* combinations tried for "every point is excluded" */
 #define REPEAT_MAX 1000000
 #define RECIPE_MAX_BYTES (8 << 20)        /* a recipe file: read no further (/dev/zero) */
@@ -690,43 +690,89 @@ static int check_nul(struct loader *L)
 	return L->nerrs ? -1 : 0;
 }
 
+/* check_node_count's walk, depth first: a stack of node ids with their
+ * nesting depths, and the path from the top to the node walked last
+ * (path[d]: its ancestor at depth d, set as each node is popped). */
+struct node_walk {
+	int *id;
+	unsigned *depth;
+	size_t top;
+	int path[DEPTH_LIMIT + 2]; /* a scalar can be one deeper than a collection */
+};
+
+/* Push node id, a child of the node at depth d - 1 walked last, at depth d;
+ * or, for a collection deeper than DEPTH_LIMIT, record an error and return
+ * -1: deep nesting, or an alias inside the node it names (the node is its
+ * own ancestor), which nests without end. */
+static int push_node(struct loader *L, struct node_walk *w, int id, unsigned d)
+{
+	yaml_node_t *n = node_at(L, id);
+	if (d > DEPTH_LIMIT && n && n->type != YAML_SCALAR_NODE) {
+		int loop = 0;
+		for (unsigned k = 1; k < d && k <= DEPTH_LIMIT; k++)
+			loop |= w->path[k] == id;
+		if (loop)
+			errorf(L, node_mark(node_at(L, id)), "an alias loops: it is inside the node it names "
+							      "(nesting over %d levels once aliases are expanded)",
+			       DEPTH_LIMIT);
+		else
+			errorf(L, node_mark(node_at(L, id)), "nesting too deep (limit %d levels)", DEPTH_LIMIT);
+		return -1;
+	}
+	w->id[w->top] = id;
+	w->depth[w->top++] = d;
+	return 0;
+}
+
 /* Aliases make the document a graph that can expand to billions of nodes
  * ("billion laughs") or even loop. Count the nodes a walk from the root would
  * visit, aliases expanded, and give up past NODE_LIMIT. The error points at
- * the top-level key whose value crosses the limit. */
+ * the top-level key whose value crosses the limit. The same walk bounds the
+ * nesting, which check_depth sees in brackets only: block collections
+ * ("- - - - x", indentation) nest as deep, and the alias expansion below
+ * walks them recursively (45000 levels overflowed its stack under
+ * AddressSanitizer); the error points at the first node too deep. */
 static int check_node_count(struct loader *L)
 {
 	yaml_node_t *root = L->root;
-	int *stack = xmalloc((NODE_LIMIT + 1) * sizeof(*stack));
-	size_t count = 1, top = 0;
+	struct node_walk *w = xcalloc(1, sizeof(*w));
+	w->id = xmalloc((NODE_LIMIT + 1) * sizeof(int));
+	w->depth = xmalloc((NODE_LIMIT + 1) * sizeof(unsigned));
+	size_t count = 1;
 	int ret = 0;
 	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start; pr < root->data.mapping.pairs.top; pr++) {
 		count += 2;
 		if (count > NODE_LIMIT)
 			goto over;
-		stack[top++] = pr->value;
+		if (push_node(L, w, pr->value, 1))
+			goto deep;
 		yaml_node_t *rk = node_at(L, pr->key); /* a key can be a collection ("? [a, *a]"), and loop */
-		if (rk && rk->type != YAML_SCALAR_NODE)
-			stack[top++] = pr->key;
-		while (top) {
-			yaml_node_t *n = node_at(L, stack[--top]);
+		if (rk && rk->type != YAML_SCALAR_NODE && push_node(L, w, pr->key, 1))
+			goto deep;
+		while (w->top) {
+			unsigned d = w->depth[--w->top];
+			w->path[d] = w->id[w->top];
+			yaml_node_t *n = node_at(L, w->id[w->top]);
 			if (!n)
 				continue;
 			if (n->type == YAML_SEQUENCE_NODE) {
 				for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 					if (++count > NODE_LIMIT)
 						goto over;
-					stack[top++] = *it;
+					if (push_node(L, w, *it, d + 1))
+						goto deep;
 				}
 			} else if (n->type == YAML_MAPPING_NODE) {
 				for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
 					count += 2;
 					if (count > NODE_LIMIT)
 						goto over;
-					stack[top++] = q->value; /* keys are walked below only when they are collections */
+					if (push_node(L, w, q->value, d + 1))
+						goto deep;
+					/* keys are walked only when they are collections */
 					yaml_node_t *k = node_at(L, q->key);
-					if (k && k->type != YAML_SCALAR_NODE)
-						stack[top++] = q->key;
+					if (k && k->type != YAML_SCALAR_NODE && push_node(L, w, q->key, d + 1))
+						goto deep;
 				}
 			}
 		}
@@ -737,7 +783,13 @@ over:
 		ret = -1;
 		break;
 	}
-	free(stack);
+	goto out;
+deep:
+	ret = -1;
+out:
+	free(w->id);
+	free(w->depth);
+	free(w);
 	return ret;
 }
 
