@@ -581,6 +581,13 @@ static void check_versions(struct run *run, const struct table *t, size_t nf, FI
 	free(v);
 }
 
+/* A run's column that the merge makes itself: a results.csv received with
+ * one is read without it. */
+static int merge_column(const char *name)
+{
+	return strcmp(name, MERGE_FACTOR) == 0 || strcmp(name, MERGE_SOURCE_COLUMN) == 0;
+}
+
 /* The merged table: every column of every run (the first's order first),
  * then machine and merge_source (the run's number); the rows of each run
  * whose dropped factors are at their kept level. */
@@ -589,7 +596,7 @@ static void merge_table(struct src *s, size_t n, struct table *t)
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < n; i++)
 		for (size_t c = 0; c < s[i].t.ncols; c++)
-			if (table_column(t, s[i].t.header[c]) < 0) {
+			if (!merge_column(s[i].t.header[c]) && table_column(t, s[i].t.header[c]) < 0) {
 				t->header = xrealloc(t->header, (t->ncols + 1) * sizeof(char *));
 				t->header[t->ncols++] = xstrdup(s[i].t.header[c]);
 			}
@@ -599,7 +606,7 @@ static void merge_table(struct src *s, size_t n, struct table *t)
 	for (size_t i = 0; i < n; i++) {
 		long *at = xmalloc((s[i].t.ncols + 1) * sizeof(long));
 		for (size_t c = 0; c < s[i].t.ncols; c++)
-			at[c] = table_column(t, s[i].t.header[c]);
+			at[c] = merge_column(s[i].t.header[c]) ? -1 : table_column(t, s[i].t.header[c]);
 		for (size_t r = 0; r < s[i].t.nrows; r++) {
 			const struct row *in = &s[i].t.rows[r];
 			size_t f;
@@ -613,8 +620,13 @@ static void merge_table(struct src *s, size_t n, struct table *t)
 			struct row *out = &t->rows[t->nrows++];
 			out->n = t->ncols;
 			out->cell = xcalloc(t->ncols, sizeof(char *));
+			/* a name twice (a factor device or engine, then the result's
+			 * column of that name): the first, the factor's, as
+			 * table_column reads it everywhere (the second replaced the
+			 * level, and leaked it) */
 			for (size_t c = 0; c < s[i].t.ncols; c++)
-				out->cell[at[c]] = xstrdup(in->cell[c]);
+				if (at[c] >= 0 && !out->cell[at[c]])
+					out->cell[at[c]] = xstrdup(in->cell[c]);
 			out->cell[t->ncols - 2] = xstrdup(s[i].machine[r]);
 			out->cell[t->ncols - 1] = xasprintf("%zu", i + 1);
 			for (size_t c = 0; c < t->ncols; c++)

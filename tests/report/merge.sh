@@ -165,4 +165,28 @@ sed '1s/,C,/,machine,/' K1/results.csv > C/results.csv
 "$MATRIX" expand C/recipe.yaml > /dev/null || fail "C's recipe does not load"
 expect_status 2 "$MATRIX" merge K1 C --out X 2> e6.txt
 expect_grep "its recipe has a factor 'machine', the one a merge adds" e6.txt "a machine factor already"
+# a received results.csv with a column 'machine' that is no factor (here its
+# unit column renamed): the merge makes that column itself; the run's was
+# read as the machine of its rows ("samples/s")
+mkdir U && cp K1/recipe.yaml U/ && sed '1s/,unit,/,machine,/' K1/results.csv > U/results.csv
+expect_status 0 "$MATRIX" merge U K2 --out UM 2> u.err
+"$MATRIX" export UM --format csv > um.csv
+expect_eq "$(csv_col um.csv machine | sort -u | tr '\n' '|')" "$mk|" "a run's own 'machine' column is not the merge's"
+# a factor named device, whose column the results.csv has twice (the
+# factor's, then the result's, which a command engine fills as it likes): the
+# merged rows keep the factor's level (the result's replaced it, and leaked)
+cat > dev.yaml <<YAML
+name: dev
+engine: command
+command: [sh, -c, 'printf "status=ok\\nthroughput=%s\\ndevice=elsewhere\\n" "\$1" > "\$MATRIX_RESULT"', sh, "{v}"]
+factors:
+  device: [cpu]
+  v: ["1", "2"]
+YAML
+"$MATRIX" run dev.yaml --out D1 --no-report > /dev/null 2>&1 || fail "run D1 failed"
+"$MATRIX" run dev.yaml --out D2 --no-report > /dev/null 2>&1 || fail "run D2 failed"
+expect_grep "^id,index,repeat,device,v,status,.*,device," D1/results.csv "the device column twice"
+expect_status 0 "$MATRIX" merge D1 D2 --out DM 2> d.err
+"$MATRIX" export DM --format csv > dm.csv
+expect_eq "$(csv_col dm.csv factors.device | sort | uniq -c | awk '{ print $1 $2 }' | tr '\n' ' ')" "2cpu " "the factor's level kept in the merge"
 echo ok
