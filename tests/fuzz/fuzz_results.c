@@ -6,12 +6,15 @@
  * exported (JSON and CSV) and compared, `matrix compare`, with a second run
  * whose results.csv is the input's part after a line "--" (the whole input
  * when it has none): matching, gains, verdicts and the geometric mean on
- * hostile rows. Their output goes to /dev/null. */
+ * hostile rows. Their output goes to /dev/null. Last the two runs are
+ * merged (`matrix merge`, a third directory, removed after) and the merged
+ * study loaded and turned into tables, as `matrix report` does. */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ftw.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,6 +72,28 @@ static int run_dir(char *dir, size_t dirsize, const char *name, const uint8_t *d
 	return 0;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* The tables of the run (or merged study) in dir, as matrix report builds them. */
+static void tables(const char *dir, FILE *devnull)
+{
+	struct run run;
+	memset(&run, 0, sizeof(run));
+	if (run_load(&run, dir, NULL, devnull) == 0) {
+		struct report_tables rt;
+		memset(&rt, 0, sizeof(rt));
+		report_tables_build(&run, &rt);
+		report_tables_free(&rt);
+	}
+	run_free(&run);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char dir[64], dir_b[64];
@@ -90,15 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	if (run_dir(dir_b, sizeof(dir_b), "b", b, nb) < 0)
 		return 0;
-	struct run run;
-	memset(&run, 0, sizeof(run));
-	if (run_load(&run, dir, NULL, devnull) == 0) {
-		struct report_tables rt;
-		memset(&rt, 0, sizeof(rt));
-		report_tables_build(&run, &rt);
-		report_tables_free(&rt);
-	}
-	run_free(&run);
+	tables(dir, devnull);
 	/* their messages to /dev/null too (glibc's stderr is a variable; the
 	 * sanitizers' reports go to file descriptor 2, not through it) */
 	char *exp_json[] = {"export", dir, NULL}, *exp_csv[] = {"export", dir, "--format", "csv", NULL};
@@ -111,5 +128,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fflush(stdout);
 	fflush(stderr);
 	stderr = err;
+	char merged[80];
+	snprintf(merged, sizeof(merged), "%sm", dir);
+	char *dirs[] = {dir, dir_b};
+	if (merge_write(merged, dirs, 2, devnull, NULL) == 0)
+		tables(merged, devnull);
+	nftw(merged, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
