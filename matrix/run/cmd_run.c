@@ -1037,8 +1037,8 @@ static int slurm_in_queue(const struct study *S, const struct slurm_jobs *J)
 	return -1;
 }
 
-/* The run directory as the tasks name it: absolute (allocated). */
-static char *slurm_dir_abs(const char *dir)
+/* The run directory as the tasks and the containers name it: absolute (allocated). */
+static char *run_dir_abs(const char *dir)
 {
 	char cwd[4096];
 	if (dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
@@ -1095,12 +1095,30 @@ static int study_check(struct study *S)
 	if (S->slurm) {
 		/* sbatch reads --output as a pattern: a backslash anywhere turns
 		 * its %A_%a off, and every task would write one file */
-		char *abs = slurm_dir_abs(S->dir);
+		char *abs = run_dir_abs(S->dir);
 		int bad = strchr(abs, '\\') != NULL;
 		if (bad)
 			error("run: the slurm executor cannot name its task outputs under '%s': sbatch reads a "
 			      "backslash in --output as 'no %%A_%%a' (every task would write one file); choose "
 			      "another --out", abs);
+		free(abs);
+		if (bad)
+			return -1;
+	}
+	if (S->cf >= 0) {
+		/* the run directory is mounted as SRC:DST: a ':' or ',' in it
+		 * made every point fail at its start ("invalid volume
+		 * specification"), after the run directory was made */
+		char *abs = run_dir_abs(S->dir), *why = exec_container_dir_why(abs);
+		if (why && S->o.dry_run) {
+			char *t = text_term(why, TEXT_TERM_MAX);
+			fprintf(stderr, "matrix: dry run: %s: the run would stop with this error\n", t);
+			free(t);
+		} else if (why) {
+			error("run: %s", why);
+		}
+		int bad = why && !S->o.dry_run;
+		free(why);
 		free(abs);
 		if (bad)
 			return -1;
@@ -1265,7 +1283,7 @@ static void slurm_plan(struct study *S, int print)
 {
 	struct slurm_plan P = {0};
 	uint64_t max = slurm_max_task();
-	P.dir_abs = slurm_dir_abs(S->dir);
+	P.dir_abs = run_dir_abs(S->dir);
 	P.script = xasprintf("%s/slurm/task.sh", P.dir_abs);
 	struct grid g;
 	grid_init(&g, &S->r);

@@ -551,11 +551,26 @@ static const struct executor_ops container_ops = {
 	.free = container_free,
 };
 
+char *exec_container_dir_why(const char *abs)
+{
+	if (!strpbrk(abs, ":,"))
+		return NULL;
+	return xasprintf("the containers cannot mount the run directory '%s': it holds ':' or ',', which a "
+			 "container runtime's --volume cannot carry; choose another --out", abs);
+}
+
 struct executor *exec_container_new(size_t nslots, double grace_s, const char *rundir, FILE *err)
 {
 	char *abs = realpath(rundir, NULL);
 	if (!abs) {
 		error("cannot resolve '%s': %s", rundir, strerror(errno));
+		return NULL;
+	}
+	char *why = exec_container_dir_why(abs); /* through a link: the path as given was checked before */
+	if (why) {
+		error("run: %s", why);
+		free(why);
+		free(abs);
 		return NULL;
 	}
 	struct executor *local = exec_local_new(nslots, grace_s, err);

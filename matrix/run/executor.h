@@ -101,6 +101,9 @@ struct executor *exec_local_new(size_t nslots, double grace_s, FILE *err);
  * code, OOM kill), killed when it timed out or was cancelled, and removed. A
  * point without an image runs on the host. Returns NULL after printing why. */
 struct executor *exec_container_new(size_t nslots, double grace_s, const char *rundir, FILE *err);
+/* Why the absolute run directory cannot be mounted (--volume SRC:DST: it
+ * holds ':' or ','), allocated, or NULL when it can. */
+char *exec_container_dir_why(const char *abs);
 
 /* The `RUNTIME run ...` argv of pt under the container name `name` (NULL
  * terminated, free each string and the array), for the executor and for

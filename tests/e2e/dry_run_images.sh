@@ -122,6 +122,14 @@ grep '^run ' fake/calls.docker | sed -e 's/^/docker /' -e 's/ --name=\(matrix-[0
 	-e 's/ example\.org\/team\/engine:1\.0 .*$/ example.org\/team\/engine:1.0/' > ran.txt
 diff heads.txt ran.txt || fail "the dry run's commands (-) differ from the run's (+)"
 expect_eq "$(csv_col run/results.csv status | tr '\n' ' ')" "ok ok " "the points' status"
+# a run directory with ':' or ',' cannot be mounted (--volume SRC:DST): the
+# run is refused before it makes anything (every point failed at its start,
+# "invalid volume specification"), the dry run says it would be
+expect_status 2 as_user "$MATRIX" run r.yaml --out 'run:x' > out.txt 2> err.txt
+expect_grep "^matrix: run: the containers cannot mount the run directory '$d/run:x': it holds ':' or ','" err.txt "a ':' in the run directory"
+[ -e 'run:x' ] && fail "the run directory with a ':' was made"
+as_user "$MATRIX" run r.yaml --out 'run,x' --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
+expect_grep "^matrix: dry run: the containers cannot mount the run directory '$d/run,x': .*: the run would stop with this error$" err.txt "the dry run's warning on ','"
 # the image's id and digests, in env.txt and in every row
 id=sha256:$(printf %s example.org/team/engine:1.0 | sha256sum | cut -c1-64)
 digest="example.org/team/engine@sha256:0123abcd example.org/mirror/engine@sha256:0123abcd"
