@@ -1303,12 +1303,29 @@ static int container_entry_extra(struct loader *L, yaml_node_t **fv, yaml_node_t
  * args, runtime, network, cpus, memory, engine}, into got[] (indexes of
  * container_keys; NULL where not given) and x. Returns 1 when it is right,
  * 0 after errors. */
+/* An image reference goes to the runtime as an argument of its own: one
+ * that starts with '-' would be read as an option ('--privileged'), and no
+ * reference holds white space or a control character. 0 after reporting. */
+static int check_image(struct loader *L, yaml_node_t *n, const char *path)
+{
+	const char *ref = scalar(n);
+	int bad = *ref == '-';
+	for (const unsigned char *c = (const unsigned char *)ref; *c && !bad; c++)
+		bad = *c <= ' ' || *c == 0x7f;
+	if (bad)
+		errorf(L, node_mark(n), "'%s' must be an image reference such as debian:bookworm or "
+					"registry.example.org/team/engine:1.0, not '%s'%s", path, ref,
+		       *ref == '-' ? " (a runtime would read it as an option)" : " (white space or a control character)");
+	return !bad;
+}
+
 static int container_entry(struct loader *L, yaml_node_t *val, const char *path, const char *got[7],
 			   struct container_extra *x)
 {
 	int ok = 1;
 	if (is_string(val)) {
 		got[0] = scalar(val);
+		ok = check_image(L, val, path);
 	} else if (val->type == YAML_MAPPING_NODE) {
 		yaml_node_t *fv[9], *fk[9];
 		get_fields(L, val, path, container_keys, 9, fv, fk);
@@ -1320,7 +1337,7 @@ static int container_entry(struct loader *L, yaml_node_t *val, const char *path,
 		for (size_t j = 0; j < 2; j++)
 			if (fv[j]) {
 				char *at = xasprintf("%s.%s", path, container_keys[j]);
-				if (!(got[j] = get_string(L, fv[j], at)))
+				if (!(got[j] = get_string(L, fv[j], at)) || (j == 0 && !check_image(L, fv[j], at)))
 					ok = 0;
 				free(at);
 			}
