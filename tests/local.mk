@@ -142,7 +142,8 @@ tests_unit_test_flags_LDADD = $(LIBM)
 TESTS += tests/unit/test_flags
 
 # ---- fuzzing (issue 22): libFuzzer harnesses for the recipe loader, for
-# results.csv -> report tables and for the engine's plan cache files, built with clang apart from the rest (every
+# results.csv -> report tables (export, compare, merge), for the store a
+# resumed run opens and for the engine's plan cache files, built with clang apart from the rest (every
 # source instrumented): `make fuzz` builds them, `make fuzz-run` runs each for
 # FUZZ_SECONDS (default 60) from its seed corpus. .ci/run runs them when clang
 # and libFuzzer are installed.
@@ -154,7 +155,8 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 	-DMATRIX_SRC_PLOTS='"$(abs_top_srcdir)/plots"' -DMATRIX_PLOTS_PKGDATADIR='"$(pkgdatadir)/plots"'
 FUZZ_LIB_SRCS = $(filter %.c,$(matrix_libmatrix_a_SOURCES) $(matrix_libreport_a_SOURCES))
 FUZZ_LIBS = $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz_plancache.c tests/fuzz/corpus
+EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz_plancache.c tests/fuzz/fuzz_store.c \
+	tests/fuzz/corpus
 tests/fuzz/fuzz_recipe: $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # (with `matrix compare` and `matrix export`, which read the same file)
@@ -162,12 +164,15 @@ FUZZ_RESULTS_SRCS = matrix/report/cmd_compare.c matrix/report/cmd_export.c
 tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) \
 	  $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
+# the run's store resumed: results.csv and a task's row file (run/store.c)
+tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
+	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_store.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # the engine's plan cache reader (engine/plancache.c, a file any earlier run wrote)
 tests/fuzz/fuzz_plancache: $(top_srcdir)/tests/fuzz/fuzz_plancache.c $(top_srcdir)/engine/plancache.c $(top_srcdir)/engine/plancache.h
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_plancache.c
-fuzz: tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_plancache
+fuzz: tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_store tests/fuzz/fuzz_plancache
 fuzz-run: fuzz
-	@for f in recipe results plancache; do \
+	@for f in recipe results store plancache; do \
 	  mkdir -p tests/fuzz/work/$$f; \
 	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	  tests/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
@@ -175,7 +180,7 @@ fuzz-run: fuzz
 	    || { tail -n 60 tests/fuzz/work/$$f.log; exit 1; }; \
 	  grep -E '^stat::number_of_executed_units|^Done' tests/fuzz/work/$$f.log | tr '\n' ' '; echo; \
 	done
-CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_plancache
+CLEANFILES += tests/fuzz/fuzz_recipe tests/fuzz/fuzz_results tests/fuzz/fuzz_store tests/fuzz/fuzz_plancache
 .PHONY: fuzz fuzz-run
 
 # ---- the local launcher's host communicator (engine/comm_shm.c): collectives against a serial reference (issue 17)
