@@ -1046,6 +1046,29 @@ static char *run_dir_abs(const char *dir)
 	return xasprintf("%s/%s", cwd, dir);
 }
 
+/* The run directory with its links resolved, as the container executor
+ * mounts it (realpath), also before it exists (its parent resolved):
+ * allocated. */
+static char *run_dir_real(const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	if (real)
+		return real;
+	char *abs = run_dir_abs(dir), *slash = strrchr(abs, '/');
+	if (slash && slash > abs) {
+		*slash = '\0';
+		char *parent = realpath(abs, NULL);
+		*slash = '/';
+		if (parent) {
+			real = xasprintf("%s%s", parent, slash);
+			free(parent);
+			free(abs);
+			return real;
+		}
+	}
+	return abs;
+}
+
 /* What this machine and executor can run: container runtimes, --only, and
  * --jobs within the cores. Chooses the run directory. */
 static int study_check(struct study *S)
@@ -1109,7 +1132,7 @@ static int study_check(struct study *S)
 		/* the run directory is mounted as SRC:DST: a ':' or ',' in it
 		 * made every point fail at its start ("invalid volume
 		 * specification"), after the run directory was made */
-		char *abs = run_dir_abs(S->dir), *why = exec_container_dir_why(abs);
+		char *abs = run_dir_real(S->dir), *why = exec_container_dir_why(abs);
 		if (why && S->o.dry_run) {
 			char *t = text_term(why, TEXT_TERM_MAX);
 			fprintf(stderr, "matrix: dry run: %s: the run would stop with this error\n", t);
@@ -1715,9 +1738,7 @@ static int study_dry_run(struct study *S)
 		struct strbuf sb = {0};
 		if (S->cf >= 0) {
 			/* the full container command, as the executor runs it */
-			char cwd[4096] = ".";
-			char *abs = S->dir[0] == '/' ? xstrdup(S->dir)
-						    : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : ".", S->dir);
+			char *abs = run_dir_real(S->dir); /* as exec_container_new names it */
 			if (!S->img.im[0].run_label)
 				images_claim_run(&S->img, abs, 1, stdout);
 			struct exec_point ep = {.id = p->id, .argv = tmp.cmd.argv, .env = tmp.env ? tmp.env : tmp.cmd.env,

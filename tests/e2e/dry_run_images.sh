@@ -130,6 +130,12 @@ expect_grep "^matrix: run: the containers cannot mount the run directory '$d/run
 [ -e 'run:x' ] && fail "the run directory with a ':' was made"
 as_user "$MATRIX" run r.yaml --out 'run,x' --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
 expect_grep "^matrix: dry run: the containers cannot mount the run directory '$d/run,x': .*: the run would stop with this error$" err.txt "the dry run's warning on ','"
+# through a link the dry run names the directory as the run mounts it (its
+# real path): it printed the link's path
+mkdir real && ln -s real lnk
+as_user "$MATRIX" run r.yaml --out lnk/x --dry-run > dry.txt 2> err.txt || fail "dry run: $(cat err.txt)"
+expect_grep " --volume=$d/real/x:$d/real/x " dry.txt "the dry run's volume through a link"
+rm lnk && rmdir real
 # the image's id and digests, in env.txt and in every row
 id=sha256:$(printf %s example.org/team/engine:1.0 | sha256sum | cut -c1-64)
 digest="example.org/team/engine@sha256:0123abcd example.org/mirror/engine@sha256:0123abcd"
