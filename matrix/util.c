@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -669,8 +670,14 @@ const char *self_dir(void)
 }
 
 /* The child's side of spawn_capture: its descriptors, then exec. */
-_Noreturn static void spawn_child(char *const argv[], const struct spawn_io *io, int pipe_w)
+_Noreturn static void spawn_child(char *const argv[], const struct spawn_io *io, int pipe_w, pid_t parent)
 {
+	/* a helper (a runtime's build, inspect or info, squeue, git) answers
+	 * this process only: it ends when this process does, killed by a
+	 * SIGTERM it does not handle (a long `podman build` ran on) */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(127); /* it ended before the line above */
 	int null = open("/dev/null", O_RDWR);
 	int to = pipe_w >= 0 ? pipe_w : io->fd > 0 ? io->fd : null;
 	if (!io->keep_stdin && null >= 0)
@@ -696,7 +703,7 @@ int spawn_capture(char *const argv[], const struct spawn_io *io, struct strbuf *
 	int fds[2] = {-1, -1};
 	if (out && pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		if (out) {
 			close(fds[0]);
@@ -705,7 +712,7 @@ int spawn_capture(char *const argv[], const struct spawn_io *io, struct strbuf *
 		return -1;
 	}
 	if (pid == 0)
-		spawn_child(argv, io, fds[1]);
+		spawn_child(argv, io, fds[1], parent);
 	size_t total = 0;
 	if (out) {
 		close(fds[1]);

@@ -234,4 +234,26 @@ sed -e 's/^cd [^ ]* && //' -e 's/ .*//' ldry0.txt > ldry.txt
 printf "MATRIX_RESULT=$d/lrun/logs/%s.result\\n" $("$MATRIX" expand l.yaml --format csv | sed -n '2,3s/,.*//p') > lwant.txt
 printf 'CUDA_VISIBLE_DEVICES=3\nCUDA_VISIBLE_DEVICES=3,5\n' >> lwant.txt
 diff lwant.txt ldry.txt || fail "the dry run's environment of local points (- expected, + got)"
+
+# a helper matrix runs (here a runtime's 'info', elsewhere a build, squeue,
+# git) ends when matrix does: killed by a SIGTERM it did not handle, matrix
+# left a long `podman build` running
+mkdir "$work/bin2"
+cat > "$work/bin2/podman" <<'EOT'
+#!/bin/sh
+echo $$ > "$FAKE_DIR/info.pid"
+exec sleep 60
+EOT
+chmod 755 "$work/bin2/podman"
+sed 's/^  runtime: auto$/  runtime: podman/' r.yaml > rp.yaml
+rm -f "$FAKE_DIR/info.pid"
+PATH=$work/bin2:$PATH "$MATRIX" run rp.yaml --out prun --dry-run > /dev/null 2>&1 &
+mpid=$!
+i=0; while [ ! -s "$FAKE_DIR/info.pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$FAKE_DIR/info.pid" ] || fail "the stand-in podman's info never ran"
+kill -TERM $mpid
+wait $mpid 2>/dev/null || true
+hp=$(cat "$FAKE_DIR/info.pid")
+i=0; while kill -0 "$hp" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 "$hp" 2>/dev/null && { kill "$hp"; fail "the runtime's 'info' outlived matrix"; }
 echo ok
