@@ -156,16 +156,17 @@ FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=un
 FUZZ_LIB_SRCS = $(filter %.c,$(matrix_libmatrix_a_SOURCES) $(matrix_libreport_a_SOURCES))
 FUZZ_LIBS = $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz_plancache.c tests/fuzz/fuzz_store.c \
+	tests/fuzz/fuzz_run_recipe.h \
 	tests/fuzz/corpus
 tests/fuzz/fuzz_recipe: $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_recipe.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # (with `matrix compare` and `matrix export`, which read the same file)
 FUZZ_RESULTS_SRCS = matrix/report/cmd_compare.c matrix/report/cmd_export.c
-tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%)
+tests/fuzz/fuzz_results: $(top_srcdir)/tests/fuzz/fuzz_results.c $(top_srcdir)/tests/fuzz/fuzz_run_recipe.h $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_results.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) \
 	  $(FUZZ_RESULTS_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # the run's store resumed: results.csv and a task's row file (run/store.c)
-tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
+tests/fuzz/fuzz_store: $(top_srcdir)/tests/fuzz/fuzz_store.c $(top_srcdir)/tests/fuzz/fuzz_run_recipe.h $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%)
 	$(AM_V_GEN)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(top_srcdir)/tests/fuzz/fuzz_store.c $(FUZZ_LIB_SRCS:%=$(top_srcdir)/%) $(FUZZ_LIBS)
 # the engine's plan cache reader (engine/plancache.c, a file any earlier run wrote)
 tests/fuzz/fuzz_plancache: $(top_srcdir)/tests/fuzz/fuzz_plancache.c $(top_srcdir)/engine/plancache.c $(top_srcdir)/engine/plancache.h

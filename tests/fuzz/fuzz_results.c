@@ -22,18 +22,9 @@
 #include "cmd.h"
 #include "report/model.h"
 #include "report/tables.h"
+#include "tests/fuzz/fuzz_run_recipe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const char recipe[] =
-	"name: fuzz\n"
-	"engine: command\n"
-	"command: [true]\n"
-	"factors:\n"
-	"  model: [a, b]\n"
-	"  batch: [1, 2]\n"
-	"  gpus: [1, 2]\n"
-	"repeat: 2\n";
 
 /* matrix/main.c's, which this harness does not link (it has main) */
 int cmd_usage(const char *name)
@@ -58,7 +49,7 @@ static int run_dir(char *dir, size_t dirsize, const char *name, const uint8_t *d
 		snprintf(p, sizeof(p), "%s/recipe.yaml", dir);
 		FILE *f = fopen(p, "w");
 		if (f) {
-			fputs(recipe, f);
+			fputs(fuzz_run_recipe, f);
 			fclose(f);
 		}
 	}

@@ -19,18 +19,9 @@
 
 #include "plan/recipe.h"
 #include "run/store.h"
+#include "tests/fuzz/fuzz_run_recipe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const char recipe[] =
-	"name: fuzz\n"
-	"engine: command\n"
-	"command: [true]\n"
-	"factors:\n"
-	"  model: [a, b]\n"
-	"  batch: [1, 2]\n"
-	"  gpus: [1, 2]\n"
-	"repeat: 2\n";
 
 #define ROW_ID "53998fa5c5bb32c2"
 
@@ -67,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof(dir), "/tmp/matrix-fuzz-store.%d", (int)getpid());
 		mkdir(dir, 0700);
 		snprintf(rpath, sizeof(rpath), "%s/recipe.yaml", dir);
-		put(rpath, (const uint8_t *)recipe, sizeof(recipe) - 1);
+		put(rpath, (const uint8_t *)fuzz_run_recipe, sizeof(fuzz_run_recipe) - 1);
 		loaded = recipe_load(rpath, &r, devnull) == 0;
 		snprintf(csv, sizeof(csv), "%s/results.csv", dir);
 		snprintf(rows, sizeof(rows), "%s/rows", dir);
