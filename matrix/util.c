@@ -141,12 +141,11 @@ void sb_putc(struct strbuf *sb, char c)
 	sb_add(sb, &c, 1);
 }
 
-void sb_printf(struct strbuf *sb, const char *fmt, ...)
+void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
-	va_list ap;
-	va_start(ap, fmt);
+	va_list ap2;
+	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		BUG("vsnprintf failed for '%s'", fmt);
 	sb_add(sb, "", 0);
@@ -154,10 +153,17 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...)
 		sb->cap = sb->len + (size_t)n + 64;
 		sb->buf = xrealloc(sb->buf, sb->cap);
 	}
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
 	sb->len += (size_t)n;
+}
+
+void sb_printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(sb, fmt, ap);
+	va_end(ap);
 }
 
 void sb_reset(struct strbuf *sb)

@@ -27,17 +27,13 @@ struct rtable *rtable_new(const char *name, const char *title, size_t ncols, con
 
 void rtable_caption_add(struct rtable *t, const char *fmt, ...)
 {
+	size_t len = t->caption ? strlen(t->caption) : 0;
+	struct strbuf sb = {.buf = t->caption, .len = len, .cap = t->caption ? len + 1 : 0};
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	sb_vprintf(&sb, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		BUG("vsnprintf failed for '%s'", fmt);
-	size_t len = t->caption ? strlen(t->caption) : 0;
-	t->caption = xrealloc(t->caption, len + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(t->caption + len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	t->caption = sb.buf;
 }
 
 void rtable_add(struct rtable *t, char *const *cells)
