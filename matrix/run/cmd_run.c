@@ -1133,13 +1133,9 @@ static int study_check(struct study *S)
 		 * made every point fail at its start ("invalid volume
 		 * specification"), after the run directory was made */
 		char *abs = run_dir_real(S->dir), *why = exec_container_dir_why(abs);
-		if (why && S->o.dry_run) {
-			char *t = text_term(why, TEXT_TERM_MAX);
-			fprintf(stderr, "matrix: dry run: %s: the run would stop with this error\n", t);
-			free(t);
-		} else if (why) {
-			error("run: %s", why);
-		}
+		if (why)
+			error("%s%s%s", S->o.dry_run ? "dry run: " : "run: ", why,
+			      S->o.dry_run ? ": the run would stop with this error" : "");
 		int bad = why && !S->o.dry_run;
 		free(why);
 		free(abs);
