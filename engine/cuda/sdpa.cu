@@ -889,7 +889,7 @@ int cu_sdpa_prepare(graph *g, int nrun)
         sd.prepared = 1;
 #ifdef HAVE_CUDNN
         if (sd_eligible(g, o)) {
-            if (!sd_dnn) {
+            if (!sd_dnn && sd.mode != 1) { /* MATRIX_ENGINE_SDPA=kernel: no cuDNN to make */
                 cudnnStatus_t st = cudnnCreate(&sd_dnn);
                 if (st != CUDNN_STATUS_SUCCESS) {
                     sd_dnn = NULL;

@@ -292,9 +292,14 @@ typedef struct suite {
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
+    int kernels_only; /* --kernels-only: no case of an op that runs on cuDNN or cuBLASLt
+                       * (the case_conv* and case_linear* functions add nothing) */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
+
+/* --kernels-only (tests/cudasim/: the engine's kernels on the CPU simulator) */
+static int kernels_only;
 
 static void *xalloc(size_t bytes)
 {
@@ -402,6 +407,8 @@ static int conv_x(suite *s, const convspec *c, int img)
 
 static void case_conv(suite *s, const convspec *c, int bias, int res, int act, int img)
 {
+    if (s->kernels_only)
+        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     int x = conv_x(s, c, img);
@@ -421,6 +428,8 @@ static void case_conv(suite *s, const convspec *c, int bias, int res, int act, i
 /* acc: 1 = every present output accumulates; dx: 0 = no input gradient. */
 static void case_conv_bwd(suite *s, const convspec *c, int bias, int acc, int dx, int img)
 {
+    if (s->kernels_only)
+        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     int x = conv_x(s, c, img);
@@ -449,6 +458,8 @@ static void case_conv_bwd(suite *s, const convspec *c, int bias, int acc, int dx
  * convolution (MATRIX_ENGINE_BNSTATS=conv, NHWC); "genstats" in every label. */
 static void case_conv_bn(suite *s, const convspec *c, int act)
 {
+    if (s->kernels_only)
+        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     s->nconvbn++;
@@ -682,6 +693,8 @@ static void case_dropout2d(suite *s, int acc)
 
 static void case_linear(suite *s, int M, int K, int N, int bias, int act)
 {
+    if (s->kernels_only)
+        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -705,6 +718,8 @@ static const char *act_label(int act)
  * the engine's kernel epilogue. */
 static void case_linear_gelu(suite *s, int M, int K, int N, int bias, int act, int pre)
 {
+    if (s->kernels_only)
+        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -734,6 +749,8 @@ static void case_act_gelu(suite *s, int M, int N, int act, int acc)
 
 static void case_linear_bwd(suite *s, int M, int K, int N, int bias, int acc, int dx)
 {
+    if (s->kernels_only)
+        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -1908,6 +1925,9 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
 #else
     s->syncbn = selftest; /* the module refuses SyncBN without NCCL */
 #endif
+    s->kernels_only = kernels_only;
+    if (kernels_only)
+        s->syncbn = 0; /* its all-reduce is NCCL's */
     if (s->syncbn)
         engine_comm = &one_rank;
     s->loss_scale = 1.0;
@@ -2197,7 +2217,11 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ops_check [-q] [--precision fp32|tf32|fp16|bf16] [--layout nchw|nhwc] [--op TEXT]\n"
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
+               "                 [--kernels-only]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
+               "--kernels-only: only the ops on the engine's own kernels (no convolution, linear,\n"
+               "SyncBN, or attention on cuDNN: MATRIX_ENGINE_SDPA=kernel), in the configurations\n"
+               "that differ in more than cuDNN's settings (tests/cudasim/ runs it on the CPU).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2236,6 +2260,8 @@ int main(int argc, char **argv)
             quiet = 1;
         else if (strcmp(a, "--self-test") == 0)
             selftest = 1;
+        else if (strcmp(a, "--kernels-only") == 0)
+            kernels_only = 1;
         else if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -2284,6 +2310,10 @@ int main(int argc, char **argv)
             continue;
         if (selftest && cf->search && !sabotage)
             continue;
+        /* the others differ in what cuDNN runs only; the sdpa-kernel ones
+         * repeat attention as the others run it here (MATRIX_ENGINE_SDPA=kernel) */
+        if (kernels_only && (cf->search || cf->conv || cf->bnstats || cf->sdpa_kernel || sabotage))
+            continue;
         /* a child per configuration: the module is loaded fresh each time, and
          * a crash or a CUDA error (cu_fail exits) costs that configuration only */
         fflush(stdout);
@@ -2294,7 +2324,7 @@ int main(int argc, char **argv)
         }
         if (pid == 0) {
             alarm(timeout);
-            if (cf->sdpa_kernel)
+            if (cf->sdpa_kernel || kernels_only)
                 setenv("MATRIX_ENGINE_SDPA", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_SDPA");

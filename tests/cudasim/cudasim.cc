@@ -1,0 +1,548 @@
+/* cudasim.cc - the simulator's launches (threads as fibers, barriers, warp
+ * exchanges) and the part of the CUDA runtime API that engine/cuda/ calls,
+ * on host memory (cudasim.h says what it models). A call the simulator does
+ * not model (CUDA Graphs) fails with cudaErrorNotSupported, so the engine
+ * stops with the call named instead of running something else. */
+#include "cudasim.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#ifndef __x86_64__
+#include <ucontext.h>
+#endif
+
+#include <map>
+#include <vector>
+
+#ifdef __x86_64__
+/* Fiber switch without ucontext's signal-mask system calls (they took a third
+ * of the run time): the callee-saved registers pushed on the old stack, the
+ * stack pointer saved in *from, the new one loaded, its registers popped. */
+extern "C" void cudasim_switch(void **from, void *to);
+__asm__(".text\n"
+        ".globl cudasim_switch\n"
+        ".hidden cudasim_switch\n"
+        ".type cudasim_switch,@function\n"
+        "cudasim_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size cudasim_switch, .-cudasim_switch\n");
+#endif
+
+namespace cudasim {
+
+uint3 tid, bid;
+dim3 bdim, gdim;
+void *dyn_smem;
+
+namespace {
+
+enum { RUN, BAR, WARP, DONE };
+
+struct fiber {
+#ifdef __x86_64__
+    void *sp;
+#else
+    ucontext_t ctx;
+#endif
+    int state;
+    unsigned mask; /* WARP: the lanes it waits with */
+    uint3 t;
+};
+
+const size_t STACK = 256 * 1024;
+const int MAXT = 1024;
+
+#ifdef __x86_64__
+void *sched;
+#else
+ucontext_t sched;
+#endif
+fiber *fibs;
+char *stacks;
+int nthreads, cur;
+void (*body_fn)(void *);
+void *body_ctx;
+unsigned long long slots[MAXT / 32][32];
+cudaError_t last_error = cudaSuccess;
+int reverse_order = -1;
+unsigned long long nlaunches;
+
+/* to fiber i from the scheduler, and back */
+void enter(int i)
+{
+#ifdef __x86_64__
+    cudasim_switch(&sched, fibs[i].sp);
+#else
+    swapcontext(&sched, &fibs[i].ctx);
+#endif
+}
+
+void leave()
+{
+#ifdef __x86_64__
+    cudasim_switch(&fibs[cur].sp, sched);
+#else
+    swapcontext(&fibs[cur].ctx, &sched);
+#endif
+}
+
+void entry()
+{
+    body_fn(body_ctx);
+    fibs[cur].state = DONE;
+#ifdef __x86_64__
+    leave(); /* never comes back: the fiber is made anew for the next block */
+    abort();
+#endif /* else uc_link: back to the scheduler */
+}
+
+void wait(int st, unsigned mask)
+{
+    fibs[cur].state = st;
+    fibs[cur].mask = mask;
+    leave();
+}
+
+[[noreturn]] void deadlock(const char *name)
+{
+    fprintf(stderr, "cudasim: kernel %s, block (%u,%u,%u): threads wait at a barrier that the others "
+                    "cannot reach:\n", name, bid.x, bid.y, bid.z);
+    for (int i = 0; i < nthreads; i++)
+        if (fibs[i].state != DONE)
+            fprintf(stderr, "  thread (%u,%u,%u) waits at %s (mask %08x)\n", fibs[i].t.x, fibs[i].t.y,
+                    fibs[i].t.z, fibs[i].state == BAR ? "__syncthreads" : "a warp barrier", fibs[i].mask);
+    abort();
+}
+
+/* Releases the waiters of every barrier whose participants have all
+ * arrived; 1 when one was released. */
+int release()
+{
+    int alive = 0, atbar = 0;
+    for (int i = 0; i < nthreads; i++) {
+        alive += fibs[i].state != DONE;
+        atbar += fibs[i].state == BAR;
+    }
+    if (alive && atbar == alive) {
+        for (int i = 0; i < nthreads; i++)
+            if (fibs[i].state == BAR)
+                fibs[i].state = RUN;
+        return 1;
+    }
+    int any = 0;
+    for (int w = 0; w * 32 < nthreads; w++) {
+        int first = -1;
+        for (int l = 0; l < 32 && w * 32 + l < nthreads; l++)
+            if (fibs[w * 32 + l].state == WARP) {
+                first = w * 32 + l;
+                break;
+            }
+        if (first < 0)
+            continue;
+        unsigned m = fibs[first].mask;
+        int ok = 1;
+        for (int l = 0; l < 32 && w * 32 + l < nthreads && ok; l++) {
+            const fiber &f = fibs[w * 32 + l];
+            if (!((m >> l) & 1) || f.state == DONE)
+                continue;
+            ok = f.state == WARP && f.mask == m;
+        }
+        if (!ok)
+            continue;
+        for (int l = 0; l < 32 && w * 32 + l < nthreads; l++)
+            if (((m >> l) & 1) && fibs[w * 32 + l].state == WARP)
+                fibs[w * 32 + l].state = RUN;
+        any = 1;
+    }
+    return any;
+}
+
+void run_block(const char *name)
+{
+    for (int i = 0; i < nthreads; i++) {
+        fiber &f = fibs[i];
+#ifdef __x86_64__
+        /* as cudasim_switch leaves a stack: six registers, then the address
+         * it returns to (entry, which sees a 16-byte aligned call frame) */
+        void **top = (void **)(stacks + (size_t)(i + 1) * STACK);
+        top[-1] = NULL;
+        top[-2] = (void *)entry;
+        for (int r = 3; r <= 8; r++)
+            top[-r] = NULL;
+        f.sp = &top[-8];
+#else
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = stacks + (size_t)i * STACK;
+        f.ctx.uc_stack.ss_size = STACK;
+        f.ctx.uc_link = &sched;
+        makecontext(&f.ctx, entry, 0);
+#endif
+        f.state = RUN;
+        f.mask = 0;
+        f.t.x = i % bdim.x;
+        f.t.y = i / bdim.x % bdim.y;
+        f.t.z = i / (bdim.x * bdim.y);
+    }
+    for (;;) {
+        int ran = 0;
+        for (int k = 0; k < nthreads; k++) {
+            int i = reverse_order ? nthreads - 1 - k : k;
+            if (fibs[i].state != RUN)
+                continue;
+            cur = i;
+            tid = fibs[i].t;
+            enter(i);
+            ran = 1;
+        }
+        int alive = 0;
+        for (int i = 0; i < nthreads; i++)
+            alive += fibs[i].state != DONE;
+        if (!alive)
+            return;
+        if (!release() && !ran) /* nothing ran and nothing to release */
+            deadlock(name);
+    }
+}
+
+/* Device allocations with a guard zone on each side, checked after every
+ * launch: a kernel that writes outside what cudaMalloc gave (the engine's
+ * allocator rounds small requests up to 512 bytes: a write inside that
+ * rounding is not seen) stops the run with the kernel named. */
+const size_t GUARD = 256;
+const unsigned char GUARD_BYTE = 0xfd;
+std::map<char *, size_t> allocs; /* user pointer -> bytes */
+
+void guards_check(const char *name)
+{
+    for (auto &a : allocs) {
+        const unsigned char *lo = (const unsigned char *)a.first - GUARD, *hi = (const unsigned char *)a.first + a.second;
+        for (size_t k = 0; k < GUARD; k++)
+            if (lo[k] != GUARD_BYTE || hi[k] != GUARD_BYTE) {
+                fprintf(stderr, "cudasim: kernel %s wrote %s an allocation of %zu bytes at %p "
+                                "(%zu bytes %s it)\n", name, lo[k] != GUARD_BYTE ? "before" : "past the end of",
+                        a.second, (void *)a.first, lo[k] != GUARD_BYTE ? GUARD - k : k + 1,
+                        lo[k] != GUARD_BYTE ? "before" : "past");
+                abort();
+            }
+    }
+}
+
+} // namespace
+
+void *alloc(size_t n)
+{
+    size_t body = (n + 255) / 256 * 256;
+    char *b = (char *)aligned_alloc(256, body + 2 * GUARD);
+    if (!b)
+        return NULL;
+    memset(b, GUARD_BYTE, GUARD);
+    memset(b + GUARD + n, GUARD_BYTE, body - n + GUARD);
+    memset(b + GUARD, 0xa5, n); /* device memory is not zeroed */
+    allocs[b + GUARD] = n;
+    return b + GUARD;
+}
+
+int release_alloc(void *p, size_t *n)
+{
+    auto it = allocs.find((char *)p);
+    if (it == allocs.end())
+        return -1;
+    guards_check("(before cudaFree)");
+    *n = it->second;
+    allocs.erase(it);
+    free((char *)p - GUARD);
+    return 0;
+}
+
+void run(const Cfg &c, void (*body)(void *), void *ctx, const char *name)
+{
+    if (reverse_order < 0) {
+        const char *o = getenv("CUDASIM_ORDER");
+        reverse_order = o && !strcmp(o, "reverse");
+    }
+    unsigned long long nt = (unsigned long long)c.b.x * c.b.y * c.b.z;
+    if (nt == 0 || nt > (unsigned)MAXT || c.b.z > 64 || c.g.x == 0 || c.g.y == 0 || c.g.z == 0 ||
+        c.g.x > 0x7fffffffu || c.g.y > 65535 || c.g.z > 65535) {
+        last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    if (c.smem > 48 * 1024) { /* beyond the default without cudaFuncSetAttribute */
+        last_error = cudaErrorInvalidValue;
+        return;
+    }
+    if (!stacks) {
+        stacks = (char *)mmap(NULL, STACK * MAXT, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        fibs = new fiber[MAXT];
+        if (stacks == MAP_FAILED) {
+            perror("cudasim: mmap of the fibers' stacks");
+            abort();
+        }
+    }
+    nlaunches++;
+    std::vector<unsigned char> smem(c.smem ? c.smem : 1);
+    nthreads = (int)nt;
+    bdim = c.b;
+    gdim = c.g;
+    body_fn = body;
+    body_ctx = ctx;
+    dyn_smem = c.smem ? smem.data() : nullptr;
+    for (unsigned z = 0; z < c.g.z; z++)
+        for (unsigned y = 0; y < c.g.y; y++)
+            for (unsigned x = 0; x < c.g.x; x++) {
+                bid.x = x;
+                bid.y = y;
+                bid.z = z;
+                if (c.smem)
+                    memset(smem.data(), 0xff, c.smem); /* NaN: unwritten shared memory */
+                run_block(name);
+            }
+    dyn_smem = nullptr;
+    guards_check(name);
+}
+
+void set_order(int reverse) { reverse_order = reverse != 0; }
+
+void syncthreads() { wait(BAR, 0); }
+
+void syncwarp(unsigned mask) { wait(WARP, mask); }
+
+void warp_exchange(unsigned mask, const void *mine, size_t n, int src, void *out)
+{
+    int w = cur / 32, l = cur % 32;
+    memcpy(&slots[w][l], mine, n);
+    wait(WARP, mask); /* every lane has put */
+    memcpy(out, &slots[w][src & 31], n);
+    wait(WARP, mask); /* every lane has got: the slots may be reused */
+}
+
+} // namespace cudasim
+
+/* ---- the runtime API ------------------------------------------------------------- */
+
+namespace {
+
+struct sim_event {
+    double ms;
+};
+
+double now_ms()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+size_t allocated;
+const size_t SIM_MEM = (size_t)16 << 30; /* what the simulated device claims to hold */
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d)
+{
+    if (d != 0)
+        return cudaErrorInvalidDevice;
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "cudasim (the engine's kernels on the CPU)");
+    p->major = 9;
+    p->minor = 0;
+    p->multiProcessorCount = 4;
+    p->totalGlobalMem = SIM_MEM;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->maxThreadsPerBlock = 1024;
+    p->warpSize = 32;
+    p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 0x7fffffff;
+    p->maxGridSize[1] = p->maxGridSize[2] = 65535;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d)
+{
+    if (d != 0)
+        return cudaErrorInvalidDevice;
+    switch (a) {
+    case cudaDevAttrClockRate: *v = 1000000; return cudaSuccess; /* kHz */
+    case cudaDevAttrMultiProcessorCount: *v = 4; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *v = 9; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *v = 0; return cudaSuccess;
+    default: return cudaErrorNotSupported;
+    }
+}
+
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = cudasim::last_error;
+    cudasim::last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return cudasim::last_error; }
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorNotSupported: return "operation not supported (by cudasim, the CPU simulator)";
+    default: return "cudasim: an error the simulator does not name";
+    }
+}
+
+const char *cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
+
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+    if (allocated + n > SIM_MEM) {
+        *p = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    *p = cudasim::alloc(n);
+    if (!*p)
+        return cudaErrorMemoryAllocation;
+    allocated += n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p)
+{
+    if (!p)
+        return cudaSuccess;
+    size_t n = 0;
+    if (cudasim::release_alloc(p, &n))
+        return cudaErrorInvalidValue;
+    allocated -= n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t n, unsigned)
+{
+    *p = aligned_alloc(256, n ? (n + 255) / 256 * 256 : 256);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *fr, size_t *total)
+{
+    *total = SIM_MEM;
+    *fr = allocated < SIM_MEM ? SIM_MEM - allocated : 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind)
+{
+    memmove(d, s, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t)
+{
+    memmove(d, s, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t)
+{
+    memset(d, v, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *d, int v, size_t n)
+{
+    memset(d, v, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
+{
+    *s = (cudaStream_t)malloc(16);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    free(s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = (cudaEvent_t) new sim_event{now_ms()};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) { return cudaEventCreate(e); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    delete (sim_event *)e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t)
+{
+    ((sim_event *)e)->ms = now_ms();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    *ms = (float)(((sim_event *)b)->ms - ((sim_event *)a)->ms);
+    return cudaSuccess;
+}
+
+/* CUDA Graphs: not simulated */
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaErrorNotSupported; }
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *, cudaGraph_t, unsigned long long) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t *, size_t *) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaErrorNotSupported; }
+
+} // extern "C"

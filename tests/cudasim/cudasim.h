@@ -1,0 +1,227 @@
+/* cudasim.h - runs the engine's own CUDA kernels on the CPU, so that they are
+ * checked where no GPU is (tests/cudasim/local.mk: what is built and run;
+ * cuDNN, cuBLASLt and NCCL are not simulated: the ops on them need a GPU).
+ *
+ * The CUDA sources are compiled by the host C++ compiler after
+ * tests/cudasim/translate.sed has rewritten the three things that are not
+ * C++ (a launch "k<<<grid, block, smem, stream>>>(args)", "extern
+ * __shared__" arrays, cub's header); this header is included first (-include)
+ * and gives the rest a CPU meaning:
+ *
+ *   - a launch runs every block in turn, and each thread of a block as a
+ *     fiber (ucontext) that runs until it ends or waits: __syncthreads waits
+ *     for every thread of the block that has not ended, a warp shuffle for
+ *     the lanes of its mask. Threads run in order, or in reverse with
+ *     CUDASIM_ORDER=reverse, so that a missing barrier (one thread reading
+ *     shared memory another has not written yet) changes the result between
+ *     the two orders;
+ *   - __shared__ arrays are static (blocks run one at a time); the dynamic
+ *     shared memory of a launch is filled with NaN before each block, so a
+ *     kernel that reads what it did not write reads NaN;
+ *   - device memory is host memory; a launch beyond what a GPU accepts
+ *     (more than 1024 threads a block, more than 48 KiB of dynamic shared
+ *     memory, a grid dimension out of range) fails with
+ *     cudaErrorInvalidConfiguration as on the GPU; a barrier some threads
+ *     can never reach is reported and aborts;
+ *   - atomics are plain read-modify-writes (a fiber is never interrupted
+ *     between two waits).
+ *
+ * The float arithmetic is the host's (no FMA contraction unless the compiler
+ * makes one; expf / erff / tanhf from libm), so results differ from a GPU's
+ * in the last bits, well inside ops_check's tolerances. */
+#ifndef MATRIX_CUDASIM_H
+#define MATRIX_CUDASIM_H
+
+/* before the CUDA headers, which define them only when not yet defined */
+#define __shared__ static
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#include <tuple>
+#include <utility>
+
+namespace cudasim {
+
+/* the thread that runs now */
+extern uint3 tid, bid;
+extern dim3 bdim, gdim;
+extern void *dyn_smem;
+
+struct Cfg {
+    dim3 g, b;
+    size_t smem;
+    cudaStream_t s;
+    Cfg(dim3 g_, dim3 b_, size_t smem_ = 0, cudaStream_t s_ = 0) : g(g_), b(b_), smem(smem_), s(s_) {}
+};
+
+/* Runs body(ctx) as every thread of the grid; the launch's error (bad
+ * configuration) goes to cudaGetLastError. */
+void run(const Cfg &c, void (*body)(void *), void *ctx, const char *name);
+
+template <class... P> struct Launch {
+    Cfg c;
+    void (*k)(P...);
+    const char *name;
+    template <class... A> void operator()(A &&...a) const
+    {
+        struct Ctx {
+            void (*k)(P...);
+            std::tuple<P...> args;
+        } ctx{k, std::tuple<P...>(std::forward<A>(a)...)};
+        run(c, [](void *p) {
+                Ctx *x = static_cast<Ctx *>(p);
+                std::apply(x->k, x->args); /* by value: each thread its own copy */
+            }, &ctx, name);
+    }
+};
+template <class... P> Launch<P...> launch(const Cfg &c, void (*k)(P...), const char *name)
+{
+    return Launch<P...>{c, k, name};
+}
+
+void syncthreads();
+/* the order threads run in: 0 forward, 1 reverse (CUDASIM_ORDER overrides
+ * nothing once this is called) */
+void set_order(int reverse);
+/* every lane of mask (that has not ended) puts 8 bytes and gets those of lane src */
+void warp_exchange(unsigned mask, const void *mine, size_t n, int src, void *out);
+inline unsigned lane() { return (tid.x + bdim.x * (tid.y + bdim.y * tid.z)) & 31u; }
+
+template <class T> T shfl_xor(unsigned mask, T v, int m, int width = 32)
+{
+    static_assert(sizeof(T) <= 8, "8 bytes at most");
+    int l = (int)lane(), seg = l & ~(width - 1), s = l ^ m;
+    if (s < seg || s >= seg + width)
+        s = l;
+    T r;
+    warp_exchange(mask, &v, sizeof v, s, &r);
+    return r;
+}
+template <class T> T shfl_down(unsigned mask, T v, unsigned d, int width = 32)
+{
+    static_assert(sizeof(T) <= 8, "8 bytes at most");
+    int l = (int)lane(), seg = l & ~(width - 1), s = l + (int)d;
+    if (s >= seg + width)
+        s = l;
+    T r;
+    warp_exchange(mask, &v, sizeof v, s, &r);
+    return r;
+}
+template <class T> T shfl_up(unsigned mask, T v, unsigned d, int width = 32)
+{
+    int l = (int)lane(), seg = l & ~(width - 1), s = l - (int)d;
+    if (s < seg)
+        s = l;
+    T r;
+    warp_exchange(mask, &v, sizeof v, s, &r);
+    return r;
+}
+template <class T> T shfl(unsigned mask, T v, int src, int width = 32)
+{
+    int l = (int)lane(), seg = l & ~(width - 1);
+    T r;
+    warp_exchange(mask, &v, sizeof v, seg + (src & (width - 1)), &r);
+    return r;
+}
+
+template <class T> T atomic_add(T *p, T v)
+{
+    T old = *p;
+    *p = old + v;
+    return old;
+}
+template <class T> T atomic_max(T *p, T v)
+{
+    T old = *p;
+    if (v > old)
+        *p = v;
+    return old;
+}
+template <class T> T atomic_min(T *p, T v)
+{
+    T old = *p;
+    if (v < old)
+        *p = v;
+    return old;
+}
+template <class T> T atomic_cas(T *p, T cmp, T v)
+{
+    T old = *p;
+    if (old == cmp)
+        *p = v;
+    return old;
+}
+template <class T> T atomic_exch(T *p, T v)
+{
+    T old = *p;
+    *p = v;
+    return old;
+}
+
+} // namespace cudasim
+
+inline void cudasim_order(int reverse) { cudasim::set_order(reverse); }
+
+#define threadIdx (cudasim::tid)
+#define blockIdx (cudasim::bid)
+#define blockDim (cudasim::bdim)
+#define gridDim (cudasim::gdim)
+static constexpr int warpSize = 32;
+#define __syncthreads() cudasim::syncthreads()
+#define __shfl_xor_sync(m, v, ...) cudasim::shfl_xor((m), (v), __VA_ARGS__)
+#define __shfl_down_sync(m, v, ...) cudasim::shfl_down((m), (v), __VA_ARGS__)
+#define __shfl_up_sync(m, v, ...) cudasim::shfl_up((m), (v), __VA_ARGS__)
+#define __shfl_sync(m, v, ...) cudasim::shfl((m), (v), __VA_ARGS__)
+#define atomicAdd(p, v) cudasim::atomic_add((p), (v))
+#define atomicMax(p, v) cudasim::atomic_max((p), (v))
+#define atomicMin(p, v) cudasim::atomic_min((p), (v))
+#define atomicCAS(p, c, v) cudasim::atomic_cas((p), (c), (v))
+#define atomicExch(p, v) cudasim::atomic_exch((p), (v))
+
+namespace cudasim {
+void syncwarp(unsigned mask);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) { cudasim::syncwarp(mask); }
+
+/* rounding intrinsics: the host's arithmetic rounds to nearest (compiled
+ * with -ffp-contract=off, so never fused behind their back) */
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __frcp_rn(float a) { return 1.0f / a; }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+
+template <class T> inline T __ldg(const T *p) { return *p; }
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+
+#endif /* __cplusplus */
+#endif

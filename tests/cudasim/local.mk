@@ -1,0 +1,53 @@
+# tests/cudasim/local.mk - the CUDA backend's own kernels run on the CPU
+# (cudasim.h): every .cu of engine/cuda/ translated (translate.sed) and
+# compiled by the host C++ compiler into tests/cudasim/matrix-engine-cudasim.so,
+# a module with the CUDA backend's entry point that tests/gpu/ops_check loads
+# in place of engine/matrix-engine-cuda.so (--kernels-only: the ops on cuDNN,
+# cuBLASLt and NCCL are left out; those libraries are linked but never called).
+# Built with CUDA (the headers and those libraries), as the real module is.
+#   tests/cudasim/selftest.sh   the simulator against what a GPU must give
+#   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
+CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
+EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
+	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh
+TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh
+
+if HAVE_CUDA
+CUDASIM_GEN = tests/cudasim/gen
+CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o
+CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off -pthread \
+	-include $(top_srcdir)/tests/cudasim/cudasim.h -I$(CUDASIM_GEN) -I$(top_srcdir)/tests/cudasim \
+	-I$(top_srcdir)/engine/cuda -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
+CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/cub.h \
+	$(top_srcdir)/tests/cudasim/translate.sed $(CUDASIM_GEN)/vec.cuh $(top_srcdir)/engine/cuda/cuda.h \
+	$(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h $(top_srcdir)/engine/cuda/dnngraph.h \
+	$(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
+	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h
+# cudart's calls are the simulator's: the real libcudart stays out
+CUDASIM_LIBS = $(filter-out -lcudart,$(CUDA_LIBS))
+
+$(CUDASIM_GEN)/%.cc: $(top_srcdir)/engine/cuda/%.cu $(top_srcdir)/tests/cudasim/translate.sed
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)sed -f $(top_srcdir)/tests/cudasim/translate.sed $< >$@
+$(CUDASIM_GEN)/vec.cuh: $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/tests/cudasim/translate.sed
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)sed -f $(top_srcdir)/tests/cudasim/translate.sed $< >$@
+$(CUDASIM_GEN)/selftest.cc: $(top_srcdir)/tests/cudasim/selftest.cu $(top_srcdir)/tests/cudasim/translate.sed
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)sed -f $(top_srcdir)/tests/cudasim/translate.sed $< >$@
+$(CUDASIM_GEN)/%.o: $(CUDASIM_GEN)/%.cc $(CUDASIM_DEPS) config.h
+	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -x c++ -c -o $@ $<
+$(CUDASIM_GEN)/cudasim.o: $(top_srcdir)/tests/cudasim/cudasim.cc $(top_srcdir)/tests/cudasim/cudasim.h
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
+tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)
+	$(AM_V_GEN)$(CXX) -shared -pthread -o $@ $(CUDASIM_OBJS) $(CUDASIM_LIBS) $(LIBM)
+tests/cudasim/selftest: $(CUDASIM_GEN)/selftest.o $(CUDASIM_GEN)/cudasim.o
+	$(AM_V_GEN)$(CXX) -pthread -o $@ $(CUDASIM_GEN)/selftest.o $(CUDASIM_GEN)/cudasim.o $(LIBM)
+check_DATA += tests/cudasim/matrix-engine-cudasim.so tests/cudasim/selftest
+CLEANFILES += tests/cudasim/matrix-engine-cudasim.so tests/cudasim/selftest
+clean-local: clean-cudasim
+clean-cudasim:
+	-rm -rf $(CUDASIM_GEN)
+.PHONY: clean-cudasim
+endif

@@ -1,0 +1,23 @@
+#!/bin/sh
+# ops_check.sh - every op of the CUDA backend that runs on the engine's own
+# kernels (ops.cu, kernels.cu: BatchNorm, activations, pooling, dropout,
+# softmax / NLL, the optimizers, EMA, loss scaling, embedding, layer norm,
+# attention), against the CPU backend, with no GPU: tests/gpu/ops_check
+# --kernels-only on the simulator's module (tests/cudasim/cudasim.h), every
+# precision and layout, threads in forward then in reverse order (a missing
+# barrier shows in one of them). The ops on cuDNN, cuBLASLt and NCCL
+# (convolution, linear, cuDNN's attention, SyncBN) need the GPU:
+# `make check-gpu`.
+set -u
+P=${top_builddir:?}/tests/gpu/ops_check
+M=$top_builddir/tests/cudasim/matrix-engine-cudasim.so
+if [ ! -x "$P" ] || [ ! -f "$M" ]; then
+  echo "SKIP: built without CUDA (no $P or $M)"
+  exit 77
+fi
+rc=0
+for order in forward reverse; do
+  echo "== threads in $order order (CUDASIM_ORDER=$order)"
+  CUDASIM_ORDER=$order MATRIX_ENGINE_CUDA=$M "$P" -q --kernels-only || rc=1
+done
+exit $rc
