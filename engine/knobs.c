@@ -15,6 +15,7 @@ static const struct {
     [KNOB_BNSTATS] = {"MATRIX_ENGINE_BNSTATS", {"separate", "conv"}},
     [KNOB_OPTIM] = {"MATRIX_ENGINE_OPTIM", {"fused", "per-tensor"}},
     [KNOB_SDPA] = {"MATRIX_ENGINE_SDPA", {"auto", "kernel"}},
+    [KNOB_GEMM] = {"MATRIX_ENGINE_GEMM", {"auto", "kernel"}},
     [KNOB_POISON] = {"MATRIX_ENGINE_POISON", {"0", "1"}},
     [KNOB_BN_BWD] = {"MATRIX_ENGINE_BN_BWD", {"fused", "separate"}},
     [KNOB_DATA_UPLOAD] = {"MATRIX_ENGINE_DATA_UPLOAD", {"pinned", "pageable"}},

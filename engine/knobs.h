@@ -27,6 +27,7 @@ enum knob {
     KNOB_BNSTATS,     /* cuda: separate | conv (BatchNorm sums from cuDNN's GEN_STATS) */
     KNOB_OPTIM,       /* cuda: fused | per-tensor (the optimizer's kernels) */
     KNOB_SDPA,        /* cuda: auto | kernel (attention: cuDNN's fused SDPA or the engine's kernels) */
+    KNOB_GEMM,        /* cuda: auto | kernel (linear: cuBLASLt, or the engine's own GEMM kernel) */
     KNOB_POISON,      /* cuda: 0 | 1 (activations and gradients NaN-filled at prepare) */
     KNOB_BN_BWD,      /* fused | separate (a BatchNorm's ReLU backward inside its backward) */
     KNOB_DATA_UPLOAD, /* pinned | pageable (--data on a device; data.h) */

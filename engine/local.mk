@@ -42,7 +42,7 @@ if HAVE_CUDA
 CUDA_MODULE_OBJS = $(CUDA_MODULE_SRCS:.cu=.o)
 $(CUDA_MODULE_OBJS): $(top_srcdir)/engine/cuda/cuda.h $(top_srcdir)/engine/cuda/vec.cuh $(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h \
 	$(top_srcdir)/engine/cuda/dnngraph.h $(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
-	$(top_srcdir)/engine/plancache.h $(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/comm.h config.h
+	$(top_srcdir)/engine/plancache.h $(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/comm.h $(top_srcdir)/engine/data.h config.h
 enginemodule_DATA += engine/matrix-engine-cuda.so
 engine/matrix-engine-cuda.so: $(CUDA_MODULE_OBJS)
 	$(AM_V_GEN)$(CC) -shared -o $@ $(CUDA_MODULE_OBJS) $(CUDA_LIBS) -lstdc++ $(LIBM)

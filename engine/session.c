@@ -986,6 +986,7 @@ static void knobs_note_unused(const struct session *s)
         {KNOB_BNSTATS, 1, {OP_CONV, -1}, "no convolution"},
         {KNOB_OPTIM, 1, {OP_SGD, OP_ADAMW}, "no optimizer step"},
         {KNOB_SDPA, 1, {OP_ATTENTION, OP_ATTENTION_BWD}, "no attention"},
+        {KNOB_GEMM, 1, {OP_LINEAR, OP_LINEAR_BWD}, "no linear layer"},
         {KNOB_POISON, 1, {-1, -1}, ""},
         {KNOB_BN_BWD, 0, {OP_BN_BWD, -1}, "no BatchNorm backward"},
     };

@@ -60,8 +60,15 @@
  * per layer), and verified ones in the persistent plan cache (plans.cu) for
  * later runs on the same GPU and libraries: a cached algorithm is used only
  * after cublasLtMatmulAlgoCheck and the verification accept it here
- * (gemm_from_plan), else it is chosen again. */
+ * (gemm_from_plan), else it is chosen again.
+ *
+ * MATRIX_ENGINE_GEMM=kernel: no cuBLASLt at all (no handle, no descriptors):
+ * every product on gemm_check.cu's own kernel and every epilogue in
+ * cu_epilogue / cu_channel_sum, so that the checks run the path cuBLASLt
+ * otherwise leaves only to products it gets wrong (and tests/cudasim/ runs
+ * the linear layers on the CPU simulator); recorded as gemm_engine=kernel. */
 #include "cuda.h"
+#include "../knobs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +146,7 @@ static int ncache, capcache;
 
 static struct {
     int prepared;
+    int mode; /* MATRIX_ENGINE_GEMM: 0 auto (cuBLASLt, verified), 1 kernel (the own kernel only) */
     int lt_epilogue, kernel_epilogue;
     int gelu_lt, gelu_erf_kernel, bgrad_lt; /* ops: tanh GELU by cuBLASLt, erf GELU by the
                                              * kernel epilogue, db by BGRADB */
@@ -744,6 +752,14 @@ static int mm_init(lt_mm *m, const mm_spec *s)
     m->v = s->v;
     m->abt = s->abt;
     m->cdt = s->cdt;
+    if (gm.mode == 1) { /* MATRIX_ENGINE_GEMM=kernel: no descriptors, no epilogue */
+        m->fallback = 1;
+        m->epi = 0;
+        m->ws = 0;
+        gm.fallback++;
+        gemm_log(s, CUBLASLT_EPILOGUE_DEFAULT, "the engine's own kernel (MATRIX_ENGINE_GEMM=kernel)");
+        return 0;
+    }
     cublasCheck(cublasLtMatmulDescCreate(&m->desc, gemm_compute(s->ab), CUDA_R_32F));
     cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     cublasCheck(cublasLtMatmulDescSetAttribute(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
@@ -1025,12 +1041,18 @@ void cu_gemm_register(backend_op_fn *t)
 int cu_gemm_prepare(graph *g, int nrun)
 {
     int any = 0, r;
+    char err[256];
     memset(&gm, 0, sizeof gm);
     for (int i = 0; i < nrun; i++)
         any |= g->ops[i].type == OP_LINEAR || g->ops[i].type == OP_LINEAR_BWD;
     if (!any)
         return 0;
-    cublasStatus_t st = cublasLtCreate(&cu.lt);
+    if ((gm.mode = knob_get(KNOB_GEMM, err, sizeof err)) < 0) {
+        /* refused by the engine before it ran; said here to a test that prepares */
+        fprintf(stderr, "matrix-engine: cuda: %s\n", err);
+        return -3;
+    }
+    cublasStatus_t st = gm.mode == 1 ? CUBLAS_STATUS_SUCCESS : cublasLtCreate(&cu.lt);
     if (st != CUBLAS_STATUS_SUCCESS) {
         cu.lt = NULL;
         fprintf(stderr, "matrix-engine: cuda: cublasLtCreate: %s\n", cu_cublas_status(st));
@@ -1056,11 +1078,12 @@ int cu_gemm_prepare(graph *g, int nrun)
                 cu.ws_need = p->mm[k].ws;
     }
     snprintf(gm.info, sizeof gm.info,
-             "gemm_algo_search=%s\ngemm_lt_epilogue=%d\ngemm_kernel_epilogue=%d\n"
+             "gemm_engine=%s\ngemm_algo_search=%s\ngemm_lt_epilogue=%d\ngemm_kernel_epilogue=%d\n"
              "gemm_gelu_tanh_lt=%d\ngemm_gelu_erf_kernel=%d\ngemm_bgrad_lt=%d\n"
              "gemm_verified=%d\ngemm_rejected=%d\ngemm_refused=%d\ngemm_fallback=%d\n"
              "gemm_cublaslt_version=%zu\n",
-             cu.autotune ? "timed" : "heuristic", gm.lt_epilogue, gm.kernel_epilogue,
+             knob_value(KNOB_GEMM, gm.mode), cu.autotune ? "timed" : "heuristic", gm.lt_epilogue,
+             gm.kernel_epilogue,
              gm.gelu_lt, gm.gelu_erf_kernel, gm.bgrad_lt,
              gm.verified, gm.rejected, gm.refused, gm.fallback, cublasLtGetVersion());
     return 0;

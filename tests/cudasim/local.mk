@@ -22,7 +22,8 @@ CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim
 	$(top_srcdir)/tests/cudasim/translate.sed $(CUDASIM_GEN)/vec.cuh $(top_srcdir)/engine/cuda/cuda.h \
 	$(top_srcdir)/engine/cuda/gemm_view.h $(top_srcdir)/engine/graph.h $(top_srcdir)/engine/cuda/dnngraph.h \
 	$(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
-	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h
+	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/plancache.h \
+	$(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/comm.h $(top_srcdir)/engine/data.h
 # cudart's calls are the simulator's: the real libcudart stays out
 CUDASIM_LIBS = $(filter-out -lcudart,$(CUDA_LIBS))
 
@@ -45,9 +46,9 @@ tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)
 tests/cudasim/selftest: $(CUDASIM_GEN)/selftest.o $(CUDASIM_GEN)/cudasim.o
 	$(AM_V_GEN)$(CXX) -pthread -o $@ $(CUDASIM_GEN)/selftest.o $(CUDASIM_GEN)/cudasim.o $(LIBM)
 check_DATA += tests/cudasim/matrix-engine-cudasim.so tests/cudasim/selftest
+endif
 CLEANFILES += tests/cudasim/matrix-engine-cudasim.so tests/cudasim/selftest
 clean-local: clean-cudasim
 clean-cudasim:
-	-rm -rf $(CUDASIM_GEN)
+	-rm -rf tests/cudasim/gen
 .PHONY: clean-cudasim
-endif

@@ -17,7 +17,7 @@
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
-for v in CONV BNSTATS OPTIM SDPA POISON BN_BWD DATA_UPLOAD LAUNCH DP PROFILE DIE_RANK; do unset "MATRIX_ENGINE_$v"; done
+for v in CONV BNSTATS OPTIM SDPA GEMM POISON BN_BWD DATA_UPLOAD LAUNCH DP PROFILE DIE_RANK; do unset "MATRIX_ENGINE_$v"; done
 P="--device cpu --model mnist_cnn --batch 2 --threads 1 --steps 1 --warmup 0"
 
 # refused KNOB=VALUE MESSAGE [FLAGS]: exit 2, exactly MESSAGE on stderr, no result

@@ -6,7 +6,9 @@
  *                       [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]
  *
  * For each configuration (precision x layout, plus two with the timed
- * algorithm search: --cudnn-benchmark on and --compile max-autotune) a child
+ * algorithm search: --cudnn-benchmark on and --compile max-autotune, and
+ * those of the knobs: attention and linear on the engine's own kernels,
+ * convolutions on either cuDNN API, BatchNorm sums from GEN_STATS) a child
  * process loads engine/matrix-engine-cuda.so with dlopen (MATRIX_ENGINE_CUDA
  * overrides the path), builds one graph holding every case (tiny tensors, the
  * shapes of mnist_cnn and the ResNets), uploads random inputs, calls the
@@ -66,6 +68,11 @@
  * One line per op: "PASS|FAIL op layout precision max_err ... case". Exit 0
  * when every op passes, 1 when one fails (or a child crashed), 77 when the
  * module cannot be loaded or there is no GPU (its setup says why).
+ *
+ * --kernels-only leaves out the cases of ops on cuDNN (convolutions, and
+ * SyncBN's NCCL) and runs attention and linear on the engine's own kernels
+ * (MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel): what
+ * tests/cudasim/ops_check.sh runs on the CPU simulator of those kernels.
  *
  * --self-test runs the same machinery with a second CPU backend in place of
  * the module (no GPU needed): it checks the harness itself (conversions
@@ -265,6 +272,7 @@ typedef struct config {
     const char *only; /* run only these ops (as --op) */
     const char *conv; /* MATRIX_ENGINE_CONV (NULL: unset, auto: the graph API where it verifies) */
     const char *bnstats; /* MATRIX_ENGINE_BNSTATS (NULL: unset, separate) */
+    int gemm_kernel;  /* MATRIX_ENGINE_GEMM=kernel: linear on the engine's own GEMM kernel */
 } config;
 
 typedef struct suite {
@@ -292,8 +300,8 @@ typedef struct suite {
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
-    int kernels_only; /* --kernels-only: no case of an op that runs on cuDNN or cuBLASLt
-                       * (the case_conv* and case_linear* functions add nothing) */
+    int kernels_only; /* --kernels-only: no case of an op that runs on cuDNN (the
+                       * case_conv* functions add nothing); linear on the own kernel */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -693,8 +701,6 @@ static void case_dropout2d(suite *s, int acc)
 
 static void case_linear(suite *s, int M, int K, int N, int bias, int act)
 {
-    if (s->kernels_only)
-        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -718,8 +724,6 @@ static const char *act_label(int act)
  * the engine's kernel epilogue. */
 static void case_linear_gelu(suite *s, int M, int K, int N, int bias, int act, int pre)
 {
-    if (s->kernels_only)
-        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -749,8 +753,6 @@ static void case_act_gelu(suite *s, int M, int N, int act, int acc)
 
 static void case_linear_bwd(suite *s, int M, int K, int N, int bias, int acc, int dx)
 {
-    if (s->kernels_only)
-        return;
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, K, 1, 1, -1, 1);
     int w = IN(s, "w", TK_PARAM, CL_W, LAYOUT_ROW, 2, N, K, 1, 1, -1, 1);
@@ -2183,33 +2185,37 @@ static int selftest_units(void)
 /* ---- main ---------------------------------------------------------------------------- */
 
 static const config configs[] = {
-    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
-    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
-    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
-    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
-    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
-    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
-    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL},
-    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL},
-    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL, NULL, NULL},
-    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL, NULL, NULL},
+    {"fp32-nchw", PREC_FP32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL, 0},
+    {"fp32-nhwc", PREC_FP32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL, 0},
+    {"tf32-nchw", PREC_TF32, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL, 0},
+    {"tf32-nhwc", PREC_TF32, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL, 0},
+    {"fp16-nchw", PREC_FP16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL, 0},
+    {"fp16-nhwc", PREC_FP16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL, 0},
+    {"bf16-nchw", PREC_BF16, LAYOUT_NCHW, 0, 0, NULL, NULL, NULL, 0},
+    {"bf16-nhwc", PREC_BF16, LAYOUT_NHWC, 0, 0, NULL, NULL, NULL, 0},
+    {"fp32-nchw-search", PREC_FP32, LAYOUT_NCHW, 1, 0, NULL, NULL, NULL, 0},
+    {"fp16-nhwc-search", PREC_FP16, LAYOUT_NHWC, 1, 0, NULL, NULL, NULL, 0},
     /* the flash form of attention on the engine's kernels (the configurations
      * above give it to cuDNN's fused SDPA wherever cuDNN has an engine) */
-    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL},
-    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL},
+    {"fp16-nchw-sdpa-kernel", PREC_FP16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL, 0},
+    {"bf16-nchw-sdpa-kernel", PREC_BF16, LAYOUT_NCHW, 0, 1, "attention", NULL, NULL, 0},
+    /* linear on the engine's own GEMM kernel (the configurations above give
+     * it cuBLASLt, which leaves that kernel only the products it gets wrong) */
+    {"fp32-nchw-gemm-kernel", PREC_FP32, LAYOUT_NCHW, 0, 0, "linear", NULL, NULL, 1},
+    {"bf16-nchw-gemm-kernel", PREC_BF16, LAYOUT_NCHW, 0, 0, "linear", NULL, NULL, 1},
     /* convolutions on cuDNN's legacy API only, and on the graph API wherever
      * a plan verifies (the configurations above: auto) */
-    {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy", NULL},
-    {"fp16-nhwc-conv-legacy", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "legacy", NULL},
-    {"bf16-nhwc-conv-graph", PREC_BF16, LAYOUT_NHWC, 0, 0, "conv", "graph", NULL},
-    {"fp16-nhwc-search-conv-graph", PREC_FP16, LAYOUT_NHWC, 1, 0, "conv", "graph", NULL},
+    {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy", NULL, 0},
+    {"fp16-nhwc-conv-legacy", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "legacy", NULL, 0},
+    {"bf16-nhwc-conv-graph", PREC_BF16, LAYOUT_NHWC, 0, 0, "conv", "graph", NULL, 0},
+    {"fp16-nhwc-search-conv-graph", PREC_FP16, LAYOUT_NHWC, 1, 0, "conv", "graph", NULL, 0},
     /* BatchNorm statistics from the convolution (cuDNN's GEN_STATS) forced
      * on, and off; the conv -> BN cases only ("genstats" in their labels) */
-    {"fp16-nhwc-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
-    {"bf16-nhwc-bnstats-conv", PREC_BF16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
-    {"fp32-nhwc-bnstats-conv", PREC_FP32, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv"},
-    {"fp16-nhwc-search-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 1, 0, "genstats", NULL, "conv"},
-    {"fp16-nhwc-bnstats-separate", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "separate"},
+    {"fp16-nhwc-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv", 0},
+    {"bf16-nhwc-bnstats-conv", PREC_BF16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv", 0},
+    {"fp32-nhwc-bnstats-conv", PREC_FP32, LAYOUT_NHWC, 0, 0, "genstats", NULL, "conv", 0},
+    {"fp16-nhwc-search-bnstats-conv", PREC_FP16, LAYOUT_NHWC, 1, 0, "genstats", NULL, "conv", 0},
+    {"fp16-nhwc-bnstats-separate", PREC_FP16, LAYOUT_NHWC, 0, 0, "genstats", NULL, "separate", 0},
 };
 #define NCONFIG ((int)(sizeof configs / sizeof configs[0]))
 
@@ -2219,9 +2225,10 @@ static void usage(FILE *f)
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
                "                 [--kernels-only]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
-               "--kernels-only: only the ops on the engine's own kernels (no convolution, linear,\n"
-               "SyncBN, or attention on cuDNN: MATRIX_ENGINE_SDPA=kernel), in the configurations\n"
-               "that differ in more than cuDNN's settings (tests/cudasim/ runs it on the CPU).\n"
+               "--kernels-only: only the ops on the engine's own kernels (no convolution or SyncBN;\n"
+               "attention and linear on them: MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel),\n"
+               "in the configurations that differ in more than cuDNN's settings (tests/cudasim/\n"
+               "runs it on the CPU).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2310,9 +2317,11 @@ int main(int argc, char **argv)
             continue;
         if (selftest && cf->search && !sabotage)
             continue;
-        /* the others differ in what cuDNN runs only; the sdpa-kernel ones
-         * repeat attention as the others run it here (MATRIX_ENGINE_SDPA=kernel) */
-        if (kernels_only && (cf->search || cf->conv || cf->bnstats || cf->sdpa_kernel || sabotage))
+        /* the others differ in what cuDNN runs only; the sdpa- and gemm-kernel
+         * ones repeat what the others run here (MATRIX_ENGINE_SDPA=kernel,
+         * MATRIX_ENGINE_GEMM=kernel) */
+        if (kernels_only &&
+            (cf->search || cf->conv || cf->bnstats || cf->sdpa_kernel || cf->gemm_kernel || sabotage))
             continue;
         /* a child per configuration: the module is loaded fresh each time, and
          * a crash or a CUDA error (cu_fail exits) costs that configuration only */
@@ -2328,6 +2337,10 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_SDPA", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_SDPA");
+            if (cf->gemm_kernel || kernels_only)
+                setenv("MATRIX_ENGINE_GEMM", "kernel", 1);
+            else
+                unsetenv("MATRIX_ENGINE_GEMM");
             if (cf->conv)
                 setenv("MATRIX_ENGINE_CONV", cf->conv, 1);
             else

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 static const char *const names[] = {
-    "MATRIX_ENGINE_CONV", "MATRIX_ENGINE_BNSTATS", "MATRIX_ENGINE_OPTIM", "MATRIX_ENGINE_SDPA",
+    "MATRIX_ENGINE_CONV", "MATRIX_ENGINE_BNSTATS", "MATRIX_ENGINE_OPTIM", "MATRIX_ENGINE_SDPA", "MATRIX_ENGINE_GEMM",
     "MATRIX_ENGINE_POISON", "MATRIX_ENGINE_BN_BWD", "MATRIX_ENGINE_DATA_UPLOAD", "MATRIX_ENGINE_LAUNCH",
     "MATRIX_ENGINE_DP", "MATRIX_ENGINE_PROFILE", "MATRIX_ENGINE_DIE_RANK",
 };
@@ -66,6 +66,9 @@ int main(void)
     CHECK_INT(knob_parse(KNOB_PROFILE, "1", err, sizeof err), 1);
     CHECK_INT(knob_parse(KNOB_PROFILE, "0", err, sizeof err), 0);
     CHECK_STR(knob_value(KNOB_SDPA, 1), "kernel");
+    CHECK_INT(knob_parse(KNOB_GEMM, "kernel", err, sizeof err), 1);
+    CHECK_INT(knob_parse(KNOB_GEMM, "cublaslt", err, sizeof err), -1);
+    CHECK_STR(err, "MATRIX_ENGINE_GEMM='cublaslt' is not one of auto, kernel (default auto)");
     CHECK_STR(knob_value(KNOB_DATA_UPLOAD, 0), "pinned");
 
     /* every value but those is refused, with the knob, the value and the values */
