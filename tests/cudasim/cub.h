@@ -18,11 +18,18 @@ struct DeviceRadixSort {
                                  N n, int begin_bit = 0, int end_bit = (int)sizeof(K) * 8,
                                  cudaStream_t stream = 0)
     {
-        (void)stream;
         if (!tmp) {
             tmp_bytes = 1; /* cub asks for scratch; the simulator needs none, but some */
             return cudaSuccess;
         }
+        cudasim::enqueue(stream, [=] { sort(kin, kout, vin, vout, (size_t)n, begin_bit, end_bit); });
+        return cudaSuccess;
+    }
+
+  private:
+    template <class K, class V>
+    static void sort(const K *kin, K *kout, const V *vin, V *vout, size_t n, int begin_bit, int end_bit)
+    {
         typedef typename std::make_unsigned<K>::type U;
         auto bits = [&](K k) {
             U u = (U)k;
@@ -43,7 +50,6 @@ struct DeviceRadixSort {
         }
         std::copy(ks.begin(), ks.end(), kout);
         std::copy(vs.begin(), vs.end(), vout);
-        return cudaSuccess;
     }
 };
 

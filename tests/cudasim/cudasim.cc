@@ -261,8 +261,44 @@ int release_alloc(void *p, size_t *n)
     return 0;
 }
 
-void run(const Cfg &c, void (*body)(void *), void *ctx, const char *name)
+/* CUDA Graph capture: while `capturing` is set, the work of that stream is
+ * recorded in `captured` instead of run; a call that would synchronise (or
+ * allocate) then fails as on the GPU, with cudaErrorStreamCaptureUnsupported,
+ * and invalidates the capture. */
+cudaStream_t capturing;
+int capture_broken;
+const char *capture_broken_by;
+std::vector<std::function<void()>> captured;
+
+int captures(cudaStream_t s) { return capturing && s == capturing; }
+
+/* A call not allowed while a stream is captured (cudaStreamCaptureModeThreadLocal,
+ * what the engine uses): 1, the capture invalidated. */
+int capture_refuses(const char *call)
 {
+    if (!capturing)
+        return 0;
+    if (!capture_broken)
+        capture_broken_by = call;
+    capture_broken = 1;
+    return 1;
+}
+
+void enqueue(cudaStream_t s, std::function<void()> f)
+{
+    if (captures(s))
+        captured.push_back(std::move(f));
+    else
+        f();
+}
+
+void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const char *name)
+{
+    if (captures(c.s)) {
+        Cfg cc = c;
+        captured.push_back([cc, body, ctx, name] { run(Cfg(cc.g, cc.b, cc.smem, nullptr), body, ctx, name); });
+        return;
+    }
     if (reverse_order < 0) {
         const char *o = getenv("CUDASIM_ORDER");
         reverse_order = o && !strcmp(o, "reverse");
@@ -292,7 +328,7 @@ void run(const Cfg &c, void (*body)(void *), void *ctx, const char *name)
     bdim = c.b;
     gdim = c.g;
     body_fn = body;
-    body_ctx = ctx;
+    body_ctx = ctx.get();
     dyn_smem = c.smem ? smem.data() : nullptr;
     for (unsigned z = 0; z < c.g.z; z++)
         for (unsigned y = 0; y < c.g.y; y++)
@@ -419,6 +455,9 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorNotSupported: return "operation not supported (by cudasim, the CPU simulator)";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
     default: return "cudasim: an error the simulator does not name";
     }
 }
@@ -427,6 +466,8 @@ const char *cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
 
 cudaError_t cudaMalloc(void **p, size_t n)
 {
+    if (cudasim::capture_refuses("cudaMalloc"))
+        return cudaErrorStreamCaptureUnsupported;
     if (allocated + n > SIM_MEM) {
         *p = NULL;
         return cudaErrorMemoryAllocation;
@@ -440,6 +481,8 @@ cudaError_t cudaMalloc(void **p, size_t n)
 
 cudaError_t cudaFree(void *p)
 {
+    if (cudasim::capture_refuses("cudaFree"))
+        return cudaErrorStreamCaptureUnsupported;
     if (!p)
         return cudaSuccess;
     size_t n = 0;
@@ -470,24 +513,28 @@ cudaError_t cudaMemGetInfo(size_t *fr, size_t *total)
 
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind)
 {
+    if (cudasim::capture_refuses("cudaMemcpy"))
+        return cudaErrorStreamCaptureUnsupported;
     memmove(d, s, n);
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t)
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t st)
 {
-    memmove(d, s, n);
+    cudasim::enqueue(st, [d, s, n] { memmove(d, s, n); });
     return cudaSuccess;
 }
 
-cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t)
+cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st)
 {
-    memset(d, v, n);
+    cudasim::enqueue(st, [d, v, n] { memset(d, v, n); });
     return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void *d, int v, size_t n)
 {
+    if (cudasim::capture_refuses("cudaMemset"))
+        return cudaErrorStreamCaptureUnsupported;
     memset(d, v, n);
     return cudaSuccess;
 }
@@ -504,9 +551,15 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t)
+{
+    return cudasim::capture_refuses("cudaStreamSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void)
+{
+    return cudasim::capture_refuses("cudaDeviceSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
@@ -522,13 +575,16 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t)
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
-    ((sim_event *)e)->ms = now_ms();
+    cudasim::enqueue(s, [e] { ((sim_event *)e)->ms = now_ms(); });
     return cudaSuccess;
 }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t)
+{
+    return cudasim::capture_refuses("cudaEventSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
@@ -536,13 +592,78 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
     return cudaSuccess;
 }
 
-/* CUDA Graphs: not simulated */
-cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaErrorNotSupported; }
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *, cudaGraph_t, unsigned long long) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t *, size_t *) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaErrorNotSupported; }
+/* CUDA Graphs: a graph is the list of the captured stream's work, in order;
+ * a launch replays it on the stream (kernels, copies, sets, event records,
+ * with the arguments of the capture, as on the GPU). */
+struct sim_graph {
+    std::vector<std::function<void()>> nodes;
+};
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
+{
+    if (cudasim::capturing)
+        return cudaErrorIllegalState;
+    cudasim::capturing = s;
+    cudasim::capture_broken = 0;
+    cudasim::captured.clear();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
+{
+    if (!cudasim::capturing || s != cudasim::capturing)
+        return cudaErrorIllegalState;
+    cudasim::capturing = nullptr;
+    *g = nullptr;
+    if (cudasim::capture_broken) {
+        fprintf(stderr, "cudasim: the capture was invalidated by %s inside it\n", cudasim::capture_broken_by);
+        cudasim::captured.clear();
+        return cudaErrorStreamCaptureInvalidated;
+    }
+    sim_graph *sg = new sim_graph;
+    sg->nodes.swap(cudasim::captured);
+    *g = (cudaGraph_t)sg;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, unsigned long long)
+{
+    if (!g)
+        return cudaErrorInvalidValue;
+    *x = (cudaGraphExec_t) new sim_graph(*(sim_graph *)g);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
+{
+    if (!x)
+        return cudaErrorInvalidValue;
+    sim_graph *sg = (sim_graph *)x;
+    cudasim::enqueue(s, [sg] {
+        for (auto &f : sg->nodes)
+            f();
+    });
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t *nodes, size_t *n)
+{
+    if (!g || nodes) /* the list of nodes itself: not simulated */
+        return nodes ? cudaErrorNotSupported : cudaErrorInvalidValue;
+    *n = ((sim_graph *)g)->nodes.size();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x)
+{
+    delete (sim_graph *)x;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t g)
+{
+    delete (sim_graph *)g;
+    return cudaSuccess;
+}
 
 } // extern "C"

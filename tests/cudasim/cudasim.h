@@ -50,6 +50,8 @@
 #include <string.h>
 
 #ifdef __cplusplus
+#include <functional>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -67,9 +69,14 @@ struct Cfg {
     Cfg(dim3 g_, dim3 b_, size_t smem_ = 0, cudaStream_t s_ = 0) : g(g_), b(b_), smem(smem_), s(s_) {}
 };
 
-/* Runs body(ctx) as every thread of the grid; the launch's error (bad
- * configuration) goes to cudaGetLastError. */
-void run(const Cfg &c, void (*body)(void *), void *ctx, const char *name);
+/* Runs body(ctx) as every thread of the grid (or, while c.s is being
+ * captured into a CUDA Graph, records the launch for the graph's replays,
+ * ctx kept alive by it); the launch's error (bad configuration) goes to
+ * cudaGetLastError. */
+void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const char *name);
+/* Work of stream s in stream order: now, or recorded while s is captured
+ * (a copy, a set, cub's sort). */
+void enqueue(cudaStream_t s, std::function<void()> f);
 
 template <class... P> struct Launch {
     Cfg c;
@@ -80,11 +87,12 @@ template <class... P> struct Launch {
         struct Ctx {
             void (*k)(P...);
             std::tuple<P...> args;
-        } ctx{k, std::tuple<P...>(std::forward<A>(a)...)};
+        };
+        auto ctx = std::make_shared<Ctx>(Ctx{k, std::tuple<P...>(std::forward<A>(a)...)});
         run(c, [](void *p) {
                 Ctx *x = static_cast<Ctx *>(p);
                 std::apply(x->k, x->args); /* by value: each thread its own copy */
-            }, &ctx, name);
+            }, ctx, name);
     }
 };
 template <class... P> Launch<P...> launch(const Cfg &c, void (*k)(P...), const char *name)

@@ -7,10 +7,12 @@
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
+#   tests/cudasim/model_check.sh  BERT trained on the CUDA backend, against the CPU
+#                                 (tests/gpu/model_check.sh's bert_tiny on it)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
-	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh
-TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh
+	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh
+TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh
 
 if HAVE_CUDA
 CUDASIM_GEN = tests/cudasim/gen

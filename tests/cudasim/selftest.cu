@@ -9,7 +9,10 @@
  *   - a launch a GPU refuses is refused (threads, shared memory, grid);
  *   - a barrier some threads cannot reach, or a write just outside an
  *     allocation, aborts with the kernel named;
- *   - atomics, a 3-D grid and block, and cub's sort (stable, by key bits). */
+ *   - atomics, a 3-D grid and block, and cub's sort (stable, by key bits);
+ *   - CUDA Graphs: a captured stream's work does not run during the capture
+ *     and runs in order at each replay; a synchronisation inside a capture
+ *     invalidates it. */
 #include <cub/cub.cuh>
 
 #include <math.h>
@@ -88,6 +91,8 @@ __global__ void k_stuck(void)
     else
         __syncwarp();
 }
+
+__global__ void k_add(float *p, float v) { p[threadIdx.x] += v; }
 
 __global__ void k_atomic_3d(int *count, int *maxv, float *sum)
 {
@@ -213,6 +218,34 @@ int main(void)
     for (int i = 0; i < 8; i++)
         same &= ko[i] == wk[i] && vo[i] == wv[i];
     CHECK(same, "cub's SortPairs on bits [0, 8): stable, by those bits");
+
+    cudaStream_t st;
+    cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    cudaMemsetAsync(out, 0, 4 * sizeof(float), st);
+    int ok = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    cudaMemsetAsync(out, 0, 2 * sizeof(float), st);
+    k_add<<<1, 4, 0, st>>>(out, 1.5f);
+    k_add<<<1, 2, 0, st>>>(out, 2.0f);
+    ok &= out[0] == 0.0f; /* nothing ran yet */
+    cudaGraph_t gr;
+    cudaGraphExec_t ex;
+    size_t nn = 0;
+    ok &= cudaStreamEndCapture(st, &gr) == cudaSuccess && cudaGraphInstantiate(&ex, gr, 0) == cudaSuccess &&
+          cudaGraphGetNodes(gr, NULL, &nn) == cudaSuccess && nn == 3;
+    ok &= out[0] == 0.0f;
+    cudaGraphLaunch(ex, st);
+    cudaGraphLaunch(ex, st);
+    CHECK(ok && out[0] == 3.5f && out[1] == 3.5f && out[2] == 3.0f && out[3] == 3.0f,
+          "a CUDA Graph of 3 nodes (%zu) replays in order: %g %g %g %g (want 3.5 3.5 3 3)", nn, out[0], out[1],
+          out[2], out[3]);
+    cudaGraphExecDestroy(ex);
+    cudaGraphDestroy(gr);
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+    k_add<<<1, 1, 0, st>>>(out, 1.0f);
+    cudaError_t se = cudaStreamSynchronize(st);
+    cudaError_t ee = cudaStreamEndCapture(st, &gr);
+    CHECK(se == cudaErrorStreamCaptureUnsupported && ee == cudaErrorStreamCaptureInvalidated && out[0] == 3.5f,
+          "a synchronisation inside a capture is refused and invalidates it");
 
     printf("cudasim self-test: %d failed\n", failed);
     return failed ? 1 : 0;

@@ -124,9 +124,22 @@ fi
 MATRIX_ENGINE_POISON=1
 export MATRIX_ENGINE_POISON
 
-# Is there a GPU the engine can use?
+# MATRIX_ENGINE_SDPA as the caller set it (tests/cudasim/model_check.sh:
+# kernel, the simulator has no cuDNN), restored after a run that sets it
+sdpa_saved=${MATRIX_ENGINE_SDPA-}
+sdpa_restore() {
+	if [ -n "$sdpa_saved" ]; then
+		MATRIX_ENGINE_SDPA=$sdpa_saved
+		export MATRIX_ENGINE_SDPA
+	else
+		unset MATRIX_ENGINE_SDPA
+	fi
+}
+
+# Is there a GPU the engine can use? (MODEL_CHECK_PROBE: the model that asks,
+# mnist_cnn unless the caller runs no convolution: tests/cudasim/)
 rc=0
-"$E" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 --result "$W/probe.result" \
+"$E" --device cuda --model "${MODEL_CHECK_PROBE:-mnist_cnn}" --batch 2 --steps 1 --warmup 0 --result "$W/probe.result" \
 	>"$W/probe.log" 2>&1 || rc=$?
 if [ "$rc" -eq 3 ]; then
 	reason=$(key reason "$W/probe.result" 2>/dev/null)
@@ -137,7 +150,7 @@ if [ "$rc" -eq 3 ]; then
 	echo "FAIL: a GPU is present but matrix-engine --device cuda is unsupported: $reason"
 	exit 1
 elif [ "$rc" -ne 0 ]; then
-	echo "FAIL: matrix-engine --device cuda --model mnist_cnn exited $rc:"
+	echo "FAIL: matrix-engine --device cuda --model ${MODEL_CHECK_PROBE:-mnist_cnn} exited $rc:"
 	tail -n 20 "$W/probe.log"
 	exit 1
 fi
@@ -617,7 +630,7 @@ dropout_sdpa() {
 	MATRIX_ENGINE_SDPA=kernel
 	export MATRIX_ENGINE_SDPA
 	run "$m.cuda.T2.$pr.kernel" cuda $MF $T2 --precision $pr
-	unset MATRIX_ENGINE_SDPA
+	sdpa_restore
 	label="$m $pr T2 attention dropout: cuDNN SDPA with the engine's mask vs the engine's kernels"
 	cudnn_ran "$label" "$W/$m.cuda.T2.$pr.log" dropout &&
 		compare "$label" "$m.cuda.T2.$pr.kernel" "$m.cuda.T2.$pr" $tol
@@ -715,7 +728,7 @@ bert_cases() {
 		MATRIX_ENGINE_SDPA=kernel
 		export MATRIX_ENGINE_SDPA
 		run "$m.cuda.T5.$pr.kernel" cuda $MF $T5 --precision $pr
-		unset MATRIX_ENGINE_SDPA
+		sdpa_restore
 		label="$m $pr T5 flash attention: cuDNN SDPA vs the engine's kernels"
 		cudnn_ran "$label" "$W/$m.cuda.T5.$pr.log" &&
 			compare "$label" "$m.cuda.T5.$pr.kernel" "$m.cuda.T5.$pr" $tol
