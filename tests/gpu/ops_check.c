@@ -512,8 +512,11 @@ static const bnspec bns[] = {{4, 16, 6, 6}, {2, 24, 9, 9}};
  * (element by element in both layouts), H W % 8 == 0 (NCHW's 8-wide path;
  * the two above take it only in NHWC), and 17 samples of 16 x 16 (several
  * blocks of partials per channel in both layouts, which pass 2 adds in
- * order; the two above fit one block). */
-static const bnspec bns_edge[] = {{1, 7, 5, 5}, {3, 8, 4, 4}, {17, 8, 16, 16}};
+ * order; the two above fit one block), and 1100 samples of one channel
+ * (NCHW: 138 rows of partials, more than pass 2's 128 threads: its strided
+ * gather and a full tree of sums, whose barriers a smaller case cannot
+ * test: with a few rows the tree's order does not change the sum). */
+static const bnspec bns_edge[] = {{1, 7, 5, 5}, {3, 8, 4, 4}, {17, 8, 16, 16}, {1100, 1, 2, 2}};
 #define NBNEDGE ((int)(sizeof bns_edge / sizeof bns_edge[0]))
 
 /* BN op over x; returns its index. mean / invstd written to *mean, *inv. */
