@@ -1,9 +1,14 @@
 /* cudasim.cc - the simulator's launches (threads as fibers, barriers, warp
- * exchanges) and the part of the CUDA runtime API that engine/cuda/ calls,
- * on host memory (cudasim.h says what it models). A call the simulator does
+ * exchanges), the part of the CUDA runtime API that engine/cuda/ calls, on
+ * host memory (cudasim.h says what it models), and NCCL for one rank. A call the simulator does
  * not model (CUDA Graphs) fails with cudaErrorNotSupported, so the engine
  * stops with the call named instead of running something else. */
 #include "cudasim.h"
+
+#include "config.h"
+#ifdef HAVE_NCCL
+#include <nccl.h>
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -266,11 +271,22 @@ int release_alloc(void *p, size_t *n)
  * allocate) then fails as on the GPU, with cudaErrorStreamCaptureUnsupported,
  * and invalidates the capture. */
 cudaStream_t capturing;
+std::vector<cudaStream_t> joined; /* streams that waited on an event of the capture */
 int capture_broken;
 const char *capture_broken_by;
 std::vector<std::function<void()>> captured;
 
-int captures(cudaStream_t s) { return capturing && s == capturing; }
+int captures(cudaStream_t s)
+{
+    if (!capturing || !s)
+        return 0;
+    if (s == capturing)
+        return 1;
+    for (cudaStream_t j : joined)
+        if (j == s)
+            return 1;
+    return 0;
+}
 
 /* A call not allowed while a stream is captured (cudaStreamCaptureModeThreadLocal,
  * what the engine uses): 1, the capture invalidated. */
@@ -367,6 +383,7 @@ namespace {
 
 struct sim_event {
     double ms;
+    int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
 };
 
 double now_ms()
@@ -555,7 +572,17 @@ cudaError_t cudaStreamSynchronize(cudaStream_t)
 {
     return cudasim::capture_refuses("cudaStreamSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
 }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+/* Streams run their work when it is issued, in issue order, so a wait has
+ * nothing to wait for; inside a capture, a stream that waits on an event of
+ * the capture joins it (its later work is recorded in the graph, in issue
+ * order: one order the GPU could run them in), as CUDA's cross-stream
+ * capture does. */
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
+{
+    if (cudasim::capturing && ((sim_event *)e)->in_capture && !cudasim::captures(s))
+        cudasim::joined.push_back(s);
+    return cudaSuccess;
+}
 cudaError_t cudaDeviceSynchronize(void)
 {
     return cudasim::capture_refuses("cudaDeviceSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
@@ -563,7 +590,7 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
-    *e = (cudaEvent_t) new sim_event{now_ms()};
+    *e = (cudaEvent_t) new sim_event{now_ms(), 0};
     return cudaSuccess;
 }
 
@@ -577,6 +604,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    ((sim_event *)e)->in_capture = cudasim::captures(s);
     cudasim::enqueue(s, [e] { ((sim_event *)e)->ms = now_ms(); });
     return cudaSuccess;
 }
@@ -604,6 +632,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
     if (cudasim::capturing)
         return cudaErrorIllegalState;
     cudasim::capturing = s;
+    cudasim::joined.clear();
     cudasim::capture_broken = 0;
     cudasim::captured.clear();
     return cudaSuccess;
@@ -614,6 +643,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
     if (!cudasim::capturing || s != cudasim::capturing)
         return cudaErrorIllegalState;
     cudasim::capturing = nullptr;
+    cudasim::joined.clear();
     *g = nullptr;
     if (cudasim::capture_broken) {
         fprintf(stderr, "cudasim: the capture was invalidated by %s inside it\n", cudasim::capture_broken_by);
@@ -665,5 +695,62 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g)
     delete (sim_graph *)g;
     return cudaSuccess;
 }
+
+/* ---- NCCL, one rank ----------------------------------------------------------------
+ * The collectives of a communicator of one rank (SyncBN and the data-parallel
+ * path with MATRIX_ENGINE_DP=1 in one process): a sum or an average over one
+ * rank is a copy, in stream order. More ranks are not simulated
+ * (ncclInvalidUsage, with a line saying so). */
+#ifdef HAVE_NCCL
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
+{
+    memset(id, 0, sizeof *id);
+    snprintf(id->internal, sizeof id->internal, "cudasim");
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId, int rank)
+{
+    if (nranks != 1 || rank != 0) {
+        fprintf(stderr, "cudasim: NCCL with %d ranks: only one rank is simulated\n", nranks);
+        return ncclInvalidUsage;
+    }
+    *comm = (ncclComm_t)malloc(16);
+    return *comm ? ncclSuccess : ncclSystemError;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+    free(comm);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGetVersion(int *v)
+{
+    *v = NCCL_VERSION_CODE;
+    return ncclSuccess;
+}
+
+const char *ncclGetErrorString(ncclResult_t r)
+{
+    return r == ncclSuccess ? "no error" : r == ncclInvalidUsage ? "invalid usage (cudasim: one rank only)"
+                                                                 : "cudasim: an NCCL error";
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                           ncclComm_t, cudaStream_t s)
+{
+    static const size_t size[] = {[ncclInt8] = 1, [ncclUint8] = 1, [ncclInt32] = 4, [ncclUint32] = 4,
+                                  [ncclInt64] = 8, [ncclUint64] = 8, [ncclFloat16] = 2, [ncclFloat32] = 4,
+                                  [ncclFloat64] = 8};
+    if ((int)dt < 0 || (size_t)dt >= sizeof size / sizeof size[0] || !size[dt] ||
+        (op != ncclSum && op != ncclAvg && op != ncclMax && op != ncclMin && op != ncclProd))
+        return ncclInvalidArgument;
+    size_t n = count * size[dt];
+    if (send != recv)
+        cudasim::enqueue(s, [send, recv, n] { memmove(recv, send, n); });
+    return ncclSuccess;
+}
+#endif
 
 } // extern "C"

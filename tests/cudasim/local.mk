@@ -2,8 +2,9 @@
 # (cudasim.h): every .cu of engine/cuda/ translated (translate.sed) and
 # compiled by the host C++ compiler into tests/cudasim/matrix-engine-cudasim.so,
 # a module with the CUDA backend's entry point that tests/gpu/ops_check loads
-# in place of engine/matrix-engine-cuda.so (--kernels-only: the ops on cuDNN,
-# cuBLASLt and NCCL are left out; those libraries are linked but never called).
+# in place of engine/matrix-engine-cuda.so (--kernels-only: the ops on cuDNN
+# are left out, linear and attention run on the engine's own kernels; cuDNN
+# and cuBLASLt are linked but never called; NCCL is simulated for one rank).
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
@@ -26,8 +27,8 @@ CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim
 	$(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
 	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/plancache.h \
 	$(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/comm.h $(top_srcdir)/engine/data.h
-# cudart's calls are the simulator's: the real libcudart stays out
-CUDASIM_LIBS = $(filter-out -lcudart,$(CUDA_LIBS))
+# cudart's and NCCL's calls are the simulator's: the real libraries stay out
+CUDASIM_LIBS = $(filter-out -lcudart -lnccl,$(CUDA_LIBS))
 
 $(CUDASIM_GEN)/%.cc: $(top_srcdir)/engine/cuda/%.cu $(top_srcdir)/tests/cudasim/translate.sed
 	@$(MKDIR_P) $(CUDASIM_GEN)

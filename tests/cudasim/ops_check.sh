@@ -5,9 +5,9 @@
 # attention), against the CPU backend, with no GPU: tests/gpu/ops_check
 # --kernels-only on the simulator's module (tests/cudasim/cudasim.h), every
 # precision and layout, threads in forward then in reverse order (a missing
-# barrier shows in one of them). The ops on cuDNN, cuBLASLt and NCCL
-# (convolution, linear, cuDNN's attention, SyncBN) need the GPU:
-# `make check-gpu`.
+# barrier shows in one of them), SyncBN over a simulated NCCL communicator
+# of one rank. Convolutions (cuDNN), cuBLASLt's linear and cuDNN's attention
+# need the GPU: `make check-gpu`.
 set -u
 P=${top_builddir:?}/tests/gpu/ops_check
 M=$top_builddir/tests/cudasim/matrix-engine-cudasim.so

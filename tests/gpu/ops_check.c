@@ -69,8 +69,8 @@
  * when every op passes, 1 when one fails (or a child crashed), 77 when the
  * module cannot be loaded or there is no GPU (its setup says why).
  *
- * --kernels-only leaves out the cases of ops on cuDNN (convolutions, and
- * SyncBN's NCCL) and runs attention and linear on the engine's own kernels
+ * --kernels-only leaves out the cases of ops on cuDNN (convolutions) and
+ * runs attention and linear on the engine's own kernels
  * (MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel): what
  * tests/cudasim/ops_check.sh runs on the CPU simulator of those kernels.
  *
@@ -1931,8 +1931,6 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
     s->syncbn = selftest; /* the module refuses SyncBN without NCCL */
 #endif
     s->kernels_only = kernels_only;
-    if (kernels_only)
-        s->syncbn = 0; /* its all-reduce is NCCL's */
     if (s->syncbn)
         engine_comm = &one_rank;
     s->loss_scale = 1.0;
@@ -2228,7 +2226,7 @@ static void usage(FILE *f)
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
                "                 [--kernels-only]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
-               "--kernels-only: only the ops on the engine's own kernels (no convolution or SyncBN;\n"
+               "--kernels-only: only the ops on the engine's own kernels (no convolution;\n"
                "attention and linear on them: MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel),\n"
                "in the configurations that differ in more than cuDNN's settings (tests/cudasim/\n"
                "runs it on the CPU).\n"
