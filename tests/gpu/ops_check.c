@@ -591,7 +591,7 @@ typedef struct ewspec {
     int N, C, H, W;
 } ewspec;
 
-static const ewspec ews[] = {{3, 8, 5, 7}, {2, 16, 8, 8}, {1, 3, 5, 7}};
+static const ewspec ews[] = {{3, 8, 5, 7}, {2, 16, 8, 8}, {1, 3, 5, 7}, {1, 1, 1, 1}, {2, 1001, 1, 1}};
 #define NEW ((int)(sizeof ews / sizeof ews[0]))
 
 /* relu forward and backward (the backward reads the forward's output). */
@@ -619,6 +619,8 @@ static const poolspec pools[] = {
     {"2x2s2 (mnist)", 4, 10, 24, 24, 2, 2, 0},
     {"3x3s2p1 (resnet)", 2, 16, 15, 15, 3, 2, 1},
     {"3x3s2p1 even", 2, 8, 16, 16, 3, 2, 1},
+    {"3x3s2p1 7x7x7", 1, 7, 7, 7, 3, 2, 1},
+    {"2x2s2 33x33 (odd: last column dropped)", 1, 1, 33, 33, 2, 2, 0},
 };
 #define NPOOL ((int)(sizeof pools / sizeof pools[0]))
 
@@ -776,34 +778,34 @@ static void case_linear_bwd(suite *s, int M, int K, int N, int bias, int acc, in
     o->acc = acc ? (dx ? 1 : 0) | 2 | (bias ? 4 : 0) : 0;
 }
 
-static void case_logsoftmax(suite *s, int acc)
+static void case_logsoftmax(suite *s, int M, int N, int acc)
 {
     s->ncase++;
-    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, 8, 10, 1, 1, -3, 3);
-    int y = T(s, "y", TK_ACT, CL_F32, LAYOUT_ROW, 2, 8, 10, 1, 1);
-    op *f = O(s, OP_LOGSOFTMAX, !acc, "8x10");
+    int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1, -3, 3);
+    int y = T(s, "y", TK_ACT, CL_F32, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *f = O(s, OP_LOGSOFTMAX, !acc, "%dx%d", M, N);
     f->in[0] = x; f->out[0] = y;
     int fi = last_op(s);
-    int dy = IN(s, "dy", TK_GRAD, CL_F32, LAYOUT_ROW, 2, 8, 10, 1, 1, -1, 1);
-    int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, 8, 10, 1, 1);
-    op *o = O(s, OP_LOGSOFTMAX_BWD, 1, "8x10 acc=%d", acc);
+    int dy = IN(s, "dy", TK_GRAD, CL_F32, LAYOUT_ROW, 2, M, N, 1, 1, -1, 1);
+    int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *o = O(s, OP_LOGSOFTMAX_BWD, 1, "%dx%d acc=%d", M, N, acc);
     o->in[0] = dy; o->in[1] = y; o->out[0] = dx; o->fwd = fi; o->acc = acc;
 }
 
-static void case_nll(suite *s, int acc)
+static void case_nll(suite *s, int M, int N, int acc)
 {
     s->ncase++;
-    int lp = IN(s, "logp", TK_ACT, CL_F32, LAYOUT_ROW, 2, 16, 10, 1, 1, -5, 0);
-    int t = T(s, "target", TK_INPUT, CL_I32, LAYOUT_ROW, 1, 16, 1, 1, 1);
+    int lp = IN(s, "logp", TK_ACT, CL_F32, LAYOUT_ROW, 2, M, N, 1, 1, -5, 0);
+    int t = T(s, "target", TK_INPUT, CL_I32, LAYOUT_ROW, 1, M, 1, 1, 1);
     s->ti[t].fill = 2;
-    s->ti[t].hi = 10;
+    s->ti[t].hi = N;
     int loss = T(s, "loss", TK_ACT, CL_F32, LAYOUT_ROW, 1, 1, 1, 1, 1);
-    op *f = O(s, OP_NLL, !acc, "16x10 mean");
+    op *f = O(s, OP_NLL, !acc, "%dx%d mean", M, N);
     f->in[0] = lp; f->in[1] = t; f->out[0] = loss;
     s->g.loss = loss;
     int fi = last_op(s);
-    int d = T(s, "dlogp", TK_GRAD, CL_F32, LAYOUT_ROW, 2, 16, 10, 1, 1);
-    op *o = O(s, OP_NLL_BWD, 1, "16x10 acc=%d", acc);
+    int d = T(s, "dlogp", TK_GRAD, CL_F32, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *o = O(s, OP_NLL_BWD, 1, "%dx%d acc=%d", M, N, acc);
     o->in[0] = t; o->out[0] = d; o->fwd = fi; o->acc = acc;
 }
 
@@ -1099,11 +1101,20 @@ static void build_cases(suite *s)
     case_linear_bwd(s, 16, 768, 3072, 1, 0, 1);
     case_linear_bwd(s, 16, 3072, 768, 1, 0, 1);
     for (int acc = 0; acc < 2; acc++) {
-        case_logsoftmax(s, acc);
-        case_nll(s, acc);
+        case_logsoftmax(s, 8, 10, acc);
+        case_nll(s, 16, 10, acc);
         case_dropout(s, 8, acc);
         case_dropout(s, 7, acc); /* 350 elements: a tail after the 8-wide vectors */
     }
+    /* sizes of 1, odd, prime and wide (issue 11): one row of one class, a
+     * 1001-wide row (more than a warp's 32 lanes a pass), more rows than the
+     * NLL reduction's 256 threads */
+    case_logsoftmax(s, 1, 1, 0);
+    case_logsoftmax(s, 1, 1001, 0);
+    case_logsoftmax(s, 33, 7, 1);
+    case_nll(s, 1, 1, 0);
+    case_nll(s, 1001, 10, 0);
+    case_dropout(s, 1, 0);
     /* the optimizers: consecutive ops, as in a plan (ops.cu's first op of a
      * type updates the tensors of every op of that type) */
     case_sgd(s, 0.0f, 64, 9);
@@ -1134,6 +1145,13 @@ static void build_cases(suite *s)
         case_layernorm(s, 129, acc ? 33 : 768, acc);
     }
     case_attention(s, 1, 128, 12, 768, 0, 0);
+    /* one token, one head; an odd head width (d = 33) with dropout */
+    case_attention(s, 1, 1, 1, 8, 0, 0);
+    case_attention(s, 3, 7, 1, 33, 1, 1);
+    case_layernorm(s, 1, 1, 0);
+    case_layernorm(s, 1, 1001, 1);
+    case_embed(s, 1, 1, 8, 1, 1, 1, 0); /* one token of a vocabulary of one */
+    case_select0(s, 1, 1, 1, 0);
     /* the flash form: odd sizes (d = 8, 16), BERT-base's heads (d = 64) at
      * T = 128 and 512 (the kernels' shared memory holds T = 512 with d = 64) */
     for (int drop = 0; drop < 2; drop++) { /* without, then with attention dropout */
