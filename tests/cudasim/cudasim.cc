@@ -169,8 +169,28 @@ int release()
     return any;
 }
 
+/* the block's __shared__ arrays (shared_slot), kept for the launch */
+struct slot {
+    const char *key;
+    void *p;
+    size_t n;
+};
+std::vector<slot> shslots;
+size_t slots_bytes, launch_smem;
+const char *launch_name;
+
+void slots_free()
+{
+    for (auto &s : shslots)
+        free(s.p);
+    shslots.clear();
+    slots_bytes = 0;
+}
+
 void run_block(const char *name)
 {
+    for (auto &s : shslots)
+        memset(s.p, 0xff, s.n);
     for (int i = 0; i < nthreads; i++) {
         fiber &f = fibs[i];
 #ifdef __x86_64__
@@ -346,6 +366,8 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
     body_fn = body;
     body_ctx = ctx.get();
     dyn_smem = c.smem ? smem.data() : nullptr;
+    launch_smem = c.smem;
+    launch_name = name;
     for (unsigned z = 0; z < c.g.z; z++)
         for (unsigned y = 0; y < c.g.y; y++)
             for (unsigned x = 0; x < c.g.x; x++) {
@@ -357,7 +379,27 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
                 run_block(name);
             }
     dyn_smem = nullptr;
+    slots_free();
     guards_check(name);
+}
+
+void *shared_slot(const char *key, size_t n, const char *var)
+{
+    for (auto &s : shslots)
+        if (s.key == key)
+            return s.p;
+    slots_bytes += n;
+    if (slots_bytes + launch_smem > 48 * 1024) {
+        fprintf(stderr, "cudasim: kernel %s: %zu bytes of shared memory (%s: %zu), more than 48 KiB\n",
+                launch_name, slots_bytes + launch_smem, var, n);
+        abort();
+    }
+    void *p = aligned_alloc(16, (n + 15) / 16 * 16);
+    if (!p)
+        abort();
+    memset(p, 0xff, n);
+    shslots.push_back(slot{key, p, n});
+    return p;
 }
 
 void set_order(int reverse) { reverse_order = reverse != 0; }

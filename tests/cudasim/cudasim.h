@@ -15,9 +15,10 @@
  *     CUDASIM_ORDER=reverse, so that a missing barrier (one thread reading
  *     shared memory another has not written yet) changes the result between
  *     the two orders;
- *   - __shared__ arrays are static (blocks run one at a time); the dynamic
- *     shared memory of a launch is filled with NaN before each block, so a
- *     kernel that reads what it did not write reads NaN;
+ *   - shared memory, __shared__ arrays (translated to shared_var) and the
+ *     launch's dynamic part, is the block's own and filled with 0xff bytes
+ *     (NaN) before each block, so a kernel that reads what it did not write
+ *     reads NaN; more than 48 KiB in all fails the launch;
  *   - device memory is host memory; a launch beyond what a GPU accepts
  *     (more than 1024 threads a block, more than 48 KiB of dynamic shared
  *     memory, a grid dimension out of range) fails with
@@ -98,6 +99,14 @@ template <class... P> struct Launch {
 template <class... P> Launch<P...> launch(const Cfg &c, void (*k)(P...), const char *name)
 {
     return Launch<P...>{c, k, name};
+}
+
+/* The block's copy of the __shared__ array tagged by key (one static char per
+ * declaration), n bytes, 0xff-filled at the block's start. */
+void *shared_slot(const char *key, size_t n, const char *name);
+template <class T> T &shared_var(const char *key, const char *name)
+{
+    return *static_cast<T *>(shared_slot(key, sizeof(T), name));
 }
 
 void syncthreads();
