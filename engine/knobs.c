@@ -9,9 +9,9 @@
 
 static const struct {
     const char *name;
-    const char *values[4]; /* the default first; NULL-terminated */
+    const char *values[5]; /* the default first; NULL-terminated (4 at most) */
 } knobs[KNOB_COUNT] = {
-    [KNOB_CONV] = {"MATRIX_ENGINE_CONV", {"auto", "graph", "legacy"}},
+    [KNOB_CONV] = {"MATRIX_ENGINE_CONV", {"auto", "graph", "legacy", "kernel"}},
     [KNOB_BNSTATS] = {"MATRIX_ENGINE_BNSTATS", {"separate", "conv"}},
     [KNOB_OPTIM] = {"MATRIX_ENGINE_OPTIM", {"fused", "per-tensor"}},
     [KNOB_SDPA] = {"MATRIX_ENGINE_SDPA", {"auto", "kernel"}},
@@ -79,9 +79,10 @@ int knobs_check(char *err, size_t n)
     for (int k = 0; k < KNOB_COUNT; k++)
         if (knob_get((enum knob)k, err, n) < 0)
             return -1;
-    if (knob_get(KNOB_BNSTATS, err, n) == 1 /* conv */ && knob_get(KNOB_CONV, err, n) == 2 /* legacy */) {
-        snprintf(err, n, "MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API, which MATRIX_ENGINE_CONV=legacy "
-                 "turns off");
+    int conv = knob_get(KNOB_CONV, err, n);
+    if (knob_get(KNOB_BNSTATS, err, n) == 1 /* conv */ && conv >= 2 /* legacy, kernel */) {
+        snprintf(err, n, "MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API, which MATRIX_ENGINE_CONV=%s "
+                 "turns off", knob_value(KNOB_CONV, conv));
         return -1;
     }
     return knob_die_rank(&rank, &by_exit, err, n);

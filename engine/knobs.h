@@ -23,7 +23,8 @@ extern "C" {
 
 /* Each knob's values in order: the first is the default (unset or empty). */
 enum knob {
-    KNOB_CONV,        /* cuda: auto | graph | legacy (cuDNN's graph API for convolutions) */
+    KNOB_CONV,        /* cuda: auto | graph | legacy (cuDNN's graph API for convolutions) | kernel
+                       * (no cuDNN: the engine's own kernel, from the definition) */
     KNOB_BNSTATS,     /* cuda: separate | conv (BatchNorm sums from cuDNN's GEN_STATS) */
     KNOB_OPTIM,       /* cuda: fused | per-tensor (the optimizer's kernels) */
     KNOB_SDPA,        /* cuda: auto | kernel (attention: cuDNN's fused SDPA or the engine's kernels) */

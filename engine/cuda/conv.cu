@@ -129,6 +129,7 @@ typedef struct conv_priv {
     float *bns;      /* with gp->pb.stats: sum at [0, K), sum of squares at [bns_k4, +K) */
     size_t bns_bytes;
     size_t bns_k4;   /* K rounded up to 4 (16-byte aligned second half) */
+    int direct;      /* MATRIX_ENGINE_CONV=kernel: cu_conv_direct, no cuDNN */
 } conv_priv;
 
 /* Algorithm choice of one problem, cached for the process. */
@@ -182,7 +183,7 @@ static struct {
     char info[1536];
 } cv;
 
-enum { CE_AUTO, CE_GRAPH, CE_LEGACY }; /* knob_get(KNOB_CONV)'s values (knobs.h) */
+enum { CE_AUTO, CE_GRAPH, CE_LEGACY, CE_KERNEL }; /* knob_get(KNOB_CONV)'s values (knobs.h) */
 #define engine_names(e) knob_value(KNOB_CONV, (e))
 
 static const char *const algo_names[NDIR][8] = {
@@ -953,10 +954,52 @@ static void conv_ws_check(const conv_priv *p, int dir)
 static void conv_graph_run(graph *g, op *o, conv_priv *p);
 static int conv_graph_prepare(graph *g, op *o, conv_priv *p, size_t cap);
 
+static conv_view conv_view_of(const conv_geo *c)
+{
+    conv_view v = {c->N, c->C, c->H, c->W, c->K, c->OH, c->OW, c->R, c->S, c->stride, c->pad, c->nhwc, 0};
+    return v;
+}
+
+/* MATRIX_ENGINE_CONV=kernel: the convolution from its definition, then the
+ * epilogue kernel */
+static void conv_direct_fwd(graph *g, op *o, const conv_priv *p)
+{
+    const conv_geo *c = &p->c;
+    conv_view v = conv_view_of(c);
+    int yt = o->out[0];
+    cu_conv_direct(0, &v, CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]), NULL,
+                   CU_PTR(g, yt), CU_DT(g, yt), 0);
+    if (o->in[2] >= 0 || o->in[3] >= 0 || o->act != ACT_NONE || o->out[1] >= 0)
+        cu_epilogue(CU_PTR(g, yt), CU_DT(g, yt), o->in[2] >= 0 ? (const float *)CU_PTR(g, o->in[2]) : NULL,
+                    o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL, o->act,
+                    o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, c->N, c->K, (size_t)c->OH * c->OW,
+                    c->nhwc);
+}
+
+static void conv_direct_bwd(graph *g, op *o, const conv_priv *p)
+{
+    const conv_geo *c = &p->c;
+    conv_view v = conv_view_of(c);
+    int dy = o->in[0], x = o->in[1], dxt = o->out[0], dwt = o->out[1], dbt = o->out[2];
+    if (dxt >= 0)
+        cu_conv_direct(1, &v, CU_PTR(g, dxt), CU_DT(g, dxt), (const float *)CU_PTR(g, o->in[2]), NULL,
+                       CU_PTR(g, dy), CU_DT(g, dy), CU_ACC(o, 0));
+    if (dwt >= 0)
+        cu_conv_direct(2, &v, CU_PTR(g, x), CU_DT(g, x), NULL, (float *)CU_PTR(g, dwt), CU_PTR(g, dy),
+                       CU_DT(g, dy), CU_ACC(o, 1));
+    if (dbt >= 0)
+        cu_channel_sum(CU_PTR(g, dy), CU_DT(g, dy), (float *)CU_PTR(g, dbt), CU_ACC(o, 2), c->N, c->K,
+                       (size_t)c->OH * c->OW, c->nhwc);
+}
+
 static void conv_fwd(graph *g, op *o)
 {
     conv_priv *p = (conv_priv *)cu.priv[o - g->ops];
     const conv_geo *c = &p->c;
+    if (p->direct) {
+        conv_direct_fwd(g, o, p);
+        return;
+    }
     conv_bufs b;
     conv_op_bufs(g, o, p, &b);
     b.x = conv_in(g, o->in[0], p, ST_IN);
@@ -1818,6 +1861,10 @@ static void conv_bwd(graph *g, op *o)
 {
     conv_priv *p = (conv_priv *)cu.priv[o - g->ops];
     const conv_geo *c = &p->c;
+    if (p->direct) {
+        conv_direct_bwd(g, o, p);
+        return;
+    }
     const float one = 1.0f;
     const void *dy = conv_in(g, o->in[0], p, ST_IN);
     const void *x = p->st_shared ? p->st[ST_X] : conv_in(g, o->in[1], p, ST_X);
@@ -1990,9 +2037,9 @@ static int conv_bnstats_env(void)
         fprintf(stderr, "matrix-engine: cuda: %s\n", err);
         return -3;
     }
-    if (m == BNS_CONV && cv.engine == CE_LEGACY) {
+    if (m == BNS_CONV && (cv.engine == CE_LEGACY || cv.engine == CE_KERNEL)) {
         fprintf(stderr, "matrix-engine: cuda: MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph "
-                        "API, which MATRIX_ENGINE_CONV=legacy turns off\n");
+                        "API, which MATRIX_ENGINE_CONV=%s turns off\n", engine_names(cv.engine));
         return -3;
     }
     cv.bnstats = m;
@@ -2011,6 +2058,46 @@ static void conv_bnstats_table(int nrun)
         cv.bn_conv[i] = -1;
 }
 
+/* MATRIX_ENGINE_CONV=kernel: no cuDNN handle, no descriptors; each op's
+ * geometry, its gradients' shapes and types checked as the cuDNN paths
+ * check them. */
+static int conv_direct_prepare(graph *g, int nrun)
+{
+    cv.prepared = 1;
+    for (int i = 0; i < nrun; i++) {
+        op *o = &g->ops[i];
+        if (o->type != OP_CONV && o->type != OP_CONV_BWD)
+            continue;
+        conv_priv *p = (conv_priv *)calloc(1, sizeof *p);
+        if (!p)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        cu.priv[i] = p;
+        p->dt = cu.act_dt;
+        p->bn = -1;
+        p->direct = 1;
+        int r = conv_geometry(g, o, &p->c);
+        if (r)
+            return r;
+        const conv_geo *c = &p->c;
+        if (o->type == OP_CONV) {
+            int y = o->out[0], b = o->in[2], res = o->in[3], pre = o->out[1];
+            if ((b >= 0 && (CU_DT(g, b) != DT_F32 || cu_numel(g, b) != (size_t)c->K)) ||
+                (res >= 0 && !same_as(g, res, y)) || (pre >= 0 && !same_as(g, pre, y)))
+                return conv_err(o, "bias, residual or pre-activation do not match y");
+        } else {
+            int dxt = o->out[0], dwt = o->out[1];
+            if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !cu_float_type(CU_DT(g, dxt)) ||
+                              (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
+                (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
+                (o->out[2] >= 0 &&
+                 (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
+                return conv_err(o, "gradient shapes or types differ from their tensors'");
+        }
+    }
+    conv_make_info();
+    return 0;
+}
+
 int cu_conv_prepare(graph *g, int nrun)
 {
     int any = 0, r;
@@ -2026,7 +2113,9 @@ int cu_conv_prepare(graph *g, int nrun)
     fprintf(stderr,
             "matrix-engine: cuda: convolutions: MATRIX_ENGINE_CONV=%s: %s\n",
             engine_names(cv.engine),
-            cv.engine == CE_LEGACY ? "cuDNN's legacy API only"
+            cv.engine == CE_KERNEL ? "every direction on the engine's own kernel, from the definition "
+                                     "(no cuDNN; a slow reference)"
+            : cv.engine == CE_LEGACY ? "cuDNN's legacy API only"
             : cv.engine == CE_GRAPH
                 ? "forwards on the cuDNN graph API wherever a plan verifies, else legacy"
                 : cu.search ? "forwards on the cuDNN graph API where a plan verifies and beats the "
@@ -2040,6 +2129,8 @@ int cu_conv_prepare(graph *g, int nrun)
                   "of cuDNN's GEN_STATS (CONVOLUTION_FORWARD -> GEN_STATS graph, verified), else "
                   "sums its input itself"
                 : "every BatchNorm sums its input itself (f32 per 16 rows, then double)");
+    if (cv.engine == CE_KERNEL)
+        return conv_direct_prepare(g, nrun);
     cudnnStatus_t st = cudnnCreate(&cu.dnn);
     if (st != CUDNN_STATUS_SUCCESS) {
         cu.dnn = NULL;

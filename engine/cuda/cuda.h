@@ -258,6 +258,16 @@ long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, i
                     const void *bias, int bdt, const void *res, int act, const void *out,
                     const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2);
 
+/* A convolution computed from its definition (gemm_check.cu), in every
+ * direction, for MATRIX_ENGINE_CONV=kernel (no cuDNN: a reference path the
+ * checks use, and the CPU simulator): v as above with w the f32 parameter
+ * (K, C, R, S; w_krsc 0), accumulation in double.
+ *   dir 0: y = conv(x, w)                    (y of type ydt, overwritten)
+ *   dir 1: dx (+)= conv_transpose(dy, w)     (dx of type xdt; acc: add)
+ *   dir 2: dw (+)= correlation of x and dy   (dw f32 (K, C, R, S); acc: add) */
+void cu_conv_direct(int dir, const conv_view *v, const void *x, int xdt, const float *w, float *dw,
+                    const void *y, int ydt, int acc);
+
 /* Per-channel sums of y (N, K, P positions, NHWC (nhwc) or NCHW, storage
  * type dt) in double into the host array ref (3 K): ref[k] = sum y,
  * ref[K + k] = sum |y|, ref[2K + k] = sum y^2 (conv.cu checks a GEN_STATS

@@ -410,3 +410,90 @@ int cu_chan_sums_ref(const void *y, int dt, size_t N, size_t K, size_t P, int nh
     cu_free(d, have);
     return 0;
 }
+
+/* ---- convolutions from their definition (MATRIX_ENGINE_CONV=kernel) ---------------------------- */
+
+__device__ __forceinline__ size_t cv_idx(const conv_view &v, int64_t n, int64_t c, int64_t h, int64_t w,
+                                         int64_t C, int64_t H, int64_t W)
+{
+    return v.nhwc ? (size_t)(((n * H + h) * W + w) * C + c) : (size_t)(((n * C + c) * H + h) * W + w);
+}
+
+/* one thread per element of the direction's output, a grid-stride loop */
+__global__ void k_conv_direct(int dir, conv_view v, const void *x, int xdt, const float *w, float *dw,
+                              void *y, int ydt, int acc, size_t total)
+{
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+         e += (size_t)gridDim.x * blockDim.x) {
+        double sum = 0.0;
+        if (dir == 0) { /* e over y (n, k, oh, ow) */
+            int64_t ow = (int64_t)(e % (size_t)v.OW), oh = (int64_t)(e / (size_t)v.OW % (size_t)v.OH);
+            int64_t k = (int64_t)(e / ((size_t)v.OW * v.OH) % (size_t)v.K);
+            int64_t n = (int64_t)(e / ((size_t)v.OW * v.OH * v.K));
+            for (int64_t c = 0; c < v.C; c++)
+                for (int64_t r = 0; r < v.R; r++) {
+                    int64_t ih = oh * v.stride - v.pad + r;
+                    if (ih < 0 || ih >= v.H)
+                        continue;
+                    for (int64_t s = 0; s < v.S; s++) {
+                        int64_t iw = ow * v.stride - v.pad + s;
+                        if (iw < 0 || iw >= v.W)
+                            continue;
+                        sum += (double)cu_ld(x, xdt, cv_idx(v, n, c, ih, iw, v.C, v.H, v.W)) *
+                               w[((k * v.C + c) * v.R + r) * v.S + s];
+                    }
+                }
+            cu_st(y, ydt, cv_idx(v, n, k, oh, ow, v.K, v.OH, v.OW), (float)sum);
+        } else if (dir == 1) { /* e over dx (n, c, h, w); y is dy */
+            int64_t iw = (int64_t)(e % (size_t)v.W), ih = (int64_t)(e / (size_t)v.W % (size_t)v.H);
+            int64_t c = (int64_t)(e / ((size_t)v.W * v.H) % (size_t)v.C);
+            int64_t n = (int64_t)(e / ((size_t)v.W * v.H * v.C));
+            for (int64_t k = 0; k < v.K; k++)
+                for (int64_t r = 0; r < v.R; r++) {
+                    int64_t t = ih + v.pad - r; /* oh * stride */
+                    if (t < 0 || t % v.stride || t / v.stride >= v.OH)
+                        continue;
+                    for (int64_t s = 0; s < v.S; s++) {
+                        int64_t u = iw + v.pad - s;
+                        if (u < 0 || u % v.stride || u / v.stride >= v.OW)
+                            continue;
+                        sum += (double)cu_ld(y, ydt, cv_idx(v, n, k, t / v.stride, u / v.stride, v.K, v.OH, v.OW)) *
+                               w[((k * v.C + c) * v.R + r) * v.S + s];
+                    }
+                }
+            size_t i = cv_idx(v, n, c, ih, iw, v.C, v.H, v.W);
+            /* x is dx here */
+            cu_st((void *)x, xdt, i, (float)(acc ? sum + cu_ld(x, xdt, i) : sum));
+        } else { /* e over dw (k, c, r, s) */
+            int64_t s = (int64_t)(e % (size_t)v.S), r = (int64_t)(e / (size_t)v.S % (size_t)v.R);
+            int64_t c = (int64_t)(e / ((size_t)v.S * v.R) % (size_t)v.C);
+            int64_t k = (int64_t)(e / ((size_t)v.S * v.R * v.C));
+            for (int64_t n = 0; n < v.N; n++)
+                for (int64_t oh = 0; oh < v.OH; oh++) {
+                    int64_t ih = oh * v.stride - v.pad + r;
+                    if (ih < 0 || ih >= v.H)
+                        continue;
+                    for (int64_t ow = 0; ow < v.OW; ow++) {
+                        int64_t iw = ow * v.stride - v.pad + s;
+                        if (iw < 0 || iw >= v.W)
+                            continue;
+                        sum += (double)cu_ld(y, ydt, cv_idx(v, n, k, oh, ow, v.K, v.OH, v.OW)) *
+                               cu_ld(x, xdt, cv_idx(v, n, c, ih, iw, v.C, v.H, v.W));
+                    }
+                }
+            dw[e] = (float)(acc ? sum + dw[e] : sum);
+        }
+    }
+}
+
+void cu_conv_direct(int dir, const conv_view *v, const void *x, int xdt, const float *w, float *dw,
+                    const void *y, int ydt, int acc)
+{
+    size_t total = dir == 0 ? (size_t)(v->N * v->K * v->OH * v->OW)
+                 : dir == 1 ? (size_t)(v->N * v->C * v->H * v->W)
+                            : (size_t)(v->K * v->C * v->R * v->S);
+    if (!total)
+        return;
+    k_conv_direct<<<cu_blocks(total, 128), 128, 0, cu.s>>>(dir, *v, x, xdt, w, dw, (void *)y, ydt, acc, total);
+    cu_launched();
+}

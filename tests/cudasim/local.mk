@@ -2,14 +2,14 @@
 # (cudasim.h): every .cu of engine/cuda/ translated (translate.sed) and
 # compiled by the host C++ compiler into tests/cudasim/matrix-engine-cudasim.so,
 # a module with the CUDA backend's entry point that tests/gpu/ops_check loads
-# in place of engine/matrix-engine-cuda.so (--kernels-only: the ops on cuDNN
-# are left out, linear and attention run on the engine's own kernels; cuDNN
-# and cuBLASLt are linked but never called; NCCL is simulated for one rank).
+# in place of engine/matrix-engine-cuda.so (--kernels-only: convolution,
+# linear and attention on the engine's own kernels; cuDNN and cuBLASLt are
+# linked but never called; NCCL is simulated for one rank).
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
-#   tests/cudasim/model_check.sh  BERT trained on the CUDA backend, against the CPU
-#                                 (tests/gpu/model_check.sh's bert_tiny on it)
+#   tests/cudasim/model_check.sh  bert_tiny and mnist_cnn trained on the CUDA backend,
+#                                 against the CPU (tests/gpu/model_check.sh on it)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh

@@ -6,7 +6,8 @@
 # --kernels-only on the simulator's module (tests/cudasim/cudasim.h), every
 # precision and layout, threads in forward then in reverse order (a missing
 # barrier shows in one of them), SyncBN over a simulated NCCL communicator
-# of one rank. Convolutions (cuDNN), cuBLASLt's linear and cuDNN's attention
+# of one rank, convolution, linear and attention on the engine's own kernels
+# (MATRIX_ENGINE_CONV / _GEMM / _SDPA=kernel). cuDNN's and cuBLASLt's paths
 # need the GPU: `make check-gpu`.
 set -u
 P=${top_builddir:?}/tests/gpu/ops_check

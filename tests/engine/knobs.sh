@@ -30,7 +30,7 @@ refused() {
 	[ ! -e res ] || fail "$kv: a result was written"
 }
 refused MATRIX_ENGINE_SDPA=cudnn "MATRIX_ENGINE_SDPA='cudnn' is not one of auto, kernel (default auto)"
-refused MATRIX_ENGINE_CONV=bogus "MATRIX_ENGINE_CONV='bogus' is not one of auto, graph, legacy (default auto)"
+refused MATRIX_ENGINE_CONV=bogus "MATRIX_ENGINE_CONV='bogus' is not one of auto, graph, legacy, kernel (default auto)"
 refused MATRIX_ENGINE_BNSTATS=on "MATRIX_ENGINE_BNSTATS='on' is not one of separate, conv (default separate)"
 refused MATRIX_ENGINE_OPTIM=multi "MATRIX_ENGINE_OPTIM='multi' is not one of fused, per-tensor (default fused)"
 refused MATRIX_ENGINE_POISON=true "MATRIX_ENGINE_POISON='true' is not one of 0, 1 (default 0)"

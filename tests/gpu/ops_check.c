@@ -69,10 +69,11 @@
  * when every op passes, 1 when one fails (or a child crashed), 77 when the
  * module cannot be loaded or there is no GPU (its setup says why).
  *
- * --kernels-only leaves out the cases of ops on cuDNN (convolutions) and
- * runs attention and linear on the engine's own kernels
- * (MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel): what
- * tests/cudasim/ops_check.sh runs on the CPU simulator of those kernels.
+ * --kernels-only runs every op on the engine's own kernels: convolution,
+ * linear and attention too (MATRIX_ENGINE_CONV=kernel, MATRIX_ENGINE_GEMM=kernel,
+ * MATRIX_ENGINE_SDPA=kernel), in the configurations that differ in more than
+ * the libraries' settings: what tests/cudasim/ops_check.sh runs on the CPU
+ * simulator of those kernels.
  *
  * --self-test runs the same machinery with a second CPU backend in place of
  * the module (no GPU needed): it checks the harness itself (conversions
@@ -300,8 +301,8 @@ typedef struct suite {
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
-    int kernels_only; /* --kernels-only: no case of an op that runs on cuDNN (the
-                       * case_conv* functions add nothing); linear on the own kernel */
+    int kernels_only; /* --kernels-only: every op on the engine's own kernels (conv,
+                       * linear and attention by the knobs' kernel values) */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -415,8 +416,6 @@ static int conv_x(suite *s, const convspec *c, int img)
 
 static void case_conv(suite *s, const convspec *c, int bias, int res, int act, int img)
 {
-    if (s->kernels_only)
-        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     int x = conv_x(s, c, img);
@@ -436,8 +435,6 @@ static void case_conv(suite *s, const convspec *c, int bias, int res, int act, i
 /* acc: 1 = every present output accumulates; dx: 0 = no input gradient. */
 static void case_conv_bwd(suite *s, const convspec *c, int bias, int acc, int dx, int img)
 {
-    if (s->kernels_only)
-        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     int x = conv_x(s, c, img);
@@ -466,8 +463,6 @@ static void case_conv_bwd(suite *s, const convspec *c, int bias, int acc, int dx
  * convolution (MATRIX_ENGINE_BNSTATS=conv, NHWC); "genstats" in every label. */
 static void case_conv_bn(suite *s, const convspec *c, int act)
 {
-    if (s->kernels_only)
-        return;
     int OH = conv_out(c->H, c->k, c->stride, c->pad), OW = conv_out(c->W, c->k, c->stride, c->pad);
     s->ncase++;
     s->nconvbn++;
@@ -2222,6 +2217,9 @@ static const config configs[] = {
      * it cuBLASLt, which leaves that kernel only the products it gets wrong) */
     {"fp32-nchw-gemm-kernel", PREC_FP32, LAYOUT_NCHW, 0, 0, "linear", NULL, NULL, 1},
     {"bf16-nchw-gemm-kernel", PREC_BF16, LAYOUT_NCHW, 0, 0, "linear", NULL, NULL, 1},
+    /* convolutions on the engine's own kernel from the definition (no cuDNN) */
+    {"fp32-nchw-conv-kernel", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "kernel", NULL, 0},
+    {"fp16-nhwc-conv-kernel", PREC_FP16, LAYOUT_NHWC, 0, 0, "conv", "kernel", NULL, 0},
     /* convolutions on cuDNN's legacy API only, and on the graph API wherever
      * a plan verifies (the configurations above: auto) */
     {"fp32-nchw-conv-legacy", PREC_FP32, LAYOUT_NCHW, 0, 0, "conv", "legacy", NULL, 0},
@@ -2244,10 +2242,9 @@ static void usage(FILE *f)
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
                "                 [--kernels-only]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
-               "--kernels-only: only the ops on the engine's own kernels (no convolution;\n"
-               "attention and linear on them: MATRIX_ENGINE_SDPA=kernel, MATRIX_ENGINE_GEMM=kernel),\n"
-               "in the configurations that differ in more than cuDNN's settings (tests/cudasim/\n"
-               "runs it on the CPU).\n"
+               "--kernels-only: every op on the engine's own kernels (MATRIX_ENGINE_CONV, _GEMM and\n"
+               "_SDPA=kernel: no cuDNN or cuBLASLt), in the configurations that differ in more than\n"
+               "the libraries' settings (tests/cudasim/ runs it on the CPU).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2360,7 +2357,9 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_GEMM", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_GEMM");
-            if (cf->conv)
+            if (kernels_only)
+                setenv("MATRIX_ENGINE_CONV", "kernel", 1);
+            else if (cf->conv)
                 setenv("MATRIX_ENGINE_CONV", cf->conv, 1);
             else
                 unsetenv("MATRIX_ENGINE_CONV");

@@ -85,7 +85,7 @@ int main(void)
               "MATRIX_ENGINE_POISON='true' is not one of 0, 1 (default 0)");
     CHECK_STR(check_one("MATRIX_ENGINE_DP", "2"), "MATRIX_ENGINE_DP='2' is not one of 0, 1 (default 0)");
     CHECK_STR(check_one("MATRIX_ENGINE_CONV", "bogus"),
-              "MATRIX_ENGINE_CONV='bogus' is not one of auto, graph, legacy (default auto)");
+              "MATRIX_ENGINE_CONV='bogus' is not one of auto, graph, legacy, kernel (default auto)");
     CHECK_STR(check_one("MATRIX_ENGINE_OPTIM", "multi"),
               "MATRIX_ENGINE_OPTIM='multi' is not one of fused, per-tensor (default fused)");
     CHECK_STR(check_one("MATRIX_ENGINE_BN_BWD", "yes"),
@@ -102,6 +102,9 @@ int main(void)
     setenv("MATRIX_ENGINE_CONV", "legacy", 1);
     CHECK_INT(knobs_check(err, sizeof err), -1);
     CHECK_STR(err, "MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API, which MATRIX_ENGINE_CONV=legacy turns off");
+    setenv("MATRIX_ENGINE_CONV", "kernel", 1);
+    CHECK_INT(knobs_check(err, sizeof err), -1);
+    CHECK_STR(err, "MATRIX_ENGINE_BNSTATS=conv needs the cuDNN graph API, which MATRIX_ENGINE_CONV=kernel turns off");
     setenv("MATRIX_ENGINE_CONV", "graph", 1);
     CHECK_INT(knobs_check(err, sizeof err), 0);
 
