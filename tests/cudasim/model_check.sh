@@ -12,8 +12,8 @@
 # steps, with dropout drawing new masks each replay; the multi-tensor
 # optimizers against one kernel per tensor, bit for bit. The comparisons of
 # cuDNN against the engine's kernels are skipped (SKIP lines, with the
-# reason). MODEL_CHECK_ONLY="resnet_tiny" (BatchNorm, residuals: about 4.5
-# minutes here) or "bert_tiny_s512" runs others.
+# reason). MODEL_CHECK_ONLY names others: resnet_tiny is
+# tests/cudasim/model_check_resnet.sh; bert_tiny_s512 takes minutes.
 set -u
 M=${top_builddir:?}/tests/cudasim/matrix-engine-cudasim.so
 if [ ! -f "$M" ]; then
