@@ -2058,6 +2058,18 @@ static void conv_bnstats_table(int nrun)
         cv.bn_conv[i] = -1;
 }
 
+/* The private state of conv op i, in cu.priv[i]. */
+static conv_priv *conv_priv_new(int i)
+{
+    conv_priv *p = (conv_priv *)calloc(1, sizeof *p);
+    if (!p)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    cu.priv[i] = p;
+    p->dt = cu.act_dt;
+    p->bn = -1;
+    return p;
+}
+
 /* MATRIX_ENGINE_CONV=kernel: no cuDNN handle, no descriptors; each op's
  * geometry, its gradients' shapes and types checked as the cuDNN paths
  * check them. */
@@ -2068,12 +2080,7 @@ static int conv_direct_prepare(graph *g, int nrun)
         op *o = &g->ops[i];
         if (o->type != OP_CONV && o->type != OP_CONV_BWD)
             continue;
-        conv_priv *p = (conv_priv *)calloc(1, sizeof *p);
-        if (!p)
-            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-        cu.priv[i] = p;
-        p->dt = cu.act_dt;
-        p->bn = -1;
+        conv_priv *p = conv_priv_new(i);
         p->direct = 1;
         int r = conv_geometry(g, o, &p->c);
         if (r)
@@ -2147,12 +2154,7 @@ int cu_conv_prepare(graph *g, int nrun)
         op *o = &g->ops[i];
         if (o->type != OP_CONV && o->type != OP_CONV_BWD)
             continue;
-        conv_priv *p = (conv_priv *)calloc(1, sizeof *p);
-        if (!p)
-            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-        cu.priv[i] = p;
-        p->dt = cu.act_dt;
-        p->bn = -1;
+        conv_priv *p = conv_priv_new(i);
         if ((r = conv_geometry(g, o, &p->c)) || (r = conv_descriptors(o, p)))
             return r;
         if (cv.bnstats == BNS_CONV && o->type == OP_CONV) {
