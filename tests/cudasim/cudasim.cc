@@ -1,7 +1,8 @@
 /* cudasim.cc - the simulator's launches (threads as fibers, barriers, warp
  * exchanges), the part of the CUDA runtime API that engine/cuda/ calls, on
- * host memory (cudasim.h says what it models), and NCCL for one rank. A call the simulator does
- * not model (CUDA Graphs) fails with cudaErrorNotSupported, so the engine
+ * host memory (cudasim.h says what it models), CUDA Graphs, and NCCL for one
+ * rank. What it does not model (a device attribute it does not know, the
+ * list of a graph's nodes) fails with cudaErrorNotSupported, so the engine
  * stops with the call named instead of running something else. */
 #include "cudasim.h"
 

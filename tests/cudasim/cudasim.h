@@ -1,6 +1,7 @@
 /* cudasim.h - runs the engine's own CUDA kernels on the CPU, so that they are
  * checked where no GPU is (tests/cudasim/local.mk: what is built and run;
- * cuDNN, cuBLASLt and NCCL are not simulated: the ops on them need a GPU).
+ * cuDNN and cuBLASLt are not simulated, NCCL only for one rank: the paths
+ * through those libraries need a GPU).
  *
  * The CUDA sources are compiled by the host C++ compiler after
  * tests/cudasim/translate.sed has rewritten the three things that are not
