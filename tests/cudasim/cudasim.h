@@ -4,13 +4,14 @@
  * through those libraries need a GPU).
  *
  * The CUDA sources are compiled by the host C++ compiler after
- * tests/cudasim/translate.sed has rewritten the three things that are not
- * C++ (a launch "k<<<grid, block, smem, stream>>>(args)", "extern
- * __shared__" arrays, cub's header); this header is included first (-include)
- * and gives the rest a CPU meaning:
+ * tests/cudasim/translate.sed has rewritten what is not C++ or must be per
+ * block (a launch "k<<<grid, block, smem, stream>>>(args)", __shared__ and
+ * "extern __shared__" arrays, cub's header); this header is included first
+ * (-include) and gives the rest a CPU meaning:
  *
  *   - a launch runs every block in turn, and each thread of a block as a
- *     fiber (ucontext) that runs until it ends or waits: __syncthreads waits
+ *     fiber (an x86-64 register switch; ucontext elsewhere) that runs until
+ *     it ends or waits: __syncthreads waits
  *     for every thread of the block that has not ended, a warp shuffle for
  *     the lanes of its mask. Threads run in order, or in reverse with
  *     CUDASIM_ORDER=reverse, so that a missing barrier (one thread reading
@@ -20,11 +21,16 @@
  *     launch's dynamic part, is the block's own and filled with 0xff bytes
  *     (NaN) before each block, so a kernel that reads what it did not write
  *     reads NaN; more than 48 KiB in all fails the launch;
- *   - device memory is host memory; a launch beyond what a GPU accepts
- *     (more than 1024 threads a block, more than 48 KiB of dynamic shared
- *     memory, a grid dimension out of range) fails with
- *     cudaErrorInvalidConfiguration as on the GPU; a barrier some threads
- *     can never reach is reported and aborts;
+ *   - device memory is host memory, each allocation between guard zones
+ *     checked after every launch (a write outside aborts naming the kernel);
+ *     a launch beyond what a GPU accepts (more than 1024 threads a block, a
+ *     grid dimension out of range: cudaErrorInvalidConfiguration; more than
+ *     48 KiB of dynamic shared memory: cudaErrorInvalidValue) fails as on
+ *     the GPU; a barrier some threads can never reach is reported and
+ *     aborts;
+ *   - a stream's work runs when it is issued, except while the stream is
+ *     captured into a CUDA Graph: then it is recorded and replayed at each
+ *     launch of the graph;
  *   - atomics are plain read-modify-writes (a fiber is never interrupted
  *     between two waits).
  *
