@@ -960,6 +960,37 @@ static conv_view conv_view_of(const conv_geo *c)
     return v;
 }
 
+/* The forward's residual and pre-activation match y: 0, or -2 said. */
+static int conv_check_fwd(const graph *g, const op *o)
+{
+    int res = o->in[3], pre = o->out[1];
+    if ((res >= 0 && !same_as(g, res, o->out[0])) || (pre >= 0 && !same_as(g, pre, o->out[0])))
+        return conv_err(o, "residual / pre-activation differ from y in size, layout or type");
+    return 0;
+}
+
+/* The backward's gradients match their tensors: 0, or -2 said. */
+static int conv_check_bwd(const graph *g, const op *o, const conv_geo *c)
+{
+    int dxt = o->out[0], dwt = o->out[1];
+    if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !cu_float_type(CU_DT(g, dxt)) ||
+                      (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
+        (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
+        (o->out[2] >= 0 && (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
+        return conv_err(o, "gradient shapes or types differ from their tensors'");
+    return 0;
+}
+
+/* y = act(y + bias + res), pre = the sum (cpu's epilogue), after a plain
+ * convolution */
+static void conv_epilogue(graph *g, const op *o, const conv_geo *c)
+{
+    int yt = o->out[0];
+    cu_epilogue(CU_PTR(g, yt), CU_DT(g, yt), o->in[2] >= 0 ? (const float *)CU_PTR(g, o->in[2]) : NULL,
+                o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL, o->act,
+                o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, c->N, c->K, (size_t)c->OH * c->OW, c->nhwc);
+}
+
 /* MATRIX_ENGINE_CONV=kernel: the convolution from its definition, then the
  * epilogue kernel */
 static void conv_direct_fwd(graph *g, op *o, const conv_priv *p)
@@ -970,10 +1001,7 @@ static void conv_direct_fwd(graph *g, op *o, const conv_priv *p)
     cu_conv_direct(0, &v, CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), (const float *)CU_PTR(g, o->in[1]), NULL,
                    CU_PTR(g, yt), CU_DT(g, yt), 0);
     if (o->in[2] >= 0 || o->in[3] >= 0 || o->act != ACT_NONE || o->out[1] >= 0)
-        cu_epilogue(CU_PTR(g, yt), CU_DT(g, yt), o->in[2] >= 0 ? (const float *)CU_PTR(g, o->in[2]) : NULL,
-                    o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL, o->act,
-                    o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, c->N, c->K, (size_t)c->OH * c->OW,
-                    c->nhwc);
+        conv_epilogue(g, o, c);
 }
 
 static void conv_direct_bwd(graph *g, op *o, const conv_priv *p)
@@ -1020,11 +1048,7 @@ static void conv_fwd(graph *g, op *o)
     if (p->st[ST_OUT])
         cu_cast(p->st[ST_OUT], p->dt, CU_PTR(g, yt), CU_DT(g, yt), cu_numel(g, yt), 0);
     if (p->epi == EPI_KERNEL)
-        cu_epilogue(CU_PTR(g, yt), CU_DT(g, yt),
-                    o->in[2] >= 0 ? (const float *)CU_PTR(g, o->in[2]) : NULL,
-                    o->in[3] >= 0 ? CU_PTR(g, o->in[3]) : NULL, o->act,
-                    o->out[1] >= 0 ? CU_PTR(g, o->out[1]) : NULL, c->N, c->K,
-                    (size_t)c->OH * c->OW, c->nhwc);
+        conv_epilogue(g, o, c);
 }
 
 /* cudnnConvolutionBiasActivationForward possible for this op? */
@@ -1094,8 +1118,8 @@ static int conv_no_algo(const op *o, int dir)
 static int conv_prepare_fwd(graph *g, op *o, conv_priv *p, int trains, size_t cap)
 {
     int r, res = o->in[3], pre = o->out[1];
-    if ((res >= 0 && !same_as(g, res, o->out[0])) || (pre >= 0 && !same_as(g, pre, o->out[0])))
-        return conv_err(o, "residual / pre-activation differ from y in size, layout or type");
+    if ((r = conv_check_fwd(g, o)))
+        return r;
     if ((r = conv_stage(g, p, ST_IN, o->in[0])) || (r = conv_stage(g, p, ST_OUT, o->out[0])))
         return r;
     if (conv_needs_shadow(p) && (r = conv_own_shadow(g, o->in[1], p, trains)))
@@ -1916,11 +1940,8 @@ static int conv_prepare_bwd(graph *g, op *o, conv_priv *p, int trains, size_t ca
     int r, dxt = o->out[0], dwt = o->out[1];
     const conv_geo *c = &p->c;
     conv_priv *fp = conv_forward_of(g, o, p);
-    if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !cu_float_type(CU_DT(g, dxt)) ||
-                      (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
-        (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
-        (o->out[2] >= 0 && (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
-        return conv_err(o, "gradient shapes or types differ from their tensors'");
+    if ((r = conv_check_bwd(g, o, c)))
+        return r;
     if ((r = conv_stage(g, p, ST_IN, o->in[0])) || (dxt >= 0 && (r = conv_stage(g, p, ST_OUT, dxt))))
         return r;
     if (fp && fp->st[ST_IN]) {
@@ -2083,23 +2104,10 @@ static int conv_direct_prepare(graph *g, int nrun)
         conv_priv *p = conv_priv_new(i);
         p->direct = 1;
         int r = conv_geometry(g, o, &p->c);
+        if (!r)
+            r = o->type == OP_CONV ? conv_check_fwd(g, o) : conv_check_bwd(g, o, &p->c);
         if (r)
             return r;
-        const conv_geo *c = &p->c;
-        if (o->type == OP_CONV) {
-            int y = o->out[0], b = o->in[2], res = o->in[3], pre = o->out[1];
-            if ((b >= 0 && (CU_DT(g, b) != DT_F32 || cu_numel(g, b) != (size_t)c->K)) ||
-                (res >= 0 && !same_as(g, res, y)) || (pre >= 0 && !same_as(g, pre, y)))
-                return conv_err(o, "bias, residual or pre-activation do not match y");
-        } else {
-            int dxt = o->out[0], dwt = o->out[1];
-            if ((dxt >= 0 && (cu_numel(g, dxt) != cu_numel(g, o->in[1]) || !cu_float_type(CU_DT(g, dxt)) ||
-                              (g->t[dxt].layout == LAYOUT_NHWC) != c->nhwc)) ||
-                (dwt >= 0 && (CU_DT(g, dwt) != DT_F32 || cu_numel(g, dwt) != cu_numel(g, o->in[2]))) ||
-                (o->out[2] >= 0 &&
-                 (CU_DT(g, o->out[2]) != DT_F32 || cu_numel(g, o->out[2]) != (size_t)c->K)))
-                return conv_err(o, "gradient shapes or types differ from their tensors'");
-        }
     }
     conv_make_info();
     return 0;

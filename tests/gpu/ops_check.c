@@ -301,8 +301,6 @@ typedef struct suite {
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
-    int kernels_only; /* --kernels-only: every op on the engine's own kernels (conv,
-                       * linear and attention by the knobs' kernel values) */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -1943,7 +1941,6 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
 #else
     s->syncbn = selftest; /* the module refuses SyncBN without NCCL */
 #endif
-    s->kernels_only = kernels_only;
     if (s->syncbn)
         engine_comm = &one_rank;
     s->loss_scale = 1.0;
