@@ -4,15 +4,22 @@
  *   cu_gemm_verify   checks an output written by a library call against the
  *                    definition: every element when there are at most
  *                    VERIFY_ALL of them, else VERIFY_SAMPLES elements drawn
- *                    by a hash; f32 accumulation, tolerance relative to the
+ *                    by a hash and the whole last row and last column (up
+ *                    to VERIFY_EDGE elements each, the last ones): the
+ *                    partial tiles at the edges, where a tiled kernel's
+ *                    bounds handling goes wrong, in every tiling; a hash
+ *                    draw missed a wrong last element of a 1000 x 2048 dw
+ *                    (tests/cudasim/lt_faults.sh); f32 accumulation, tolerance relative to the
  *                    sum of |terms| (so a layout or algorithm error, which is
  *                    of the order of that sum, cannot pass). The epilogue's
  *                    outputs too: bias, ReLU or tanh GELU applied, the
  *                    pre-activation stored (GELU_AUX), every element of the
  *                    bias gradient (BGRADB: the sums of P over t).
  *   cu_conv_verify   the same for a forward convolution with its epilogue
- *                    (bias, residual, ReLU): conv.cu checks a cuDNN graph-API
- *                    plan, and the legacy call beside it, on the same inputs.
+ *                    (bias, residual, ReLU), the edges being the last
+ *                    pixel's channels and the last channel's pixels:
+ *                    conv.cu checks a cuDNN graph-API plan, and the legacy
+ *                    call beside it, on the same inputs.
  *   cu_chan_sums_ref per-channel sums of a convolution's output in double
  *                    (sum, sum |y|, sum y^2), against which conv.cu checks the
  *                    f32 sums of a GEN_STATS plan (bnstats.h's tolerance).
@@ -33,6 +40,7 @@
 
 #define VERIFY_ALL 65536
 #define VERIFY_SAMPLES 8192
+#define VERIFY_EDGE 16384
 #define FB_TILE 64
 #define FB_K 16
 
@@ -55,13 +63,38 @@ __global__ void k_fill_uniform(void *p, int dt, size_t n, uint64_t seed)
     }
 }
 
-/* Sample s -> output element (r, c). */
+/* Samples of an output of total elements: all, or VERIFY_SAMPLES hashed
+ * ones, then the last row's last up-to-VERIFY_EDGE and the last column's. */
+static size_t verify_count(const gemm_view *v, size_t total)
+{
+    if (total <= VERIFY_ALL)
+        return total;
+    size_t er = (size_t)v->C < VERIFY_EDGE ? (size_t)v->C : VERIFY_EDGE;
+    size_t ec = (size_t)v->R < VERIFY_EDGE ? (size_t)v->R : VERIFY_EDGE;
+    return VERIFY_SAMPLES + er + ec;
+}
+
+/* Sample s -> output element (r, c), in verify_count's order. */
 __device__ __forceinline__ void verify_pick(const gemm_view &v, size_t s, size_t total,
                                             int64_t *r, int64_t *c)
 {
-    size_t e = total <= VERIFY_ALL ? s : (size_t)(mix64(0x5eed0000ull + s) % total);
-    *r = (int64_t)(e / (size_t)v.C);
-    *c = (int64_t)(e % (size_t)v.C);
+    if (total <= VERIFY_ALL || s < VERIFY_SAMPLES) {
+        size_t e = total <= VERIFY_ALL ? s : (size_t)(mix64(0x5eed0000ull + s) % total);
+        *r = (int64_t)(e / (size_t)v.C);
+        *c = (int64_t)(e % (size_t)v.C);
+        return;
+    }
+    s -= VERIFY_SAMPLES;
+    size_t er = (size_t)v.C < VERIFY_EDGE ? (size_t)v.C : VERIFY_EDGE;
+    if (s < er) { /* the last row */
+        *r = v.R - 1;
+        *c = v.C - (int64_t)er + (int64_t)s;
+        return;
+    }
+    s -= er; /* the last column */
+    size_t ec = (size_t)v.R < VERIFY_EDGE ? (size_t)v.R : VERIFY_EDGE;
+    *r = v.R - (int64_t)ec + (int64_t)s;
+    *c = v.C - 1;
 }
 
 /* The tanh GELU (cuda.h / vec.cuh act_f's ACT_GELU_TANH), here without vec.cuh. */
@@ -195,17 +228,35 @@ __global__ void k_conv_verify(conv_view v, const void *x, int xdt, const void *w
     size_t s = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= nsamp)
         return;
-    size_t e = total <= VERIFY_ALL ? s : (size_t)(mix64(0xc0de0000ull + s) % total);
-    int64_t n, k, oh, ow, q = (int64_t)e;
-    if (v.nhwc) { /* y (N, OH, OW, K) */
-        k = q % v.K; q /= v.K;
-        ow = q % v.OW; q /= v.OW;
-        oh = q % v.OH; n = q / v.OH;
-    } else {      /* y (N, K, OH, OW) */
-        ow = q % v.OW; q /= v.OW;
-        oh = q % v.OH; q /= v.OH;
-        k = q % v.K; n = q / v.K;
+    int64_t n, k, oh, ow;
+    if (total > VERIFY_ALL && s >= VERIFY_SAMPLES) {
+        /* the edges of the product (pixels x channels): the last pixel's
+         * channels, then the last channel of the last pixels */
+        int64_t P = v.N * v.OH * v.OW, p, q = (int64_t)(s - VERIFY_SAMPLES);
+        int64_t er = v.K < VERIFY_EDGE ? v.K : VERIFY_EDGE, ec = P < VERIFY_EDGE ? P : VERIFY_EDGE;
+        if (q < er) {
+            p = P - 1;
+            k = v.K - er + q;
+        } else {
+            p = P - ec + (q - er);
+            k = v.K - 1;
+        }
+        ow = p % v.OW; p /= v.OW;
+        oh = p % v.OH; n = p / v.OH;
+    } else {
+        int64_t q = (int64_t)(total <= VERIFY_ALL ? s : (size_t)(mix64(0xc0de0000ull + s) % total));
+        if (v.nhwc) { /* y (N, OH, OW, K) */
+            k = q % v.K; q /= v.K;
+            ow = q % v.OW; q /= v.OW;
+            oh = q % v.OH; n = q / v.OH;
+        } else {      /* y (N, K, OH, OW) */
+            ow = q % v.OW; q /= v.OW;
+            oh = q % v.OH; q /= v.OH;
+            k = q % v.K; n = q / v.K;
+        }
     }
+    const size_t e = v.nhwc ? (size_t)(((n * v.OH + oh) * v.OW + ow) * v.K + k)
+                            : (size_t)(((n * v.K + k) * v.OH + oh) * v.OW + ow);
     float acc = 0.0f, mag = 0.0f;
     for (int64_t r = 0; r < v.R; r++) {
         int64_t ih = oh * v.stride - v.pad + r;
@@ -341,7 +392,7 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
                     float rtol, gemm_verdict *vd)
 {
     size_t total = (size_t)v->R * (size_t)v->C;
-    size_t n = total <= VERIFY_ALL ? total : VERIFY_SAMPLES;
+    size_t n = verify_count(v, total);
     size_t nb = e->bgrad ? (size_t)v->R : 0, nt = n + nb;
     float *d = NULL;
     size_t have = 0;
@@ -375,8 +426,10 @@ long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, i
                     const void *bias, int bdt, const void *res, int act, const void *out,
                     const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2)
 {
-    size_t total = (size_t)(v->N * v->K * v->OH * v->OW);
-    size_t n = total <= VERIFY_ALL ? total : VERIFY_SAMPLES;
+    size_t total = (size_t)(v->N * v->K * v->OH * v->OW), P = (size_t)(v->N * v->OH * v->OW);
+    size_t n = total <= VERIFY_ALL ? total
+                                   : VERIFY_SAMPLES + ((size_t)v->K < VERIFY_EDGE ? (size_t)v->K : VERIFY_EDGE) +
+                                         (P < VERIFY_EDGE ? P : VERIFY_EDGE);
     float *d = NULL;
     size_t have = 0;
     memset(vd, 0, sizeof *vd);

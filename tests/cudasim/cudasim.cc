@@ -275,6 +275,15 @@ void *alloc(size_t n)
     return b + GUARD;
 }
 
+int inside_alloc(const void *p, size_t n)
+{
+    auto it = allocs.upper_bound((char *)p);
+    if (it == allocs.begin())
+        return 0;
+    --it;
+    return (const char *)p >= it->first && (const char *)p + n <= it->first + it->second;
+}
+
 int release_alloc(void *p, size_t *n)
 {
     auto it = allocs.find((char *)p);

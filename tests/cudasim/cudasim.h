@@ -85,6 +85,9 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
 /* Work of stream s in stream order: now, or recorded while s is captured
  * (a copy, a set, cub's sort). */
 void enqueue(cudaStream_t s, std::function<void()> f);
+/* 1 when the n bytes at p lie inside one cudaMalloc allocation (a library
+ * call's operands: cublaslt.cc checks them before it reads or writes) */
+int inside_alloc(const void *p, size_t n);
 
 template <class... P> struct Launch {
     Cfg c;

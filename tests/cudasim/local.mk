@@ -12,7 +12,7 @@
 #                                 against the CPU (tests/gpu/model_check.sh on it)
 #   tests/cudasim/model_check_resnet.sh  the same for resnet_tiny (by hand, below)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
-EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
+EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh
@@ -21,7 +21,7 @@ TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/mode
 
 if HAVE_CUDA
 CUDASIM_GEN = tests/cudasim/gen
-CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o
+CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o
 CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off -pthread \
 	-include $(top_srcdir)/tests/cudasim/cudasim.h -I$(CUDASIM_GEN) -I$(top_srcdir)/tests/cudasim \
 	-I$(top_srcdir)/engine/cuda -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
@@ -31,8 +31,8 @@ CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim
 	$(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
 	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/plancache.h \
 	$(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/comm.h $(top_srcdir)/engine/data.h
-# cudart's and NCCL's calls are the simulator's: the real libraries stay out
-CUDASIM_LIBS = $(filter-out -lcudart -lnccl,$(CUDA_LIBS))
+# cudart's, cuBLASLt's and NCCL's calls are the simulator's: the real libraries stay out
+CUDASIM_LIBS = $(filter-out -lcudart -lnccl -lcublasLt -lcublas,$(CUDA_LIBS))
 
 $(CUDASIM_GEN)/%.cc: $(top_srcdir)/engine/cuda/%.cu $(top_srcdir)/tests/cudasim/translate.sed
 	@$(MKDIR_P) $(CUDASIM_GEN)
@@ -46,6 +46,9 @@ $(CUDASIM_GEN)/selftest.cc: $(top_srcdir)/tests/cudasim/selftest.cu $(top_srcdir
 $(CUDASIM_GEN)/%.o: $(CUDASIM_GEN)/%.cc $(CUDASIM_DEPS) config.h
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -x c++ -c -o $@ $<
 $(CUDASIM_GEN)/cudasim.o: $(top_srcdir)/tests/cudasim/cudasim.cc $(top_srcdir)/tests/cudasim/cudasim.h
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
+$(CUDASIM_GEN)/cublaslt.o: $(top_srcdir)/tests/cudasim/cublaslt.cc $(top_srcdir)/tests/cudasim/cudasim.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)

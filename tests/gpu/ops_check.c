@@ -74,6 +74,8 @@
  * MATRIX_ENGINE_SDPA=kernel), in the configurations that differ in more than
  * the libraries' settings: what tests/cudasim/ops_check.sh runs on the CPU
  * simulator of those kernels.
+ * --no-cudnn is the same with linear on cuBLASLt (MATRIX_ENGINE_GEMM unset):
+ * what the simulator runs with its cuBLASLt (tests/cudasim/cublaslt.cc).
  *
  * --self-test runs the same machinery with a second CPU backend in place of
  * the module (no GPU needed): it checks the harness itself (conversions
@@ -305,7 +307,8 @@ typedef struct suite {
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
 
-/* --kernels-only (tests/cudasim/: the engine's kernels on the CPU simulator) */
+/* --kernels-only (tests/cudasim/: the engine's kernels on the CPU simulator);
+ * 2: --no-cudnn (linear on cuBLASLt, simulated there) */
 static int kernels_only;
 
 static void *xalloc(size_t bytes)
@@ -2237,11 +2240,12 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ops_check [-q] [--precision fp32|tf32|fp16|bf16] [--layout nchw|nhwc] [--op TEXT]\n"
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
-               "                 [--kernels-only]\n"
+               "                 [--kernels-only | --no-cudnn]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
                "--kernels-only: every op on the engine's own kernels (MATRIX_ENGINE_CONV, _GEMM and\n"
                "_SDPA=kernel: no cuDNN or cuBLASLt), in the configurations that differ in more than\n"
                "the libraries' settings (tests/cudasim/ runs it on the CPU).\n"
+               "--no-cudnn: the same with linear on cuBLASLt (tests/cudasim/ simulates it).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2282,6 +2286,8 @@ int main(int argc, char **argv)
             selftest = 1;
         else if (strcmp(a, "--kernels-only") == 0)
             kernels_only = 1;
+        else if (strcmp(a, "--no-cudnn") == 0)
+            kernels_only = 2;
         else if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -2350,7 +2356,7 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_SDPA", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_SDPA");
-            if (cf->gemm_kernel || kernels_only)
+            if (cf->gemm_kernel || kernels_only == 1)
                 setenv("MATRIX_ENGINE_GEMM", "kernel", 1);
             else
                 unsetenv("MATRIX_ENGINE_GEMM");
