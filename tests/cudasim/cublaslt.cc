@@ -39,6 +39,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <vector>
+
 namespace {
 
 const uint64_t MAGIC = 0x63756461736c7431ull; /* "cudaslt1" */
@@ -514,34 +516,39 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
             memset(ws, 0xff, ALGO_WS[id]); /* the algorithm's scratch: what was there is gone */
         const int t32 = d.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
         const uint64_t m = p.m, n = p.n, k = p.k;
-        auto a_at = [&](uint64_t i, uint64_t kk) {
-            size_t off = d.ta ? kk + (size_t)la.ld * i : i + (size_t)la.ld * kk;
-            float v = load(A, la.type, off);
-            return t32 ? tf32(v) : v;
-        };
-        auto b_at = [&](uint64_t kk, uint64_t j) {
-            size_t off = d.tb ? j + (size_t)lb.ld * kk : kk + (size_t)lb.ld * j;
-            float v = load(B, lb.type, off);
-            return t32 ? tf32(v) : v;
-        };
+        /* op(A) as m rows of k, op(B) as n rows of k, in f32 (TF32-rounded) */
+        std::vector<float> af((size_t)m * k), bf((size_t)n * k);
+        for (uint64_t i = 0; i < m; i++)
+            for (uint64_t kk = 0; kk < k; kk++) {
+                float v = load(A, la.type, d.ta ? kk + (size_t)la.ld * i : i + (size_t)la.ld * kk);
+                af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
+            }
+        for (uint64_t j = 0; j < n; j++)
+            for (uint64_t kk = 0; kk < k; kk++) {
+                float v = load(B, lb.type, d.tb ? j + (size_t)lb.ld * kk : kk + (size_t)lb.ld * j);
+                bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
+            }
         for (uint64_t j = 0; j < n; j++)
             for (uint64_t i = 0; i < m; i++) {
-                float acc = 0.0f, abs_sum = 0.0f;
+                const float *ar = &af[(size_t)i * k], *br = &bf[(size_t)j * k];
+                float acc = 0.0f;
                 if (id == 1) { /* split in two halves */
-                    float h[2] = {0.0f, 0.0f};
-                    for (uint64_t kk = 0; kk < k; kk++)
-                        h[kk >= k / 2] += a_at(i, kk) * b_at(kk, j);
-                    acc = h[0] + h[1];
+                    float h0 = 0.0f, h1 = 0.0f;
+                    for (uint64_t kk = 0; kk < k / 2; kk++)
+                        h0 += ar[kk] * br[kk];
+                    for (uint64_t kk = k / 2; kk < k; kk++)
+                        h1 += ar[kk] * br[kk];
+                    acc = h0 + h1;
                 } else if (id == 2) { /* blocks of 16 */
                     for (uint64_t k0 = 0; k0 < k; k0 += 16) {
                         float part = 0.0f;
                         for (uint64_t kk = k0; kk < k && kk < k0 + 16; kk++)
-                            part += a_at(i, kk) * b_at(kk, j);
+                            part += ar[kk] * br[kk];
                         acc += part;
                     }
                 } else
                     for (uint64_t kk = 0; kk < k; kk++)
-                        acc += a_at(i, kk) * b_at(kk, j);
+                        acc += ar[kk] * br[kk];
                 size_t o = i + (size_t)ld.ld * j;
                 float v = al * acc;
                 if (be != 0.0f)
@@ -555,8 +562,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
                 else if (epi_gelu(d.epi))
                     v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
                 if (wrong && i == m - 1 && j == n - 1) {
+                    float abs_sum = 0.0f;
                     for (uint64_t kk = 0; kk < k; kk++)
-                        abs_sum += fabsf(a_at(i, kk) * b_at(kk, j));
+                        abs_sum += fabsf(ar[kk] * br[kk]);
                     v += 1.0f + fabsf(v) + abs_sum;
                 }
                 store(Dp, ld.type, o, v);
@@ -565,7 +573,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
             for (uint64_t j = 0; j < n; j++) {
                 float s = 0.0f;
                 for (uint64_t kk = 0; kk < k; kk++)
-                    s += b_at(kk, j);
+                    s += bf[(size_t)j * k + kk];
                 store((void *)d.bias, ld.type, j, s);
             }
     });

@@ -3,19 +3,21 @@
 # compiled by the host C++ compiler into tests/cudasim/matrix-engine-cudasim.so,
 # a module with the CUDA backend's entry point that tests/gpu/ops_check loads
 # in place of engine/matrix-engine-cuda.so (--kernels-only: convolution,
-# linear and attention on the engine's own kernels; cuDNN and cuBLASLt are
-# linked but never called; NCCL is simulated for one rank).
+# linear and attention on the engine's own kernels; cuDNN is linked but never
+# called; cuBLASLt (cublaslt.cc) and NCCL for one rank are simulated).
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
 #   tests/cudasim/model_check.sh  bert_tiny and mnist_cnn trained on the CUDA backend,
 #                                 against the CPU (tests/gpu/model_check.sh on it)
 #   tests/cudasim/model_check_resnet.sh  the same for resnet_tiny (by hand, below)
+#   tests/cudasim/lt_faults.sh  wrong cuBLASLt algorithms made on demand: the engine
+#                               rejects them, falls back, and its plan cache too
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
-	tests/cudasim/model_check_resnet.sh
-TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh
+	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh
+TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh
 # resnet_tiny by hand (4.5 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 
