@@ -427,6 +427,12 @@ void warp_exchange(unsigned mask, const void *mine, size_t n, int src, void *out
     wait(WARP, mask); /* every lane has got: the slots may be reused */
 }
 
+/* device time the simulated libraries add (cudnn.cc's CUDASIM_DNN_DELAY):
+ * events read the host clock plus this */
+static double clock_extra_ms;
+void advance_clock(double ms) { clock_extra_ms += ms; }
+double clock_extra() { return clock_extra_ms; }
+
 } // namespace cudasim
 
 /* ---- the runtime API ------------------------------------------------------------- */
@@ -442,7 +448,7 @@ double now_ms()
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 + cudasim::clock_extra();
 }
 
 size_t allocated;

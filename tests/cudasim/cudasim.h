@@ -88,6 +88,10 @@ void enqueue(cudaStream_t s, std::function<void()> f);
 /* 1 when the n bytes at p lie inside one cudaMalloc allocation (a library
  * call's operands: cublaslt.cc checks them before it reads or writes) */
 int inside_alloc(const void *p, size_t n);
+/* adds ms of device time: the events recorded after it see it (a simulated
+ * library call's duration) */
+void advance_clock(double ms);
+double clock_extra();
 
 template <class... P> struct Launch {
     Cfg c;

@@ -14,7 +14,7 @@
 #   tests/cudasim/lt_faults.sh  wrong cuBLASLt algorithms made on demand: the engine
 #                               rejects them, falls back, and its plan cache too
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
-EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
+EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh
@@ -23,7 +23,7 @@ TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/mode
 
 if HAVE_CUDA
 CUDASIM_GEN = tests/cudasim/gen
-CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o
+CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o $(CUDASIM_GEN)/cudnn.o
 CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off -pthread \
 	-include $(top_srcdir)/tests/cudasim/cudasim.h -I$(CUDASIM_GEN) -I$(top_srcdir)/tests/cudasim \
 	-I$(top_srcdir)/engine/cuda -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
@@ -33,8 +33,8 @@ CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim
 	$(top_srcdir)/engine/cuda/dg_engine.h $(top_srcdir)/engine/cuda/convgraph.h $(top_srcdir)/engine/cuda/bnstats.h \
 	$(top_srcdir)/engine/backend.h $(top_srcdir)/engine/engine.h $(top_srcdir)/engine/plancache.h \
 	$(top_srcdir)/engine/knobs.h $(top_srcdir)/engine/comm.h $(top_srcdir)/engine/data.h
-# cudart's, cuBLASLt's and NCCL's calls are the simulator's: the real libraries stay out
-CUDASIM_LIBS = $(filter-out -lcudart -lnccl -lcublasLt -lcublas,$(CUDA_LIBS))
+# cudart's, cuBLASLt's, cuDNN's and NCCL's calls are the simulator's: the real libraries stay out
+CUDASIM_LIBS = $(filter-out -lcudart -lnccl -lcublasLt -lcublas -lcudnn,$(CUDA_LIBS))
 
 $(CUDASIM_GEN)/%.cc: $(top_srcdir)/engine/cuda/%.cu $(top_srcdir)/tests/cudasim/translate.sed
 	@$(MKDIR_P) $(CUDASIM_GEN)
@@ -51,6 +51,9 @@ $(CUDASIM_GEN)/cudasim.o: $(top_srcdir)/tests/cudasim/cudasim.cc $(top_srcdir)/t
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 $(CUDASIM_GEN)/cublaslt.o: $(top_srcdir)/tests/cudasim/cublaslt.cc $(top_srcdir)/tests/cudasim/cudasim.h
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
+$(CUDASIM_GEN)/cudnn.o: $(top_srcdir)/tests/cudasim/cudnn.cc $(top_srcdir)/tests/cudasim/cudasim.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)

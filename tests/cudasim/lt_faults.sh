@@ -6,7 +6,7 @@
 # reject each wrong one (a "WRONG ... skipped" line), run the product on the
 # next right algorithm, else on its own kernel, drop a cuBLASLt epilogue no
 # algorithm gets right, and still compute every op right (ops_check's
-# linear cases, linear on cuBLASLt: --no-cudnn). Then the plan cache: a
+# linear cases, linear on cuBLASLt: --no-graph-api). Then the plan cache: a
 # second run takes every choice from it, a third whose algorithms have all
 # gone wrong rejects the cached choices and trains the same model
 # (bert_tiny, 3 steps, fp32: output, losses, gradients and final weights
@@ -33,7 +33,7 @@ ops() {
   label=$1 prec=$2
   shift 2
   log=$W/ops.$label.log
-  if env "$@" MATRIX_ENGINE_CUDA="$M" "$P" -q --no-cudnn --precision "$prec" --layout nchw --op linear >"$log" 2>&1; then
+  if env "$@" MATRIX_ENGINE_CUDA="$M" "$P" -q --no-graph-api --precision "$prec" --layout nchw --op linear >"$log" 2>&1; then
     echo "ok: $label: $(grep -c 'is WRONG' "$log") wrong algorithm(s) rejected; $(grep '^ops_check [a-z]' "$log")"
   else
     grep -E '^FAIL|^ops_check|cudasim:' "$log" | head -20

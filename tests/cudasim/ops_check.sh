@@ -8,9 +8,10 @@
 # barrier shows in one of them), SyncBN over a simulated NCCL communicator
 # of one rank, convolution, linear and attention on the engine's own kernels
 # (MATRIX_ENGINE_CONV / _GEMM / _SDPA=kernel); then once more with linear on
-# cuBLASLt as on a GPU (--no-cudnn; cuBLASLt simulated by cublaslt.cc,
-# every algorithm verified by the engine before use). cuDNN's paths and the
-# real cuBLASLt need the GPU: `make check-gpu`.
+# cuBLASLt and convolutions on cuDNN's legacy API as on a GPU, the timed
+# search of cudnn_benchmark too (--no-graph-api; both libraries simulated:
+# cublaslt.cc, cudnn.cc). cuDNN's graph API (fused SDPA, graph convolution
+# plans, GEN_STATS) and the real libraries need the GPU: `make check-gpu`.
 set -u
 P=${top_builddir:?}/tests/gpu/ops_check
 M=$top_builddir/tests/cudasim/matrix-engine-cudasim.so
@@ -23,6 +24,6 @@ for order in forward reverse; do
   echo "== threads in $order order (CUDASIM_ORDER=$order)"
   CUDASIM_ORDER=$order MATRIX_ENGINE_CUDA=$M "$P" -q --kernels-only || rc=1
 done
-echo "== linear on the simulated cuBLASLt (--no-cudnn)"
-MATRIX_ENGINE_CUDA=$M "$P" -q --no-cudnn || rc=1
+echo "== linear on the simulated cuBLASLt, convolutions on the simulated cuDNN legacy API (--no-graph-api)"
+MATRIX_ENGINE_CUDA=$M "$P" -q --no-graph-api || rc=1
 exit $rc

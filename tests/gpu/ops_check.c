@@ -74,8 +74,13 @@
  * MATRIX_ENGINE_SDPA=kernel), in the configurations that differ in more than
  * the libraries' settings: what tests/cudasim/ops_check.sh runs on the CPU
  * simulator of those kernels.
- * --no-cudnn is the same with linear on cuBLASLt (MATRIX_ENGINE_GEMM unset):
- * what the simulator runs with its cuBLASLt (tests/cudasim/cublaslt.cc).
+ * --no-graph-api runs what needs no cuDNN graph (backend) API: attention on
+ * the engine's kernels (MATRIX_ENGINE_SDPA=kernel), convolutions on cuDNN's
+ * legacy API (MATRIX_ENGINE_CONV=legacy; the timed search configurations
+ * too), linear on cuBLASLt; the configurations that differ in the graph
+ * API's use or in a knob --kernels-only covers are skipped: what the
+ * simulator runs with its cuBLASLt and legacy cuDNN (tests/cudasim/cublaslt.cc,
+ * cudnn.cc).
  *
  * --self-test runs the same machinery with a second CPU backend in place of
  * the module (no GPU needed): it checks the harness itself (conversions
@@ -308,7 +313,7 @@ typedef struct suite {
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
 
 /* --kernels-only (tests/cudasim/: the engine's kernels on the CPU simulator);
- * 2: --no-cudnn (linear on cuBLASLt, simulated there) */
+ * 2: --no-graph-api (cuBLASLt and cuDNN's legacy API, simulated there) */
 static int kernels_only;
 
 static void *xalloc(size_t bytes)
@@ -2240,12 +2245,13 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ops_check [-q] [--precision fp32|tf32|fp16|bf16] [--layout nchw|nhwc] [--op TEXT]\n"
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
-               "                 [--kernels-only | --no-cudnn]\n"
+               "                 [--kernels-only | --no-graph-api]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
                "--kernels-only: every op on the engine's own kernels (MATRIX_ENGINE_CONV, _GEMM and\n"
                "_SDPA=kernel: no cuDNN or cuBLASLt), in the configurations that differ in more than\n"
                "the libraries' settings (tests/cudasim/ runs it on the CPU).\n"
-               "--no-cudnn: the same with linear on cuBLASLt (tests/cudasim/ simulates it).\n"
+               "--no-graph-api: attention on the engine's kernels, convolutions on cuDNN's legacy API,\n"
+               "linear on cuBLASLt (tests/cudasim/ simulates those two).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2286,7 +2292,7 @@ int main(int argc, char **argv)
             selftest = 1;
         else if (strcmp(a, "--kernels-only") == 0)
             kernels_only = 1;
-        else if (strcmp(a, "--no-cudnn") == 0)
+        else if (strcmp(a, "--no-graph-api") == 0)
             kernels_only = 2;
         else if (strcmp(a, "--help") == 0) {
             usage(stdout);
@@ -2339,8 +2345,10 @@ int main(int argc, char **argv)
         /* the others differ in what cuDNN runs only; the sdpa- and gemm-kernel
          * ones repeat what the others run here (MATRIX_ENGINE_SDPA=kernel,
          * MATRIX_ENGINE_GEMM=kernel) */
-        if (kernels_only &&
+        if (kernels_only == 1 &&
             (cf->search || cf->conv || cf->bnstats || cf->sdpa_kernel || cf->gemm_kernel || sabotage))
+            continue;
+        if (kernels_only == 2 && (cf->conv || cf->bnstats || cf->sdpa_kernel || cf->gemm_kernel || sabotage))
             continue;
         /* a child per configuration: the module is loaded fresh each time, and
          * a crash or a CUDA error (cu_fail exits) costs that configuration only */
@@ -2361,7 +2369,7 @@ int main(int argc, char **argv)
             else
                 unsetenv("MATRIX_ENGINE_GEMM");
             if (kernels_only)
-                setenv("MATRIX_ENGINE_CONV", "kernel", 1);
+                setenv("MATRIX_ENGINE_CONV", kernels_only == 1 ? "kernel" : "legacy", 1);
             else if (cf->conv)
                 setenv("MATRIX_ENGINE_CONV", cf->conv, 1);
             else
