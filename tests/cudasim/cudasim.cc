@@ -432,6 +432,12 @@ void warp_exchange(unsigned mask, const void *mine, size_t n, int src, void *out
 static double clock_extra_ms;
 void advance_clock(double ms) { clock_extra_ms += ms; }
 double clock_extra() { return clock_extra_ms; }
+double now_ms()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 + clock_extra_ms;
+}
 
 } // namespace cudasim
 
@@ -444,12 +450,7 @@ struct sim_event {
     int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
 };
 
-double now_ms()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 + cudasim::clock_extra();
-}
+double now_ms() { return cudasim::now_ms(); }
 
 size_t allocated;
 const size_t SIM_MEM = (size_t)16 << 30; /* what the simulated device claims to hold */

@@ -92,6 +92,8 @@ int inside_alloc(const void *p, size_t n);
  * library call's duration) */
 void advance_clock(double ms);
 double clock_extra();
+/* the simulated device's clock in ms (what events record) */
+double now_ms();
 
 template <class... P> struct Launch {
     Cfg c;

@@ -24,9 +24,10 @@
  * line on stderr); an operand reaching past its cudaMalloc allocation or a
  * workspace smaller than the algorithm's aborts naming the call.
  *
- * Time: CUDASIM_DNN_DELAY="1=0.5,0=0.1" adds that many milliseconds of
- * device time to each call of those algorithms (any direction), so that
- * the engine's timed search meets algorithms of known speed.
+ * Time: CUDASIM_DNN_DELAY="1=0.5,0=0.1" makes each call of those
+ * algorithms (any direction) take that many milliseconds of device time,
+ * whatever the CPU took to compute it, so that the engine's timed search
+ * meets algorithms of known speed.
  *
  * The graph (backend) API is not simulated: cudnnBackendCreateDescriptor
  * answers NOT_SUPPORTED, which the engine takes as "no graph plan here". */
@@ -566,6 +567,7 @@ static cudnnStatus_t forward(cudnnHandle_t h, const char *call, const void *alph
     const double extra = delay_ms(algo);
     const int fused = act != nullptr, relu = act && act->mode == CUDNN_ACTIVATION_RELU;
     cudasim::enqueue(stream_of(h), [=] {
+        const double t0 = cudasim::now_ms();
         if (algo_ws(algo))
             memset(ws, 0xff, algo_ws(algo));
         int t32 = is_t32(&C, X.dt);
@@ -588,7 +590,8 @@ static cudnnStatus_t forward(cudnnHandle_t h, const char *call, const void *alph
                             v += b2 * load(y, Y.dt, o);
                         store(y, Y.dt, o, v);
                     }
-        cudasim::advance_clock(extra);
+        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
+            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
     });
     return CUDNN_STATUS_SUCCESS;
 }
@@ -636,6 +639,7 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, c
     const float a = *(const float *)alpha, b = *(const float *)beta;
     const double extra = delay_ms(algo);
     cudasim::enqueue(stream_of(h), [=] {
+        const double t0 = cudasim::now_ms();
         if (algo_ws(algo))
             memset(ws, 0xff, algo_ws(algo));
         int t32 = is_t32(&C, X.dt);
@@ -666,7 +670,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, c
                             v += b * load(dx, X.dt, o);
                         store(dx, X.dt, o, v);
                     }
-        cudasim::advance_clock(extra);
+        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
+            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
     });
     return CUDNN_STATUS_SUCCESS;
 }
@@ -694,6 +699,7 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
     const float a = *(const float *)alpha, b = *(const float *)beta;
     const double extra = delay_ms(algo);
     cudasim::enqueue(stream_of(h), [=] {
+        const double t0 = cudasim::now_ms();
         if (algo_ws(algo))
             memset(ws, 0xff, algo_ws(algo));
         int t32 = is_t32(&C, X.dt);
@@ -726,7 +732,8 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
                             v += b * load(dw, W.dt, o);
                         store(dw, W.dt, o, v);
                     }
-        cudasim::advance_clock(extra);
+        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
+            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
     });
     return CUDNN_STATUS_SUCCESS;
 }

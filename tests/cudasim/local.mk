@@ -13,11 +13,14 @@
 #   tests/cudasim/model_check_resnet.sh  the same for resnet_tiny (by hand, below)
 #   tests/cudasim/lt_faults.sh  wrong cuBLASLt algorithms made on demand: the engine
 #                               rejects them, falls back, and its plan cache too
+#   tests/cudasim/conv_search.sh  cudnn_benchmark's timed search against cuDNN algorithms
+#                                 of known speed (kept within the noise, else the fastest)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
-	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh
-TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh
+	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh
+TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
+	tests/cudasim/conv_search.sh
 # resnet_tiny by hand (4.5 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 

@@ -1,0 +1,73 @@
+#!/bin/sh
+# conv_search.sh - the timed search of cudnn_benchmark (engine/cuda/conv.cu)
+# against algorithms of known speed, with no GPU: on the simulator's cuDNN
+# (tests/cudasim/cudnn.cc) CUDASIM_DNN_DELAY gives each algorithm a device
+# time per call, far above the CPU's own time for these small convolutions,
+# so the right decision is known. The rule it must follow (issue 11, item 2):
+# the heuristics' choice (algorithm 1, IMPLICIT_PRECOMP_GEMM / ALGO_1) is
+# kept unless another is faster by more than 2% beyond the noise, and the
+# fastest one is taken when it is. ops_check's convolution cases in its
+# fp32-nchw-search configuration (every direction, fused forwards too), then
+# two mnist_cnn training runs: the second takes the first's choices from the
+# plan cache, untimed.
+set -u
+B=${top_builddir:?}
+P=$B/tests/gpu/ops_check
+M=$B/tests/cudasim/matrix-engine-cudasim.so
+E=$B/engine/matrix-engine
+if [ ! -x "$P" ] || [ ! -f "$M" ]; then
+  echo "SKIP: built without CUDA (no $P or $M)"
+  exit 77
+fi
+W=$(mktemp -d "${TMPDIR:-/tmp}/conv_search.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+rc=0
+fail() { echo "FAIL: $*"; rc=1; }
+
+# $1 label, $2 CUDASIM_DNN_DELAY, $3 the algorithm every timed convolution
+# must end on (a pattern of the log's name: IMPLICIT_GEMM|ALGO_0), $4 kept
+# (the heuristics' choice) or replaced
+search() {
+  log=$W/$1.log
+  if ! CUDASIM_DNN_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q --no-graph-api --precision fp32 --layout nchw \
+    --op conv >"$log" 2>&1; then
+    grep -E '^FAIL|^ops_check|cudasim:' "$log" | head -20
+    fail "$1: ops_check failed"
+  fi
+  timed=$(grep -c "conv '.*ms median" "$log")
+  good=$(grep "conv '.*ms median" "$log" | grep -c -E ": ($3) fma( \(cached\))?: [0-9.]+ ms median, $(
+    [ "$4" = kept ] && echo "kept the heuristics' choice" || echo "heuristics' ")")
+  if [ "$timed" -lt 20 ] || [ "$good" != "$timed" ]; then
+    grep "conv '.*ms median" "$log" | grep -v -E ": ($3) fma" | head -5
+    fail "$1 (delays $2): $good of $timed timed convolutions on $3, $4"
+  else
+    echo "ok: $1 (delays $2 ms): all $timed timed convolutions on $3, $4"
+  fi
+}
+
+search within-noise "1=100,0=99.5,2=99.5" "IMPLICIT_PRECOMP_GEMM|ALGO_1" kept
+search heuristics-fastest "0=100,2=100" "IMPLICIT_PRECOMP_GEMM|ALGO_1" kept
+search another-faster "1=100,0=95,2=99" "IMPLICIT_GEMM|ALGO_0" replaced
+
+if [ -x "$E" ]; then
+  XDG_CACHE_HOME=$W/cache
+  export XDG_CACHE_HOME
+  for run in first cached; do
+    CUDASIM_DNN_DELAY="1=100,0=95,2=99" MATRIX_ENGINE_CUDA="$M" MATRIX_ENGINE_CONV=legacy "$E" --device cuda \
+      --model mnist_cnn --batch 16 --task train --precision fp32 --cudnn-benchmark on --steps 2 --warmup 1 \
+      --result "$W/$run.result" >"$W/$run.log" 2>&1 || fail "mnist_cnn $run run: exit $? ($(tail -1 "$W/$run.log"))"
+  done
+  n1=$(grep -c "conv '.*heuristics' " "$W/first.log")
+  n2=$(grep -c "conv '.*(plan cache): .*heuristics' " "$W/cached.log")
+  if [ "$n1" -ge 3 ] && [ "$n1" = "$n2" ] && grep -q 'plan cache: 0 hits' "$W/first.log" &&
+    grep -q 'plan cache: [1-9][0-9]* hits, 0 misses' "$W/cached.log"; then
+    echo "ok: mnist_cnn: $n1 convolutions searched and replaced, the same $n2 from the plan cache next run"
+  else
+    grep -E "conv '|plan cache:" "$W/first.log" "$W/cached.log"
+    fail "mnist_cnn plan cache: $n1 replaced in the first run, $n2 from the cache in the second"
+  fi
+else
+  echo "SKIP (plan cache part): no $E"
+fi
+[ $rc = 0 ] && echo "conv_search: all passed"
+exit $rc
