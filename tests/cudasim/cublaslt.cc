@@ -36,12 +36,21 @@
 
 #include <cublasLt.h>
 
+#include "simlib.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <vector>
 
 namespace {
+
+int kind(cudaDataType_t t) { return t == CUDA_R_32F ? simlib::F32 : t == CUDA_R_16F ? simlib::F16 : simlib::BF16; }
+float load(const void *p, cudaDataType_t t, size_t i) { return simlib::load(p, kind(t), i); }
+void store(void *p, cudaDataType_t t, size_t i, float v) { simlib::store(p, kind(t), i, v); }
+using simlib::align_of;
+using simlib::operand;
+using simlib::tf32;
 
 const uint64_t MAGIC = 0x63756461736c7431ull; /* "cudaslt1" */
 const int NALGO = 3;
@@ -77,15 +86,6 @@ sim_desc *D_(cublasLtMatmulDesc_t d) { return reinterpret_cast<sim_desc *>(d); }
 sim_layout *L_(cublasLtMatrixLayout_t l) { return reinterpret_cast<sim_layout *>(l); }
 
 size_t dt_size(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
-
-uint32_t align_of(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    uint32_t al = 256;
-    while (al > 1 && (a & (al - 1)))
-        al >>= 1;
-    return al;
-}
 
 const char *env_or(const char *name, const char *dflt)
 {
@@ -217,57 +217,6 @@ int algo_fits(int id, const uint32_t a4[4], const sim_layout *a, const sim_layou
         if (a4[i] < 16)
             return 0;
     return 1;
-}
-
-float tf32(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u) {
-        u += 0x0fffu + ((u >> 13) & 1u);
-        u &= ~0x1fffu;
-    }
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-float load(const void *p, cudaDataType_t t, size_t i)
-{
-    if (t == CUDA_R_32F)
-        return ((const float *)p)[i];
-    if (t == CUDA_R_16F)
-        return __half2float(((const __half *)p)[i]);
-    return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
-}
-
-void store(void *p, cudaDataType_t t, size_t i, float v)
-{
-    if (t == CUDA_R_32F)
-        ((float *)p)[i] = v;
-    else if (t == CUDA_R_16F)
-        ((__half *)p)[i] = __float2half_rn(v);
-    else
-        ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
-}
-
-/* The n bytes at p (operand what of call) inside one allocation, p aligned
- * to need bytes: else the run stops, as a GPU's would. */
-void operand(const char *call, const char *what, const void *p, size_t n, uint32_t need)
-{
-    if (!p) {
-        fprintf(stderr, "cudasim: %s: %s is NULL\n", call, what);
-        abort();
-    }
-    if (!cudasim::inside_alloc(p, n)) {
-        fprintf(stderr, "cudasim: %s: %s (%zu bytes at %p) is not inside one cudaMalloc allocation\n",
-                call, what, n, p);
-        abort();
-    }
-    if (align_of(p) < need) {
-        fprintf(stderr, "cudasim: %s: %s at %p is %u-byte aligned; its algorithm was chosen for %u\n",
-                call, what, p, align_of(p), need);
-        abort();
-    }
 }
 
 size_t extent(const sim_layout *l) { return ((size_t)l->ld * (l->cols - 1) + l->rows) * dt_size(l->type); }

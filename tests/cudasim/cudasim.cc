@@ -472,7 +472,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d)
     if (d != 0)
         return cudaErrorInvalidDevice;
     memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "cudasim (the engine's kernels on the CPU)");
+    snprintf(p->name, sizeof p->name, "cudasim (CUDA on the CPU, cuBLASLt and cuDNN's legacy API simulated)");
     p->major = 9;
     p->minor = 0;
     p->multiProcessorCount = 4;

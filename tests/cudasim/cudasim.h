@@ -1,7 +1,8 @@
 /* cudasim.h - runs the engine's own CUDA kernels on the CPU, so that they are
  * checked where no GPU is (tests/cudasim/local.mk: what is built and run;
- * cuDNN and cuBLASLt are not simulated, NCCL only for one rank: the paths
- * through those libraries need a GPU).
+ * cuBLASLt (cublaslt.cc) and cuDNN's legacy convolution API (cudnn.cc) are
+ * simulated from their documented meaning, NCCL for one rank; cuDNN's graph
+ * API, timing and the real libraries' own bugs need a GPU).
  *
  * The CUDA sources are compiled by the host C++ compiler after
  * tests/cudasim/translate.sed has rewritten what is not C++ or must be per

@@ -35,6 +35,8 @@
 
 #include <cudnn.h>
 
+#include "simlib.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -82,36 +84,13 @@ struct sim_handle {
 
 size_t dt_size(cudnnDataType_t t) { return t == CUDNN_DATA_FLOAT ? 4 : 2; }
 
-float load(const void *p, cudnnDataType_t t, size_t i)
+int kind(cudnnDataType_t t)
 {
-    if (t == CUDNN_DATA_FLOAT)
-        return ((const float *)p)[i];
-    if (t == CUDNN_DATA_HALF)
-        return __half2float(((const __half *)p)[i]);
-    return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    return t == CUDNN_DATA_FLOAT ? simlib::F32 : t == CUDNN_DATA_HALF ? simlib::F16 : simlib::BF16;
 }
-
-void store(void *p, cudnnDataType_t t, size_t i, float v)
-{
-    if (t == CUDNN_DATA_FLOAT)
-        ((float *)p)[i] = v;
-    else if (t == CUDNN_DATA_HALF)
-        ((__half *)p)[i] = __float2half_rn(v);
-    else
-        ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
-}
-
-float tf32(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u) {
-        u += 0x0fffu + ((u >> 13) & 1u);
-        u &= ~0x1fffu;
-    }
-    memcpy(&x, &u, 4);
-    return x;
-}
+float load(const void *p, cudnnDataType_t t, size_t i) { return simlib::load(p, kind(t), i); }
+void store(void *p, cudnnDataType_t t, size_t i, float v) { simlib::store(p, kind(t), i, v); }
+using simlib::tf32;
 
 cudnnStatus_t refuse(cudnnStatus_t st, const char *call, const char *why)
 {
@@ -160,14 +139,7 @@ cudnnStatus_t check_conv(const sim_tensor *x, const sim_filter *w, const sim_con
     return CUDNN_STATUS_SUCCESS;
 }
 
-void operand(const char *call, const char *what, const void *p, size_t n)
-{
-    if (!p || !cudasim::inside_alloc(p, n)) {
-        fprintf(stderr, "cudasim: %s: %s (%zu bytes at %p) is not inside one cudaMalloc allocation\n", call,
-                what, n, p);
-        abort();
-    }
-}
+void operand(const char *call, const char *what, const void *p, size_t n) { simlib::operand(call, what, p, n, 1); }
 
 int algo_known(int algo) { return algo >= 0 && algo < NALGO; }
 
@@ -298,6 +270,59 @@ template <class Perf> void perf_list(const sim_conv *cd, int want, int *got, Per
         p->determinism = CUDNN_DETERMINISTIC;
         p->mathType = cd->math;
     }
+}
+
+/* the Get*Algorithm_v7 calls: the heuristics' list for the convolution */
+template <class Perf>
+cudnnStatus_t perf_query(const sim_tensor *x, const sim_filter *w, const sim_conv *cd, const sim_tensor *y,
+                         const char *call, int want, int *got, Perf *r)
+{
+    cudnnStatus_t st = check_conv(x, w, cd, y, call);
+    if (st == CUDNN_STATUS_SUCCESS)
+        perf_list(cd, want, got, r);
+    return st;
+}
+
+/* the Get*WorkspaceSize calls */
+cudnnStatus_t ws_query(const sim_tensor *x, const sim_filter *w, const sim_conv *cd, const sim_tensor *y,
+                       const char *call, int algo, size_t *bytes)
+{
+    cudnnStatus_t st = check_conv(x, w, cd, y, call);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    if (!algo_known(algo))
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    *bytes = algo_ws(algo);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* what a convolution call checks first: the convolution, its algorithm,
+ * the workspace (aborts when short) */
+cudnnStatus_t call_check(const sim_tensor *x, const sim_filter *w, const sim_conv *cd, const sim_tensor *y,
+                         const char *call, int algo, const void *ws, size_t wsb)
+{
+    cudnnStatus_t st = check_conv(x, w, cd, y, call);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return st;
+    if (!algo_known(algo))
+        return refuse(CUDNN_STATUS_NOT_SUPPORTED, call, "an algorithm the heuristics never offered");
+    workspace(call, algo, ws, wsb);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* a call's work starts: its workspace is scratch; the device clock then */
+double call_begin(void *ws, int algo)
+{
+    if (algo_ws(algo))
+        memset(ws, 0xff, algo_ws(algo));
+    return cudasim::now_ms();
+}
+
+/* and ends: with CUDASIM_DNN_DELAY it took that long, whatever the CPU took */
+void call_end(double extra, double t0)
+{
+    if (extra > 0.0)
+        cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
 }
 
 } // namespace
@@ -450,10 +475,7 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t, const cudnnT
                                                      const cudnnTensorDescriptor_t yd, const int want, int *got,
                                                      cudnnConvolutionFwdAlgoPerf_t *r)
 {
-    cudnnStatus_t st = check_conv(T_(xd), F_(wd), C_(cd), T_(yd), "cudnnGetConvolutionForwardAlgorithm_v7");
-    if (st == CUDNN_STATUS_SUCCESS)
-        perf_list(C_(cd), want, got, r);
-    return st;
+    return perf_query(T_(xd), F_(wd), C_(cd), T_(yd), "cudnnGetConvolutionForwardAlgorithm_v7", want, got, r);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t, const cudnnFilterDescriptor_t wd,
@@ -462,10 +484,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t, const c
                                                           const cudnnTensorDescriptor_t dxd, const int want,
                                                           int *got, cudnnConvolutionBwdDataAlgoPerf_t *r)
 {
-    cudnnStatus_t st = check_conv(T_(dxd), F_(wd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    if (st == CUDNN_STATUS_SUCCESS)
-        perf_list(C_(cd), want, got, r);
-    return st;
+    return perf_query(T_(dxd), F_(wd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardDataAlgorithm_v7", want, got, r);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t, const cudnnTensorDescriptor_t xd,
@@ -474,10 +493,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t, const
                                                             const cudnnFilterDescriptor_t dwd, const int want,
                                                             int *got, cudnnConvolutionBwdFilterAlgoPerf_t *r)
 {
-    cudnnStatus_t st = check_conv(T_(xd), F_(dwd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    if (st == CUDNN_STATUS_SUCCESS)
-        perf_list(C_(cd), want, got, r);
-    return st;
+    return perf_query(T_(xd), F_(dwd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardFilterAlgorithm_v7", want, got, r);
 }
 
 cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t xd,
@@ -486,13 +502,7 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t, const cudnn
                                                       const cudnnTensorDescriptor_t yd, cudnnConvolutionFwdAlgo_t algo,
                                                       size_t *bytes)
 {
-    cudnnStatus_t st = check_conv(T_(xd), F_(wd), C_(cd), T_(yd), "cudnnGetConvolutionForwardWorkspaceSize");
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!algo_known((int)algo))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = algo_ws((int)algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(T_(xd), F_(wd), C_(cd), T_(yd), "cudnnGetConvolutionForwardWorkspaceSize", (int)algo, bytes);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, const cudnnFilterDescriptor_t wd,
@@ -501,13 +511,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHandle_t, const 
                                                            const cudnnTensorDescriptor_t dxd,
                                                            cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes)
 {
-    cudnnStatus_t st = check_conv(T_(dxd), F_(wd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!algo_known((int)algo))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = algo_ws((int)algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(T_(dxd), F_(wd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardDataWorkspaceSize", (int)algo, bytes);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, const cudnnTensorDescriptor_t xd,
@@ -516,14 +520,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnnHandle_t, cons
                                                              const cudnnFilterDescriptor_t dwd,
                                                              cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes)
 {
-    cudnnStatus_t st =
-        check_conv(T_(xd), F_(dwd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-    if (st != CUDNN_STATUS_SUCCESS)
-        return st;
-    if (!algo_known((int)algo))
-        return CUDNN_STATUS_NOT_SUPPORTED;
-    *bytes = algo_ws((int)algo);
-    return CUDNN_STATUS_SUCCESS;
+    return ws_query(T_(xd), F_(dwd), C_(cd), T_(dyd), "cudnnGetConvolutionBackwardFilterWorkspaceSize", (int)algo, bytes);
 }
 
 /* the forward, fused or not: y = act(alpha1 conv + alpha2 z + bias) or
@@ -534,11 +531,9 @@ static cudnnStatus_t forward(cudnnHandle_t h, const char *call, const void *alph
                              cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t bd, const void *bias,
                              const sim_act *act, cudnnTensorDescriptor_t yd, void *y)
 {
-    cudnnStatus_t st = check_conv(T_(xd), F_(wd), C_(cdd), T_(yd), call);
+    cudnnStatus_t st = call_check(T_(xd), F_(wd), C_(cdd), T_(yd), call, algo, ws, wsb);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    if (!algo_known(algo))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, call, "an algorithm the heuristics never offered");
     const sim_tensor X = *T_(xd), Y = *T_(yd);
     const sim_filter W = *F_(wd);
     const sim_conv C = *C_(cdd);
@@ -562,14 +557,11 @@ static cudnnStatus_t forward(cudnnHandle_t h, const char *call, const void *alph
     operand(call, "x", x, tbytes(&X));
     operand(call, "w", w, fbytes(&W));
     operand(call, "y", y, tbytes(&Y));
-    workspace(call, algo, ws, wsb);
     const float a1 = *(const float *)alpha, b2 = *(const float *)beta; /* beta, or alpha2 when fused */
     const double extra = delay_ms(algo);
     const int fused = act != nullptr, relu = act && act->mode == CUDNN_ACTIVATION_RELU;
     cudasim::enqueue(stream_of(h), [=] {
-        const double t0 = cudasim::now_ms();
-        if (algo_ws(algo))
-            memset(ws, 0xff, algo_ws(algo));
+        const double t0 = call_begin(ws, algo);
         int t32 = is_t32(&C, X.dt);
         std::vector<float> xs = canon_x(&X, x, t32), wv = canon_w(&W, w, t32);
         std::vector<float> acc = fwd_sums(X, W, C, Y, xs, wv, algo);
@@ -590,8 +582,7 @@ static cudnnStatus_t forward(cudnnHandle_t h, const char *call, const void *alph
                             v += b2 * load(y, Y.dt, o);
                         store(y, Y.dt, o, v);
                     }
-        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
-            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
+        call_end(extra, t0);
     });
     return CUDNN_STATUS_SUCCESS;
 }
@@ -623,25 +614,20 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, c
                                            const cudnnTensorDescriptor_t dxd, void *dx)
 {
     const char *call = "cudnnConvolutionBackwardData";
-    cudnnStatus_t st = check_conv(T_(dxd), F_(wd), C_(cd), T_(dyd), call);
+    const int algo = (int)al;
+    cudnnStatus_t st = call_check(T_(dxd), F_(wd), C_(cd), T_(dyd), call, algo, ws, wsb);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    int algo = (int)al;
-    if (!algo_known(algo))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, call, "an algorithm the heuristics never offered");
     const sim_tensor X = *T_(dxd), Y = *T_(dyd);
     const sim_filter W = *F_(wd);
     const sim_conv C = *C_(cd);
     operand(call, "w", w, fbytes(&W));
     operand(call, "dy", dy, tbytes(&Y));
     operand(call, "dx", dx, tbytes(&X));
-    workspace(call, algo, ws, wsb);
     const float a = *(const float *)alpha, b = *(const float *)beta;
     const double extra = delay_ms(algo);
     cudasim::enqueue(stream_of(h), [=] {
-        const double t0 = cudasim::now_ms();
-        if (algo_ws(algo))
-            memset(ws, 0xff, algo_ws(algo));
+        const double t0 = call_begin(ws, algo);
         int t32 = is_t32(&C, X.dt);
         std::vector<float> dys = canon_x(&Y, dy, t32), wv = canon_w(&W, w, t32);
         for (int n = 0; n < X.n; n++)
@@ -670,8 +656,7 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, c
                             v += b * load(dx, X.dt, o);
                         store(dx, X.dt, o, v);
                     }
-        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
-            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
+        call_end(extra, t0);
     });
     return CUDNN_STATUS_SUCCESS;
 }
@@ -683,25 +668,20 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
                                              const void *beta, const cudnnFilterDescriptor_t dwd, void *dw)
 {
     const char *call = "cudnnConvolutionBackwardFilter";
-    cudnnStatus_t st = check_conv(T_(xd), F_(dwd), C_(cd), T_(dyd), call);
+    const int algo = (int)al;
+    cudnnStatus_t st = call_check(T_(xd), F_(dwd), C_(cd), T_(dyd), call, algo, ws, wsb);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    int algo = (int)al;
-    if (!algo_known(algo))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, call, "an algorithm the heuristics never offered");
     const sim_tensor X = *T_(xd), Y = *T_(dyd);
     const sim_filter W = *F_(dwd);
     const sim_conv C = *C_(cd);
     operand(call, "x", x, tbytes(&X));
     operand(call, "dy", dy, tbytes(&Y));
     operand(call, "dw", dw, fbytes(&W));
-    workspace(call, algo, ws, wsb);
     const float a = *(const float *)alpha, b = *(const float *)beta;
     const double extra = delay_ms(algo);
     cudasim::enqueue(stream_of(h), [=] {
-        const double t0 = cudasim::now_ms();
-        if (algo_ws(algo))
-            memset(ws, 0xff, algo_ws(algo));
+        const double t0 = call_begin(ws, algo);
         int t32 = is_t32(&C, X.dt);
         std::vector<float> xs = canon_x(&X, x, t32), dys = canon_x(&Y, dy, t32);
         for (int k = 0; k < W.k; k++)
@@ -732,8 +712,7 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
                             v += b * load(dw, W.dt, o);
                         store(dw, W.dt, o, v);
                     }
-        if (extra > 0.0) /* the call takes its delay, whatever the CPU took */
-            cudasim::advance_clock(extra - (cudasim::now_ms() - t0));
+        call_end(extra, t0);
     });
     return CUDNN_STATUS_SUCCESS;
 }

@@ -16,12 +16,12 @@
 #   tests/cudasim/conv_search.sh  cudnn_benchmark's timed search against cuDNN algorithms
 #                                 of known speed (kept within the noise, else the fastest)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
-EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cub.h tests/cudasim/translate.sed \
+EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
 	tests/cudasim/conv_search.sh
-# resnet_tiny by hand (4.5 minutes on 2 cores: CI would pass its 20):
+# resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 
 if HAVE_CUDA
@@ -53,10 +53,10 @@ $(CUDASIM_GEN)/%.o: $(CUDASIM_GEN)/%.cc $(CUDASIM_DEPS) config.h
 $(CUDASIM_GEN)/cudasim.o: $(top_srcdir)/tests/cudasim/cudasim.cc $(top_srcdir)/tests/cudasim/cudasim.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
-$(CUDASIM_GEN)/cublaslt.o: $(top_srcdir)/tests/cudasim/cublaslt.cc $(top_srcdir)/tests/cudasim/cudasim.h
+$(CUDASIM_GEN)/cublaslt.o: $(top_srcdir)/tests/cudasim/cublaslt.cc $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/simlib.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
-$(CUDASIM_GEN)/cudnn.o: $(top_srcdir)/tests/cudasim/cudnn.cc $(top_srcdir)/tests/cudasim/cudasim.h
+$(CUDASIM_GEN)/cudnn.o: $(top_srcdir)/tests/cudasim/cudnn.cc $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/simlib.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)
