@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
 #include <time.h>
 #ifndef __x86_64__
 #include <ucontext.h>
@@ -459,17 +462,26 @@ const size_t SIM_MEM = (size_t)16 << 30; /* what the simulated device claims to 
 
 extern "C" {
 
+/* CUDASIM_DEVICES=N: that many devices (each rank of a data-parallel run is
+ * its own process with its own simulated memory); default 1 */
+static int sim_devices()
+{
+    const char *v = getenv("CUDASIM_DEVICES");
+    int n = v && *v ? atoi(v) : 1;
+    return n >= 1 && n <= 64 ? n : 1;
+}
+
 cudaError_t cudaGetDeviceCount(int *n)
 {
-    *n = 1;
+    *n = sim_devices();
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+cudaError_t cudaSetDevice(int d) { return d >= 0 && d < sim_devices() ? cudaSuccess : cudaErrorInvalidDevice; }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d)
 {
-    if (d != 0)
+    if (d < 0 || d >= sim_devices())
         return cudaErrorInvalidDevice;
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "cudasim (CUDA on the CPU, cuBLASLt and cuDNN's legacy API simulated)");
@@ -490,7 +502,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d)
 
 cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int d)
 {
-    if (d != 0)
+    if (d < 0 || d >= sim_devices())
         return cudaErrorInvalidDevice;
     switch (a) {
     case cudaDevAttrClockRate: *v = 1000000; return cudaSuccess; /* kHz */
@@ -755,32 +767,141 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g)
     return cudaSuccess;
 }
 
-/* ---- NCCL, one rank ----------------------------------------------------------------
- * The collectives of a communicator of one rank (SyncBN and the data-parallel
- * path with MATRIX_ENGINE_DP=1 in one process): a sum or an average over one
- * rank is a copy, in stream order. More ranks are not simulated
- * (ncclInvalidUsage, with a line saying so). */
+/* ---- NCCL ------------------------------------------------------------------------
+ * The collectives of a communicator over the ranks of one machine, each rank
+ * its own process (the engine's launcher starts them): rank 0's unique id
+ * names a POSIX shared memory object, every rank maps it, and an all-reduce
+ * copies each rank's part into its slot, waits for all (a barrier in the
+ * shared memory), reduces the slots in rank order (every rank computes the
+ * same sum, bit for bit) into its output, and waits again, in chunks of the
+ * slot's size. It runs in stream order at issue (captured into a CUDA Graph
+ * like any stream work), so every rank must issue the same collectives in
+ * the same order, as NCCL requires. A rank that waits more than
+ * CUDASIM_NCCL_TIMEOUT seconds (default 120) for its peers aborts saying so.
+ * CUDASIM_DEVICES=N makes the simulated machine have N devices. */
 #ifdef HAVE_NCCL
+} // extern "C"
+
+namespace {
+const size_t NCCL_SLOT = (size_t)8 << 20;
+struct nccl_shm {
+    unsigned count, gen, nranks, joined;
+};
+struct sim_comm {
+    nccl_shm *h;
+    char *slots;
+    int rank, nranks;
+    size_t bytes;
+};
+
+void nccl_barrier(sim_comm *c)
+{
+    unsigned gen = __atomic_load_n(&c->h->gen, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&c->h->count, 1, __ATOMIC_ACQ_REL) == (unsigned)c->nranks) {
+        __atomic_store_n(&c->h->count, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&c->h->gen, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    const char *t = getenv("CUDASIM_NCCL_TIMEOUT");
+    double limit = (t && *t ? atof(t) : 120.0) * 1e3, t0 = now_ms();
+    while (__atomic_load_n(&c->h->gen, __ATOMIC_ACQUIRE) == gen) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+        if (now_ms() - t0 > limit) {
+            fprintf(stderr, "cudasim: NCCL rank %d of %d: its peers did not reach the collective in %.0f s\n",
+                    c->rank, c->nranks, limit / 1e3);
+            abort();
+        }
+    }
+}
+
+template <class T> void nccl_reduce(const sim_comm *c, void *out, size_t n, ncclRedOp_t op)
+{
+    for (size_t i = 0; i < n; i++) {
+        T acc = ((const T *)c->slots)[i];
+        for (int r = 1; r < c->nranks; r++) {
+            T v = ((const T *)(c->slots + (size_t)r * NCCL_SLOT))[i];
+            acc = op == ncclMax ? (v > acc ? v : acc) : op == ncclMin ? (v < acc ? v : acc)
+                  : op == ncclProd ? acc * v : acc + v;
+        }
+        if (op == ncclAvg)
+            acc = acc / (T)c->nranks;
+        ((T *)out)[i] = acc;
+    }
+}
+
+void nccl_reduce16(const sim_comm *c, void *out, size_t n, ncclRedOp_t op, int bf)
+{
+    for (size_t i = 0; i < n; i++) {
+        float acc = 0.0f;
+        for (int r = 0; r < c->nranks; r++) {
+            const void *p = c->slots + (size_t)r * NCCL_SLOT;
+            float v = bf ? __bfloat162float(((const __nv_bfloat16 *)p)[i]) : __half2float(((const __half *)p)[i]);
+            acc = r == 0 ? v : op == ncclMax ? fmaxf(acc, v) : op == ncclMin ? fminf(acc, v)
+                  : op == ncclProd ? acc * v : acc + v;
+        }
+        if (op == ncclAvg)
+            acc /= (float)c->nranks;
+        if (bf)
+            ((__nv_bfloat16 *)out)[i] = __float2bfloat16_rn(acc);
+        else
+            ((__half *)out)[i] = __float2half_rn(acc);
+    }
+}
+} // namespace
+
+extern "C" {
+
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
+    static unsigned serial;
     memset(id, 0, sizeof *id);
-    snprintf(id->internal, sizeof id->internal, "cudasim");
+    snprintf(id->internal, sizeof id->internal, "/cudasim-nccl-%ld-%u-%ld", (long)getpid(), serial++,
+             (long)time(NULL));
     return ncclSuccess;
 }
 
-ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId, int rank)
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
-    if (nranks != 1 || rank != 0) {
-        fprintf(stderr, "cudasim: NCCL with %d ranks: only one rank is simulated\n", nranks);
-        return ncclInvalidUsage;
+    if (nranks < 1 || rank < 0 || rank >= nranks || strncmp(id.internal, "/cudasim-nccl-", 14) != 0)
+        return ncclInvalidArgument;
+    sim_comm *c = (sim_comm *)calloc(1, sizeof *c);
+    if (!c)
+        return ncclSystemError;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->bytes = 4096 + (size_t)nranks * NCCL_SLOT;
+    int fd = shm_open(id.internal, O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)c->bytes) != 0) {
+        fprintf(stderr, "cudasim: NCCL: shared memory %s: %s\n", id.internal, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(c);
+        return ncclSystemError;
     }
-    *comm = (ncclComm_t)malloc(16);
-    return *comm ? ncclSuccess : ncclSystemError;
+    void *m = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        free(c);
+        return ncclSystemError;
+    }
+    c->h = (nccl_shm *)m;
+    c->slots = (char *)m + 4096;
+    __atomic_add_fetch(&c->h->joined, 1, __ATOMIC_ACQ_REL);
+    nccl_barrier(c); /* every rank has it mapped: the name can go */
+    if (rank == 0)
+        shm_unlink(id.internal);
+    *comm = (ncclComm_t)c;
+    return ncclSuccess;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
-    free(comm);
+    sim_comm *c = (sim_comm *)comm;
+    if (c) {
+        munmap(c->h, c->bytes);
+        free(c);
+    }
     return ncclSuccess;
 }
 
@@ -792,22 +913,51 @@ ncclResult_t ncclGetVersion(int *v)
 
 const char *ncclGetErrorString(ncclResult_t r)
 {
-    return r == ncclSuccess ? "no error" : r == ncclInvalidUsage ? "invalid usage (cudasim: one rank only)"
-                                                                 : "cudasim: an NCCL error";
+    return r == ncclSuccess ? "no error" : r == ncclInvalidArgument ? "invalid argument (cudasim)"
+                                                                    : "cudasim: an NCCL error";
 }
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                           ncclComm_t, cudaStream_t s)
+                           ncclComm_t comm, cudaStream_t s)
 {
     static const size_t size[] = {[ncclInt8] = 1, [ncclUint8] = 1, [ncclInt32] = 4, [ncclUint32] = 4,
                                   [ncclInt64] = 8, [ncclUint64] = 8, [ncclFloat16] = 2, [ncclFloat32] = 4,
-                                  [ncclFloat64] = 8};
-    if ((int)dt < 0 || (size_t)dt >= sizeof size / sizeof size[0] || !size[dt] ||
-        (op != ncclSum && op != ncclAvg && op != ncclMax && op != ncclMin && op != ncclProd))
+                                  [ncclFloat64] = 8, [ncclBfloat16] = 2};
+    sim_comm *c = (sim_comm *)comm;
+    if (!c || (int)dt < 0 || (size_t)dt >= sizeof size / sizeof size[0] || !size[dt] ||
+        (op != ncclSum && op != ncclAvg && op != ncclMax && op != ncclMin && op != ncclProd) ||
+        (op == ncclAvg && dt != ncclFloat16 && dt != ncclFloat32 && dt != ncclFloat64 && dt != ncclBfloat16))
         return ncclInvalidArgument;
-    size_t n = count * size[dt];
-    if (send != recv)
-        cudasim::enqueue(s, [send, recv, n] { memmove(recv, send, n); });
+    const size_t es = size[dt];
+    if (!cudasim::inside_alloc(send, count * es) || !cudasim::inside_alloc(recv, count * es)) {
+        fprintf(stderr, "cudasim: ncclAllReduce: a buffer of %zu bytes is not inside one cudaMalloc allocation\n",
+                count * es);
+        abort();
+    }
+    cudasim::enqueue(s, [c, send, recv, count, dt, op, es] {
+        const size_t per = NCCL_SLOT / es;
+        for (size_t off = 0; off < count || (count == 0 && off == 0); off += per) {
+            size_t n = count - off < per ? count - off : per;
+            memcpy(c->slots + (size_t)c->rank * NCCL_SLOT, (const char *)send + off * es, n * es);
+            nccl_barrier(c);
+            void *out = (char *)recv + off * es;
+            switch (dt) {
+            case ncclFloat32: nccl_reduce<float>(c, out, n, op); break;
+            case ncclFloat64: nccl_reduce<double>(c, out, n, op); break;
+            case ncclInt32: nccl_reduce<int32_t>(c, out, n, op); break;
+            case ncclUint32: nccl_reduce<uint32_t>(c, out, n, op); break;
+            case ncclInt64: nccl_reduce<int64_t>(c, out, n, op); break;
+            case ncclUint64: nccl_reduce<uint64_t>(c, out, n, op); break;
+            case ncclInt8: nccl_reduce<int8_t>(c, out, n, op); break;
+            case ncclUint8: nccl_reduce<uint8_t>(c, out, n, op); break;
+            case ncclFloat16: nccl_reduce16(c, out, n, op, 0); break;
+            default: nccl_reduce16(c, out, n, op, 1); break;
+            }
+            nccl_barrier(c); /* every rank has read the slots */
+            if (count == 0)
+                break;
+        }
+    });
     return ncclSuccess;
 }
 #endif

@@ -1,8 +1,9 @@
 /* cudasim.h - runs the engine's own CUDA kernels on the CPU, so that they are
  * checked where no GPU is (tests/cudasim/local.mk: what is built and run;
  * cuBLASLt (cublaslt.cc) and cuDNN's legacy convolution API (cudnn.cc) are
- * simulated from their documented meaning, NCCL for one rank; cuDNN's graph
- * API, timing and the real libraries' own bugs need a GPU).
+ * simulated from their documented meaning, NCCL between the ranks of one
+ * host (each rank a process, CUDASIM_DEVICES devices); cuDNN's graph API,
+ * timing and the real libraries' own bugs need a GPU).
  *
  * The CUDA sources are compiled by the host C++ compiler after
  * tests/cudasim/translate.sed has rewritten what is not C++ or must be per

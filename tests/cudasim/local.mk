@@ -3,8 +3,9 @@
 # compiled by the host C++ compiler into tests/cudasim/matrix-engine-cudasim.so,
 # a module with the CUDA backend's entry point that tests/gpu/ops_check loads
 # in place of engine/matrix-engine-cuda.so (--kernels-only: convolution,
-# linear and attention on the engine's own kernels; cuDNN is linked but never
-# called; cuBLASLt (cublaslt.cc) and NCCL for one rank are simulated).
+# linear and attention on the engine's own kernels); cuBLASLt (cublaslt.cc),
+# cuDNN's legacy convolution API (cudnn.cc) and NCCL between the ranks'
+# processes (cudasim.cc) are simulated, so the default paths run too.
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
@@ -15,12 +16,16 @@
 #                               rejects them, falls back, and its plan cache too
 #   tests/cudasim/conv_search.sh  cudnn_benchmark's timed search against cuDNN algorithms
 #                                 of known speed (kept within the noise, else the fastest)
+#   tests/cudasim/ddp_quick.sh  2 ranks on two simulated devices (NCCL between processes),
+#                               SyncBN, in a CUDA Graph, against 1 process at the global batch
+#   tests/cudasim/ddp_check.sh  tests/gpu/ddp_check.sh on it (by hand: about 4 minutes)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
-	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh
+	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
+	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
-	tests/cudasim/conv_search.sh
+	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 

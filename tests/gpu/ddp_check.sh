@@ -40,6 +40,9 @@
 # auto), so nothing here needs MPI but the one mpirun comparison.
 # Exit 0 / 1; 77 without a GPU (or an engine that cannot run ranks). The
 # 2-GPU part is skipped, with the reason, on a machine with one GPU.
+# DDP_CHECK_GPUS overrides the count nvidia-smi gives, DDP_CHECK_SMALL puts
+# the measured points on resnet_tiny (tests/cudasim/ddp_check.sh: two
+# simulated devices, NCCL between processes).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${MATRIX_ENGINE:-}" ]; then
@@ -57,7 +60,7 @@ fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 
 "$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
 if [ $? -eq 3 ]; then echo "SKIP: no GPU ($(key reason "$W/probe"))"; exit 77; fi
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+ngpu=${DDP_CHECK_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
 [ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
 
 B="--device cuda --model resnet_tiny --task train --steps 5 --warmup 0 --lr 0.001"
@@ -165,20 +168,24 @@ else
 		fail "control: dump_cmp exit $rc (see $W/plain_bn.log, $W/nosync2.log)"
 	fi
 	P="--device cuda --model resnet50 --batch 64 --task train --precision fp16 --channels-last on --max-time 3s"
+	if [ -n "${DDP_CHECK_SMALL:-}" ]; then # tests/cudasim/: ResNet-50 at batch 64 would take hours on a CPU
+		P="--device cuda --model resnet_tiny --batch 4 --task train --precision fp16 --channels-last on --steps 3 --warmup 1"
+		echo "   (DDP_CHECK_SMALL=$DDP_CHECK_SMALL: the measured points on resnet_tiny batch 4, not resnet50 batch 64)"
+	fi
 	"$E" $P --result "$W/r1" >"$W/r1.log" 2>&1
 	"$E" $P --gpus 2 --result "$W/r2" >"$W/r2.log" 2>&1
 	t1=$(key throughput "$W/r1") t2=$(key throughput "$W/r2")
 	if [ "$(key status "$W/r2")" = ok ] && [ "$(key ranks_same_weights "$W/r2")" = 1 ]; then
-		pass "resnet50 fp16 b64 x 2 GPUs: $t2 img/s, 1 GPU $t1 img/s, scale efficiency $(awk -v a="$t2" -v b="$t1" 'BEGIN { printf "%.3f", a / (2 * b) }')"
+		pass "$(echo $P | sed 's/.*--model \([^ ]*\) --batch \([0-9]*\).*/\1 fp16 b\2/') x 2 GPUs: $t2 img/s, 1 GPU $t1 img/s, scale efficiency $(awk -v a="$t2" -v b="$t1" 'BEGIN { printf "%.3f", a / (2 * b) }')"
 	else
-		fail "resnet50 2 GPUs: status $(key status "$W/r2"), same weights $(key ranks_same_weights "$W/r2")"
+		fail "$(echo $P | sed 's/.*--model \([^ ]*\).*/\1/') 2 GPUs: status $(key status "$W/r2"), same weights $(key ranks_same_weights "$W/r2")"
 	fi
 	"$E" $P --gpus 2 --syncbn on --result "$W/r2s" >"$W/r2s.log" 2>&1
 	if [ "$(key status "$W/r2s")" = ok ] && [ "$(key ranks_same_weights "$W/r2s")" = 1 ] &&
 		[ "$(key syncbn_ops "$W/r2s")" -gt 0 ] 2>/dev/null; then
-		pass "resnet50 fp16 b64 x 2 GPUs with SyncBN ($(key syncbn_ops "$W/r2s") BN ops): $(key throughput "$W/r2s") img/s, without $t2 img/s"
+		pass "$(echo $P | sed 's/.*--model \([^ ]*\) --batch \([0-9]*\).*/\1 fp16 b\2/') x 2 GPUs with SyncBN ($(key syncbn_ops "$W/r2s") BN ops): $(key throughput "$W/r2s") img/s, without $t2 img/s"
 	else
-		fail "resnet50 2 GPUs SyncBN: status $(key status "$W/r2s"), same weights $(key ranks_same_weights "$W/r2s") (see $W/r2s.log)"
+		fail "$(echo $P | sed 's/.*--model \([^ ]*\).*/\1/') 2 GPUs SyncBN: status $(key status "$W/r2s"), same weights $(key ranks_same_weights "$W/r2s") (see $W/r2s.log)"
 	fi
 	# SyncBN's and the buckets' NCCL calls of 2 ranks inside one CUDA Graph
 	"$E" $B --batch 6 --gpus 2 --syncbn on --compile reduce-overhead --steps 20 --warmup 2 \
