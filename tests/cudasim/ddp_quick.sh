@@ -7,8 +7,9 @@
 # all-reduces on their own stream and SyncBN's on the compute stream, all
 # captured and replayed), against 1 process of batch 12 with BatchNorm on
 # the global batch: gradients, losses and rank 0's outputs within 1e-4,
-# final weights within 1e-3. NCCL between the ranks' processes is the
-# simulator's (cudasim.cc, shared memory).
+# final weights within 1e-3; then a rank killed while its peer waits in an
+# all-reduce takes the point down, no rank left running. NCCL between the
+# ranks' processes is the simulator's (cudasim.cc, shared memory).
 set -u
 B=${top_builddir:?}
 M=$B/tests/cudasim/matrix-engine-cudasim.so
@@ -38,4 +39,25 @@ for spec in "grad. 1e-4" "losses 1e-4" "output 1e-4" "final. 1e-3"; do
     rc=1
   fi
 done
+# a rank that dies (SIGKILL at step 3) while its peer waits in an NCCL
+# all-reduce: the launcher ends the peer, the point dies of the signal
+# with no result, no process is left (no hung peers)
+k=0
+MATRIX_ENGINE_DIE_RANK=1 CUDASIM_NCCL_TIMEOUT=600 "$E" --device cuda --model resnet_tiny --task train --batch 4 \
+  --gpus 2 --steps 50 --warmup 0 --result "$W/killed" >"$W/killed.log" 2>&1 || k=$?
+if [ "$k" -eq 137 ] && [ ! -f "$W/killed" ]; then
+  echo "ok: a rank killed while its peer waited in NCCL: the point dies of SIGKILL (exit $k), no result"
+else
+  echo "FAIL: a killed rank: exit $k, result $(ls "$W/killed" 2>/dev/null)"
+  tail -5 "$W/killed.log"
+  rc=1
+fi
+i=0
+while pgrep -f "$W/killed" >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if pgrep -f "$W/killed" >/dev/null 2>&1; then
+  echo "FAIL: ranks left running after a rank died"
+  rc=1
+else
+  echo "ok: no rank left running"
+fi
 exit $rc
