@@ -19,13 +19,15 @@
 #   tests/cudasim/ddp_quick.sh  2 ranks on two simulated devices (NCCL between processes),
 #                               SyncBN, in a CUDA Graph, against 1 process at the global batch
 #   tests/cudasim/ddp_check.sh  tests/gpu/ddp_check.sh on it (by hand: about 4 minutes)
+#   tests/cudasim/study_gpus.sh  `matrix run` of a gpus 1 / 2 study on the simulated
+#                                devices: GPUs handed out, ranks, the scaling report
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
-	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh
+	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
-	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh
+	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/study_gpus.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 
