@@ -11,18 +11,8 @@
 # two mnist_cnn training runs: the second takes the first's choices from the
 # plan cache, untimed.
 set -u
-B=${top_builddir:?}
-P=$B/tests/gpu/ops_check
-M=$B/tests/cudasim/matrix-engine-cudasim.so
-E=$B/engine/matrix-engine
-if [ ! -x "$P" ] || [ ! -f "$M" ]; then
-  echo "SKIP: built without CUDA (no $P or $M)"
-  exit 77
-fi
-W=$(mktemp -d "${TMPDIR:-/tmp}/conv_search.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-rc=0
-fail() { echo "FAIL: $*"; rc=1; }
+NAME=conv_search
+. "${top_srcdir:?}/tests/cudasim/setup.sh"
 
 # $1 label, $2 CUDASIM_DNN_DELAY, $3 the algorithm every timed convolution
 # must end on (a pattern of the log's name: IMPLICIT_GEMM|ALGO_0), $4 kept

@@ -11,15 +11,8 @@
 # all-reduce takes the point down, no rank left running. NCCL between the
 # ranks' processes is the simulator's (cudasim.cc, shared memory).
 set -u
-B=${top_builddir:?}
-M=$B/tests/cudasim/matrix-engine-cudasim.so
-E=$B/engine/matrix-engine
-if [ ! -f "$M" ] || [ ! -x "$E" ]; then
-  echo "SKIP: built without CUDA (no $M)"
-  exit 77
-fi
-W=$(mktemp -d "${TMPDIR:-/tmp}/ddp_quick.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+NAME=ddp_quick
+. "${top_srcdir:?}/tests/cudasim/setup.sh"
 MATRIX_ENGINE_CUDA=$M CUDASIM_DEVICES=2 XDG_CACHE_HOME=$W/cache
 export MATRIX_ENGINE_CUDA CUDASIM_DEVICES XDG_CACHE_HOME
 R="--device cuda --model resnet_tiny --task train --steps 5 --warmup 0 --lr 0.001 --compile reduce-overhead"

@@ -25,7 +25,7 @@ CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl pla
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
-	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh
+	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
 	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/study_gpus.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):

@@ -10,21 +10,10 @@
 # second run takes every choice from it, a third whose algorithms have all
 # gone wrong rejects the cached choices and trains the same model
 # (bert_tiny, 3 steps, fp32: output, losses, gradients and final weights
-# within 1e-4 of the first run's). LT_FAULTS_KEEP=1 keeps the logs.
+# within 1e-4 of the first run's). CUDASIM_KEEP=1 keeps the logs.
 set -u
-B=${top_builddir:?}
-P=$B/tests/gpu/ops_check
-M=$B/tests/cudasim/matrix-engine-cudasim.so
-E=$B/engine/matrix-engine
-if [ ! -x "$P" ] || [ ! -f "$M" ]; then
-  echo "SKIP: built without CUDA (no $P or $M)"
-  exit 77
-fi
-W=$(mktemp -d "${TMPDIR:-/tmp}/lt_faults.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-[ -n "${LT_FAULTS_KEEP:-}" ] && trap - EXIT
-rc=0
-fail() { echo "FAIL: $*"; rc=1; }
+NAME=lt_faults
+. "${top_srcdir:?}/tests/cudasim/setup.sh"
 has() { grep -q -e "$2" "$1" || fail "$3: no line matching '$2' in its log"; }
 hasnt() { ! grep -q -e "$2" "$1" || fail "$3: a line matching '$2': $(grep -m1 -e "$2" "$1")"; }
 

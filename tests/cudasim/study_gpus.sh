@@ -9,15 +9,8 @@
 # factor (throughput over twice the 1-GPU one). The throughputs are the
 # simulator's (CPU) times: only that the numbers flow through is checked.
 set -u
-B=${top_builddir:?}
-M=$B/tests/cudasim/matrix-engine-cudasim.so
-X=$B/matrix/matrix
-if [ ! -f "$M" ] || [ ! -x "$X" ]; then
-  echo "SKIP: built without CUDA (no $M)"
-  exit 77
-fi
-W=$(mktemp -d "${TMPDIR:-/tmp}/study_gpus.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+NAME=study_gpus
+. "${top_srcdir:?}/tests/cudasim/setup.sh"
 cd "$W" || exit 1
 cat > s.yaml <<'YAML'
 name: sim_scaling
@@ -36,8 +29,6 @@ baseline: {gpus: 1, syncbn: off}
 YAML
 MATRIX_ENGINE_CUDA=$M CUDASIM_DEVICES=2 CUDA_VISIBLE_DEVICES=0,1 XDG_CACHE_HOME=$W/cache
 export MATRIX_ENGINE_CUDA CUDASIM_DEVICES CUDA_VISIBLE_DEVICES XDG_CACHE_HOME
-rc=0
-fail() { echo "FAIL: $*"; rc=1; }
 if ! "$X" run s.yaml --out o --jobs 2 >out.txt 2>err.txt; then
   cat out.txt err.txt
   echo "FAIL: matrix run"
