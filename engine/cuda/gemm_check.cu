@@ -63,15 +63,28 @@ __global__ void k_fill_uniform(void *p, int dt, size_t n, uint64_t seed)
     }
 }
 
-/* Samples of an output of total elements: all, or VERIFY_SAMPLES hashed
- * ones, then the last row's last up-to-VERIFY_EDGE and the last column's. */
-static size_t verify_count(const gemm_view *v, size_t total)
+/* Samples of a rows x cols product's output: all, or VERIFY_SAMPLES hashed
+ * ones, then the last row's last up-to-VERIFY_EDGE and the last column's
+ * (gemm: R x C; convolution: pixels x channels). */
+__host__ __device__ __forceinline__ size_t verify_edge(size_t n) { return n < VERIFY_EDGE ? n : VERIFY_EDGE; }
+
+static size_t verify_count(size_t rows, size_t cols)
 {
-    if (total <= VERIFY_ALL)
-        return total;
-    size_t er = (size_t)v->C < VERIFY_EDGE ? (size_t)v->C : VERIFY_EDGE;
-    size_t ec = (size_t)v->R < VERIFY_EDGE ? (size_t)v->R : VERIFY_EDGE;
-    return VERIFY_SAMPLES + er + ec;
+    size_t total = rows * cols;
+    return total <= VERIFY_ALL ? total : VERIFY_SAMPLES + verify_edge(cols) + verify_edge(rows);
+}
+
+/* Edge sample q (counted from VERIFY_SAMPLES) -> (row, col) of the product. */
+__device__ __forceinline__ void verify_edge_pick(size_t rows, size_t cols, size_t q, int64_t *r, int64_t *c)
+{
+    size_t er = verify_edge(cols), ec = verify_edge(rows);
+    if (q < er) { /* the last row */
+        *r = (int64_t)rows - 1;
+        *c = (int64_t)(cols - er + q);
+    } else { /* the last column */
+        *r = (int64_t)(rows - ec + (q - er));
+        *c = (int64_t)cols - 1;
+    }
 }
 
 /* Sample s -> output element (r, c), in verify_count's order. */
@@ -84,17 +97,7 @@ __device__ __forceinline__ void verify_pick(const gemm_view &v, size_t s, size_t
         *c = (int64_t)(e % (size_t)v.C);
         return;
     }
-    s -= VERIFY_SAMPLES;
-    size_t er = (size_t)v.C < VERIFY_EDGE ? (size_t)v.C : VERIFY_EDGE;
-    if (s < er) { /* the last row */
-        *r = v.R - 1;
-        *c = v.C - (int64_t)er + (int64_t)s;
-        return;
-    }
-    s -= er; /* the last column */
-    size_t ec = (size_t)v.R < VERIFY_EDGE ? (size_t)v.R : VERIFY_EDGE;
-    *r = v.R - (int64_t)ec + (int64_t)s;
-    *c = v.C - 1;
+    verify_edge_pick((size_t)v.R, (size_t)v.C, s - VERIFY_SAMPLES, r, c);
 }
 
 /* The tanh GELU (cuda.h / vec.cuh act_f's ACT_GELU_TANH), here without vec.cuh. */
@@ -232,15 +235,8 @@ __global__ void k_conv_verify(conv_view v, const void *x, int xdt, const void *w
     if (total > VERIFY_ALL && s >= VERIFY_SAMPLES) {
         /* the edges of the product (pixels x channels): the last pixel's
          * channels, then the last channel of the last pixels */
-        int64_t P = v.N * v.OH * v.OW, p, q = (int64_t)(s - VERIFY_SAMPLES);
-        int64_t er = v.K < VERIFY_EDGE ? v.K : VERIFY_EDGE, ec = P < VERIFY_EDGE ? P : VERIFY_EDGE;
-        if (q < er) {
-            p = P - 1;
-            k = v.K - er + q;
-        } else {
-            p = P - ec + (q - er);
-            k = v.K - 1;
-        }
+        int64_t p;
+        verify_edge_pick((size_t)(v.N * v.OH * v.OW), (size_t)v.K, s - VERIFY_SAMPLES, &p, &k);
         ow = p % v.OW; p /= v.OW;
         oh = p % v.OH; n = p / v.OH;
     } else {
@@ -392,7 +388,7 @@ long cu_gemm_verify(const gemm_view *v, const void *P, int pdt, const void *Q, i
                     float rtol, gemm_verdict *vd)
 {
     size_t total = (size_t)v->R * (size_t)v->C;
-    size_t n = verify_count(v, total);
+    size_t n = verify_count((size_t)v->R, (size_t)v->C);
     size_t nb = e->bgrad ? (size_t)v->R : 0, nt = n + nb;
     float *d = NULL;
     size_t have = 0;
@@ -426,10 +422,8 @@ long cu_conv_verify(const conv_view *v, const void *x, int xdt, const void *w, i
                     const void *bias, int bdt, const void *res, int act, const void *out,
                     const void *out2, int ydt, float rtol, gemm_verdict *vd, gemm_verdict *vd2)
 {
-    size_t total = (size_t)(v->N * v->K * v->OH * v->OW), P = (size_t)(v->N * v->OH * v->OW);
-    size_t n = total <= VERIFY_ALL ? total
-                                   : VERIFY_SAMPLES + ((size_t)v->K < VERIFY_EDGE ? (size_t)v->K : VERIFY_EDGE) +
-                                         (P < VERIFY_EDGE ? P : VERIFY_EDGE);
+    size_t total = (size_t)(v->N * v->K * v->OH * v->OW);
+    size_t n = verify_count((size_t)(v->N * v->OH * v->OW), (size_t)v->K);
     float *d = NULL;
     size_t have = 0;
     memset(vd, 0, sizeof *vd);

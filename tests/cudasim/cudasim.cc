@@ -453,7 +453,7 @@ struct sim_event {
     int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
 };
 
-double now_ms() { return cudasim::now_ms(); }
+using cudasim::now_ms;
 
 size_t allocated;
 const size_t SIM_MEM = (size_t)16 << 30; /* what the simulated device claims to hold */
