@@ -72,11 +72,13 @@ expect_eq "$rc" 1 "--result FIFO without a reader: exit status"
 expect_grep "unable to write the result file: 'fifo': a FIFO that no process reads" err "--result FIFO without a reader"
 [ -p fifo ] || fail "--result FIFO without a reader: the FIFO was replaced"
 
-# a weights file cannot go through a pipe: refused, the FIFO left alone
-cat fifo >/dev/null &
-reader=$!
+# a weights file cannot go through a pipe: refused, the FIFO left alone.
+# The reader is this shell, the FIFO open read-write on fd 3 before the
+# engine starts (a background `cat fifo` could open it after the engine had
+# looked, then block in open() for ever: `wait` hung a CI run for 20 minutes)
+exec 3<>fifo
 set +e; timeout 60 "$E" $P --save-weights fifo --result r >out 2>err; rc=$?; set -e
-wait $reader
+exec 3<&-
 expect_eq "$rc" 1 "--save-weights FIFO: exit status"
 expect_grep "'fifo' is not seekable (a pipe?)" err "--save-weights FIFO"
 [ -p fifo ] || fail "--save-weights FIFO: the FIFO was replaced"
