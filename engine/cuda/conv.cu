@@ -1320,7 +1320,9 @@ typedef struct cg_scratch {
 static void *cg_get(cg_scratch *s, size_t bytes)
 {
     void *p = NULL;
-    if (s->n == 12 || cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
+    if (s->n == 12) /* a bug, never reported as a shortage (sdpa.cu's sd_get) */
+        cu_fail(__FILE__, __LINE__, "cg_get", "more than 12 scratch buffers (BUG)");
+    if (cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
         return NULL;
     s->p[s->n++] = p;
     return p;

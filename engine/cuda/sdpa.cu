@@ -556,16 +556,23 @@ __global__ void k_sd_cmp(const void *a, const void *b, int dt, size_t n, unsigne
 }
 
 /* Scratch of the verification: every buffer one allocation. */
+#define SD_SCRATCH 24
 typedef struct sd_scratch {
-    void *p[16];
-    size_t h[16];
+    void *p[SD_SCRATCH];
+    size_t h[SD_SCRATCH];
     int n;
 } sd_scratch;
 
+/* A scratch buffer of the check: NULL only when device memory is short
+ * (the check then says "not checked"); more buffers than SD_SCRATCH is a
+ * bug, never reported as a shortage (the backward's check takes 20: with
+ * 16 it was never run, and every backward plan was used unchecked). */
 static void *sd_get(sd_scratch *s, size_t bytes)
 {
     void *p = NULL;
-    if (s->n == 16 || cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
+    if (s->n == SD_SCRATCH)
+        cu_fail(__FILE__, __LINE__, "sd_get", "more scratch buffers than SD_SCRATCH (BUG)");
+    if (cu_buffer(&p, &s->h[s->n], bytes ? bytes : 4))
         return NULL;
     s->p[s->n++] = p;
     return p;

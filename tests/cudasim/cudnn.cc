@@ -29,8 +29,8 @@
  * whatever the CPU took to compute it, so that the engine's timed search
  * meets algorithms of known speed.
  *
- * The graph (backend) API is not simulated: cudnnBackendCreateDescriptor
- * answers NOT_SUPPORTED, which the engine takes as "no graph plan here". */
+ * The graph (backend) API is cudnngraph.cc's; it reads a handle's stream
+ * with dnnsim::stream_of. */
 #include "cudasim.h"
 
 #include <cudnn.h>
@@ -327,6 +327,10 @@ void call_end(double extra, double t0)
 
 } // namespace
 
+namespace dnnsim {
+cudaStream_t stream_of(cudnnHandle_t h) { return ::stream_of(h); }
+} // namespace dnnsim
+
 extern "C" {
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
@@ -356,6 +360,8 @@ const char *cudnnGetErrorString(cudnnStatus_t s)
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
     case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM (cudasim)";
     case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED (cudasim)";
+    case CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED: return "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED (cudasim)";
+    case CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH: return "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH (cudasim)";
     default: return "a cuDNN error (cudasim)";
     }
 }
@@ -715,30 +721,6 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
         call_end(extra, t0);
     });
     return CUDNN_STATUS_SUCCESS;
-}
-
-/* ---- the graph (backend) API: not simulated --------------------------------------- */
-
-cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *d)
-{
-    *d = nullptr;
-    return CUDNN_STATUS_NOT_SUPPORTED;
-}
-cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t) { return CUDNN_STATUS_SUCCESS; }
-cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
-                                       cudnnBackendAttributeType_t, int64_t, const void *)
-{
-    return CUDNN_STATUS_NOT_SUPPORTED;
-}
-cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const, cudnnBackendAttributeName_t,
-                                       cudnnBackendAttributeType_t, int64_t, int64_t *, void *)
-{
-    return CUDNN_STATUS_NOT_SUPPORTED;
-}
-cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t) { return CUDNN_STATUS_NOT_SUPPORTED; }
-cudnnStatus_t cudnnBackendExecute(cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t)
-{
-    return CUDNN_STATUS_NOT_SUPPORTED;
 }
 
 } // extern "C"

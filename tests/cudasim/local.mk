@@ -22,7 +22,7 @@
 #   tests/cudasim/study_gpus.sh  `matrix run` of a gpus 1 / 2 study on the simulated
 #                                devices: GPUs handed out, ranks, the scaling report
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
-EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
+EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cudnngraph.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
 	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh
@@ -33,7 +33,7 @@ TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/mode
 
 if HAVE_CUDA
 CUDASIM_GEN = tests/cudasim/gen
-CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o $(CUDASIM_GEN)/cudnn.o
+CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o $(CUDASIM_GEN)/cudnn.o $(CUDASIM_GEN)/cudnngraph.o
 CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off -pthread \
 	-include $(top_srcdir)/tests/cudasim/cudasim.h -I$(CUDASIM_GEN) -I$(top_srcdir)/tests/cudasim \
 	-I$(top_srcdir)/engine/cuda -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
@@ -64,6 +64,9 @@ $(CUDASIM_GEN)/cublaslt.o: $(top_srcdir)/tests/cudasim/cublaslt.cc $(top_srcdir)
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 $(CUDASIM_GEN)/cudnn.o: $(top_srcdir)/tests/cudasim/cudnn.cc $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/simlib.h
+	@$(MKDIR_P) $(CUDASIM_GEN)
+	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
+$(CUDASIM_GEN)/cudnngraph.o: $(top_srcdir)/tests/cudasim/cudnngraph.cc $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/simlib.h
 	@$(MKDIR_P) $(CUDASIM_GEN)
 	$(AM_V_GEN)$(CXX) $(CUDASIM_CXXFLAGS) -c -o $@ $<
 tests/cudasim/matrix-engine-cudasim.so: $(CUDASIM_OBJS)
