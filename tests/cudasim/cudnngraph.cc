@@ -960,16 +960,53 @@ float pw1(cudnnPointwiseMode_t m, float x, float b)
     }
 }
 
+/* t's elements in logical (dense row-major) order, as f32 */
+std::vector<float> dense_of(const Buf &b, const Tensor &t)
+{
+    if (!b.mem && !t.byval)
+        return b.v;
+    std::vector<float> d((size_t)count(t));
+    size_t n = 0;
+    each(t, [&](const int64_t *i) { d[n++] = b.at(i); });
+    return d;
+}
+
+/* y's dense f32 elements written into y */
+void store_dense(Buf &y, const Tensor &t, const std::vector<float> &d)
+{
+    size_t n = 0;
+    each(t, [&](const int64_t *i) { y.put(i, d[n++]); });
+}
+
+/* the dense strides of b as an operand broadcast to dims (0 where b's is 1) */
+void bstrides(const Tensor &b, int64_t *s)
+{
+    int64_t d = 1;
+    for (int k = 3; k >= 0; k--) {
+        s[k] = b.dim[k] == 1 ? 0 : d;
+        d *= b.dim[k];
+    }
+}
+
 void run_pw(Run &r, const Op &o)
 {
     const Tensor &xt = o.in[0], &yt = o.out[0];
-    const Buf &x = r.b[xt.uid];
-    const Buf *b = o.in.size() > 1 ? &r.b[o.in[1].uid] : nullptr;
-    Buf &y = r.b[yt.uid];
-    each(yt, [&](const int64_t *i) {
-        float bv = b ? b->at(Bidx(o.in[1], i).j) : 0.0f;
-        y.put(i, pw1(o.pw, x.at(Bidx(xt, i).j), bv));
-    });
+    std::vector<float> X = dense_of(r.b[xt.uid], xt), Bv, Y((size_t)count(yt));
+    int64_t xs[4], bs[4] = {0, 0, 0, 0};
+    bstrides(xt, xs);
+    if (o.in.size() > 1) {
+        Bv = dense_of(r.b[o.in[1].uid], o.in[1]);
+        bstrides(o.in[1], bs);
+    }
+    size_t n = 0;
+    for (int64_t i0 = 0; i0 < yt.dim[0]; i0++)
+        for (int64_t i1 = 0; i1 < yt.dim[1]; i1++)
+            for (int64_t i2 = 0; i2 < yt.dim[2]; i2++) {
+                int64_t xo = i0 * xs[0] + i1 * xs[1] + i2 * xs[2], bo = i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
+                for (int64_t i3 = 0; i3 < yt.dim[3]; i3++)
+                    Y[n++] = pw1(o.pw, X[(size_t)(xo + i3 * xs[3])], Bv.empty() ? 0.0f : Bv[(size_t)(bo + i3 * bs[3])]);
+            }
+    store_dense(r.b[yt.uid], yt, Y);
 }
 
 void run_genstats(Run &r, const Op &o)
@@ -994,19 +1031,27 @@ void run_genstats(Run &r, const Op &o)
 void run_matmul(Run &r, const Op &o)
 {
     const Tensor &at = o.in[0], &bt = o.in[1], &ct = o.out[0];
-    const Buf &a = r.b[at.uid], &b = r.b[bt.uid];
-    Buf &c = r.b[ct.uid];
-    int64_t K = at.dim[3];
-    each(ct, [&](const int64_t *i) {
-        int64_t ia[4] = {i[0], i[1], i[2], 0}, ib[4] = {i[0], i[1], 0, i[3]};
-        float acc = 0.0f;
-        for (int64_t k = 0; k < K; k++) {
-            ia[3] = k;
-            ib[2] = k;
-            acc += a.at(Bidx(at, ia).j) * b.at(Bidx(bt, ib).j);
+    std::vector<float> A = dense_of(r.b[at.uid], at), Bm = dense_of(r.b[bt.uid], bt), C((size_t)count(ct));
+    int64_t M = ct.dim[2], N = ct.dim[3], K = at.dim[3], as[4], bs[4];
+    bstrides(at, as);
+    bstrides(bt, bs);
+    std::vector<float> row((size_t)N);
+    for (int64_t i0 = 0; i0 < ct.dim[0]; i0++)
+        for (int64_t i1 = 0; i1 < ct.dim[1]; i1++) {
+            const float *a = &A[(size_t)(i0 * as[0] + i1 * as[1])], *b = &Bm[(size_t)(i0 * bs[0] + i1 * bs[1])];
+            float *c = &C[(size_t)(((i0 * ct.dim[1]) + i1) * M * N)];
+            for (int64_t m = 0; m < M; m++) { /* each element summed over k in order */
+                std::fill(row.begin(), row.end(), 0.0f);
+                for (int64_t k = 0; k < K; k++) {
+                    float av = a[m * K + k];
+                    const float *bk = b + k * N;
+                    for (int64_t n = 0; n < N; n++)
+                        row[(size_t)n] += av * bk[n];
+                }
+                std::copy(row.begin(), row.end(), c + m * N);
+            }
         }
-        c.put(i, acc);
-    });
+    store_dense(r.b[ct.uid], ct, C);
 }
 
 void run_reduce(Run &r, const Op &o)
@@ -1058,46 +1103,43 @@ void run_reshape(Run &r, const Op &o)
 
 void run_sdpa_fwd(Run &r, const Op &o)
 {
-    const Tensor &qt = o.in[0], &ot = o.out[0];
-    const Buf &q = r.b[qt.uid], &k = r.b[o.in[1].uid], &v = r.b[o.in[2].uid];
-    Buf &out = r.b[ot.uid], &stats = r.b[o.out[1].uid];
+    const Tensor &qt = o.in[0], &ot = o.out[0], &stt = o.out[1];
+    std::vector<float> Q = dense_of(r.b[qt.uid], qt), K = dense_of(r.b[o.in[1].uid], o.in[1]),
+                       V = dense_of(r.b[o.in[2].uid], o.in[2]), O((size_t)count(ot)), St((size_t)count(stt));
     int64_t z0[4] = {0, 0, 0, 0};
     float scale = r.b[o.in[3].uid].at(z0);
     int64_t B = qt.dim[0], H = qt.dim[1], T = qt.dim[2], d = qt.dim[3];
     std::vector<float> s((size_t)T);
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t h = 0; h < H; h++)
-            for (int64_t i = 0; i < T; i++) {
-                float mx = -INFINITY;
-                for (int64_t j = 0; j < T; j++) {
-                    float acc = 0.0f;
-                    for (int64_t e = 0; e < d; e++) {
-                        int64_t iq[4] = {b, h, i, e}, ik[4] = {b, h, j, e};
-                        acc += q.at(iq) * k.at(ik);
-                    }
-                    s[(size_t)j] = scale * acc;
-                    mx = s[(size_t)j] > mx ? s[(size_t)j] : mx;
-                }
-                float z = 0.0f;
-                for (int64_t j = 0; j < T; j++)
-                    z += expf(s[(size_t)j] - mx);
-                int64_t is[4] = {b, h, i, 0};
-                stats.put(is, mx + logf(z));
-                for (int64_t j = 0; j < T; j++) { /* P in the io type, as flash multiplies it */
-                    uint16_t p16;
-                    simlib::store(&p16, kind_of(qt.dt), 0, expf(s[(size_t)j] - mx) / z);
-                    s[(size_t)j] = simlib::load(&p16, kind_of(qt.dt), 0);
-                }
-                for (int64_t e = 0; e < d; e++) {
-                    float acc = 0.0f;
-                    for (int64_t j = 0; j < T; j++) {
-                        int64_t iv[4] = {b, h, j, e};
-                        acc += s[(size_t)j] * v.at(iv);
-                    }
-                    int64_t io[4] = {b, h, i, e};
-                    out.put(io, acc);
-                }
+    for (int64_t bh = 0; bh < B * H; bh++) {
+        const float *q = &Q[(size_t)(bh * T * d)], *k = &K[(size_t)(bh * T * d)], *v = &V[(size_t)(bh * T * d)];
+        for (int64_t i = 0; i < T; i++) {
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < T; j++) {
+                float acc = 0.0f;
+                for (int64_t e = 0; e < d; e++)
+                    acc += q[i * d + e] * k[j * d + e];
+                s[(size_t)j] = scale * acc;
+                mx = s[(size_t)j] > mx ? s[(size_t)j] : mx;
             }
+            float z = 0.0f;
+            for (int64_t j = 0; j < T; j++)
+                z += expf(s[(size_t)j] - mx);
+            St[(size_t)(bh * T + i)] = mx + logf(z);
+            for (int64_t j = 0; j < T; j++) { /* P in the io type, as flash multiplies it */
+                uint16_t p16;
+                simlib::store(&p16, kind_of(qt.dt), 0, expf(s[(size_t)j] - mx) / z);
+                s[(size_t)j] = simlib::load(&p16, kind_of(qt.dt), 0);
+            }
+            float *out = &O[(size_t)((bh * T + i) * d)];
+            for (int64_t e = 0; e < d; e++)
+                out[e] = 0.0f;
+            for (int64_t j = 0; j < T; j++)
+                for (int64_t e = 0; e < d; e++)
+                    out[e] += s[(size_t)j] * v[j * d + e];
+        }
+    }
+    store_dense(r.b[ot.uid], ot, O);
+    store_dense(r.b[stt.uid], stt, St);
 }
 
 /* one execution of graph g on engine e with the variant pack's pointers */

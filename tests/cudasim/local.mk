@@ -4,8 +4,9 @@
 # a module with the CUDA backend's entry point that tests/gpu/ops_check loads
 # in place of engine/matrix-engine-cuda.so (--kernels-only: convolution,
 # linear and attention on the engine's own kernels); cuBLASLt (cublaslt.cc),
-# cuDNN's legacy convolution API (cudnn.cc) and NCCL between the ranks'
-# processes (cudasim.cc) are simulated, so the default paths run too.
+# cuDNN's legacy convolution API (cudnn.cc), its graph API (cudnngraph.cc)
+# and NCCL between the ranks' processes (cudasim.cc) are simulated, so the
+# default paths run too.
 # Built with CUDA (the headers and those libraries), as the real module is.
 #   tests/cudasim/selftest.sh   the simulator against what a GPU must give
 #   tests/cudasim/ops_check.sh  ops_check --kernels-only on it, both thread orders
@@ -14,6 +15,9 @@
 #   tests/cudasim/model_check_resnet.sh  the same for resnet_tiny (by hand, below)
 #   tests/cudasim/lt_faults.sh  wrong cuBLASLt algorithms made on demand: the engine
 #                               rejects them, falls back, and its plan cache too
+#   tests/cudasim/graph_faults.sh  wrong cuDNN graph plans made on demand: convolutions,
+#                               GEN_STATS and attention plans rejected, the fallbacks right,
+#                               the plan cache's graph plans reused and rejected
 #   tests/cudasim/conv_search.sh  cudnn_benchmark's timed search against cuDNN algorithms
 #                                 of known speed (kept within the noise, else the fastest)
 #   tests/cudasim/ddp_quick.sh  2 ranks on two simulated devices (NCCL between processes),
@@ -25,9 +29,10 @@ CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl pla
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cudnngraph.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
-	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh
+	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh \
+	tests/cudasim/graph_faults.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
-	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/study_gpus.sh
+	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/study_gpus.sh tests/cudasim/graph_faults.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 

@@ -2241,17 +2241,34 @@ static const config configs[] = {
 };
 #define NCONFIG ((int)(sizeof configs / sizeof configs[0]))
 
+/* 1 when name is one of the comma-separated names of list */
+static int name_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ops_check [-q] [--precision fp32|tf32|fp16|bf16] [--layout nchw|nhwc] [--op TEXT]\n"
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
-               "                 [--kernels-only | --no-graph-api]\n"
+               "                 [--kernels-only | --no-graph-api] [--config NAME,NAME...]\n"
                "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
                "--kernels-only: every op on the engine's own kernels (MATRIX_ENGINE_CONV, _GEMM and\n"
                "_SDPA=kernel: no cuDNN or cuBLASLt), in the configurations that differ in more than\n"
                "the libraries' settings (tests/cudasim/ runs it on the CPU).\n"
                "--no-graph-api: attention on the engine's kernels, convolutions on cuDNN's legacy API,\n"
                "linear on cuBLASLt (tests/cudasim/ simulates those two).\n"
+               "--config: only the configurations of these names (as the summaries print them).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2280,7 +2297,7 @@ static void module_path(const char *arg, char *out, size_t n)
 
 int main(int argc, char **argv)
 {
-    const char *prec = NULL, *layout = NULL, *only = NULL, *module_arg = NULL;
+    const char *prec = NULL, *layout = NULL, *only = NULL, *module_arg = NULL, *names = NULL;
     int quiet = 0, selftest = 0, timeout = 600;
     uint64_t seed = 1;
     char module[PATH_MAX + 64];
@@ -2303,6 +2320,8 @@ int main(int argc, char **argv)
             layout = argv[++i];
         else if (v && strcmp(a, "--op") == 0)
             only = argv[++i];
+        else if (v && strcmp(a, "--config") == 0)
+            names = argv[++i];
         else if (v && strcmp(a, "--module") == 0)
             module_arg = argv[++i];
         else if (v && strcmp(a, "--seed") == 0)
@@ -2341,6 +2360,8 @@ int main(int argc, char **argv)
         if (layout && strcmp(layout, cf->layout == LAYOUT_NHWC ? "nhwc" : "nchw") != 0)
             continue;
         if (selftest && cf->search && !sabotage)
+            continue;
+        if (names && !sabotage && !name_listed(names, cf->name))
             continue;
         /* the others differ in what cuDNN runs only; the sdpa- and gemm-kernel
          * ones repeat what the others run here (MATRIX_ENGINE_SDPA=kernel,
