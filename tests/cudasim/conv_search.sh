@@ -7,9 +7,11 @@
 # the heuristics' choice (algorithm 1, IMPLICIT_PRECOMP_GEMM / ALGO_1) is
 # kept unless another is faster by more than 2% beyond the noise, and the
 # fastest one is taken when it is. ops_check's convolution cases in its
-# fp32-nchw-search configuration (every direction, fused forwards too), then
-# two mnist_cnn training runs: the second takes the first's choices from the
-# plan cache, untimed.
+# fp32-nchw-search configuration (every direction, fused forwards too); the
+# same rule between cuDNN graph plans and the legacy forward (fp16-nhwc-search,
+# the simulated graph API's engines given times too); then two mnist_cnn
+# training runs: the second takes the first's choices from the plan cache,
+# untimed.
 set -u
 NAME=conv_search
 . "${top_srcdir:?}/tests/cudasim/setup.sh"
@@ -38,6 +40,32 @@ search() {
 search within-noise "1=100,0=99.5,2=99.5" "IMPLICIT_PRECOMP_GEMM|ALGO_1" kept
 search heuristics-fastest "0=100,2=100" "IMPLICIT_PRECOMP_GEMM|ALGO_1" kept
 search another-faster "1=100,0=95,2=99" "IMPLICIT_GEMM|ALGO_0" replaced
+
+# the same rule between cuDNN graph plans and the legacy forward (auto with
+# the search, fp16 NHWC: the heuristics' verified plans of engines 1, 2 and 0
+# race the legacy call as the step makes it; tests/cudasim/cudnngraph.cc's
+# CUDASIM_DNNG_DELAY gives each engine its time): within the noise the legacy
+# call stays, a graph plan twice as fast is taken
+graph_race() { # $1 label, $2 CUDASIM_DNNG_DELAY, $3 the pattern every forward's decision matches
+  log=$W/$1.log
+  if ! CUDASIM_DNN_DELAY="0=100,1=100,2=100" CUDASIM_DNNG_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q \
+    --config fp16-nhwc-search --op conv >"$log" 2>&1; then
+    grep -E '^FAIL|^ops_check|cudasim:' "$log" | head -20
+    fail "$1: ops_check failed"
+  fi
+  n=$(grep -c "conv graph '" "$log")
+  good=$(grep "conv graph '" "$log" | grep -c -e "$3")
+  if [ "$n" -lt 20 ] || [ "$good" != "$n" ]; then
+    grep "conv graph '" "$log" | grep -v -e "$3" | head -5
+    fail "$1 (graph delays $2): $good of $n forward convolutions decided as expected"
+  else
+    echo "ok: $1 (graph delays $2 ms, legacy 100 ms): all $n forward convolutions"
+  fi
+}
+graph_race graph-within-noise "1=99.5,2=99.5,0=99.5" \
+  ': legacy (graph: slower: legacy 100\.[0-9]* ms median, 5 timed'
+graph_race graph-faster "1=99.5,2=50,0=99.5" \
+  ': cuDNN graph API, engine 2, verified .*; 50\.[0-9]* ms median, legacy 100\.[0-9]* ms (5 timed)'
 
 if [ -x "$E" ]; then
   XDG_CACHE_HOME=$W/cache
