@@ -381,9 +381,14 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
     dyn_smem = c.smem ? smem.data() : nullptr;
     launch_smem = c.smem;
     launch_name = name;
-    for (unsigned z = 0; z < c.g.z; z++)
-        for (unsigned y = 0; y < c.g.y; y++)
-            for (unsigned x = 0; x < c.g.x; x++) {
+    /* blocks one after another; in reverse order with the threads
+     * (CUDASIM_ORDER=reverse), so that a block reading what a later block
+     * of the same launch writes (a race on a GPU) shows there too */
+    for (unsigned zz = 0; zz < c.g.z; zz++)
+        for (unsigned yy = 0; yy < c.g.y; yy++)
+            for (unsigned xx = 0; xx < c.g.x; xx++) {
+                unsigned z = reverse_order ? c.g.z - 1 - zz : zz, y = reverse_order ? c.g.y - 1 - yy : yy;
+                unsigned x = reverse_order ? c.g.x - 1 - xx : xx;
                 bid.x = x;
                 bid.y = y;
                 bid.z = z;

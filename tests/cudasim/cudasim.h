@@ -18,7 +18,9 @@
  *     the lanes of its mask. Threads run in order, or in reverse with
  *     CUDASIM_ORDER=reverse, so that a missing barrier (one thread reading
  *     shared memory another has not written yet) changes the result between
- *     the two orders;
+ *     the two orders; the blocks too (a block reading what another block
+ *     of the same launch writes, a race on a GPU, reads it in one order
+ *     only);
  *   - shared memory, __shared__ arrays (translated to shared_var) and the
  *     launch's dynamic part, is the block's own and filled with 0xff bytes
  *     (NaN) before each block, so a kernel that reads what it did not write

@@ -5,8 +5,8 @@
 # attention), against the CPU backend, with no GPU: tests/gpu/ops_check
 # --kernels-only on the simulator's module (tests/cudasim/cudasim.h), every
 # precision and layout with threads in forward order, then fp32 (both
-# layouts) with threads in reverse order (a thread reading what a later
-# thread writes shows there; the kernels are templates over the type with
+# layouts) with threads and blocks in reverse order (a thread reading what a
+# later thread writes shows there, a block reading another's writes too; the kernels are templates over the type with
 # the same barriers in every precision, and in the barrier mutation table of
 # engine/NOTES.md the reverse order caught nothing the forward one missed:
 # fp32 only, to keep CI under its 20 minutes), SyncBN over a simulated NCCL communicator

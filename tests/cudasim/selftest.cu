@@ -4,6 +4,9 @@
  * here first:
  *   - a shared-memory tree reduction gives the exact sum in both thread
  *     orders, and without its barrier a wrong one in at least one order;
+ *   - blocks run in reverse order with the threads: a block reading what
+ *     an earlier block of the same launch wrote (a race on a GPU) reads it
+ *     in forward order and not in reverse;
  *   - warp shuffles (xor, down, up, broadcast) and __syncwarp;
  *   - dynamic shared memory reads NaN where nothing wrote it;
  *   - a launch a GPU refuses is refused (threads, shared memory, grid);
@@ -82,6 +85,14 @@ __global__ void k_dyn(float *out)
 
 __global__ void k_nothing(float *out) { out[threadIdx.x] = 1.0f; }
 
+/* each block writes its slot, then reads its predecessor's: a race */
+__global__ void k_chain(float *out)
+{
+    out[blockIdx.x] = 1.0f + blockIdx.x;
+    if (blockIdx.x > 0)
+        out[32 + blockIdx.x] = out[blockIdx.x - 1];
+}
+
 __global__ void k_oob(float *p, int i) { p[i] = 1.0f; }
 
 __global__ void k_stuck(void)
@@ -157,6 +168,19 @@ int main(void)
         wrong_somewhere |= out[0] != want;
     }
     CHECK(wrong_somewhere, "a reduction missing a barrier gives a wrong sum in one of the two orders");
+    int seen[2];
+    for (int rev = 0; rev < 2; rev++) {
+        cudasim_order(rev);
+        for (int i = 0; i < 64; i++)
+            out[i] = 0.0f;
+        k_chain<<<8, 1>>>(out);
+        seen[rev] = 0;
+        for (int b = 1; b < 8; b++)
+            seen[rev] += out[32 + b] == (float)b;
+    }
+    CHECK(seen[0] == 7 && seen[1] == 0,
+          "blocks in reverse order with the threads: a block reading its predecessor's write sees it in %d of 7 "
+          "blocks forward (want 7), %d reverse (want 0)", seen[0], seen[1]);
     cudasim_order(0);
 
     for (int i = 0; i < 64; i++)
