@@ -489,7 +489,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d)
     if (d < 0 || d >= sim_devices())
         return cudaErrorInvalidDevice;
     memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "cudasim (CUDA on the CPU, cuBLASLt and cuDNN's legacy API simulated)");
+    snprintf(p->name, sizeof p->name, "cudasim (CUDA on the CPU; cuBLASLt, cuDNN and NCCL simulated)");
     p->major = 9;
     p->minor = 0;
     p->multiProcessorCount = 4;
