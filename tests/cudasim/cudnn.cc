@@ -154,23 +154,7 @@ void workspace(const char *call, int algo, const void *ws, size_t bytes)
         operand(call, "the workspace", ws, algo_ws(algo));
 }
 
-double delay_ms(int algo)
-{
-    const char *d = getenv("CUDASIM_DNN_DELAY");
-    for (const char *p = d ? d : ""; *p;) {
-        char *end;
-        long a = strtol(p, &end, 10);
-        if (end == p || *end != '=')
-            break;
-        double ms = strtod(end + 1, &end);
-        if (a == algo)
-            return ms;
-        p = *end == ',' ? end + 1 : end;
-        if (end == p && *p)
-            break;
-    }
-    return 0.0;
-}
+double delay_ms(int algo) { return simlib::delay_ms("CUDASIM_DNN_DELAY", algo); }
 
 /* Canonical f32 copies: x (n, c, h, w), w (k, c, r, s), TF32-rounded when
  * the math type makes f32 data TF32. */

@@ -398,23 +398,7 @@ bool wrong(int64_t e)
     return false;
 }
 
-double delay_ms(int64_t e)
-{
-    const char *d = getenv("CUDASIM_DNNG_DELAY");
-    for (const char *p = d ? d : ""; *p;) {
-        char *end;
-        long a = strtol(p, &end, 10);
-        if (end == p || *end != '=')
-            break;
-        double ms = strtod(end + 1, &end);
-        if (a == e)
-            return ms;
-        if (*end != ',')
-            break;
-        p = end + 1;
-    }
-    return 0.0;
-}
+double delay_ms(int64_t e) { return simlib::delay_ms("CUDASIM_DNNG_DELAY", (long)e); }
 
 /* ---- finalization ------------------------------------------------------------------------ */
 

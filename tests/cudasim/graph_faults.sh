@@ -21,8 +21,6 @@
 set -u
 NAME=graph_faults
 . "${top_srcdir:?}/tests/cudasim/setup.sh"
-has() { grep -q -e "$2" "$1" || fail "$3: no line matching '$2' in its log"; }
-hasnt() { ! grep -q -e "$2" "$1" || fail "$3: a line matching '$2': $(grep -m1 -e "$2" "$1")"; }
 
 # ops_check with faults: $1 a label, $2 the configuration, $3 the op filter,
 # $4 1 when a FAIL of the genstats count is expected, the rest the environment

@@ -14,8 +14,6 @@
 set -u
 NAME=lt_faults
 . "${top_srcdir:?}/tests/cudasim/setup.sh"
-has() { grep -q -e "$2" "$1" || fail "$3: no line matching '$2' in its log"; }
-hasnt() { ! grep -q -e "$2" "$1" || fail "$3: a line matching '$2': $(grep -m1 -e "$2" "$1")"; }
 
 # ops_check with faults: $1 a label, $2 precision, the rest the environment
 ops() {

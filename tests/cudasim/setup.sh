@@ -2,7 +2,8 @@
 # `set -u`, with NAME set to the script's name): B the build tree, M the
 # simulated module, E the engine, P ops_check, X matrix; SKIP (exit 77)
 # where the build has no CUDA; W a work directory removed at exit (kept
-# with CUDASIM_KEEP=1), rc 0, fail MESSAGE (a FAIL line, rc 1).
+# with CUDASIM_KEEP=1), rc 0, fail MESSAGE (a FAIL line, rc 1); has / hasnt
+# LOG PATTERN WHAT: a FAIL unless LOG has / has no line matching PATTERN.
 B=${top_builddir:?}
 M=$B/tests/cudasim/matrix-engine-cudasim.so
 E=$B/engine/matrix-engine
@@ -16,3 +17,5 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/$NAME.XXXXXX")
 if [ -n "${CUDASIM_KEEP:-}" ]; then echo "logs kept in $W"; else trap 'rm -rf "$W"' EXIT; fi
 rc=0
 fail() { echo "FAIL: $*"; rc=1; }
+has() { grep -q -e "$2" "$1" || fail "$3: no line matching '$2' in its log"; }
+hasnt() { ! grep -q -e "$2" "$1" || fail "$3: a line matching '$2': $(grep -m1 -e "$2" "$1")"; }

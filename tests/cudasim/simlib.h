@@ -70,6 +70,28 @@ inline void operand(const char *call, const char *what, const void *p, size_t n,
     }
 }
 
+/* The milliseconds that environment variable env ("ID=MS,ID=MS,...") gives
+ * id, 0 when none (CUDASIM_DNN_DELAY: cudnn.cc's algorithms,
+ * CUDASIM_DNNG_DELAY: cudnngraph.cc's engines); parsing stops at the first
+ * entry that is not ID=MS. */
+inline double delay_ms(const char *env, long id)
+{
+    const char *d = getenv(env);
+    for (const char *p = d ? d : ""; *p;) {
+        char *end;
+        long a = strtol(p, &end, 10);
+        if (end == p || *end != '=')
+            break;
+        double ms = strtod(end + 1, &end);
+        if (a == id)
+            return ms;
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+    return 0.0;
+}
+
 } // namespace simlib
 
 #endif
