@@ -100,18 +100,7 @@ int algo_wrong(int id, uint32_t epi)
         return 0;
     if (env_or("CUDASIM_LT_WRONG_EPI", "0")[0] == '1' && epi == CUBLASLT_EPILOGUE_DEFAULT)
         return 0;
-    if (strcmp(w, "all") == 0)
-        return 1;
-    for (const char *p = w; *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p)
-            break;
-        if (v == id)
-            return 1;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return 0;
+    return simlib::listed(w, id);
 }
 
 int epi_known(uint32_t e)

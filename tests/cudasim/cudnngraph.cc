@@ -234,6 +234,7 @@ enum { G_CONV = 1, G_CONV_STATS = 2, G_SDPA_FWD = 4, G_SDPA_BWD = 8, G_COMPOSITE
 struct Graph {
     std::vector<Op> ops;          /* in dependency order */
     std::map<int64_t, Tensor> t;  /* every tensor by uid */
+    std::vector<int64_t> outputs; /* in memory and read by no operation: what a fault spoils */
     int cls = 0;                  /* G_* */
     bool f32 = false;             /* the convolution's data is f32 */
 };
@@ -379,24 +380,7 @@ std::vector<Config> heuristics(cudnnBackendHeurMode_t mode, const Graph &g)
 }
 
 /* CUDASIM_DNNG_WRONG: the engine computes a wrong result */
-bool wrong(int64_t e)
-{
-    const char *w = getenv("CUDASIM_DNNG_WRONG");
-    if (!w || !*w)
-        return false;
-    if (!strcmp(w, "all"))
-        return true;
-    for (const char *p = w; *p;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p)
-            return false;
-        if (v == e)
-            return true;
-        p = *end == ',' ? end + 1 : end;
-    }
-    return false;
-}
+bool wrong(int64_t e) { return simlib::listed(getenv("CUDASIM_DNNG_WRONG"), (long)e) != 0; }
 
 double delay_ms(int64_t e) { return simlib::delay_ms("CUDASIM_DNNG_DELAY", (long)e); }
 
@@ -405,7 +389,6 @@ double delay_ms(int64_t e) { return simlib::delay_ms("CUDASIM_DNNG_DELAY", (long
 cudnnStatus_t fin_tensor(Desc *d)
 {
     Tensor &t = d->tensor;
-    int64_t one = 0;
     if (!scalar(d, CUDNN_ATTR_TENSOR_DATA_TYPE, &t.dt) || !scalar(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, &t.uid) ||
         !scalar(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, &t.align))
         return loud(CUDNN_STATUS_BAD_PARAM, FIN, "a tensor without its type, unique id or byte alignment");
@@ -436,7 +419,6 @@ cudnnStatus_t fin_tensor(Desc *d)
         t.byval = b;
     if (t.virt && t.byval)
         return loud(CUDNN_STATUS_BAD_PARAM, FIN, "tensor %lld: virtual and by value", (long long)t.uid);
-    (void)one;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -690,6 +672,9 @@ cudnnStatus_t fin_graph(Desc *d)
                     readers[t.uid]++;
             }
     for (auto &kv : g->t)
+        if (!kv.second.virt && !kv.second.byval && !readers.count(kv.first))
+            g->outputs.push_back(kv.first);
+    for (auto &kv : g->t)
         if (kv.second.virt && (!producer.count(kv.first) || !readers.count(kv.first)))
             return loud(CUDNN_STATUS_BAD_PARAM, FIN, "operation graph: virtual tensor %lld is %s",
                         (long long)kv.first, producer.count(kv.first) ? "never read" : "never written");
@@ -806,6 +791,11 @@ cudnnStatus_t fin_vpack(Desc *d)
 
 /* ---- execution --------------------------------------------------------------------------- */
 
+int64_t off(const Tensor &t, const int64_t *i)
+{
+    return i[0] * t.str[0] + i[1] * t.str[1] + i[2] * t.str[2] + i[3] * t.str[3];
+}
+
 /* A tensor's elements during one execution, by logical index: the
  * variant pack's memory (at the tensor's strides), or host floats rounded
  * to the tensor's type (virtual: dense, as a virtual tensor is never in
@@ -823,7 +813,7 @@ struct Buf {
     int64_t where(const int64_t *i) const
     {
         if (mem)
-            return i[0] * t->str[0] + i[1] * t->str[1] + i[2] * t->str[2] + i[3] * t->str[3];
+            return off(*t, i);
         return t->byval ? 0 : dense(i);
     }
     float at(const int64_t *i) const
@@ -846,11 +836,6 @@ struct Buf {
     }
 };
 
-int64_t off(const Tensor &t, const int64_t *i)
-{
-    return i[0] * t.str[0] + i[1] * t.str[1] + i[2] * t.str[2] + i[3] * t.str[3];
-}
-
 /* index i of y as operand b (broadcast to y) reads it */
 struct Bidx {
     int64_t j[4];
@@ -872,7 +857,6 @@ template <class F> void each(const Tensor &t, F f)
 }
 
 struct Run {
-    std::shared_ptr<Graph> g;
     int64_t engine;
     int tile;
     std::map<int64_t, Buf> b;
@@ -1134,13 +1118,8 @@ void execute(const std::shared_ptr<Graph> &g, int64_t e, int tile, const std::ma
     if (wsb > 0)
         memset(ws, 0xff, (size_t)wsb); /* scratch: what the plan leaves there is nobody's */
     Run r;
-    r.g = g;
     r.engine = e;
     r.tile = tile;
-    std::map<int64_t, int> readers;
-    for (const Op &o : g->ops)
-        for (const Tensor &t : o.in)
-            readers[t.uid]++;
     for (auto &kv : g->t) {
         Buf &b = r.b[kv.first];
         b.t = &kv.second;
@@ -1164,9 +1143,9 @@ void execute(const std::shared_ptr<Graph> &g, int64_t e, int tile, const std::ma
         }
     if (wrong(e)) { /* the last element of every output nothing in the graph reads */
         const char *only = getenv("CUDASIM_DNNG_WRONG_UID");
-        for (auto &kv : g->t) {
-            const Tensor &t = kv.second;
-            if (t.virt || t.byval || readers.count(t.uid) || (only && *only && atoll(only) != t.uid))
+        for (int64_t u : g->outputs) {
+            const Tensor &t = g->t.at(u);
+            if (only && *only && atoll(only) != u)
                 continue;
             int64_t last[4] = {t.dim[0] - 1, t.dim[1] - 1, t.dim[2] - 1, t.dim[3] - 1};
             Buf &b = r.b[t.uid];

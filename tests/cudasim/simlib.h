@@ -70,6 +70,27 @@ inline void operand(const char *call, const char *what, const void *p, size_t n,
     }
 }
 
+/* 1 when the fault list w ("all", or "ID,ID,...": CUDASIM_LT_WRONG,
+ * CUDASIM_DNNG_WRONG) names id; an empty or absent list names none, and
+ * parsing stops at the first entry that is not a number. */
+inline int listed(const char *w, long id)
+{
+    if (!w || !*w)
+        return 0;
+    if (strcmp(w, "all") == 0)
+        return 1;
+    for (const char *p = w; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (v == id)
+            return 1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 /* The milliseconds that environment variable env ("ID=MS,ID=MS,...") gives
  * id, 0 when none (CUDASIM_DNN_DELAY: cudnn.cc's algorithms,
  * CUDASIM_DNNG_DELAY: cudnngraph.cc's engines); parsing stops at the first
