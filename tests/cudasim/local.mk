@@ -20,6 +20,8 @@
 #                               the plan cache's graph plans reused and rejected
 #   tests/cudasim/data_upload.sh  tests/gpu/data_upload.sh's --data uploads (pinned vs pageable)
 #   tests/cudasim/plan_cache.sh  tests/gpu/plan_cache.sh on resnet_tiny (by hand: 75 s)
+#   tests/cudasim/knob_sanity.sh  tests/gpu/knob_sanity.sh on small models: memory, layouts,
+#                               compile modes, refused settings (speeds not judged)
 #   tests/cudasim/conv_search.sh  cudnn_benchmark's timed search against cuDNN algorithms
 #                                 of known speed (kept within the noise, else the fastest)
 #   tests/cudasim/ddp_quick.sh  2 ranks on two simulated devices (NCCL between processes),
@@ -32,10 +34,10 @@ EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cub
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
 	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh \
-	tests/cudasim/graph_faults.sh tests/cudasim/data_upload.sh tests/cudasim/plan_cache.sh
+	tests/cudasim/graph_faults.sh tests/cudasim/data_upload.sh tests/cudasim/plan_cache.sh tests/cudasim/knob_sanity.sh
 TESTS += tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
 	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/study_gpus.sh tests/cudasim/graph_faults.sh \
-	tests/cudasim/data_upload.sh
+	tests/cudasim/data_upload.sh tests/cudasim/knob_sanity.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 
