@@ -31,6 +31,8 @@
 #   make bench-gpu   tests/gpu/bench_convnets.sh: native against PyTorch on the
 #                    same GPU; the table goes into engine/cuda/PERF.md (or
 #                    BENCH_GPU_OUT=FILE). Without a GPU it says SKIP and succeeds.
+#                    Its pipeline runs on the CPU in make check
+#                    (tests/gpu/bench_convnets_smoke.sh, resnet_tiny, ~20 s).
 #   make bench-gpu-bert  tests/gpu/bench_bert.sh: BERT-base / -large inference
 #                    and training, native against PyTorch (eager, torch.compile)
 #                    on the same GPU, with MFU and peak memory; its table goes
@@ -48,6 +50,8 @@ endif
 TESTS += tests/gpu/ops_selftest.sh
 # bench_bert.sh's pipeline on the CPU with bert_tiny, both engines (SKIP without torch)
 TESTS += tests/gpu/bench_bert_smoke.sh
+# bench_convnets.sh's the same, resnet_tiny and mnist_cnn (~20 s; SKIP without torch)
+TESTS += tests/gpu/bench_convnets_smoke.sh
 # session.sh's plumbing with the CPU standing in for the GPU (~12 s; SKIP without torch)
 TESTS += tests/gpu/session_plumbing.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
@@ -62,6 +66,7 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
+	tests/gpu/bench_convnets_smoke.sh \
 	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
 	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh
 
