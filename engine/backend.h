@@ -54,6 +54,10 @@ typedef struct backend {
     size_t (*oom_bytes)(void); /* size of the last failed device allocation */
     /* Result-record lines ("key=value\n...") describing the device. */
     const char *(*info)(void);
+    /* Steps whose update dynamic loss scaling skipped so far (an inf or
+     * NaN in the scaled gradients, as torch.cuda.amp.GradScaler does), -1
+     * where nothing scales the loss; synchronises. NULL: never skips. */
+    double (*steps_skipped)(void);
     /* Dense peak of the device for this precision, flop/s; 0 when unknown. */
     double (*peak_flops)(int precision);
     /* Per-op profile on the device (NULL: the engine times each op with the

@@ -413,6 +413,7 @@ struct dump {
     wfile w;
     int steps;
     float *losses;
+    float *skipped; /* 1 where loss scaling skipped the step's update */
 };
 
 static void dump_hook(struct run *r, int opi)
@@ -503,6 +504,12 @@ static int dump_run(struct run *r, const struct opts *o)
         }
     d.losses = calloc(steps, sizeof(float));
     mallocCheck(d.losses);
+    d.skipped = calloc(steps, sizeof(float));
+    mallocCheck(d.skipped);
+    /* the updates loss scaling skipped (fp16 on the GPU): a trajectory
+     * compared with one that never skips pairs the steps by the updates
+     * applied before them (tests/gpu/compare_dumps.py) */
+    double skips = r->be.steps_skipped ? r->be.steps_skipped() : -1.0;
     /* the per-op hook records dropout masks; without masks a device backend
      * runs whole steps (so a dump also checks the CUDA Graph path). An
      * attention op has a mask only with dropout (out[2]): BERT with --eval
@@ -516,6 +523,11 @@ static int dump_run(struct run *r, const struct opts *o)
             dump_batch(r, &d.w, s + 1);
         if (g->loss >= 0)
             d.losses[s] = session_loss(r);
+        if (skips >= 0.0) {
+            double now = r->be.steps_skipped();
+            d.skipped[s] = (float)(now - skips);
+            skips = now;
+        }
         if (s == 0) {
             put_tensor(r, &d.w, g->output, "output");
             for (int i = 0; i < g->nt; i++)
@@ -526,6 +538,8 @@ static int dump_run(struct run *r, const struct opts *o)
     int64_t n = steps;
     if (g->loss >= 0)
         weights_put_raw(&d.w, "losses", 1, &n, d.losses);
+    if (skips >= 0.0)
+        weights_put_raw(&d.w, "skipped", 1, &n, d.skipped);
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
             char name[GRAPH_NAME + 8];
@@ -533,6 +547,7 @@ static int dump_run(struct run *r, const struct opts *o)
             put_tensor(r, &d.w, i, name);
         }
     free(d.losses);
+    free(d.skipped);
     r->hook = NULL;
     if (weights_close(&d.w, err, sizeof err)) {
         fprintf(stderr, "matrix-engine: unable to write the dump: %s\n", err);

@@ -662,6 +662,16 @@ static const char *be_info(void)
     return info_buf;
 }
 
+/* scaler[3], the skipped steps' count (ops.cu's loss scaling), for dumps */
+static double be_steps_skipped(void)
+{
+    float sc[4];
+    if (!cu.scaler || cu.pt.precision != PREC_FP16 || !cu.pt.train)
+        return -1.0;
+    cudaCheck(cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost));
+    return sc[3];
+}
+
 /* ---- the entry point ---------------------------------------------------------------------------- */
 
 extern "C" __attribute__((visibility("default"))) int
@@ -719,6 +729,7 @@ backend_cuda_setup(backend *b, const point *p, char *err, size_t n)
     b->peak = be_peak;
     b->oom_bytes = be_oom_bytes;
     b->info = be_info;
+    b->steps_skipped = be_steps_skipped;
     b->peak_flops = be_peak_flops;
     b->prof_mark = be_prof_mark;
     b->prof_read = be_prof_read;

@@ -14,7 +14,10 @@ fails):
            the largest max|ref| of the group) <= --grad-rtol (the floor keeps a
            nearly-zero gradient, such as the bias of a BatchNorm followed by
            another, from failing on noise; the same rule as resnet_ref.py)
-  losses   every step: finite, |got - ref| / |ref| <= --loss-rtol
+  losses   every step: finite, |got - ref| / |ref| <= --loss-rtol; runs whose
+           dynamic loss scaling skipped different updates ("skipped", fp16
+           on the GPU) fail, except under --trajectory, which pairs the steps
+           by the updates applied before them
   final    final.* after the last step: as grads, with --final-rtol; not the
            attention key biases (*.attention.key.bias), whose gradient is 0
            up to rounding (softmax is invariant to adding q . b to a row of
@@ -69,13 +72,21 @@ def maxabs(t):
 
 
 def rel_err(got, ref, floor):
-    """max |got - ref| / max(max |ref|, floor); inf when got has NaN/inf or the shapes differ."""
+    """max |got - ref| / max(max |ref|, floor) over the finite elements; inf
+    when the shapes differ or got has a NaN / inf where ref has not the same
+    (an fp16 step whose scaled gradients overflowed holds inf in both runs
+    of an exact comparison)."""
     if got.numel() != ref.numel():
         return math.inf
     got = got.double().reshape(ref.shape)
     ref = ref.double()
-    if not torch.isfinite(got).all():
-        return math.inf
+    bad = ~torch.isfinite(got)
+    if bad.any():
+        same = torch.isinf(got) & torch.isinf(ref) & (torch.sign(got) == torch.sign(ref))
+        if not (bad <= same).all() or (torch.isfinite(got) != torch.isfinite(ref)).any():
+            return math.inf
+        keep = torch.isfinite(got)
+        got, ref = got[keep], ref[keep]
     if ref.numel() == 0:
         return 0.0
     return (got - ref).abs().max().item() / max(maxabs(ref), floor, 1e-30)
@@ -122,6 +133,34 @@ def losses_close(rep, ref, got, rtol, trajectory):
     if a.numel() != b.numel():
         rep.check("losses", False, "%d steps vs %d" % (a.numel(), b.numel()))
         return
+    # steps whose update loss scaling skipped (fp16: "skipped", 1 per such
+    # step; none in a dump without it)
+    sk_a = [int(v) for v in got["skipped"].tolist()] if "skipped" in got else [0] * a.numel()
+    sk_b = [int(v) for v in ref["skipped"].tolist()] if "skipped" in ref else [0] * b.numel()
+    if sk_a != sk_b:
+        where = "GOT skipped step(s) %s, REF %s" % ([i + 1 for i, v in enumerate(sk_a) if v] or "none",
+                                                    [i + 1 for i, v in enumerate(sk_b) if v] or "none")
+        if not trajectory:
+            rep.check("losses", False, "the runs skipped different updates (%s): not the same training" % where)
+            return
+        # pair the steps by the updates applied before them: a step after k
+        # skips sees the weights REF had k steps earlier (GradScaler's skips,
+        # which a run without loss scaling never makes)
+        def first_by_updates(sk):
+            first, u = {}, 0
+            for i, v in enumerate(sk):
+                first.setdefault(u, i)
+                u += 0 if v else 1
+            return first
+        fa, fb = first_by_updates(sk_a), first_by_updates(sk_b)
+        common = sorted(set(fa) & set(fb))
+        print("note %s: losses: %s (dynamic loss scaling); compared by the updates applied before each step: "
+              "%d pair(s)" % (rep.label, where, len(common)))
+        if len(common) < min(2, b.numel()):
+            rep.check("losses", False, "%s: %d step(s) left to compare, want 2 or more" % (where, len(common)))
+            return
+        a = torch.tensor([a[fa[u]].item() for u in common], dtype=torch.float64)
+        b = torch.tensor([b[fb[u]].item() for u in common], dtype=torch.float64)
     fin = bool(torch.isfinite(a).all())
     shown = " ".join("%.5g" % v for v in a.tolist())
     refshown = " ".join("%.5g" % v for v in b.tolist())
@@ -178,7 +217,7 @@ def compare(args):
                   "steps on its noise): max |diff| %.3e" % (rep.label, len(free), d))
     if not args.no_masks:
         exact(rep, "masks", ref, got, sorted(k for k in ref if k.startswith("mask.")))
-    extra = sorted(set(got) - set(ref))
+    extra = sorted(set(got) - set(ref) - {"skipped"})
     if extra:
         print("note %s: tensors only in the second dump: %s" % (rep.label, ", ".join(extra[:5])))
     if rep.passed + rep.failed == 0:

@@ -52,6 +52,8 @@ TESTS += tests/gpu/ops_selftest.sh
 TESTS += tests/gpu/bench_bert_smoke.sh
 # bench_convnets.sh's the same, resnet_tiny and mnist_cnn (~20 s; SKIP without torch)
 TESTS += tests/gpu/bench_convnets_smoke.sh
+# compare_dumps.py (model_check's comparisons) on dumps it makes (~2 s; SKIP without torch)
+TESTS += tests/gpu/compare_dumps_selftest.sh
 # session.sh's plumbing with the CPU standing in for the GPU (~12 s; SKIP without torch)
 TESTS += tests/gpu/session_plumbing.sh
 tests_gpu_ops_check_SOURCES = tests/gpu/ops_check.c \
@@ -66,7 +68,7 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
-	tests/gpu/bench_convnets_smoke.sh \
+	tests/gpu/bench_convnets_smoke.sh tests/gpu/compare_dumps_selftest.sh \
 	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
 	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh
 

@@ -2,7 +2,7 @@
 # model_check.sh - whole models on the CUDA backend against the CPU backend,
 # through `matrix-engine --dump` (engine/weights.h files compared by
 # tests/gpu/compare_dumps.py): mnist_cnn and resnet_tiny (every setting below),
-# resnet18 and resnet50 at batch 2 on 64x64 images (fp32 train and infer
+# resnet18 and resnet50 at batch 8 on 64x64 images (fp32 train and infer
 # against the CPU, tf32 / fp16 / bf16 training trajectories), and BERT
 # (bert_cases below: train and infer in fp32 / tf32 / fp16 / bf16, attention
 # dropout on and off, the flash form on cuDNN's fused SDPA against the CPU and
@@ -452,8 +452,14 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	case $m in
 	mnist_cnn) MF="--model mnist_cnn --batch 16" ;;
 	resnet_tiny) MF="--model resnet_tiny --batch 8 --lr 0.001" ;;
-	# the real ImageNet models, at a small image so the CPU reference is quick
-	*) MF="--model $m --batch 2 --image-size 64 --lr 0.001"; full=0 ;;
+	# the real ImageNet models, at a small image so the CPU reference is
+	# quick; batch 8, not 2: layer4's BatchNorm sees 2x2 pixels, and over 2
+	# samples (8 values a channel) training is so ill-conditioned that any
+	# other summation order fails the fp32 checks by step 4 (the CPU itself,
+	# from weights 8e-5 apart, computes step 5's gradients 19% apart; the
+	# simulator's cuDNN engine 0, summing channel by channel, failed 3 seeds
+	# of 3 at batch 2 and passed at 8: engine/NOTES.md)
+	*) MF="--model $m --batch 8 --image-size 64 --lr 0.001"; full=0 ;;
 	esac
 	weights || continue
 

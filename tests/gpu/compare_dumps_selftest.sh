@@ -1,0 +1,56 @@
+#!/bin/sh
+# compare_dumps_selftest.sh - tests/gpu/compare_dumps.py on dumps made here
+# (no GPU): identical dumps pass; a gradient off by more than the tolerance
+# fails; an fp16 run whose loss scaling skipped its first update ("skipped")
+# passes --trajectory against fp32 with the steps paired by the updates
+# applied, and fails when its losses do not follow, when it skipped all but
+# one, or without --trajectory; inf gradients in both runs of an exact
+# comparison at the same places pass, inf against a finite value fails.
+. "${top_srcdir:?}/tests/setup"
+PY=${PYTHON_TORCH:-}
+if [ -z "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+	echo "SKIP: no python3 that imports torch (PYTHON_TORCH='$PY')"
+	exit 77
+fi
+C="$top_srcdir/tests/gpu/compare_dumps.py"
+"$PY" - "$top_srcdir" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/engine")
+import mxw
+import torch
+
+g = torch.Generator().manual_seed(1)
+base = {"init.w": torch.randn(4, 3, generator=g), "output": torch.randn(2, 5, generator=g),
+        "grad.w": torch.randn(4, 3, generator=g), "final.w": torch.randn(4, 3, generator=g),
+        "losses": torch.tensor([7.0, 6.0, 5.0, 4.0, 3.0])}
+mxw.save("ref.mxw", base)
+mxw.save("same.mxw", base)
+mxw.save("badgrad.mxw", dict(base, **{"grad.w": base["grad.w"] * 1.01}))
+sk = torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0])
+mxw.save("skip1.mxw", dict(base, losses=torch.tensor([7.0, 7.0, 6.01, 5.0, 4.0]), skipped=sk))
+mxw.save("skipbad.mxw", dict(base, losses=torch.tensor([7.0, 7.0, 6.8, 6.6, 6.4]), skipped=sk))
+mxw.save("skipall.mxw", dict(base, losses=torch.tensor([7.0, 7.0, 7.0, 7.0, 6.0]),
+                             skipped=torch.tensor([1.0, 1.0, 1.0, 1.0, 0.0])))
+inf = base["grad.w"].clone()
+inf[0, 0] = float("inf")
+mxw.save("inf_a.mxw", dict(base, **{"grad.w": inf}))
+mxw.save("inf_b.mxw", dict(base, **{"grad.w": inf.clone()}))
+EOF
+[ -f ref.mxw ] || fail "the dumps were not made"
+ok() { "$PY" "$C" "$@" >out 2>&1 || { cat out >&2; fail "compare_dumps.py $*: exit $?, expected 0"; }; }
+ko() {
+	want=$1; shift
+	rc=0; "$PY" "$C" "$@" >out 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] || { cat out >&2; fail "compare_dumps.py $*: exit $rc, expected 1"; }
+	grep -q -- "$want" out || { cat out >&2; fail "compare_dumps.py $*: no '$want'"; }
+}
+ok --rtol 1e-6 ref.mxw same.mxw
+ko 'CHECK FAIL .* grads' --rtol 1e-3 ref.mxw badgrad.mxw
+ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw skip1.mxw
+expect_grep 'GOT skipped step(s) \[1\], REF none (dynamic loss scaling); compared by the updates applied before each step: 4 pair' out "the pairing note"
+ko 'CHECK FAIL .* losses: 4 step' --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw skipbad.mxw
+ko 'left to compare, want 2' --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw skipall.mxw
+ko 'skipped different updates' --rtol 1e-2 ref.mxw skip1.mxw
+ok --rtol 0 --grad-rtol 0 --loss-rtol 0 --final-rtol 0 inf_a.mxw inf_b.mxw
+ko 'CHECK FAIL .* grads: .* inf' --rtol 1e-3 ref.mxw inf_a.mxw
+echo "ok: compare_dumps.py: tolerances, loss-scaling skips, matching infs"
