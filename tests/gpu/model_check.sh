@@ -67,7 +67,9 @@
 #
 # Tolerances (relative: max|got - ref| / max|ref|; gradients and final
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
-#   fp32        output, losses, final 2e-4 (BERT: final 1e-3, see tight_bert); gradients 1e-3
+#   fp32        output, losses, final 2e-4 (BERT: final 1e-3, see tight_bert;
+#               ResNet-18 / -50 training: losses 2e-3, final 2e-2, see
+#               tight_imagenet); gradients 1e-3
 #               (engine CPU vs PyTorch fp32 differ by <= 1e-5 on these models;
 #               resnet_tiny trains at --lr 0.001, where 5-step trajectories of
 #               two fp32 runs stay within 1e-6)
@@ -431,6 +433,17 @@ I3="--task infer --eval off --channels-last off --compile default"
 
 # Tolerance options by precision: tight for fp32, trajectories for the others.
 tight="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32"
+tight_base=$tight
+# ResNet-18 / -50 training in fp32: step 1 as tight (output, every gradient),
+# the 5-step trajectory not. Millions of ReLU inputs and max-pool windows make
+# a near-zero pre-activation or a near-tie likely; another summation order
+# flips it, and from then on two right engines train apart. Measured on the
+# CPU alone (resnet18, batch 8, 64 px, NHWC): OpenBLAS called from 4 threads
+# against 1 (step-1 gradients 2e-7 apart) ends 3.2e-4 apart in the losses and
+# 5.4e-3 in the final weights (conv1.weight); netlib's BLAS against
+# OpenBLAS, 2.9e-5 after 2 steps; max-pool indices differ by step 3.
+# A wrong gradient or update at steps 2-5 moves them by 1e-1 and more.
+tight_imagenet="--rtol $FP32 --grad-rtol $FP32G --loss-rtol 2e-3 --final-rtol 2e-2"
 # BERT's final weights at the gradients' tolerance, as tests/engine/bert_ref.py:
 # AdamW divides a noise-level gradient by sqrt(v) + eps (the attention key
 # bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
@@ -461,6 +474,8 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	# of 3 at batch 2 and passed at 8: engine/NOTES.md)
 	*) MF="--model $m --batch 8 --image-size 64 --lr 0.001"; full=0 ;;
 	esac
+	tight=$tight_base
+	[ $full = 1 ] || tight=$tight_imagenet
 	weights || continue
 
 	# 1. fp32: CUDA against CPU (the ImageNet models: one train and two infer settings)
@@ -535,6 +550,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	run "$m.cuda.T2.fp16b" cuda $MF $T2 --precision fp16 --cudnn-benchmark on
 	compare "$m fp16 cudnn-benchmark off vs on" "$m.cuda.T2.fp16" "$m.cuda.T2.fp16b" $traj_fp16
 done
+tight=$tight_base
 
 # 4. Convolutions on cuDNN's graph API against the legacy API (MATRIX_ENGINE_CONV;
 # engine/cuda/conv.cu): ResNet-18 / ResNet-50 inference at batch 1 and 8,
