@@ -10,26 +10,13 @@
 # nothing: exit 1, that point named, PyTorch "not measured" with the reason.
 # About 15 s (a PyTorch process per point).
 . "${top_srcdir:?}/tests/setup"
-PY=${PYTHON_TORCH:-}
-if [ -z "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	echo "SKIP: no python3 that imports torch (PYTHON_TORCH='$PY'): the benchmark measures PyTorch"
-	exit 77
-fi
+. "$top_srcdir/tests/gpu/smoke.sh"
+smoke_needs_torch
+NAME=bench_bert
 B="$top_srcdir/tests/gpu/bench_bert.sh"
 BENCH_BERT_SMOKE=1
-export BENCH_BERT_SMOKE PYTHON_TORCH MATRIX_ENGINE
-unset BENCH_BUDGET_S BENCH_COMPILE_S BENCH_MAX_AUTOTUNE BENCH_TORCH_MAX_AUTOTUNE
-
-printf 'kept above\n<!-- bench_bert:begin -->\nold table\n<!-- bench_bert:end -->\nkept below\n' >perf.md
-rc=0
-BENCH_OUTDIR=$work/out sh "$B" perf.md >run.out 2>&1 || rc=$?
-[ "$rc" -eq 0 ] || { cat run.out >&2; fail "bench_bert.sh (smoke) exited $rc"; }
-expect_grep '^SMOKE RUN' perf.md "the table says it is a smoke run"
-[ "$(head -n 2 perf.md)" = "kept above
-<!-- bench_bert:begin -->" ] || fail "the lines before the begin marker changed: $(head -n 2 perf.md)"
-[ "$(tail -n 2 perf.md)" = "<!-- bench_bert:end -->
-kept below" ] || fail "the lines after the end marker changed: $(tail -n 2 perf.md)"
-if grep -q 'old table' perf.md; then fail "the old table between the markers stayed"; fi
+export BENCH_BERT_SMOKE
+smoke_run
 
 "$PY" - perf.md "$work/out" <<'EOF' || fail "the table does not match the result files (above)"
 import os
@@ -94,16 +81,5 @@ sys.exit(1 if bad else 0)
 EOF
 
 # one of ours fails, and the budget leaves PyTorch nothing
-cat >engine.sh <<EOF
-#!/bin/sh
-case "\$*" in *ours.large_train.max-autotune.result*) echo "injected failure" >&2; exit 1;; esac
-exec "$MATRIX_ENGINE" "\$@"
-EOF
-chmod +x engine.sh
-rc=0
-MATRIX_ENGINE=$work/engine.sh BENCH_BUDGET_S=1 BENCH_OUTDIR=$work/out2 sh "$B" >run2.out 2>&1 || rc=$?
-[ "$rc" -eq 1 ] || { cat run2.out >&2; fail "with a failing point of ours: exit $rc, expected 1"; }
-expect_grep 'large_train, compile max-autotune: failed (exit 1)' run2.out "the failed point is named"
-expect_grep '| not measured; not counted: eager: not run: 0 s of the 1 s budget left' run2.out \
-	"PyTorch's points left out by the budget"
+smoke_failing ours.large_train.max-autotune.result 'large_train, compile max-autotune: failed (exit 1)'
 echo "ok: bench_bert.sh's smoke run: table, ratios, MFU, memory; a failing point and the budget"

@@ -10,26 +10,13 @@
 # the budget leaves PyTorch nothing: exit 1, that point named, PyTorch "not
 # measured" with the reason. About 20 s.
 . "${top_srcdir:?}/tests/setup"
-PY=${PYTHON_TORCH:-}
-if [ -z "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
-	echo "SKIP: no python3 that imports torch (PYTHON_TORCH='$PY'): the benchmark measures PyTorch"
-	exit 77
-fi
+. "$top_srcdir/tests/gpu/smoke.sh"
+smoke_needs_torch
+NAME=bench_convnets
 B="$top_srcdir/tests/gpu/bench_convnets.sh"
 BENCH_CONVNETS_SMOKE=1
-export BENCH_CONVNETS_SMOKE PYTHON_TORCH MATRIX_ENGINE
-unset BENCH_BUDGET_S BENCH_COMPILE_S BENCH_MAX_AUTOTUNE BENCH_TORCH_MAX_AUTOTUNE
-
-printf 'kept above\n<!-- bench_convnets:begin -->\nold table\n<!-- bench_convnets:end -->\nkept below\n' >perf.md
-rc=0
-BENCH_OUTDIR=$work/out sh "$B" perf.md >run.out 2>&1 || rc=$?
-[ "$rc" -eq 0 ] || { cat run.out >&2; fail "bench_convnets.sh (smoke) exited $rc"; }
-expect_grep '^SMOKE RUN' perf.md "the table says it is a smoke run"
-[ "$(head -n 2 perf.md)" = "kept above
-<!-- bench_convnets:begin -->" ] || fail "the lines before the begin marker changed: $(head -n 2 perf.md)"
-[ "$(tail -n 2 perf.md)" = "<!-- bench_convnets:end -->
-kept below" ] || fail "the lines after the end marker changed: $(tail -n 2 perf.md)"
-if grep -q 'old table' perf.md; then fail "the old table between the markers stayed"; fi
+export BENCH_CONVNETS_SMOKE
+smoke_run
 
 "$PY" - perf.md "$work/out" <<'EOF' || fail "the table does not match the result files (above)"
 import os
@@ -137,16 +124,5 @@ sys.exit(1 if bad else 0)
 EOF
 
 # one of ours fails, and the budget leaves PyTorch nothing
-cat >engine.sh <<EOF
-#!/bin/sh
-case "\$*" in *ours.mnist_train_b64.max-autotune.result*) echo "injected failure" >&2; exit 1;; esac
-exec "$MATRIX_ENGINE" "\$@"
-EOF
-chmod +x engine.sh
-rc=0
-MATRIX_ENGINE=$work/engine.sh BENCH_BUDGET_S=1 BENCH_OUTDIR=$work/out2 sh "$B" >run2.out 2>&1 || rc=$?
-[ "$rc" -eq 1 ] || { cat run2.out >&2; fail "with a failing point of ours: exit $rc, expected 1"; }
-expect_grep 'mnist_train_b64.max-autotune  *failed (exit 1)' run2.out "the failed point is named"
-expect_grep '| not measured; not counted: eager: not run: 0 s of the 1 s budget left' run2.out \
-	"PyTorch's points left out by the budget"
+smoke_failing ours.mnist_train_b64.max-autotune.result 'mnist_train_b64.max-autotune  *failed (exit 1)'
 echo "ok: bench_convnets.sh's smoke run: table, ratios, targets and verdicts; a failing point and the budget"

@@ -68,7 +68,7 @@ tests_gpu_ops_check_LDADD = $(BLAS_LIBS) $(LIBM) $(PTHREAD_LIBS) -ldl
 EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compare_dumps.py tests/gpu/bench_convnets.sh \
 	tests/gpu/knob_sanity.sh tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh \
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
-	tests/gpu/bench_convnets_smoke.sh tests/gpu/compare_dumps_selftest.sh \
+	tests/gpu/bench_convnets_smoke.sh tests/gpu/compare_dumps_selftest.sh tests/gpu/smoke.sh \
 	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
 	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh
 
