@@ -449,7 +449,11 @@ tight_imagenet="--rtol $FP32 --grad-rtol $FP32G --loss-rtol 2e-3 --final-rtol 2e
 # bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
 # 1e-11 differences into ~1e-7 per step (CPU against CPU with 4 and 2 threads,
 # bert_tiny at sequence 512: 3.5e-4 of the 1e-3 floor)
-tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32G"
+# and, per tensor, at most 1e-3 of the final elements (at least 1) beyond it
+# if within 2 lr a step (--adamw-lr: BERT trains at lr 1e-4): on the CPU
+# alone, bert_base with 4 threads against 1 ends with one element of
+# layers.4.ffn_in.bias 2.8e-3 away (0.03 lr) and every other within 7.8e-4
+tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32G --adamw-lr 1e-4"
 traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
 traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
 traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"
