@@ -249,6 +249,10 @@ def at_most(key, limit):
     return lambda o, x: None if num(o, key) is None else num(o, key) <= limit
 
 
+def below(key, limit):
+    return lambda o, x: None if num(o, key) is None else num(o, key) < limit
+
+
 def ratio_at_least(limit):
     return lambda o, x: None if x is None else x >= limit
 
@@ -290,8 +294,7 @@ def phases(r):
 for s, r in ours["startup"]:  # each of ours against the target, PyTorch eager beside it
     limit = 1.5 if "benchmark on" in s else 1.0
     row(SM + "ResNet-50 start-up (process start to first timed step), %s" % s, [(s, r)], torch["startup"], "startup_s",
-        fmt_s, "< %.1f s" % limit, [(">= %.1f s" % limit, lambda o, x, limit=limit: None if num(o, "startup_s") is None
-                                     else num(o, "startup_s") < limit)], extra=phases)
+        fmt_s, "< %.1f s" % limit, [(">= %.1f s" % limit, below("startup_s", limit))], extra=phases)
 row(SM + "ResNet-50 start-up, cudnn-benchmark on, cold plan cache (the search runs)",
     [("cudnn-benchmark on, cold plan cache", startup_cold)], torch["startup"], "startup_s", fmt_s,
     "none (for comparison)", [], extra=phases)

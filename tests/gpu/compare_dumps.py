@@ -96,15 +96,19 @@ def rel_err(got, ref, floor):
     return (got - ref).abs().max().item() / max(maxabs(ref), floor, 1e-30)
 
 
-def group(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
-    """Every tensor of keys within rtol, relative to its own largest magnitude
-    or to floor_frac of the group's largest, whichever is larger."""
-    if not keys:
-        return
+def present(rep, name, got, keys):
+    """keys is not empty and got has every one of them (else a failed check)."""
     missing = [k for k in keys if k not in got]
     if missing:
         rep.check(name, False, "%d tensor(s) missing from the second dump (%s%s)"
                   % (len(missing), ", ".join(missing[:3]), ", ..." if len(missing) > 3 else ""))
+    return bool(keys) and not missing
+
+
+def group(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
+    """Every tensor of keys within rtol, relative to its own largest magnitude
+    or to floor_frac of the group's largest, whichever is larger."""
+    if not present(rep, name, got, keys):
         return
     gmax = max(maxabs(ref[k].double()) for k in keys)
     worst, wk = max((rel_err(got[k], ref[k], floor_frac * gmax), k) for k in keys)
@@ -118,11 +122,7 @@ def final_adamw(rep, ref, got, keys, rtol, lr, steps, floor_frac=1e-3):
     step (AdamW moves an element by about lr a step whatever its gradient, so
     an element whose gradient is rounding noise may differ by that much
     between two right runs; a wrong gradient or update moves whole tensors)."""
-    if not keys:
-        return
-    missing = [k for k in keys if k not in got]
-    if missing:
-        rep.check("final", False, "%d tensor(s) missing from the second dump (%s)" % (len(missing), ", ".join(missing[:3])))
+    if not present(rep, "final", got, keys):
         return
     gmax = max(maxabs(ref[k].double()) for k in keys)
     bound = 2.0 * lr * steps
@@ -158,11 +158,7 @@ def final_adamw(rep, ref, got, keys, rtol, lr, steps, floor_frac=1e-3):
 
 
 def exact(rep, name, ref, got, keys):
-    if not keys:
-        return
-    missing = [k for k in keys if k not in got]
-    if missing:
-        rep.check(name, False, "%d tensor(s) missing from the second dump (%s)" % (len(missing), ", ".join(missing[:3])))
+    if not present(rep, name, got, keys):
         return
     bad = [k for k in keys if got[k].shape != ref[k].shape or not torch.equal(got[k], ref[k])]
     detail = "%d tensor(s) bit-identical" % len(keys) if not bad else "%d of %d differ (%s%s; max |diff| %.3e)" % (
