@@ -21,9 +21,11 @@ cat > c.yaml <<YAML
 name: slurmcancel
 engine: command
 command: [sh, $top_srcdir/tests/e2e/engine.sh, sleep, "{k}"]
+# (15 s: long enough that none ends on its own before Slurm ends all three,
+# even on a loaded machine; 6 s once let one finish first)
 executor: {slurm: {extra: [--no-requeue]}}
 factors:
-  k: [6, 6.1, 6.2]
+  k: [15, 15.1, 15.2]
 YAML
 "$MATRIX" run c.yaml --out c --no-report > c.txt 2> c.err &
 pid=$!
