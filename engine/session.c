@@ -475,6 +475,20 @@ static void dump_batch(struct run *r, wfile *w, int step)
     free(idx);
 }
 
+/* Every parameter and buffer of the model into the dump, named PREFIX.NAME
+ * (init.conv1.weight before the first step, final.conv1.weight after the
+ * last). */
+static void put_params(struct run *r, wfile *w, const char *prefix)
+{
+    graph *g = &r->g;
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
+            char name[GRAPH_NAME + 8];
+            snprintf(name, sizeof name, "%s.%s", prefix, g->t[i].name);
+            put_tensor(r, w, i, name);
+        }
+}
+
 static int dump_run(struct run *r, const struct opts *o)
 {
     struct dump d;
@@ -496,12 +510,7 @@ static int dump_run(struct run *r, const struct opts *o)
     for (int i = 0; i < g->nt; i++) /* --data: the inputs of every step, below */
         if (g->t[i].kind == TK_INPUT && !r->data)
             put_tensor(r, &d.w, i, NULL);
-    for (int i = 0; i < g->nt; i++)
-        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
-            char name[GRAPH_NAME + 8];
-            snprintf(name, sizeof name, "init.%s", g->t[i].name);
-            put_tensor(r, &d.w, i, name);
-        }
+    put_params(r, &d.w, "init");
     d.losses = calloc(steps, sizeof(float));
     mallocCheck(d.losses);
     d.skipped = calloc(steps, sizeof(float));
@@ -540,12 +549,7 @@ static int dump_run(struct run *r, const struct opts *o)
         weights_put_raw(&d.w, "losses", 1, &n, d.losses);
     if (skips >= 0.0)
         weights_put_raw(&d.w, "skipped", 1, &n, d.skipped);
-    for (int i = 0; i < g->nt; i++)
-        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
-            char name[GRAPH_NAME + 8];
-            snprintf(name, sizeof name, "final.%s", g->t[i].name);
-            put_tensor(r, &d.w, i, name);
-        }
+    put_params(r, &d.w, "final");
     free(d.losses);
     free(d.skipped);
     r->hook = NULL;

@@ -111,34 +111,43 @@ static void shape_text(char *out, size_t n, uint32_t dtype, int ndim, const int6
         snprintf(out + len, n - len, "scalar");
 }
 
-int weights_load(graph *g, const char *path, char *err, int errlen)
+/* The weights file at path opened for reading, or NULL after writing why into
+ * err: opened non-blocking so that a FIFO is refused, not waited on, and
+ * anything but a regular file named for what it is. */
+static FILE *weights_open_read(const char *path, char *err, int errlen)
 {
-    char magic[4], have[160], want[160];
-    uint32_t ver, count;
     struct stat st;
-    int *seen = calloc(g->nt, sizeof *seen);
-    mallocCheck(seen);
-    /* non-blocking: a FIFO is refused, not waited on */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    FILE *f = NULL;
+    FILE *f;
     if (fd < 0 || fstat(fd, &st) != 0) {
         snprintf(err, errlen, "unable to open '%s': %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        goto fail;
+        return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "'%s' is %s, not a weights file", path,
                  S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
                  : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");
         close(fd);
-        goto fail;
+        return NULL;
     }
     if (!(f = fdopen(fd, "rb"))) {
         snprintf(err, errlen, "unable to open '%s': %s", path, strerror(errno));
         close(fd);
-        goto fail;
     }
+    return f;
+}
+
+int weights_load(graph *g, const char *path, char *err, int errlen)
+{
+    char magic[4], have[160], want[160];
+    uint32_t ver, count;
+    int *seen = calloc(g->nt, sizeof *seen);
+    mallocCheck(seen);
+    FILE *f = weights_open_read(path, err, errlen);
+    if (!f)
+        goto fail;
     if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "MXWT", 4) != 0 ||
         fread(&ver, 4, 1, f) != 1 || fread(&count, 4, 1, f) != 1) {
         snprintf(err, errlen, "'%s' is not a weights file (magic MXWT)", path);

@@ -32,5 +32,5 @@ matrix_matrix_SOURCES = \
 matrix_matrix_LDADD = matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 
 # ---- the layering of matrix/: which stage may include which (make check)
-TESTS += tests/arch/layers.sh tests/arch/layers_fail.sh
-EXTRA_DIST += tests/arch/layers.sh tests/arch/layers_fail.sh
+TESTS += tests/arch/layers.sh tests/arch/layers_fail.sh tests/arch/func_length.sh tests/arch/func_length_fail.sh
+EXTRA_DIST += tests/arch/layers.sh tests/arch/layers_fail.sh tests/arch/func_length.sh tests/arch/func_length_fail.sh

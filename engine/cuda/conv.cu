@@ -2115,18 +2115,10 @@ static int conv_direct_prepare(graph *g, int nrun)
     return 0;
 }
 
-int cu_conv_prepare(graph *g, int nrun)
+/* The log's two lines on how convolutions and BatchNorm statistics will run
+ * (MATRIX_ENGINE_CONV, MATRIX_ENGINE_BNSTATS, cudnn_benchmark). */
+static void conv_log_paths(void)
 {
-    int any = 0, r;
-    free(cv.bn_conv);
-    memset(&cv, 0, sizeof cv);
-    for (int i = 0; i < nrun; i++)
-        any |= g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD;
-    if ((r = conv_engine_env()) || (r = conv_bnstats_env()))
-        return r;
-    if (!any)
-        return 0;
-    conv_bnstats_table(nrun);
     fprintf(stderr,
             "matrix-engine: cuda: convolutions: MATRIX_ENGINE_CONV=%s: %s\n",
             engine_names(cv.engine),
@@ -2146,6 +2138,21 @@ int cu_conv_prepare(graph *g, int nrun)
                   "of cuDNN's GEN_STATS (CONVOLUTION_FORWARD -> GEN_STATS graph, verified), else "
                   "sums its input itself"
                 : "every BatchNorm sums its input itself (f32 per 16 rows, then double)");
+}
+
+int cu_conv_prepare(graph *g, int nrun)
+{
+    int any = 0, r;
+    free(cv.bn_conv);
+    memset(&cv, 0, sizeof cv);
+    for (int i = 0; i < nrun; i++)
+        any |= g->ops[i].type == OP_CONV || g->ops[i].type == OP_CONV_BWD;
+    if ((r = conv_engine_env()) || (r = conv_bnstats_env()))
+        return r;
+    if (!any)
+        return 0;
+    conv_bnstats_table(nrun);
+    conv_log_paths();
     if (cv.engine == CE_KERNEL)
         return conv_direct_prepare(g, nrun);
     cudnnStatus_t st = cudnnCreate(&cu.dnn);

@@ -384,7 +384,11 @@ size_t bn_part_bytes(const geo &d)
 /* Pass 1, channels-last: rows R = N * P of C channels; thread (tx, ty) owns
  * channels c0 .. c0 + V - 1 and rows blockIdx.y * TY + ty + k gridDim.y TY.
  * BWD: 0 the forward's sums, 1 the backward's, 2 the backward's with dy
- * masked by the folded ReLU (rl), y > 0 recomputed, 3 the same with y read. */
+ * masked by the folded ReLU (rl), y > 0 recomputed, 3 the same with y read.
+ * Long (about 85 lines) because the four passes share one body: the f32
+ * partials per 16 rows, their double sums and the block's tree reduction are
+ * the same code for each, and the BWD cases are compile-time branches of it;
+ * split into device functions they would pass a dozen per-thread arrays. */
 template <int V, int BWD>
 __global__ void __launch_bounds__(256)
 k_bn_sums_nhwc(const void *x, int xdt, const void *dy, int ddt, const void *mean, int mdt,

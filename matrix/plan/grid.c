@@ -318,6 +318,56 @@ struct grid_filter {
 	size_t nid_terms;
 };
 
+/* --only's error for a term naming no factor of r: the nearest name (the
+ * factors and 'id'), else the factors. */
+static void filter_no_factor(const struct recipe *r, const char *name, FILE *err)
+{
+	const char **cands = xcalloc(r->nfactors + 1, sizeof(char *));
+	for (size_t i = 0; i < r->nfactors; i++)
+		cands[i] = r->factors[i].name;
+	cands[r->nfactors] = "id";
+	const char *near = vocab_closest(name, cands, r->nfactors + 1);
+	struct strbuf sb = {0};
+	if (near) {
+		sb_printf(&sb, " (did you mean '%s'?)", near);
+	} else {
+		sb_puts(&sb, " (factors:");
+		for (size_t i = 0; i < r->nfactors; i++)
+			sb_printf(&sb, "%s %s", i ? "," : "", cands[i]);
+		sb_puts(&sb, ")");
+	}
+	error_to(err, "--only: the recipe has no factor '%s'%s", name, sb.buf);
+	sb_free(&sb);
+	free(cands);
+}
+
+/* --only's error for a value v that is no level of factor fi (written name in
+ * the filter): the nearest level, else the levels, and how to keep a level a
+ * filter cannot write. */
+static void filter_no_level(const struct recipe *r, size_t fi, const char *name, const char *v, FILE *err)
+{
+	const struct factor *fa = &r->factors[fi];
+	const char *near = vocab_closest(v, (const char *const *)fa->levels, fa->nlevels);
+	struct strbuf sb = {0};
+	if (near) {
+		sb_printf(&sb, " (did you mean '%s'?)", near);
+	} else {
+		sb_puts(&sb, " (levels:");
+		for (size_t l = 0; l < fa->nlevels; l++)
+			sb_printf(&sb, "%s %s", l ? "," : "", fa->levels[l]);
+		sb_puts(&sb, ")");
+	}
+	/* a level with ',' or '|' in it cannot be written in a filter */
+	for (size_t l = 0; l < fa->nlevels; l++)
+		if (strpbrk(fa->levels[l], ",|")) {
+			sb_printf(&sb, "; a level with ',' or '|' in it ('%s') is kept by its "
+				       "points' id=ID|ID (matrix expand prints them)", fa->levels[l]);
+			break;
+		}
+	error_to(err, "--only: factor '%s' has no level '%s'%s", name, v, sb.buf);
+	sb_free(&sb);
+}
+
 struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, FILE *err)
 {
 	struct grid_filter *f = xcalloc(1, sizeof(*f));
@@ -347,23 +397,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 		}
 		long fi = recipe_factor_index(r, name);
 		if (fi < 0) {
-			const char **cands = xcalloc(r->nfactors + 1, sizeof(char *));
-			for (size_t i = 0; i < r->nfactors; i++)
-				cands[i] = r->factors[i].name;
-			cands[r->nfactors] = "id";
-			const char *near = vocab_closest(name, cands, r->nfactors + 1);
-			struct strbuf sb = {0};
-			if (near) {
-				sb_printf(&sb, " (did you mean '%s'?)", near);
-			} else {
-				sb_puts(&sb, " (factors:");
-				for (size_t i = 0; i < r->nfactors; i++)
-					sb_printf(&sb, "%s %s", i ? "," : "", cands[i]);
-				sb_puts(&sb, ")");
-			}
-			error_to(err, "--only: the recipe has no factor '%s'%s", name, sb.buf);
-			sb_free(&sb);
-			free(cands);
+			filter_no_factor(r, name, err);
 			goto fail;
 		}
 		if (!f->allow[fi])
@@ -373,26 +407,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			v = str_trim(v);
 			long li = recipe_level_index(r, (size_t)fi, v);
 			if (li < 0) {
-				const struct factor *fa = &r->factors[fi];
-				const char *near = vocab_closest(v, (const char *const *)fa->levels, fa->nlevels);
-				struct strbuf sb = {0};
-				if (near) {
-					sb_printf(&sb, " (did you mean '%s'?)", near);
-				} else {
-					sb_puts(&sb, " (levels:");
-					for (size_t l = 0; l < fa->nlevels; l++)
-						sb_printf(&sb, "%s %s", l ? "," : "", fa->levels[l]);
-					sb_puts(&sb, ")");
-				}
-				/* a level with ',' or '|' cannot be written in a filter */
-				for (size_t l = 0; l < fa->nlevels; l++)
-					if (strpbrk(fa->levels[l], ",|")) {
-						sb_printf(&sb, "; a level with ',' or '|' in it ('%s') is kept by its "
-							       "points' id=ID|ID (matrix expand prints them)", fa->levels[l]);
-						break;
-					}
-				error_to(err, "--only: factor '%s' has no level '%s'%s", name, v, sb.buf);
-				sb_free(&sb);
+				filter_no_level(r, (size_t)fi, name, v, err);
 				free(vcopy);
 				goto fail;
 			}

@@ -1611,6 +1611,31 @@ static int load_range(struct loader *L, struct factor *f, yaml_node_t *val)
 	return 0;
 }
 
+/* A factor's name k as a recipe may use it: 0, or -1 after a located error
+ * (not a name, 'result', or a column results.csv has of its own; the last
+ * is marked broken so that its uses are not errors of their own). */
+static int factor_name_check(struct loader *L, yaml_node_t *k, const char *name)
+{
+	if (!valid_name(name)) {
+		errorf(L, node_mark(k),
+		       "factor name '%s' must be letters, digits, '_', '-' and '.' (not starting with '.' or '-')",
+		       name);
+		return -1;
+	}
+	if (!strcmp(name, "result")) {
+		errorf(L, node_mark(k), "factor name 'result' is reserved ('{result}' names the result file)");
+		return -1;
+	}
+	if (factor_name_taken(name)) {
+		errorf(L, node_mark(k),
+		       "factor name '%s' is reserved: results.csv has a column '%s' of its own, which the "
+		       "factor's would shadow", name, name);
+		L->broken[L->nbroken++] = name; /* its uses are not errors of their own */
+		return -1;
+	}
+	return 0;
+}
+
 /* Read factors: names and level texts as written; levels are checked later,
  * once the engine is known. */
 static void load_factors(struct loader *L, yaml_node_t *v)
@@ -1638,23 +1663,8 @@ static void load_factors(struct loader *L, yaml_node_t *v)
 		const char *name = scalar(k);
 		if (!strcmp(name, "engine"))
 			L->saw_factor_engine = 1;
-		if (!valid_name(name)) {
-			errorf(L, node_mark(k),
-			       "factor name '%s' must be letters, digits, '_', '-' and '.' (not starting with '.' or '-')",
-			       name);
+		if (factor_name_check(L, k, name) < 0)
 			continue;
-		}
-		if (!strcmp(name, "result")) {
-			errorf(L, node_mark(k), "factor name 'result' is reserved ('{result}' names the result file)");
-			continue;
-		}
-		if (factor_name_taken(name)) {
-			errorf(L, node_mark(k),
-			       "factor name '%s' is reserved: results.csv has a column '%s' of its own, which the "
-			       "factor's would shadow", name, name);
-			L->broken[L->nbroken++] = name; /* its uses are not errors of their own */
-			continue;
-		}
 		yaml_node_item_t *items = NULL;
 		size_t nitems = 1;
 		if (val->type == YAML_SEQUENCE_NODE) {
@@ -3323,6 +3333,29 @@ static void apply_range_override(struct loader *L, size_t i, struct mark m, cons
 	free(v);
 }
 
+/* Override arg, "factors.NAME.step=VALUE" (eq at its '='), on a factor
+ * that the recipe gives as a list of levels, not a range: -1 after the error
+ * that says how to write it, else 0 (any other override too). */
+static int step_on_list(struct loader *L, struct mark m, const char *arg, const char *eq)
+{
+	if (!(eq - arg > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5) &&
+	      !memchr(arg + 8, '.', (size_t)(eq - arg) - 13)))
+		return 0;
+	int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
+	long fp = top_find(L, root, "factors");
+	int fmap = fp >= 0 ? node_at(L, root)->data.mapping.pairs.start[fp].value : 0;
+	int nlen = (int)(eq - arg) - 13;
+	long p = fmap && node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, arg + 8, (size_t)nlen) : -1;
+	if (p >= 0 && node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value)->type != YAML_MAPPING_NODE) {
+		errorf(L, m,
+		       "factor '%.*s' is a list of levels, not a range: a step needs its range first "
+		       "(factors.%.*s.range=[START,END] factors.%.*s.step=%s), or give the levels as %.*s=START..END:%s",
+		       nlen, arg + 8, nlen, arg + 8, nlen, arg + 8, eq + 1, nlen, arg + 8, eq + 1);
+		return -1;
+	}
+	return 0;
+}
+
 /* Apply override i, "KEY=VALUE", to the document: a factor's levels
  * (factors.KEY), else the recipe key KEY (dots go into mappings:
  * measure.min_time=1s), created where missing. A value with commas or a
@@ -3340,21 +3373,8 @@ static void apply_override(struct loader *L, size_t i)
 		apply_range_override(L, i, m, eq);
 		return;
 	}
-	if (eq - arg > 13 && !strncmp(arg, "factors.", 8) && !strncmp(eq - 5, ".step", 5) &&
-	    !memchr(arg + 8, '.', (size_t)(eq - arg) - 13)) { /* the step of a list of levels */
-		int root = yaml_document_get_root_node(&L->doc) - L->doc.nodes.start + 1;
-		long fp = top_find(L, root, "factors");
-		int fmap = fp >= 0 ? node_at(L, root)->data.mapping.pairs.start[fp].value : 0;
-		int nlen = (int)(eq - arg) - 13;
-		long p = fmap && node_at(L, fmap)->type == YAML_MAPPING_NODE ? map_find(L, fmap, arg + 8, (size_t)nlen) : -1;
-		if (p >= 0 && node_at(L, node_at(L, fmap)->data.mapping.pairs.start[p].value)->type != YAML_MAPPING_NODE) {
-			errorf(L, m,
-			       "factor '%.*s' is a list of levels, not a range: a step needs its range first "
-			       "(factors.%.*s.range=[START,END] factors.%.*s.step=%s), or give the levels as %.*s=START..END:%s",
-			       nlen, arg + 8, nlen, arg + 8, nlen, arg + 8, eq + 1, nlen, arg + 8, eq + 1);
-			return;
-		}
-	}
+	if (step_on_list(L, m, arg, eq) < 0)
+		return;
 	/* levels as YAML writes them are read the same: [1, 2] is 1,2 (spaces
 	 * around a level dropped, as in a flow sequence) */
 	struct strbuf levels = {0};

@@ -669,7 +669,10 @@ static void json_num(struct strbuf *sb, double v)
 
 /* --format json: the metric, the directories, a point per match (its
  * factors, both values, gain with its 95% interval, change, processes,
- * test, verdict) and the summary; every digit. */
+ * test, verdict) and the summary; every digit. Long (about 85 lines)
+ * because it writes the document in one pass in the order a reader meets it,
+ * each key next to the value it holds (the CSV and markdown forms read the
+ * same way). */
 static void compare_json(const struct run *a, const struct run *b, const struct match *m, size_t nm,
 			 const struct compare_opts *o, const char *const *marks, const struct tally *ty,
 			 struct strbuf *sb)

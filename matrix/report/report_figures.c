@@ -395,10 +395,11 @@ static char *log_yrange(const struct facet_view *v, const double *y, const doubl
 	return xasprintf("[%.6g:%.6g]", lo, hi);
 }
 
-/* Design note: one function lays out what every scatter shares (the
- * view, the axis, the data blocks and bodies of every panel, the template's
- * keys) so that the plain, the normalised and every faceted scatter are
- * drawn alike; the pieces are in scatter_panel, xaxis_* and facet_layout. */
+/* Long (about 90 lines) on purpose: one function lays out what every
+ * scatter shares (the view, the axis, the data blocks and bodies of every
+ * panel, the template's keys) so that the plain, the normalised and every
+ * faceted scatter are drawn alike; the pieces are in scatter_panel, xaxis_*
+ * and facet_layout. */
 static void scatter(struct figs *F, const struct scatter_spec *sp)
 {
 	const struct run *run = F->run;
@@ -924,6 +925,40 @@ static void effects_hidden(const struct run *run, const struct report_tables *rt
 	free(seen);
 }
 
+/* The effects figure's block 1, rows 0..n-1: each shown effect's geometric
+ * mean and its 95% interval (tables/effects.csv's gain_lo..gain_hi); without
+ * one, both ends are the mean (no whisker). Appends the row's tic to tics and
+ * keeps the longest label's length in *maxchars; returns how many rows have
+ * no interval (the caption counts them). */
+static size_t effects_means(struct figs *F, const size_t *shown, size_t n, struct strbuf *dat, struct strbuf *tics,
+			    size_t *maxchars)
+{
+	const struct run *run = F->run;
+	size_t noci = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct effect *e = &F->rt->effects[shown[i]];
+		double lo = e->geomean, hi = e->geomean;
+		if (isfinite(e->u)) {
+			lo = e->geomean * exp(-e->u);
+			hi = e->geomean * exp(e->u);
+		} else {
+			noci++;
+		}
+		sb_printf(dat, "%zu\t%.6g\t%.6g\t%.6g\n", i, e->geomean, lo, hi);
+		if (i)
+			sb_puts(tics, ", ");
+		char *lab = xasprintf("%s: %s → %s", fname(run, e->factor), run_level(run, e->factor, e->from),
+				      run_level(run, e->factor, e->to));
+		size_t len = strlen(lab);
+		*maxchars = len > *maxchars ? len : *maxchars;
+		sb_putc(tics, '"');
+		plot_quote_tic(tics, lab);
+		sb_printf(tics, "\" %zu", i);
+		free(lab);
+	}
+	return noci;
+}
+
 static void effects_figure(struct figs *F)
 {
 	const struct run *run = F->run;
@@ -957,31 +992,7 @@ static void effects_figure(struct figs *F)
 			sb_printf(&dat, "%.4f\t%.6g\n", (double)i + stat_jitter(cs->id[e->new[k]], 0.5), e->gain[k]);
 	}
 	sb_puts(&dat, "\n\n");
-	/* block 1: row, geometric mean and its 95% interval (tables/effects.csv's
-	 * gain_lo..gain_hi); without one, both ends are the mean (no whisker)
-	 * and the caption counts it */
-	size_t noci = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct effect *e = &rt->effects[shown[i]];
-		double lo = e->geomean, hi = e->geomean;
-		if (isfinite(e->u)) {
-			lo = e->geomean * exp(-e->u);
-			hi = e->geomean * exp(e->u);
-		} else {
-			noci++;
-		}
-		sb_printf(&dat, "%zu\t%.6g\t%.6g\t%.6g\n", i, e->geomean, lo, hi);
-		if (i)
-			sb_puts(&tics, ", ");
-		char *lab = xasprintf("%s: %s → %s", fname(run, e->factor), run_level(run, e->factor, e->from),
-				      run_level(run, e->factor, e->to));
-		size_t len = strlen(lab);
-		maxchars = len > maxchars ? len : maxchars;
-		sb_putc(&tics, '"');
-		plot_quote_tic(&tics, lab);
-		sb_printf(&tics, "\" %zu", i);
-		free(lab);
-	}
+	size_t noci = effects_means(F, shown, n, &dat, &tics, &maxchars);
 	char ymax[32];
 	snprintf(ymax, sizeof(ymax), "%g", (double)n - 0.4);
 	char *xl = xasprintf("gain over matched pairs (×; > 1: better, i.e. %s %s)",
@@ -1108,6 +1119,26 @@ static size_t best_rows(const struct run *run, const struct report_tables *rt, c
 /* Baseline vs optimal per group (the factors the baseline leaves free):
  * the optimal among the points the view keeps, in its panels. The figure
  * widens with the rows and turns the group labels when they would overlap. */
+/* The baseline-vs-optimal figure's caption; as the best table says, the
+ * gains printed over the bars between points of one process each leave out
+ * the variation between processes, and the caption counts them. */
+static char *best_caption(struct figs *F, const struct facet_view *v)
+{
+	size_t gains, within = best_within(&F->run->cells, F->rt->best, F->rt->nbest, &gains);
+	char *note = within ? xasprintf(" %zu of the %zu gains in tables/best.csv compare points measured in one "
+					"process each: their intervals hold the noise inside each process only, not "
+					"the variation between fresh processes (repeat: 3 or more shows it).",
+					within, gains)
+			    : xstrdup("");
+	char *cap = xasprintf("For each group, the point at the recipe's baseline and the best measured "
+			      "point%s; whiskers: each point's 95%% confidence interval. Above them the gain "
+			      "(×, > 1 better) and under it its 95%% interval ('-': the points have none). "
+			      "Configurations in tables/best.csv.%s",
+			      v->nwhere ? " of those the where keeps" : "", note);
+	free(note);
+	return cap;
+}
+
 static void best_figure(struct figs *F, const struct report_facet *facet)
 {
 	const struct run *run = F->run;
@@ -1159,21 +1190,7 @@ static void best_figure(struct figs *F, const struct report_facet *facet)
 		h += bottom;
 	const char *kv[] = {"TITLE", t, "XLABEL", xl, "YLABEL", yq, "EXTRA", ex.buf ? ex.buf : "",
 			    "PLOT", plot.buf};
-	/* the gains printed over the bars: as the best table says, those
-	 * between points of one process each leave out the variation between
-	 * processes */
-	size_t gains, within = best_within(&run->cells, rt->best, rt->nbest, &gains);
-	char *note = within ? xasprintf(" %zu of the %zu gains in tables/best.csv compare points measured in one "
-					"process each: their intervals hold the noise inside each process only, not "
-					"the variation between fresh processes (repeat: 3 or more shows it).",
-					within, gains)
-			    : xstrdup("");
-	char *cap = xasprintf("For each group, the point at the recipe's baseline and the best measured "
-			      "point%s; whiskers: each point's 95%% confidence interval. Above them the gain "
-			      "(×, > 1 better) and under it its 95%% interval ('-': the points have none). "
-			      "Configurations in tables/best.csv.%s",
-			      v.nwhere ? " of those the where keeps" : "", note);
-	free(note);
+	char *cap = best_caption(F, &v);
 	if (write_dat(F->plotdir, name.buf, &dat) == 0)
 		plot_prepare(F->ps, F->plotdir, name.buf, title.buf, cap, "best", kv, ARRAY_SIZE(kv) / 2, w, h);
 	for (size_t p = 0; p < v.npanels; p++)

@@ -521,6 +521,34 @@ static int cmp_pp(const void *a, const void *b)
 	return c;
 }
 
+/* The per-point table's n entries before sorting: the measured cells, then
+ * the failures, each with its level indices (a failure's level text looked
+ * up; one the recipe no longer has sorts last). */
+static struct pp_entry *pp_entries(const struct run *run, size_t n)
+{
+	const struct recipe *r = &run->recipe;
+	const struct cellset *cs = &run->cells;
+	struct pp_entry *e = xcalloc(n ? n : 1, sizeof(*e));
+	for (size_t i = 0; i < n; i++) {
+		e[i].lv = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
+		e[i].cell = i < cs->ncells ? (long)i : -1;
+		e[i].failure = i < cs->ncells ? 0 : i - cs->ncells;
+		e[i].fl = i < cs->ncells ? NULL : &run->failures[e[i].failure];
+		for (size_t f = 0; f < r->nfactors; f++) {
+			if (e[i].cell >= 0) {
+				e[i].lv[f] = CELL_LEVEL(cs, (size_t)e[i].cell, f);
+				continue;
+			}
+			const char *name = run->failures[e[i].failure].levels[f];
+			size_t l = 0;
+			while (l < r->factors[f].nlevels && strcmp(r->factors[f].levels[l], name) != 0)
+				l++;
+			e[i].lv[f] = l;
+		}
+	}
+	return e;
+}
+
 /* The per-point table that opens report.md and report.html: the factors
  * that vary (all when none does), the metric with its 95% interval, the
  * status; every point of results.csv, measured or not, in the recipe's
@@ -552,24 +580,7 @@ struct rtable *report_per_point_table(const struct run *run)
 			       run->metric.name);
 	const struct cellset *cs = &run->cells;
 	size_t n = cs->ncells + run->nfailures;
-	struct pp_entry *e = xcalloc(n ? n : 1, sizeof(*e));
-	for (size_t i = 0; i < n; i++) {
-		e[i].lv = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
-		e[i].cell = i < cs->ncells ? (long)i : -1;
-		e[i].failure = i < cs->ncells ? 0 : i - cs->ncells;
-		e[i].fl = i < cs->ncells ? NULL : &run->failures[e[i].failure];
-		for (size_t f = 0; f < r->nfactors; f++) {
-			if (e[i].cell >= 0) {
-				e[i].lv[f] = CELL_LEVEL(cs, (size_t)e[i].cell, f);
-				continue;
-			}
-			const char *name = run->failures[e[i].failure].levels[f];
-			size_t l = 0;
-			while (l < r->factors[f].nlevels && strcmp(r->factors[f].levels[l], name) != 0)
-				l++;
-			e[i].lv[f] = l;
-		}
-	}
+	struct pp_entry *e = pp_entries(run, n);
 	pp_nfactors = r->nfactors;
 	if (n)
 		qsort(e, n, sizeof(*e), cmp_pp);

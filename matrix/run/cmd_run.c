@@ -788,6 +788,50 @@ static void slot_clear(struct slot *s)
 	s->busy = 0;
 }
 
+/* The options of `matrix run` read as a whole: a recipe or --resume, a known
+ * executor, no two names for the run directory, and the resume-only options
+ * only with --resume (the error says the command that would apply them).
+ * Returns 0, or -1 after the error. */
+static int run_opts_check(const struct run_opts *o)
+{
+	if (!o->recipe && !o->resume) {
+		error("run: no recipe given");
+		return -1;
+	}
+	if (o->executor && strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
+		error("run: --executor must be 'local' or 'slurm', not '%s'", o->executor);
+		return -1;
+	}
+	if (!o->recipe && o->novr) {
+		error("run: '%s' overrides a recipe: name the recipe (the one in '%s' is %s/recipe.yaml)",
+		      o->ovr[0], o->resume, o->resume);
+		return -1;
+	}
+	if (o->out && o->resume) {
+		error("run: --out and --resume both name the run directory: give one");
+		return -1;
+	}
+	/* both change how a directory is resumed; without --resume they did nothing */
+	if (!o->resume && (o->retry_failed || o->allow_changed)) {
+		const char *opt = o->retry_failed ? "--retry-failed" : "--allow-changed";
+		struct strbuf cmd = {0};
+		if (o->recipe) {
+			argv_shell_quote(&cmd, o->recipe);
+			sb_putc(&cmd, ' ');
+		}
+		sb_puts(&cmd, "--resume ");
+		if (o->out) /* a run already in --out DIR is resumed with --resume DIR */
+			argv_shell_quote(&cmd, o->out);
+		else
+			sb_puts(&cmd, "DIR");
+		error("run: %s applies to a resumed run: matrix run %s %s", opt, cmd.buf, opt);
+		sb_free(&cmd);
+		return -1;
+	}
+	return 0;
+}
+
+
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -840,41 +884,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			return -1;
 		}
 	}
-	if (!o->recipe && !o->resume) {
-		error("run: no recipe given");
-		return -1;
-	}
-	if (o->executor && strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
-		error("run: --executor must be 'local' or 'slurm', not '%s'", o->executor);
-		return -1;
-	}
-	if (!o->recipe && o->novr) {
-		error("run: '%s' overrides a recipe: name the recipe (the one in '%s' is %s/recipe.yaml)",
-		      o->ovr[0], o->resume, o->resume);
-		return -1;
-	}
-	if (o->out && o->resume) {
-		error("run: --out and --resume both name the run directory: give one");
-		return -1;
-	}
-	/* both change how a directory is resumed; without --resume they did nothing */
-	if (!o->resume && (o->retry_failed || o->allow_changed)) {
-		const char *opt = o->retry_failed ? "--retry-failed" : "--allow-changed";
-		struct strbuf cmd = {0};
-		if (o->recipe) {
-			argv_shell_quote(&cmd, o->recipe);
-			sb_putc(&cmd, ' ');
-		}
-		sb_puts(&cmd, "--resume ");
-		if (o->out) /* a run already in --out DIR is resumed with --resume DIR */
-			argv_shell_quote(&cmd, o->out);
-		else
-			sb_puts(&cmd, "DIR");
-		error("run: %s applies to a resumed run: matrix run %s %s", opt, cmd.buf, opt);
-		sb_free(&cmd);
-		return -1;
-	}
-	return 0;
+	return run_opts_check(o);
 }
 
 /* --- the study: cmd_run's steps -------------------------------------------------------------- */
@@ -1711,6 +1721,55 @@ static void slot_give_gpus(struct study *S, struct slot *s, size_t slot, int n);
  * (the runtime and --user probed as the run probes them). What only the run
  * can know: the runner's pid and slot that end the container's name, and
  * the nonce in the result file's name of each attempt. */
+/* The dry run's line for point p in a container: the full container command,
+ * as the executor runs it. */
+static void dry_run_container_line(struct study *S, const struct point *p, const struct slot *tmp, int uses_gpu,
+				   struct strbuf *sb)
+{
+	char *abs = run_dir_real(S->dir); /* as exec_container_new names it */
+	if (!S->img.im[0].run_label)
+		images_claim_run(&S->img, abs, 1, stdout);
+	struct exec_point ep = {.id = p->id, .argv = tmp->cmd.argv, .env = tmp->env ? tmp->env : tmp->cmd.env,
+				.cwd = tmp->cmd.cwd, .image = &S->img.im[p->level[S->cf]],
+				.res = {.gpu = uses_gpu}};
+	char *name = xasprintf("matrix-%s", p->id);
+	char **argv = exec_container_argv(&ep, name, abs);
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			sb_putc(sb, ' ');
+		argv_shell_quote(sb, *a);
+		free(*a);
+	}
+	free(argv);
+	free(name);
+	free(abs);
+}
+
+/* The dry run's line for a point run here: its command line, with the
+ * slot's CUDA_VISIBLE_DEVICES=... in front (after a command engine's
+ * "cd DIR && "). */
+static void dry_run_line(const struct slot *tmp, struct strbuf *sb)
+{
+	size_t skip = 0; /* "cd DIR && " of a command engine: the variable goes after it */
+	if (tmp->cmd.cwd) {
+		struct strbuf cd = {0};
+		sb_puts(&cd, "cd ");
+		argv_shell_quote(&cd, tmp->cmd.cwd);
+		sb_puts(&cd, " && ");
+		if (strncmp(tmp->cmd.line, cd.buf, cd.len) == 0)
+			skip = cd.len;
+		sb_free(&cd);
+	}
+	sb_add(sb, tmp->cmd.line, skip);
+	if (tmp->env) { /* CUDA_VISIBLE_DEVICES=... */
+		const char *eq = strchr(tmp->env[0], '=');
+		sb_printf(sb, "%.*s", (int)(eq - tmp->env[0] + 1), tmp->env[0]);
+		argv_shell_quote(sb, eq + 1);
+		sb_putc(sb, ' ');
+	}
+	sb_puts(sb, tmp->cmd.line + skip);
+}
+
 static int study_dry_run(struct study *S)
 {
 	struct grid g;
@@ -1732,45 +1791,10 @@ static int study_dry_run(struct study *S)
 		if (ngpu && !S->slurm) /* a slurm task's GPUs are the scheduler's */
 			slot_give_gpus(S, &tmp, 0, ngpu);
 		struct strbuf sb = {0};
-		if (S->cf >= 0) {
-			/* the full container command, as the executor runs it */
-			char *abs = run_dir_real(S->dir); /* as exec_container_new names it */
-			if (!S->img.im[0].run_label)
-				images_claim_run(&S->img, abs, 1, stdout);
-			struct exec_point ep = {.id = p->id, .argv = tmp.cmd.argv, .env = tmp.env ? tmp.env : tmp.cmd.env,
-						.cwd = tmp.cmd.cwd, .image = &S->img.im[p->level[S->cf]],
-						.res = {.gpu = uses_gpu}};
-			char *name = xasprintf("matrix-%s", p->id);
-			char **argv = exec_container_argv(&ep, name, abs);
-			for (char **a = argv; *a; a++) {
-				if (a != argv)
-					sb_putc(&sb, ' ');
-				argv_shell_quote(&sb, *a);
-				free(*a);
-			}
-			free(argv);
-			free(name);
-			free(abs);
-		} else {
-			size_t skip = 0; /* "cd DIR && " of a command engine: the variable goes after it */
-			if (tmp.cmd.cwd) {
-				struct strbuf cd = {0};
-				sb_puts(&cd, "cd ");
-				argv_shell_quote(&cd, tmp.cmd.cwd);
-				sb_puts(&cd, " && ");
-				if (strncmp(tmp.cmd.line, cd.buf, cd.len) == 0)
-					skip = cd.len;
-				sb_free(&cd);
-			}
-			sb_add(&sb, tmp.cmd.line, skip);
-			if (tmp.env) { /* CUDA_VISIBLE_DEVICES=... */
-				const char *eq = strchr(tmp.env[0], '=');
-				sb_printf(&sb, "%.*s", (int)(eq - tmp.env[0] + 1), tmp.env[0]);
-				argv_shell_quote(&sb, eq + 1);
-				sb_putc(&sb, ' ');
-			}
-			sb_puts(&sb, tmp.cmd.line + skip);
-		}
+		if (S->cf >= 0)
+			dry_run_container_line(S, p, &tmp, uses_gpu, &sb);
+		else
+			dry_run_line(&tmp, &sb);
 		printf("%s\n", sb.buf);
 		sb_free(&sb);
 		gpus_release(&S->gpus, 0);
