@@ -10,7 +10,8 @@
 # 'crashed' row whose reason is the last line of its output, or, when it
 # could not even open its output (as on a node that does not mount the run
 # directory: here an --output that no node can write), says so; it named
-# an output file that did not exist.
+# an output file that did not exist. One that Slurm's accounting (sacct)
+# says ran out of memory has an 'oom' row.
 . "$top_srcdir/tests/setup"
 . "$top_srcdir/tests/e2e/slurm_cluster"
 slurm_cpus=4
@@ -73,5 +74,27 @@ scontrol update PartitionName=debug State=UP
 expect_status 1 "$MATRIX" run --resume g --no-report > g.txt 2>&1
 gjob=$(cat g/slurm/jobs)
 expect_grep "slurm: FAILED: the task ended without writing a row (g/slurm/${gjob}_1.out: matrix: cannot write '$work/g/rows/[0-9a-f]*.csv': Not a directory)" g/results.csv "reason quoting the task's output"
+# a task that Slurm's accounting says ran out of memory (OUT_OF_MEMORY,
+# read from sacct: the test cluster keeps no accounting, so a stand-in
+# sacct on PATH answers as slurmdbd would once the task has left the queue)
+# has an 'oom' row with Slurm's state in its reason
+mkdir bin
+cat > bin/sacct <<'SH'
+#!/bin/sh
+# sacct -n -X -P -o JobID,State,NodeList -j JOB
+for a; do job=$a; done
+[ -z "$(squeue -h -j "$job" 2>/dev/null)" ] || exit 0
+printf '%s_1|OUT_OF_MEMORY|%s\n' "$job" "$(hostname -s)"
+SH
+chmod +x bin/sacct
+scontrol update PartitionName=debug State=DOWN
+sed 's/^name: .*/name: slurmoom/' g.yaml > o.yaml
+"$MATRIX" run o.yaml --out o --detach > o1.txt 2>&1 || { cat o1.txt >&2; fail "detach (oom)"; }
+rm -rf o/rows && : > o/rows
+scontrol update PartitionName=debug State=UP
+set +e; PATH=$work/bin:$PATH "$MATRIX" run --resume o --no-report > o.txt 2>&1; rc=$?; set -e
+expect_eq "$rc" 1 "exit status of a run with an oom row"
+expect_eq "$(csv_col o/results.csv status)" oom "status of a task Slurm ended OUT_OF_MEMORY"
+expect_grep "slurm: OUT_OF_MEMORY: killed at the task's memory limit" o/results.csv "reason of an OUT_OF_MEMORY task"
 slurm_stop
 echo ok

@@ -1,7 +1,7 @@
 # The slurm executor on a real Slurm: a single-node cluster on localhost
 # (tests/e2e/slurm_cluster). A 6-point study through --executor slurm has
 # every point's row exactly once, with its node, job and task; a task run
-# again (a requeue) doubles no row; SIGINT on the front end scancels its
+# again (a requeue) doubles no row; SIGINT (and SIGTERM) on the front end scancels its
 # array (nothing left in squeue) and the directory resumes through slurm.
 # Detached runs: --detach submits and returns; `matrix status` counts done,
 # running, pending and missing points and says which of complete, in
@@ -93,6 +93,18 @@ expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after the interrupt"
 expect_eq "$(tail -n +2 run2/results.csv | cut -d, -f1 | sort | uniq | wc -l)" 4 "every point after resume"
 expect_eq "$(tail -n +2 run2/results.csv | wc -l)" 4 "no doubled row after resume"
 expect_eq "$(csv_col run2/results.csv status | sort -u)" ok "resumed statuses"
+# SIGTERM (what a batch system or a service manager sends) does the same:
+# the array cancelled, the directory left to resume
+"$MATRIX" run s.yaml --out run3 --no-report > term.txt 2> term.err &
+pid=$!
+i=0; until squeue -h -t R -n matrix-slurmint | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran (SIGTERM)"; sleep 0.1; done
+kill -TERM $pid
+set +e; wait $pid; rc=$?; set -e
+expect_eq "$rc" 130 "exit status after SIGTERM"
+expect_grep "^matrix: interrupted by SIGTERM: .*resume with: matrix run --resume run3$" term.err "interrupt message (SIGTERM)"
+expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after SIGTERM"
+expect_status 4 "$MATRIX" status run3 > term_status.txt
+expect_grep "^  missing *[1-4] " term_status.txt "status after SIGTERM: the points left are missing"
 
 # four points, one at a time: detached, resumed while queued (nothing
 # submitted again), one task cancelled, resumed again (that one only)
