@@ -4,6 +4,7 @@
 # a later `matrix report DIR` on the same directory; every figure is drawn and
 # every level is one row of the figures' data files. The same with the levels
 # as panel titles (panels:) and in a --where and --panels of `matrix report`.
+# A level with a line break never reaches gnuplot: the loader refuses it.
 . "$top_srcdir/tests/setup"
 cat > eng.sh <<SH
 #!/bin/sh
@@ -47,4 +48,22 @@ expect_status 0 "$MATRIX" report run --where "lvl=\`touch $work/pwned.tick\`,\$(
 figures="scatter_lvl_v_where_lvl scatter_v_lvl_where_lvl scatter_v_by_lvl_where_v_lvl bars_lvl_v_where_lvl
 	bars_v_lvl_where_lvl best_by_lvl_where_lvl"
 check "matrix report --where --panels"
+# a level with a line break would end a gnuplot string and start a command
+# on the next line: the recipe loader refuses it, located, before anything
+# runs (a results directory's recipe.yaml is loaded the same way by report)
+cat > nl.yaml <<YAML
+name: newline
+engine: command
+command: [sh, $work/eng.sh, "{v}"]
+factors:
+  lvl: [plain, "a\nset output '$work/pwned.newline'\nprint 1"]
+  v: [1, 2]
+YAML
+expect_status 2 "$MATRIX" run nl.yaml --out nl > nl.txt 2>&1
+expect_grep "^nl.yaml:5:16: level 'a...' of factor 'lvl' must be on one line" nl.txt "a level with a line break refused"
+[ ! -e nl ] || fail "a refused recipe left a run directory"
+mkdir nlrun && cp -r run/. nlrun/ && cp nl.yaml nlrun/recipe.yaml
+set +e; "$MATRIX" report nlrun > nlr.txt 2>&1; set -e
+expect_grep "must be on one line" nlr.txt "report refuses a directory whose recipe has a line break in a level"
+[ ! -e "$work/pwned.newline" ] || fail "a level with a line break ran gnuplot code"
 echo ok
