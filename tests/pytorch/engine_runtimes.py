@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Runtimes and int8 (issue 20): ONNX Runtime fp32 agrees with eager fp32;
-int8 dynamic (eager and ONNX Runtime) and int8 static (ONNX Runtime QDQ) run
-and report their error against eager fp32; a point outside its tolerance is
+"""Runtimes and int8 (issue 20): ONNX Runtime fp32 agrees with eager fp32
+(mnist_cnn, resnet_tiny, bert_tiny, and the study's resnet18 at batch 1);
+int8 dynamic (eager and ONNX Runtime, resnet18 too) and int8 static (ONNX
+Runtime QDQ) run and report their error against eager fp32; inductor needs
+torch 2 (unsupported on 1.13, with the version) and is not for int8; a point outside its tolerance is
 failed without a throughput; TensorRT and a missing package are unsupported
 with the package named. Needs onnxruntime and onnx (tests/install-deps.sh):
 without them the test is skipped (exit 77) with the reason, after checking
@@ -12,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from enginetest import PYTHON, check, done, failures, run, run_many
+from enginetest import PYTHON, check, done, failures, run, run_many, torch_version
 
 have = subprocess.run([PYTHON, "-c", "import onnxruntime, onnx"], capture_output=True, text=True)
 os.environ["MATRIX_TORCH_CACHE"] = tempfile.mkdtemp(prefix="pytorch-test-onnx.")
@@ -21,6 +23,7 @@ I = ["--task", "infer", "--eval", "on", "--steps", "5"]
 M = ["--model", "mnist_cnn", "--batch", "4"] + I
 R = ["--model", "resnet_tiny", "--batch", "4"] + I
 B = ["--model", "bert_tiny", "--batch", "2", "--seq-len", "16"] + I
+R18 = ["--model", "resnet18", "--batch", "1", "--threads", "1"] + I
 
 # TensorRT: never installable here (no TensorRT execution provider)
 t = run(M + ["--runtime", "tensorrt"])
@@ -54,6 +57,12 @@ cases = {
     "ort_train": ["--model", "mnist_cnn", "--runtime", "onnxruntime", "--steps", "5"],
     "ort_bf16": M + ["--runtime", "onnxruntime", "--precision", "bf16"],
     "quant_fp32": M + ["--runtime", "onnxruntime", "--quant", "static", "--channels-last", "on", "--eval", "off"],
+    # the study's own model (recipes/inference_accelerators.yaml), at batch 1
+    "ort_resnet18": R18 + ["--runtime", "onnxruntime"],
+    "ort_int8_dyn_resnet18": R18 + ["--runtime", "onnxruntime", "--precision", "int8", "--quant", "dynamic"],
+    "eager_int8_resnet18": R18 + ["--precision", "int8", "--quant", "dynamic"],
+    "inductor": M + ["--runtime", "inductor"],
+    "inductor_int8": M + ["--runtime", "inductor", "--precision", "int8"],
 }
 names = list(cases)
 runs = dict(zip(names, run_many([cases[n] for n in names])))
@@ -70,7 +79,7 @@ def unsupported(n, why):
           "%s: unsupported with %r (%s: %s)" % (n, why, r.describe(), r["reason"]))
 
 
-for n in ("ort_mnist", "ort_resnet", "ort_bert"):
+for n in ("ort_mnist", "ort_resnet", "ort_bert", "ort_resnet18"):
     if ok(n):
         r = runs[n]
         check(r["runtime"] == "onnxruntime" and r["ort_provider"] == "CPU" and r["onnxruntime_version"] and r["opset"],
@@ -86,7 +95,8 @@ check(runs["ort_resnet"]["ort_threads"] == "1", "threads reach the session (ort_
 check(runs["eager_mnist"]["accuracy_ref"] == "self" and "max_rel_err" not in runs["eager_mnist"].res,
       "eager fp32 is the reference itself")
 
-for n in ("eager_int8_mnist", "eager_int8_bert", "ort_int8_dyn_mnist", "ort_int8_static_resnet"):
+for n in ("eager_int8_mnist", "eager_int8_bert", "ort_int8_dyn_mnist", "ort_int8_static_resnet",
+          "ort_int8_dyn_resnet18", "eager_int8_resnet18"):
     if ok(n):
         r = runs[n]
         err = float(r["max_rel_err"])
@@ -96,7 +106,7 @@ for n in ("eager_int8_mnist", "eager_int8_bert", "ort_int8_dyn_mnist", "ort_int8
 for n in ("eager_int8_mnist", "eager_int8_bert"):
     r = runs[n]
     check(int(r["quantized_modules"] or 0) >= 2, "%s: quantized Linear modules %s" % (n, r["quantized_modules"]))
-for n in ("ort_int8_dyn_mnist", "ort_int8_static_resnet"):
+for n in ("ort_int8_dyn_mnist", "ort_int8_static_resnet", "ort_int8_dyn_resnet18"):
     r = runs[n]
     check(int(r["int8_nodes"] or 0) > 0, "%s: int8 nodes in the graph %s" % (n, r["int8_nodes"]))
 check(int(runs["ort_int8_static_resnet"]["calib_batches"] or 0) >= 2, "static: calibrated on generated batches")
@@ -109,6 +119,16 @@ for n in ("ort_tight", "eager_int8_tight"):
           "%s: no throughput, the error is recorded (max_rel_err %s)" % (n, r["max_rel_err"]))
 
 unsupported("eager_static", "quant static with runtime eager")
+# inductor is torch.compile: torch 2 or later, and not with int8 (the
+# version is checked first, so torch 1.13 names it for both)
+tv, (major, _) = torch_version()
+if major < 2:
+    unsupported("inductor", "runtime inductor needs torch >= 2.0 (torch.compile), found " + tv)
+    unsupported("inductor_int8", "runtime inductor needs torch >= 2.0")
+else:
+    if ok("inductor"):
+        check(runs["inductor"]["runtime"] == "inductor", "inductor: runtime recorded")
+    unsupported("inductor_int8", "precision int8 with runtime inductor")
 unsupported("ort_train", "runs inference only")
 unsupported("ort_bf16", "precision bf16 with runtime onnxruntime")
 q = runs["quant_fp32"]
