@@ -189,4 +189,21 @@ expect_grep "^id,index,repeat,device,v,status,.*,device," D1/results.csv "the de
 expect_status 0 "$MATRIX" merge D1 D2 --out DM 2> d.err
 "$MATRIX" export DM --format csv > dm.csv
 expect_eq "$(csv_col dm.csv factors.device | sort | uniq -c | awk '{ print $1 $2 }' | tr '\n' ' ')" "2cpu " "the factor's level kept in the merge"
+# a GPU names its machine: the rows' node (SLURMD_NODENAME) with the GPU
+# that node's rows name (key gpu); a node's CPU points, which name no GPU,
+# are on the same machine as its GPU points, not on a machine of their own
+cat > g.yaml <<'YAML'
+name: gpus
+engine: command
+command: [sh, -c, 'printf "status=ok\nthroughput=%s\nunit=samples/s\n" {v} > "$MATRIX_RESULT"; [ {dev} = cpu ] || echo "gpu=$GPU" >> "$MATRIX_RESULT"']
+factors:
+  dev: [cuda, cpu]
+  v: [1, 2]
+YAML
+SLURMD_NODENAME=gpu-node-1 GPU="NVIDIA H100 80GB HBM3" "$MATRIX" run g.yaml --out G1 --no-report > /dev/null 2>&1 || fail "run G1"
+SLURMD_NODENAME=gpu-node-2 GPU="NVIDIA A100-SXM4-80GB" "$MATRIX" run g.yaml --out G2 --no-report > /dev/null 2>&1 || fail "run G2"
+expect_status 0 "$MATRIX" merge G1 G2 --out GM 2> gm.err
+expect_grep "'G1' as run 1 (gpus, 4 rows, on NVIDIA H100 80GB HBM3 (gpu-node-1)); 'G2' as run 2 (gpus, 4 rows, on NVIDIA A100-SXM4-80GB (gpu-node-2))" gm.err "machines named by their GPU"
+"$MATRIX" export GM --format csv > gm.csv
+expect_eq "$(csv_col gm.csv machine | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "4 4 " "a node's CPU and GPU points on one machine"
 echo ok
