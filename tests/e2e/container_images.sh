@@ -38,5 +38,13 @@ expect_eq "$(grep -c "^container: .* runtime=$rt image=localhost/matrix-containe
 	"env.txt's image lines"
 grep -q "^  runtime: $rt$" run/recipe.yaml || fail "the run's recipe.yaml lacks the runtime override: $(cat run/recipe.yaml)"
 expect_grep "container" run/report.md "the report names the container"
+# the recipe's report (item 4): the container's effect over the matched
+# pair, best per group by container, the figures coloured by container
+expect_grep '^container,native,torch-debian,1,' run/tables/effects.csv "the container's effect, one matched pair"
+expect_grep '^container=native,1,' run/tables/best.csv "best per group: the native image"
+expect_grep '^container=torch-debian,1,' run/tables/best.csv "best per group: the Debian PyTorch image"
+for f in scatter_model_container scatter_batch_container bars_model_container effects best; do
+	[ -s "run/plots/$f.svg" ] || fail "no figure $f ($(ls run/plots | tr '\n' ' '))"
+done
 expect_eq "$("$rt" ps -aq | wc -l)" 0 "containers left"
 echo "images of containers/: native and Debian PyTorch built and run"
