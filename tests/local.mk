@@ -13,6 +13,7 @@ TESTS += \
 	tests/e2e/provenance.sh \
 	tests/e2e/hostile_gnuplot.sh \
 	tests/e2e/hostile_point_files.sh \
+	tests/e2e/long_timeout.sh \
 	tests/e2e/hostile_escape.sh \
 	tests/e2e/hostile_template.sh \
 	tests/e2e/hostile_text.sh \
