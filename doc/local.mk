@@ -10,7 +10,8 @@ EXTRA_DIST += tests/doc/manpages.sh tests/doc/check_docs.py tests/doc/doc_recipe
 
 # ---- the release tarball: the README's commands in an unpacked `make dist`
 # (minutes: not part of make check; .ci/run does not run it either)
-EXTRA_DIST += tests/dist/readme.sh
+EXTRA_DIST += tests/dist/readme.sh tests/dist/files.sh
+TESTS += tests/dist/files.sh
 dist-readme-check: dist
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/dist/readme.sh '$(abs_top_builddir)/$(PACKAGE)-$(VERSION).tar.gz'
 .PHONY: dist-readme-check

@@ -13,6 +13,8 @@ EXTRA_DIST += \
 	tests/recipes/bad/alias_loop.yaml \
 	tests/recipes/bad/alias_loop_key.err \
 	tests/recipes/bad/alias_loop_key.yaml \
+	tests/recipes/bad/alias_use.err \
+	tests/recipes/bad/alias_use.yaml \
 	tests/recipes/bad/all_excluded.err \
 	tests/recipes/bad/all_excluded.yaml \
 	tests/recipes/bad/all_excluded_large.err \
