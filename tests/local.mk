@@ -1,5 +1,8 @@
 # ---- runner tests
+# container_images (about 190 s: two images built) first, as the longest
+# of the cudasim fragment's are (tests/cudasim/local.mk)
 TESTS += \
+	tests/e2e/container_images.sh \
 	tests/e2e/run_basic.sh \
 	tests/e2e/run_failures.sh \
 	tests/e2e/run_gpus.sh \
@@ -33,7 +36,6 @@ TESTS += \
 	tests/e2e/container_docker.sh \
 	tests/e2e/container_podman.sh \
 	tests/e2e/container_rootless.sh \
-	tests/e2e/container_images.sh \
 	tests/e2e/dry_run_images.sh \
 	tests/e2e/study_recipes.sh \
 	tests/e2e/version.sh \
