@@ -215,6 +215,11 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
     cuda = dev.type == "cuda"
     if runtime == "tensorrt":
         provider = "TensorrtExecutionProvider"
+        try:  # the TensorRT the provider loads (the tensorrt package), recorded as ORT's is
+            import tensorrt
+            res["tensorrt_version"] = tensorrt.__version__
+        except Exception as e:  # the provider may find libnvinfer without the Python package
+            res["tensorrt_version"] = "unknown (%s)" % type(e).__name__
     else:
         provider = "CUDAExecutionProvider" if cuda else "CPUExecutionProvider"
 
