@@ -69,7 +69,7 @@ TESTS += tests/report/report.sh tests/report/compare.sh tests/report/bad_input.s
 	tests/report/facets.sh tests/report/digits.sh tests/report/empty_items.sh tests/report/changed_recipe.sh \
 	tests/report/ci_sides.sh tests/report/units.sh tests/report/whiskers.sh \
 	tests/report/design.sh tests/report/metrics.sh tests/report/merge.sh tests/report/no_baseline.sh \
-	tests/report/diverged.sh tests/report/ignored.sh tests/report/quality.sh
+	tests/report/diverged.sh tests/report/ignored.sh tests/report/quality.sh tests/report/figure_axes.sh
 CLEANFILES += tests/report/report-screenshot.png
 EXTRA_DIST += \
 	tests/report/report.sh \
@@ -84,6 +84,7 @@ EXTRA_DIST += \
 	tests/report/whiskers.sh \
 	tests/report/diverged.sh \
 	tests/report/quality.sh \
+	tests/report/figure_axes.sh \
 	tests/report/ignored.sh \
 	tests/report/units.sh \
 	tests/report/engine.sh \
