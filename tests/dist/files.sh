@@ -6,8 +6,9 @@
 # that are not shipped on purpose are named below with the reason. Skipped
 # outside a git checkout (in an unpacked tarball there is nothing to compare).
 . "$top_srcdir/tests/setup"
-git -C "$top_srcdir" rev-parse --is-inside-work-tree > /dev/null 2>&1 || {
-	echo "SKIP: $top_srcdir is not a git checkout (a release tarball has no other list to compare with)"
+# (an unpacked tarball inside a checkout, as make distcheck's, is not one)
+[ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ] || {
+	echo "SKIP: $top_srcdir is not the top of a git checkout (a release tarball has no other list to compare with)"
 	exit 77
 }
 # not shipped on purpose: git's own files
@@ -21,6 +22,7 @@ while read -r d; do
 done < dist.txt >> dist.txt.dirs
 sort -u dist.txt dist.txt.dirs -o dist.txt
 git -C "$top_srcdir" ls-files | grep -vE "$not_shipped" | sort -u > git.txt
+[ -s git.txt ] || fail "git ls-files listed nothing in $top_srcdir"
 comm -23 git.txt dist.txt > missing.txt
 [ ! -s missing.txt ] || fail "tracked files that make dist leaves out (add them to an EXTRA_DIST, or say here why not): $(tr '\n' ' ' < missing.txt)"
 echo "files.sh: the tarball holds all $(wc -l < git.txt) tracked files"
