@@ -318,6 +318,22 @@ struct grid_filter {
 	size_t nid_terms;
 };
 
+/* " (did you mean 'X'?)" with X the nearest of the ncands candidates to
+ * word, else " (WHAT: a, b, ...)" listing the first nlist of them. */
+static void near_or_list(struct strbuf *sb, const char *word, const char *const *cands, size_t ncands, size_t nlist,
+			 const char *what)
+{
+	const char *near = vocab_closest(word, cands, ncands);
+	if (near) {
+		sb_printf(sb, " (did you mean '%s'?)", near);
+		return;
+	}
+	sb_printf(sb, " (%s:", what);
+	for (size_t i = 0; i < nlist; i++)
+		sb_printf(sb, "%s %s", i ? "," : "", cands[i]);
+	sb_puts(sb, ")");
+}
+
 /* --only's error for a term naming no factor of r: the nearest name (the
  * factors and 'id'), else the factors. */
 static void filter_no_factor(const struct recipe *r, const char *name, FILE *err)
@@ -326,16 +342,8 @@ static void filter_no_factor(const struct recipe *r, const char *name, FILE *err
 	for (size_t i = 0; i < r->nfactors; i++)
 		cands[i] = r->factors[i].name;
 	cands[r->nfactors] = "id";
-	const char *near = vocab_closest(name, cands, r->nfactors + 1);
 	struct strbuf sb = {0};
-	if (near) {
-		sb_printf(&sb, " (did you mean '%s'?)", near);
-	} else {
-		sb_puts(&sb, " (factors:");
-		for (size_t i = 0; i < r->nfactors; i++)
-			sb_printf(&sb, "%s %s", i ? "," : "", cands[i]);
-		sb_puts(&sb, ")");
-	}
+	near_or_list(&sb, name, cands, r->nfactors + 1, r->nfactors, "factors");
 	error_to(err, "--only: the recipe has no factor '%s'%s", name, sb.buf);
 	sb_free(&sb);
 	free(cands);
@@ -347,16 +355,8 @@ static void filter_no_factor(const struct recipe *r, const char *name, FILE *err
 static void filter_no_level(const struct recipe *r, size_t fi, const char *name, const char *v, FILE *err)
 {
 	const struct factor *fa = &r->factors[fi];
-	const char *near = vocab_closest(v, (const char *const *)fa->levels, fa->nlevels);
 	struct strbuf sb = {0};
-	if (near) {
-		sb_printf(&sb, " (did you mean '%s'?)", near);
-	} else {
-		sb_puts(&sb, " (levels:");
-		for (size_t l = 0; l < fa->nlevels; l++)
-			sb_printf(&sb, "%s %s", l ? "," : "", fa->levels[l]);
-		sb_puts(&sb, ")");
-	}
+	near_or_list(&sb, v, (const char *const *)fa->levels, fa->nlevels, fa->nlevels, "levels");
 	/* a level with ',' or '|' in it cannot be written in a filter */
 	for (size_t l = 0; l < fa->nlevels; l++)
 		if (strpbrk(fa->levels[l], ",|")) {
