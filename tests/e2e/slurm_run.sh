@@ -81,28 +81,26 @@ executor: slurm
 factors:
   k: [3, 3.1, 3.2, 3.3]
 YAML
-"$MATRIX" run s.yaml --out run2 --no-report > int.txt 2> int.err &
-pid=$!
-i=0; until squeue -h -t R -n matrix-slurmint | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran"; sleep 0.1; done
-kill -INT $pid
-set +e; wait $pid; rc=$?; set -e
-expect_eq "$rc" 130 "exit status after SIGINT"
-expect_grep "interrupted by SIGINT" int.err "interrupt message"
-expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after the interrupt"
-"$MATRIX" run --resume run2 --no-report > res2.txt 2> res2.err || { cat res2.txt res2.err int.txt int.err run2/results.csv run2/slurm/*.out >&2; fail "resume through slurm"; }
+# interrupt SIG DIR: run s.yaml into DIR, send SIG to the front end once a
+# task runs; it must exit 130 saying so and leave nothing in the queue
+interrupt() {
+	"$MATRIX" run s.yaml --out "$2" --no-report > "$2.txt" 2> "$2.err" &
+	pid=$!
+	i=0; until squeue -h -t R -n matrix-slurmint | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran ($1)"; sleep 0.1; done
+	kill -"$1" $pid
+	set +e; wait $pid; rc=$?; set -e
+	expect_eq "$rc" 130 "exit status after SIG$1"
+	expect_grep "^matrix: interrupted by SIG$1: .*resume with: matrix run --resume $2$" "$2.err" "interrupt message (SIG$1)"
+	expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after SIG$1"
+}
+interrupt INT run2
+"$MATRIX" run --resume run2 --no-report > res2.txt 2> res2.err || { cat res2.txt res2.err run2.txt run2.err run2/results.csv run2/slurm/*.out >&2; fail "resume through slurm"; }
 expect_eq "$(tail -n +2 run2/results.csv | cut -d, -f1 | sort | uniq | wc -l)" 4 "every point after resume"
 expect_eq "$(tail -n +2 run2/results.csv | wc -l)" 4 "no doubled row after resume"
 expect_eq "$(csv_col run2/results.csv status | sort -u)" ok "resumed statuses"
 # SIGTERM (what a batch system or a service manager sends) does the same:
 # the array cancelled, the directory left to resume
-"$MATRIX" run s.yaml --out run3 --no-report > term.txt 2> term.err &
-pid=$!
-i=0; until squeue -h -t R -n matrix-slurmint | grep -q .; do i=$((i + 1)); [ $i -lt 150 ] || fail "no task ever ran (SIGTERM)"; sleep 0.1; done
-kill -TERM $pid
-set +e; wait $pid; rc=$?; set -e
-expect_eq "$rc" 130 "exit status after SIGTERM"
-expect_grep "^matrix: interrupted by SIGTERM: .*resume with: matrix run --resume run3$" term.err "interrupt message (SIGTERM)"
-expect_eq "$(squeue -h -n matrix-slurmint)" "" "squeue after SIGTERM"
+interrupt TERM run3
 expect_status 4 "$MATRIX" status run3 > term_status.txt
 expect_grep "^  missing *[1-4] " term_status.txt "status after SIGTERM: the points left are missing"
 
