@@ -55,10 +55,9 @@ dist_plots_DATA = \
 	plots/best.gp
 
 # ---- report tests
-check_PROGRAMS += tests/report/effects_test
-tests_report_effects_test_SOURCES = tests/report/effects_test.c
-tests_report_effects_test_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
-TESTS += tests/report/effects_test
+check_PROGRAMS += tests/unit/report/test_effects
+tests_unit_report_test_effects_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
+TESTS += tests/unit/report/test_effects
 check_PROGRAMS += tests/unit/report/test_stats
 tests_unit_report_test_stats_LDADD = matrix/libreport.a matrix/libmatrix.a $(YAML_LIBS) $(CSV_LIBS) $(LIBM)
 TESTS += tests/unit/report/test_stats tests/stats/coverage.sh tests/stats/aa.sh tests/stats/run_noise.sh \

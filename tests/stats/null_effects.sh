@@ -7,7 +7,7 @@
 # intervals (+-0.5%) alone: +-0.09% for 64 pairs, and 6 of 8 effects of
 # nothing were "significant" (k1 a -> b x0.994 [0.9936, 0.9953]; matrix at 6223c96). Now they
 # are at least the t interval of the pairs' log gains (tests/report/
-# effects_test checks the formula).
+# tests/unit/report/test_effects checks the formula).
 . "$top_srcdir/tests/setup"
 cat > n.yaml <<YAML
 name: null_effects
