@@ -63,7 +63,8 @@ expect_status 2 "$MATRIX" run nl.yaml --out nl > nl.txt 2>&1
 expect_grep "^nl.yaml:5:16: level 'a...' of factor 'lvl' must be on one line" nl.txt "a level with a line break refused"
 [ ! -e nl ] || fail "a refused recipe left a run directory"
 mkdir nlrun && cp -r run/. nlrun/ && cp nl.yaml nlrun/recipe.yaml
-set +e; "$MATRIX" report nlrun > nlr.txt 2>&1; set -e
+expect_status 2 "$MATRIX" report nlrun > nlr.txt 2>&1
 expect_grep "must be on one line" nlr.txt "report refuses a directory whose recipe has a line break in a level"
+expect_grep "^matrix: cannot report on 'nlrun': its recipe.yaml does not load$" nlr.txt "report says why it stops"
 [ ! -e "$work/pwned.newline" ] || fail "a level with a line break ran gnuplot code"
 echo ok
