@@ -1,4 +1,4 @@
-/* effects_test.c - effects, interactions, improvements, best configuration
+/* test_effects.c - effects, interactions, improvements, best configuration
  * and scaling computed on a hand-made cell set with known answers:
  *   throughput = 100 x 1.5 when A=on, x 2 more when A=on and B=on,
  *                x 0.25 for model=big, C has no effect;
