@@ -649,7 +649,9 @@ static const char *be_info(void)
         info_add("cuda_graph_nodes=%zu\n", run.graph_nodes);
     info_add("device_reserved_peak_bytes=%zu\n", pool.peak_reserved);
     info_add("prepare_peak_mem_bytes=%zu\n", pool.prepare_peak);
-    if (cu.scaler && cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost) == cudaSuccess &&
+    /* the legacy stream's cudaMemcpy is not ordered with cu.s (non-blocking): cu.s first */
+    if (cu.scaler && cudaStreamSynchronize(cu.s) == cudaSuccess &&
+        cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost) == cudaSuccess &&
         cu.pt.precision == PREC_FP16 && cu.pt.train)
         info_add("loss_scale=%g\nsteps_skipped=%.0f\n", sc[0], sc[3]);
     info_add("%s", cu_plans_info());
@@ -668,6 +670,7 @@ static double be_steps_skipped(void)
     float sc[4];
     if (!cu.scaler || cu.pt.precision != PREC_FP16 || !cu.pt.train)
         return -1.0;
+    cudaCheck(cudaStreamSynchronize(cu.s)); /* the step that wrote it may still run */
     cudaCheck(cudaMemcpy(sc, cu.scaler, sizeof sc, cudaMemcpyDeviceToHost));
     return sc[3];
 }

@@ -23,6 +23,7 @@
 #include <ucontext.h>
 #endif
 
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -299,27 +300,123 @@ int release_alloc(void *p, size_t *n)
     return 0;
 }
 
-/* CUDA Graph capture: while `capturing` is set, the work of that stream is
- * recorded in `captured` instead of run; a call that would synchronise (or
- * allocate) then fails as on the GPU, with cudaErrorStreamCaptureUnsupported,
- * and invalidates the capture. */
+/* Streams. Each stream (and the legacy NULL stream) keeps its issued work
+ * in a queue; `done` counts what has run. How soon work runs is the
+ * schedule, CUDASIM_STREAMS:
+ *   issue      (default) every stream runs its work when it is issued;
+ *   main-late  the first stream the process creates (the engine's compute
+ *              stream) runs its work only when something needs it: a
+ *              synchronisation, or a stream that waits on one of its
+ *              events; every other stream runs at issue;
+ *   side-late  the reverse: the first stream at issue, every other late.
+ * Each late schedule is one the GPU may run (nothing runs before what it
+ * was ordered after), and the worst one for a missing order: with the
+ * compute stream late, a copy or an all-reduce on another stream that does
+ * not wait for the kernel that writes its input reads the old contents;
+ * with the others late, a kernel that does not wait for the copy or the
+ * all-reduce it reads runs before it. The legacy stream always runs at
+ * issue (the engine's streams are non-blocking: no implicit order with it).
+ * A stream's wait on an event is an entry of its queue that, when reached,
+ * runs the event's stream up to the event's record. */
+struct sstream {
+    std::deque<std::function<void()>> q;
+    unsigned long long issued = 0, done = 0;
+    int late = 0, busy = 0;
+};
+sstream legacy_stream;
+std::vector<sstream *> all_streams; /* every stream made, destroyed ones too (a wait may still name one) */
+int streams_policy = -1;            /* 0 issue, 1 main-late, 2 side-late */
+
+sstream *S(cudaStream_t s) { return s ? (sstream *)s : &legacy_stream; }
+
+int parse_policy(const char *v)
+{
+    int p = !v || !*v || !strcmp(v, "issue") ? 0 : !strcmp(v, "main-late") ? 1 : !strcmp(v, "side-late") ? 2 : -1;
+    if (p < 0) {
+        fprintf(stderr, "cudasim: CUDASIM_STREAMS=%s is not one of issue, main-late, side-late\n", v);
+        abort();
+    }
+    return p;
+}
+
+int policy()
+{
+    if (streams_policy < 0)
+        streams_policy = parse_policy(getenv("CUDASIM_STREAMS"));
+    return streams_policy;
+}
+
+int main_made; /* the "main" stream has been made */
+
+/* runs t's work until `upto` items of it have run (what that work waits
+ * for first) */
+void drain(sstream *t, unsigned long long upto)
+{
+    if (t->done >= upto)
+        return;
+    if (t->busy) { /* cannot happen with waits on events already recorded */
+        fprintf(stderr, "cudasim: streams wait for each other in a cycle\n");
+        abort();
+    }
+    t->busy = 1;
+    while (t->done < upto) {
+        std::function<void()> f = std::move(t->q.front());
+        t->q.pop_front();
+        f();
+        t->done++;
+    }
+    t->busy = 0;
+}
+
+void drain_all()
+{
+    drain(&legacy_stream, legacy_stream.issued);
+    for (sstream *t : all_streams)
+        drain(t, t->issued);
+}
+
+/* f at the end of t's queue; run now unless t is late */
+void push(sstream *t, std::function<void()> f)
+{
+    t->q.push_back(std::move(f));
+    t->issued++;
+    if (!t->late)
+        drain(t, t->issued);
+}
+
+/* CUDA Graph capture: while `capturing` is set, the work of that stream
+ * (origin 0) and of the streams that joined it by waiting on an event
+ * recorded in it (origins 1, 2, ...) is recorded in `captured`, each node
+ * with its origin, a wait as a node naming the origin and node count it
+ * waits for; a call that would synchronise (or allocate) then fails as on
+ * the GPU, with cudaErrorStreamCaptureUnsupported, and invalidates the
+ * capture. A replay issues the nodes to one stream per origin, in the
+ * order of the capture, under the same schedule: the order of a graph's
+ * branches is tested as the order of streams is. */
+struct cnode {
+    int origin;
+    std::function<void()> f; /* empty: a wait */
+    int w_origin;
+    unsigned long long w_pos;
+};
 cudaStream_t capturing;
-std::vector<cudaStream_t> joined; /* streams that waited on an event of the capture */
+std::vector<cudaStream_t> cap_streams; /* [0] the capturing stream, then those joined */
+std::vector<unsigned long long> cap_count;
 int capture_broken;
 const char *capture_broken_by;
-std::vector<std::function<void()>> captured;
+std::vector<cnode> captured;
 
-int captures(cudaStream_t s)
+int cap_origin(cudaStream_t s)
 {
     if (!capturing || !s)
-        return 0;
-    if (s == capturing)
-        return 1;
-    for (cudaStream_t j : joined)
-        if (j == s)
-            return 1;
-    return 0;
+        return -1;
+    for (size_t i = 0; i < cap_streams.size(); i++)
+        if (cap_streams[i] == s)
+            return (int)i;
+    return -1;
 }
+
+int captures(cudaStream_t s) { return cap_origin(s) >= 0; }
 
 /* A call not allowed while a stream is captured (cudaStreamCaptureModeThreadLocal,
  * what the engine uses): 1, the capture invalidated. */
@@ -333,25 +430,25 @@ int capture_refuses(const char *call)
     return 1;
 }
 
+void capture_node(int o, std::function<void()> f, int w_origin = -1, unsigned long long w_pos = 0)
+{
+    captured.push_back(cnode{o, std::move(f), w_origin, w_pos});
+    cap_count[(size_t)o]++;
+}
+
 void enqueue(cudaStream_t s, std::function<void()> f)
 {
-    if (captures(s))
-        captured.push_back(std::move(f));
+    int o = cap_origin(s);
+    if (o >= 0)
+        capture_node(o, std::move(f));
     else
-        f();
+        push(S(s), std::move(f));
 }
+
+void launch_now(const Cfg &c, void (*body)(void *), void *ctx, const char *name);
 
 void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const char *name)
 {
-    if (captures(c.s)) {
-        Cfg cc = c;
-        captured.push_back([cc, body, ctx, name] { run(Cfg(cc.g, cc.b, cc.smem, nullptr), body, ctx, name); });
-        return;
-    }
-    if (reverse_order < 0) {
-        const char *o = getenv("CUDASIM_ORDER");
-        reverse_order = o && !strcmp(o, "reverse");
-    }
     unsigned long long nt = (unsigned long long)c.b.x * c.b.y * c.b.z;
     if (nt == 0 || nt > (unsigned)MAXT || c.b.z > 64 || c.g.x == 0 || c.g.y == 0 || c.g.z == 0 ||
         c.g.x > 0x7fffffffu || c.g.y > 65535 || c.g.z > 65535) {
@@ -362,6 +459,17 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
         last_error = cudaErrorInvalidValue;
         return;
     }
+    Cfg cc = c;
+    enqueue(c.s, [cc, body, ctx, name] { launch_now(cc, body, ctx.get(), name); });
+}
+
+void launch_now(const Cfg &c, void (*body)(void *), void *ctx, const char *name)
+{
+    if (reverse_order < 0) {
+        const char *o = getenv("CUDASIM_ORDER");
+        reverse_order = o && !strcmp(o, "reverse");
+    }
+    unsigned long long nt = (unsigned long long)c.b.x * c.b.y * c.b.z;
     if (!stacks) {
         stacks = (char *)mmap(NULL, STACK * MAXT, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -377,7 +485,7 @@ void run(const Cfg &c, void (*body)(void *), std::shared_ptr<void> ctx, const ch
     bdim = c.b;
     gdim = c.g;
     body_fn = body;
-    body_ctx = ctx.get();
+    body_ctx = ctx;
     dyn_smem = c.smem ? smem.data() : nullptr;
     launch_smem = c.smem;
     launch_name = name;
@@ -422,6 +530,12 @@ void *shared_slot(const char *key, size_t n, const char *var)
 
 void set_order(int reverse) { reverse_order = reverse != 0; }
 
+void set_streams(const char *p)
+{
+    streams_policy = parse_policy(p);
+    main_made = 0;
+}
+
 void syncthreads() { wait(BAR, 0); }
 
 void syncwarp(unsigned mask) { wait(WARP, mask); }
@@ -456,6 +570,10 @@ namespace {
 struct sim_event {
     double ms;
     int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
+    int cap_origin; /* then: the origin and node count of its record in the capture */
+    unsigned long long cap_pos;
+    cudasim::sstream *st; /* else: the stream it was last recorded on (null: never) */
+    unsigned long long seq; /* and the count of that stream's work up to the record */
 };
 
 using cudasim::now_ms;
@@ -550,6 +668,7 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorNotSupported: return "operation not supported (by cudasim, the CPU simulator)";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnjoined: return "capture was not joined to the origin stream";
     case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
     default: return "cudasim: an error the simulator does not name";
     }
@@ -578,6 +697,7 @@ cudaError_t cudaFree(void *p)
         return cudaErrorStreamCaptureUnsupported;
     if (!p)
         return cudaSuccess;
+    cudasim::drain_all(); /* as the GPU: it waits for the device */
     size_t n = 0;
     if (cudasim::release_alloc(p, &n))
         return cudaErrorInvalidValue;
@@ -585,14 +705,34 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
+/* Pinned host memory (cudaHostAlloc): a copy to or from it is asynchronous;
+ * a copy from pageable memory is taken at issue, and one to pageable memory
+ * has run when the call returns (the CUDA runtime's documented behaviour). */
+static std::map<char *, size_t> pinned;
+
+static int is_pinned(const void *p)
+{
+    auto it = pinned.upper_bound((char *)p);
+    if (it == pinned.begin())
+        return 0;
+    --it;
+    return (const char *)p < it->first + it->second;
+}
+
 cudaError_t cudaHostAlloc(void **p, size_t n, unsigned)
 {
     *p = aligned_alloc(256, n ? (n + 255) / 256 * 256 : 256);
+    if (*p)
+        pinned[(char *)*p] = n ? n : 1;
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
+    if (cudasim::capture_refuses("cudaFreeHost"))
+        return cudaErrorStreamCaptureUnsupported;
+    cudasim::drain_all(); /* as the GPU: it waits for the device */
+    pinned.erase((char *)p);
     free(p);
     return cudaSuccess;
 }
@@ -604,17 +744,34 @@ cudaError_t cudaMemGetInfo(size_t *fr, size_t *total)
     return cudaSuccess;
 }
 
+/* on the legacy stream, which the engine's non-blocking streams are not
+ * ordered with: it does not wait for them */
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind)
 {
     if (cudasim::capture_refuses("cudaMemcpy"))
         return cudaErrorStreamCaptureUnsupported;
+    cudasim::drain(&cudasim::legacy_stream, cudasim::legacy_stream.issued);
     memmove(d, s, n);
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t st)
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, cudaStream_t st)
 {
-    cudasim::enqueue(st, [d, s, n] { memmove(d, s, n); });
+    if (k == cudaMemcpyDefault)
+        k = cudasim::inside_alloc(d, 1) ? (cudasim::inside_alloc(s, 1) ? cudaMemcpyDeviceToDevice
+                                                                         : cudaMemcpyHostToDevice)
+                                        : (cudasim::inside_alloc(s, 1) ? cudaMemcpyDeviceToHost
+                                                                         : cudaMemcpyHostToHost);
+    if ((k == cudaMemcpyHostToDevice || k == cudaMemcpyHostToHost) && !is_pinned(s)) {
+        /* pageable source: staged at issue, the caller may reuse it at once */
+        std::shared_ptr<std::vector<char>> stage = std::make_shared<std::vector<char>>((const char *)s,
+                                                                                      (const char *)s + n);
+        cudasim::enqueue(st, [d, stage, n] { memmove(d, stage->data(), n); });
+    } else {
+        cudasim::enqueue(st, [d, s, n] { memmove(d, s, n); });
+    }
+    if ((k == cudaMemcpyDeviceToHost || k == cudaMemcpyHostToHost) && !is_pinned(d) && !cudasim::captures(st))
+        cudasim::drain(cudasim::S(st), cudasim::S(st)->issued); /* pageable destination: done on return */
     return cudaSuccess;
 }
 
@@ -628,45 +785,75 @@ cudaError_t cudaMemset(void *d, int v, size_t n)
 {
     if (cudasim::capture_refuses("cudaMemset"))
         return cudaErrorStreamCaptureUnsupported;
+    cudasim::drain(&cudasim::legacy_stream, cudasim::legacy_stream.issued);
     memset(d, v, n);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
 {
-    *s = (cudaStream_t)malloc(16);
+    cudasim::sstream *t = new cudasim::sstream;
+    int pol = cudasim::policy(), first = !cudasim::main_made;
+    cudasim::main_made = 1;
+    t->late = pol == 1 ? first : pol == 2 ? !first : 0;
+    cudasim::all_streams.push_back(t);
+    *s = (cudaStream_t)t;
     return cudaSuccess;
 }
 
+/* its work still runs (now); the object stays, an event may name it */
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    free(s);
+    if (s)
+        cudasim::drain(cudasim::S(s), cudasim::S(s)->issued);
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t)
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    return cudasim::capture_refuses("cudaStreamSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
-}
-/* Streams run their work when it is issued, in issue order, so a wait has
- * nothing to wait for; inside a capture, a stream that waits on an event of
- * the capture joins it (its later work is recorded in the graph, in issue
- * order: one order the GPU could run them in), as CUDA's cross-stream
- * capture does. */
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned)
-{
-    if (cudasim::capturing && ((sim_event *)e)->in_capture && !cudasim::captures(s))
-        cudasim::joined.push_back(s);
+    if (cudasim::capture_refuses("cudaStreamSynchronize"))
+        return cudaErrorStreamCaptureUnsupported;
+    cudasim::drain(cudasim::S(s), cudasim::S(s)->issued);
     return cudaSuccess;
 }
+
+/* Outside a capture: s's later work runs after the event's stream has run
+ * up to the event's record (an event never recorded: nothing to wait for).
+ * Inside a capture, a stream that waits on an event of the capture joins
+ * it (its later work is recorded in the graph), as CUDA's cross-stream
+ * capture does. */
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned)
+{
+    sim_event *e = (sim_event *)ev;
+    if (cudasim::capturing && e->in_capture) {
+        int o = cudasim::cap_origin(s);
+        if (o < 0) {
+            o = (int)cudasim::cap_streams.size();
+            cudasim::cap_streams.push_back(s);
+            cudasim::cap_count.push_back(0);
+        }
+        cudasim::capture_node(o, nullptr, e->cap_origin, e->cap_pos);
+        return cudaSuccess;
+    }
+    if (cudasim::captures(s) || !e->st)
+        return cudaSuccess;
+    cudasim::sstream *src = e->st;
+    unsigned long long n = e->seq;
+    cudasim::push(cudasim::S(s), [src, n] { cudasim::drain(src, n); });
+    return cudaSuccess;
+}
+
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return cudasim::capture_refuses("cudaDeviceSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+    if (cudasim::capture_refuses("cudaDeviceSynchronize"))
+        return cudaErrorStreamCaptureUnsupported;
+    cudasim::drain_all();
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
-    *e = (cudaEvent_t) new sim_event{now_ms(), 0};
+    *e = (cudaEvent_t) new sim_event{now_ms(), 0, 0, 0, nullptr, 0};
     return cudaSuccess;
 }
 
@@ -678,16 +865,30 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
-    ((sim_event *)e)->in_capture = cudasim::captures(s);
-    cudasim::enqueue(s, [e] { ((sim_event *)e)->ms = now_ms(); });
+    sim_event *e = (sim_event *)ev;
+    int o = cudasim::cap_origin(s);
+    e->in_capture = o >= 0;
+    cudasim::enqueue(s, [e] { e->ms = now_ms(); });
+    if (o >= 0) {
+        e->cap_origin = o;
+        e->cap_pos = cudasim::cap_count[(size_t)o];
+    } else {
+        e->st = cudasim::S(s);
+        e->seq = e->st->issued;
+    }
     return cudaSuccess;
 }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t)
+cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
-    return cudasim::capture_refuses("cudaEventSynchronize") ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+    if (cudasim::capture_refuses("cudaEventSynchronize"))
+        return cudaErrorStreamCaptureUnsupported;
+    sim_event *e = (sim_event *)ev;
+    if (e->st)
+        cudasim::drain(e->st, e->seq);
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
@@ -696,11 +897,15 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
     return cudaSuccess;
 }
 
-/* CUDA Graphs: a graph is the list of the captured stream's work, in order;
- * a launch replays it on the stream (kernels, copies, sets, event records,
- * with the arguments of the capture, as on the GPU). */
+/* CUDA Graphs: a graph is the captured work, each node with its origin
+ * stream (cudasim::cnode); a launch replays it on the stream (kernels,
+ * copies, sets, event records, with the arguments of the capture, as on
+ * the GPU): one stream per origin, late or not as the origin was, each
+ * node issued in the capture's order, and all of them run before the
+ * launching stream's next work. */
 struct sim_graph {
-    std::vector<std::function<void()>> nodes;
+    std::vector<cudasim::cnode> nodes;
+    std::vector<int> late; /* per origin */
 };
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
@@ -708,28 +913,67 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode)
     if (cudasim::capturing)
         return cudaErrorIllegalState;
     cudasim::capturing = s;
-    cudasim::joined.clear();
+    cudasim::cap_streams.assign(1, s);
+    cudasim::cap_count.assign(1, 0);
     cudasim::capture_broken = 0;
     cudasim::captured.clear();
     return cudaSuccess;
+}
+
+/* 1 when every joined stream's last captured node is ordered before the
+ * end of the capturing stream's work (CUDA refuses the capture otherwise:
+ * cudaErrorStreamCaptureUnjoined) */
+static int capture_joined(size_t *unjoined)
+{
+    size_t no = cudasim::cap_streams.size();
+    std::vector<unsigned long long> reach(no, 0); /* nodes of each origin ordered before the end */
+    reach[0] = cudasim::cap_count[0];
+    for (int changed = 1; changed;) {
+        changed = 0;
+        std::vector<unsigned long long> pos(no, 0);
+        for (const cudasim::cnode &nd : cudasim::captured) {
+            unsigned long long k = ++pos[(size_t)nd.origin];
+            if (!nd.f && k <= reach[(size_t)nd.origin] && nd.w_pos > reach[(size_t)nd.w_origin]) {
+                reach[(size_t)nd.w_origin] = nd.w_pos;
+                changed = 1;
+            }
+        }
+    }
+    for (size_t o = 1; o < no; o++)
+        if (reach[o] < cudasim::cap_count[o]) {
+            *unjoined = o;
+            return 0;
+        }
+    return 1;
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
     if (!cudasim::capturing || s != cudasim::capturing)
         return cudaErrorIllegalState;
-    cudasim::capturing = nullptr;
-    cudasim::joined.clear();
     *g = nullptr;
+    size_t o = 0;
+    cudaError_t err = cudaSuccess;
     if (cudasim::capture_broken) {
         fprintf(stderr, "cudasim: the capture was invalidated by %s inside it\n", cudasim::capture_broken_by);
-        cudasim::captured.clear();
-        return cudaErrorStreamCaptureInvalidated;
+        err = cudaErrorStreamCaptureInvalidated;
+    } else if (!capture_joined(&o)) {
+        fprintf(stderr, "cudasim: the capture ends with work of a joined stream (the %zu%s joined) that the "
+                        "capturing stream does not wait for\n", o, o == 1 ? "st" : o == 2 ? "nd" : "th");
+        err = cudaErrorStreamCaptureUnjoined;
     }
-    sim_graph *sg = new sim_graph;
-    sg->nodes.swap(cudasim::captured);
-    *g = (cudaGraph_t)sg;
-    return cudaSuccess;
+    if (err == cudaSuccess) {
+        sim_graph *sg = new sim_graph;
+        sg->nodes.swap(cudasim::captured);
+        for (cudaStream_t c : cudasim::cap_streams)
+            sg->late.push_back(cudasim::S(c)->late);
+        *g = (cudaGraph_t)sg;
+    }
+    cudasim::capturing = nullptr;
+    cudasim::cap_streams.clear();
+    cudasim::cap_count.clear();
+    cudasim::captured.clear();
+    return err;
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, unsigned long long)
@@ -740,15 +984,30 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, unsigned lon
     return cudaSuccess;
 }
 
+static void replay(const sim_graph *sg)
+{
+    std::vector<cudasim::sstream> sub(sg->late.size());
+    for (size_t o = 0; o < sub.size(); o++)
+        sub[o].late = sg->late[o];
+    for (const cudasim::cnode &nd : sg->nodes) {
+        if (nd.f) {
+            cudasim::push(&sub[(size_t)nd.origin], nd.f);
+        } else {
+            cudasim::sstream *src = &sub[(size_t)nd.w_origin];
+            unsigned long long n = nd.w_pos;
+            cudasim::push(&sub[(size_t)nd.origin], [src, n] { cudasim::drain(src, n); });
+        }
+    }
+    for (cudasim::sstream &t : sub)
+        cudasim::drain(&t, t.issued);
+}
+
 cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
 {
     if (!x)
         return cudaErrorInvalidValue;
     sim_graph *sg = (sim_graph *)x;
-    cudasim::enqueue(s, [sg] {
-        for (auto &f : sg->nodes)
-            f();
-    });
+    cudasim::enqueue(s, [sg] { replay(sg); });
     return cudaSuccess;
 }
 
@@ -760,8 +1019,10 @@ cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t *nodes, size_t *n)
     return cudaSuccess;
 }
 
+/* as the GPU, after the launches issued before it have run */
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x)
 {
+    cudasim::drain_all();
     delete (sim_graph *)x;
     return cudaSuccess;
 }

@@ -32,9 +32,12 @@
  *     48 KiB of dynamic shared memory: cudaErrorInvalidValue) fails as on
  *     the GPU; a barrier some threads can never reach is reported and
  *     aborts;
- *   - a stream's work runs when it is issued, except while the stream is
- *     captured into a CUDA Graph: then it is recorded and replayed at each
- *     launch of the graph;
+ *   - a stream's work runs when it is issued, or (CUDASIM_STREAMS=main-late
+ *     or side-late) one stream's work only when something waits for it, so
+ *     that a missing order between streams shows (cudasim.cc says how);
+ *     while a stream is captured into a CUDA Graph its work, and that of
+ *     the streams that joined it, is recorded and replayed at each launch
+ *     of the graph, the branches in the same schedule;
  *   - atomics are plain read-modify-writes (a fiber is never interrupted
  *     between two waits).
  *
@@ -130,6 +133,9 @@ template <class T> T &shared_var(const char *key, const char *name)
 }
 
 void syncthreads();
+/* the streams' schedule (CUDASIM_STREAMS: issue, main-late, side-late) for
+ * the streams made after it; the next one made is the "main" one */
+void set_streams(const char *policy);
 /* the order threads run in: 0 forward, 1 reverse (CUDASIM_ORDER overrides
  * nothing once this is called) */
 void set_order(int reverse);
@@ -211,6 +217,7 @@ template <class T> T atomic_exch(T *p, T v)
 } // namespace cudasim
 
 inline void cudasim_order(int reverse) { cudasim::set_order(reverse); }
+inline void cudasim_streams(const char *policy) { cudasim::set_streams(policy); }
 
 #define threadIdx (cudasim::tid)
 #define blockIdx (cudasim::bid)

@@ -15,7 +15,14 @@
  *   - atomics, a 3-D grid and block, and cub's sort (stable, by key bits);
  *   - CUDA Graphs: a captured stream's work does not run during the capture
  *     and runs in order at each replay; a synchronisation inside a capture
- *     invalidates it. */
+ *     invalidates it;
+ *   - streams (CUDASIM_STREAMS): under each schedule a kernel that waits
+ *     for the event after another stream's write reads it, in the graph of
+ *     a fork and join too; without the wait it reads the old value under
+ *     main-late (reading the first stream's write) or side-late (the other
+ *     way), and at issue in neither; a copy from pageable memory is taken
+ *     at issue, one from pinned memory when it runs; a capture whose joined
+ *     stream is not joined back is refused. */
 #include <cub/cub.cuh>
 
 #include <math.h>
@@ -104,6 +111,69 @@ __global__ void k_stuck(void)
 }
 
 __global__ void k_add(float *p, float v) { p[threadIdx.x] += v; }
+
+__global__ void k_set(float *p, float v) { *p = v; }
+__global__ void k_copy(const float *x, float *y) { *y = *x; }
+
+/* under schedule pol, with streams a (made first: the "main" stream) and b:
+ * got[0] what b read of a's write, got[1] what a read of b's write (each
+ * with the wait when `wait`), got[2] / got[3] the same in a replayed graph
+ * (fork and join; the fork's branch reads a's write after the fork when
+ * not `wait`) */
+static void streams_case(const char *pol, int wait, float *dev, float got[4])
+{
+    cudasim_streams(pol);
+    cudaStream_t a, b;
+    cudaEvent_t e1, e2;
+    cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+    cudaEventCreate(&e1);
+    cudaEventCreate(&e2);
+    cudaMemset(dev, 0, 8 * sizeof(float));
+    k_set<<<1, 1, 0, a>>>(dev, 7.0f);
+    cudaEventRecord(e1, a);
+    if (wait)
+        cudaStreamWaitEvent(b, e1, 0);
+    k_copy<<<1, 1, 0, b>>>(dev, dev + 1);
+    k_set<<<1, 1, 0, b>>>(dev + 2, 5.0f);
+    cudaEventRecord(e2, b);
+    if (wait)
+        cudaStreamWaitEvent(a, e2, 0);
+    k_copy<<<1, 1, 0, a>>>(dev + 2, dev + 3);
+    cudaDeviceSynchronize();
+    got[0] = dev[1];
+    got[1] = dev[3];
+    /* a graph: a forks b (e1), a writes, b reads it (after e1 when not
+     * `wait`), b writes, a joins b (e2) and reads it */
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    cudaStreamBeginCapture(a, cudaStreamCaptureModeThreadLocal);
+    if (!wait)
+        cudaEventRecord(e1, a);
+    k_set<<<1, 1, 0, a>>>(dev + 4, 9.0f);
+    if (wait)
+        cudaEventRecord(e1, a);
+    cudaStreamWaitEvent(b, e1, 0);
+    k_copy<<<1, 1, 0, b>>>(dev + 4, dev + 5);
+    k_set<<<1, 1, 0, b>>>(dev + 6, 3.0f);
+    cudaEventRecord(e2, b);
+    cudaStreamWaitEvent(a, e2, 0);
+    k_copy<<<1, 1, 0, a>>>(dev + 6, dev + 7);
+    if (cudaStreamEndCapture(a, &g) != cudaSuccess || cudaGraphInstantiate(&x, g, 0) != cudaSuccess) {
+        got[2] = got[3] = -1.0f;
+    } else {
+        cudaGraphLaunch(x, a);
+        cudaStreamSynchronize(a);
+        got[2] = dev[5];
+        got[3] = dev[7];
+        cudaGraphExecDestroy(x);
+        cudaGraphDestroy(g);
+    }
+    cudaEventDestroy(e1);
+    cudaEventDestroy(e2);
+    cudaStreamDestroy(a);
+    cudaStreamDestroy(b);
+}
 
 __global__ void k_atomic_3d(int *count, int *maxv, float *sum)
 {
@@ -270,6 +340,55 @@ int main(void)
     cudaError_t ee = cudaStreamEndCapture(st, &gr);
     CHECK(se == cudaErrorStreamCaptureUnsupported && ee == cudaErrorStreamCaptureInvalidated && out[0] == 3.5f,
           "a synchronisation inside a capture is refused and invalidates it");
+
+    /* streams, under the three schedules */
+    const char *pols[3] = {"issue", "main-late", "side-late"};
+    for (int pi = 0; pi < 3; pi++) {
+        float got[4];
+        streams_case(pols[pi], 1, out, got);
+        CHECK(got[0] == 7.0f && got[1] == 5.0f && got[2] == 9.0f && got[3] == 3.0f,
+              "%s: reads after a wait for the other stream's event see its write: %g %g, in a graph %g %g "
+              "(want 7 5 9 3)", pols[pi], got[0], got[1], got[2], got[3]);
+        streams_case(pols[pi], 0, out, got);
+        int want_b = pi != 1, want_a = pi != 2; /* right without the wait */
+        CHECK((got[0] == 7.0f) == want_b && (got[1] == 5.0f) == want_a && (got[2] == 9.0f) == want_b,
+              "%s, no wait: the second stream read %g (want %s), the first %g (want %s), a graph's branch "
+              "%g (want %s)", pols[pi], got[0], want_b ? "7" : "0: read too early", got[1],
+              want_a ? "5" : "0: read too early", got[2], want_b ? "9" : "0: read too early");
+    }
+    cudasim_streams("side-late");
+    cudaStream_t m, sd;
+    cudaStreamCreateWithFlags(&m, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&sd, cudaStreamNonBlocking);
+    float *pin, page[2] = {1.0f, 1.0f};
+    cudaHostAlloc((void **)&pin, 2 * sizeof(float), cudaHostAllocDefault);
+    pin[0] = pin[1] = 1.0f;
+    cudaMemcpyAsync(out, page, 2 * sizeof(float), cudaMemcpyHostToDevice, sd);
+    cudaMemcpyAsync(out + 2, pin, 2 * sizeof(float), cudaMemcpyHostToDevice, sd);
+    page[0] = pin[0] = 2.0f; /* before the copies ran: the pinned one reads it */
+    cudaStreamSynchronize(sd);
+    CHECK(out[0] == 1.0f && out[2] == 2.0f,
+          "side-late: a copy from pageable memory takes it at issue (%g, want 1), from pinned memory when it "
+          "runs (%g, want 2: a host write before the copy's event would be caught)", out[0], out[2]);
+    out[4] = 4.0f;
+    cudaMemcpyAsync(page, out + 4, sizeof(float), cudaMemcpyDeviceToHost, sd);
+    CHECK(page[0] == 4.0f, "side-late: a copy to pageable memory has run when it returns (%g, want 4)",
+          page[0]);
+    cudaFreeHost(pin);
+    cudaEvent_t ef;
+    cudaEventCreate(&ef);
+    cudaGraph_t gu;
+    cudaStreamBeginCapture(m, cudaStreamCaptureModeThreadLocal);
+    cudaEventRecord(ef, m);
+    cudaStreamWaitEvent(sd, ef, 0);
+    k_add<<<1, 1, 0, sd>>>(out, 1.0f);
+    cudaError_t ue = cudaStreamEndCapture(m, &gu);
+    CHECK(ue == cudaErrorStreamCaptureUnjoined,
+          "a capture that ends with a forked stream not joined back is refused (%s)", cudaGetErrorName(ue));
+    cudaEventDestroy(ef);
+    cudaStreamDestroy(m);
+    cudaStreamDestroy(sd);
+    cudasim_streams("issue");
 
     printf("cudasim self-test: %d failed\n", failed);
     return failed ? 1 : 0;
