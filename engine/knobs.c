@@ -25,6 +25,8 @@ static const struct {
 };
 
 #define DIE_RANK "MATRIX_ENGINE_DIE_RANK"
+#define BUCKET_KB "MATRIX_ENGINE_BUCKET_KB"
+#define BUCKET_KB_MAX (4 << 20) /* 4 GiB */
 
 const char *knob_name(enum knob k) { return knobs[k].name; }
 
@@ -63,19 +65,44 @@ int knob_die_rank(int *rank, int *by_exit, char *err, size_t n)
         return 0;
     errno = 0;
     long k = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : -1;
-    if (k < 0 || errno || k > 1 << 20 || (*end && strcmp(end, ":exit") != 0)) {
-        snprintf(err, n, "%s='%s' is not K or K:exit (a test knob: rank K, a number from 0, is killed at its "
-                 "third step, or ends it with exit status 7)", DIE_RANK, s);
+    if (k < 0 || errno || k > 1 << 20 || (*end && strcmp(end, ":exit") != 0 && strcmp(end, ":skew") != 0)) {
+        snprintf(err, n, "%s='%s' is not K, K:exit or K:skew (a test knob: rank K, a number from 0, is killed at "
+                 "its third step, ends it with exit status 7, or changes one of its weights there)", DIE_RANK, s);
         return -1;
     }
     *rank = (int)k;
-    *by_exit = *end != 0;
+    *by_exit = !*end ? 0 : strcmp(end, ":exit") == 0 ? 1 : 2;
     return 0;
+}
+
+int knob_bucket_bytes(size_t *bytes, char *err, size_t n)
+{
+    const char *s = getenv(BUCKET_KB);
+    char *end;
+    *bytes = (size_t)25 << 20; /* PyTorch DDP's default */
+    if (!s || !*s)
+        return 0;
+    errno = 0;
+    long k = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : -1;
+    if (k < 1 || errno || k > BUCKET_KB_MAX || *end) {
+        snprintf(err, n, "%s='%s' is not a number of KiB from 1 to %d (the data-parallel gradient buckets' "
+                 "size; default 25600, PyTorch DDP's 25 MiB)", BUCKET_KB, s, BUCKET_KB_MAX);
+        return -1;
+    }
+    *bytes = (size_t)k << 10;
+    return 0;
+}
+
+int knob_bucket_is_set(void)
+{
+    const char *s = getenv(BUCKET_KB);
+    return s && *s;
 }
 
 int knobs_check(char *err, size_t n)
 {
     int rank, by_exit;
+    size_t bucket;
     for (int k = 0; k < KNOB_COUNT; k++)
         if (knob_get((enum knob)k, err, n) < 0)
             return -1;
@@ -85,6 +112,8 @@ int knobs_check(char *err, size_t n)
                  "turns off", knob_value(KNOB_CONV, conv));
         return -1;
     }
+    if (knob_bucket_bytes(&bucket, err, n))
+        return -1;
     return knob_die_rank(&rank, &by_exit, err, n);
 }
 
@@ -93,6 +122,7 @@ void knobs_list(char *out, size_t n)
     char err[8];
     size_t len = 0;
     int die, by_exit;
+    size_t bucket;
     out[0] = 0;
     for (int k = 0; k < KNOB_COUNT && len < n; k++) {
         int v = knob_get((enum knob)k, err, sizeof err);
@@ -100,11 +130,17 @@ void knobs_list(char *out, size_t n)
             len += (size_t)snprintf(out + len, n - len, "%s%s=%s", len ? " " : "", knobs[k].name,
                                     v < 0 ? "?" : knobs[k].values[v]);
     }
+    if (knob_bucket_is_set() && len < n) {
+        if (knob_bucket_bytes(&bucket, err, sizeof err))
+            len += (size_t)snprintf(out + len, n - len, "%s%s=?", len ? " " : "", BUCKET_KB);
+        else
+            len += (size_t)snprintf(out + len, n - len, "%s%s=%zu", len ? " " : "", BUCKET_KB, bucket >> 10);
+    }
     if (knob_die_rank(&die, &by_exit, err, sizeof err) && len < n)
         len += (size_t)snprintf(out + len, n - len, "%s%s=?", len ? " " : "", DIE_RANK);
     else if (die >= 0 && len < n)
         len += (size_t)snprintf(out + len, n - len, "%s%s=%d%s", len ? " " : "", DIE_RANK, die,
-                                by_exit ? ":exit" : "");
+                                by_exit == 1 ? ":exit" : by_exit == 2 ? ":skew" : "");
     if (!len)
         snprintf(out, n, "none");
 }

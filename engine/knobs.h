@@ -51,18 +51,27 @@ const char *knob_name(enum knob k);
 /* The name of value v of knob k ("kernel"). */
 const char *knob_value(enum knob k, int v);
 
-/* MATRIX_ENGINE_DIE_RANK=K[:exit], a test knob (session.c): rank K (a
- * number >= 0) dies at its third step. *rank -1 when unset or empty. 0, or
- * -1 with what is wrong in err. */
+/* MATRIX_ENGINE_DIE_RANK=K[:exit|:skew], a test knob (session.c): rank K
+ * (a number >= 0) dies at its third step (*by_exit 0: SIGKILL; 1: exit
+ * status 7), or (2, :skew) changes one of its weights there, so that the
+ * ranks end with different parameters. *rank -1 when unset or empty. 0,
+ * or -1 with what is wrong in err. */
 int knob_die_rank(int *rank, int *by_exit, char *err, size_t n);
 
-/* Every knob of the table, MATRIX_ENGINE_DIE_RANK, and the one pair refused
+/* MATRIX_ENGINE_BUCKET_KB=K: the data-parallel gradient buckets hold about
+ * K KiB each (1 to 4 GiB; default 25 MiB, PyTorch DDP's): *bytes. 0, or -1
+ * with what is wrong in err. knob_bucket_is_set: whether it is set. */
+int knob_bucket_bytes(size_t *bytes, char *err, size_t n);
+int knob_bucket_is_set(void);
+
+/* Every knob of the table, MATRIX_ENGINE_BUCKET_KB, MATRIX_ENGINE_DIE_RANK, and the one pair refused
  * (MATRIX_ENGINE_BNSTATS=conv with MATRIX_ENGINE_CONV=legacy): 0, or -1 with
  * the first problem in err. */
 int knobs_check(char *err, size_t n);
 
 /* The knobs set, "MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_SDPA=kernel"
- * (the order of the table, then MATRIX_ENGINE_DIE_RANK), or "none". */
+ * (the order of the table, then MATRIX_ENGINE_BUCKET_KB and
+ * MATRIX_ENGINE_DIE_RANK), or "none". */
 void knobs_list(char *out, size_t n);
 
 #ifdef __cplusplus

@@ -39,24 +39,38 @@
 static double *prof_s;
 static int prof_timed; /* MATRIX_ENGINE_PROFILE=1: prof_s over the timed steps */
 
-/* MATRIX_ENGINE_DIE_RANK=K[:exit], a test knob: rank K kills itself with
- * SIGKILL at its third step, or with :exit ends there with exit status 7
- * (the data-parallel tests of a rank that dies or fails: the launcher must
- * take the others down; tests/engine/ddp_cpu.sh, tests/engine/launch.sh).
- * The rank says so on stderr first. */
-static void maybe_die(const graph *g)
+/* MATRIX_ENGINE_DIE_RANK=K[:exit|:skew], a test knob: rank K kills itself
+ * with SIGKILL at its third step, or with :exit ends there with exit
+ * status 7 (the data-parallel tests of a rank that dies or fails: the
+ * launcher must take the others down; tests/engine/ddp_cpu.sh,
+ * tests/engine/launch.sh), or with :skew adds 1 to the first element of its
+ * first parameter there (the check that every rank ends with the same
+ * weights must then fail the point). The rank says so on stderr first. */
+static void maybe_die(struct run *r)
 {
-    static int die = -2, by_exit;
+    static int die = -2, mode;
+    const graph *g = &r->g;
     char err[256];
-    if (die == -2 && knob_die_rank(&die, &by_exit, err, sizeof err)) /* checked at the start */
+    if (die == -2 && knob_die_rank(&die, &mode, err, sizeof err)) /* checked at the start */
         BUG("%s", err);
-    if (die >= 0 && engine_comm && engine_comm->rank == die && g->step == 3) {
-        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DIE_RANK=%d%s: rank %d %s at step 3 (test knob)\n", die,
-                by_exit ? ":exit" : "", die, by_exit ? "exits 7" : "kills itself with SIGKILL");
-        if (by_exit)
-            _exit(7);
+    if (die < 0 || !engine_comm || engine_comm->rank != die || g->step != 3)
+        return;
+    static const char *const what[] = {"kills itself with SIGKILL", "exits 7", "changes a weight"};
+    fprintf(stderr, "matrix-engine: MATRIX_ENGINE_DIE_RANK=%d%s: rank %d %s at step 3 (test knob)\n", die,
+            mode == 1 ? ":exit" : mode == 2 ? ":skew" : "", die, what[mode]);
+    if (mode == 1)
+        _exit(7);
+    if (mode == 0)
         raise(SIGKILL);
-    }
+    for (int i = 0; i < g->nt; i++) /* the first f32 parameter (master weights are f32) */
+        if (g->t[i].kind == TK_PARAM && g->t[i].dtype == DT_F32 && g->t[i].data) {
+            float v;
+            r->be.download(&v, g->t[i].data, sizeof v);
+            v += 1.0f;
+            r->be.upload(g->t[i].data, &v, sizeof v);
+            return;
+        }
+    BUG("MATRIX_ENGINE_DIE_RANK=%d:skew: no f32 parameter", die);
 }
 
 /* The pinned upload: the next batch made into the ring's next slot and its
@@ -111,7 +125,7 @@ static int run_step(void *ctx)
     struct run *r = ctx;
     graph *g = &r->g;
     g->step++;
-    maybe_die(g);
+    maybe_die(r);
     if (r->data) {
         double t0 = prof_s ? measure_now() : 0;
         data_feed(r);
@@ -1034,6 +1048,10 @@ static void knobs_note_unused(const struct session *s)
     if (knob_is_set(KNOB_LAUNCH) && !engine_comm)
         fprintf(stderr, "matrix-engine: MATRIX_ENGINE_LAUNCH=%s changes nothing here: one process, no ranks to "
                 "start (--gpus 1)\n", getenv("MATRIX_ENGINE_LAUNCH"));
+    if (knob_bucket_is_set() && (!engine_comm || !o->pt.train))
+        fprintf(stderr, "matrix-engine: MATRIX_ENGINE_BUCKET_KB=%s changes nothing here: %s\n",
+                getenv("MATRIX_ENGINE_BUCKET_KB"), engine_comm ? "no training, no gradients to all-reduce"
+                                                              : "one process, no gradients to all-reduce (--gpus 1)");
     /* the modules' paths: read only where they act (not MATRIX_PLAN_CACHE:
      * the runner sets it for every container point, cpu ones too) */
     const char *env;
@@ -1070,8 +1088,16 @@ int session_passes(struct session *s)
         pass_autodiff(g, &s->info.optim);
         bn_relu_bwd(s, bn_fold);
         session_backend_saved(r);
-        if (engine_comm) { /* 25 MiB buckets, as PyTorch DDP's default */
-            s->buckets = pass_data_parallel(g, engine_comm->size, (size_t)25 << 20, o->pt.syncbn);
+        if (engine_comm) { /* 25 MiB buckets (PyTorch DDP's default), or MATRIX_ENGINE_BUCKET_KB */
+            size_t bucket;
+            char kerr[160];
+            if (knob_bucket_bytes(&bucket, kerr, sizeof kerr)) /* checked at the start */
+                bucket = (size_t)25 << 20;
+            s->buckets = pass_data_parallel(g, engine_comm->size, bucket, o->pt.syncbn);
+            if (engine_comm->rank == 0)
+                fprintf(stderr, "matrix-engine: data-parallel: %d gradient bucket(s) of about %zu KiB%s, each "
+                        "all-reduced after the backward op that completes it\n", s->buckets, bucket >> 10,
+                        knob_bucket_is_set() ? " (MATRIX_ENGINE_BUCKET_KB)" : " (PyTorch DDP's 25 MiB)");
             if (o->pt.syncbn)
                 log_sync_bn(s);
         }

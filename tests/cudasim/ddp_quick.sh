@@ -10,9 +10,11 @@
 # final weights within 1e-3; then a rank killed while its peer waits in an
 # all-reduce takes the point down, no rank left running. NCCL between the
 # ranks' processes is the simulator's (cudasim.cc, shared memory).
-# The streams' schedule (CUDASIM_STREAMS, cudasim.cc): the graph run
-# side-late, and 2 x 6 without a graph (SyncBN on) twice more against the
-# same 1 x 12: main-late (an all-reduce that does not wait for the bucket's
+# The 2-rank runs use gradient buckets of 64 KiB (MATRIX_ENGINE_BUCKET_KB:
+# 6 buckets, each all-reduced on NCCL's stream after the op that completes
+# it, the default 25 MiB makes one). The streams' schedule
+# (CUDASIM_STREAMS, cudasim.cc): the graph run side-late, and 2 x 6 without
+# a graph (SyncBN on) twice more against the same 1 x 12: main-late (an all-reduce that does not wait for the bucket's
 # last gradient reads it before it is written) and side-late (an optimizer
 # that does not wait for the all-reduce runs before it); each of the two
 # waits removed from comm_nccl.cu fails one of them (engine/NOTES.md). In
@@ -31,8 +33,10 @@ rc=0
 two() {
   sched=$1 d=$2 what=$3
   shift 3
-  CUDASIM_STREAMS=$sched "$E" $R --batch 6 --gpus 2 --syncbn on "$@" --dump "$W/$d.mxw" >"$W/$d.log" 2>&1 ||
-    { echo "FAIL: $what: exit $?"; tail -5 "$W/$d.log"; rc=1; return; }
+  CUDASIM_STREAMS=$sched MATRIX_ENGINE_BUCKET_KB=64 "$E" $R --batch 6 --gpus 2 --syncbn on "$@" --dump "$W/$d.mxw" \
+    >"$W/$d.log" 2>&1 || { echo "FAIL: $what: exit $?"; tail -5 "$W/$d.log"; rc=1; return; }
+  nb=$(sed -n 's/^matrix-engine: data-parallel: \([0-9]*\) gradient bucket(s) of about 64 KiB.*/\1/p' "$W/$d.log")
+  [ "${nb:-0}" -gt 1 ] || { echo "FAIL: $what: '$nb' gradient buckets of 64 KiB (want more than 1)"; rc=1; }
   grep -q 'syncbn: [1-9][0-9]* BatchNorm ops' "$W/$d.log" || { echo "FAIL: $what: no BatchNorm op synchronised"; rc=1; }
   grep -q 'launcher=local' "$W/$d.log" || { echo "FAIL: $what: the ranks were not started by the local launcher"; rc=1; }
   for spec in "grad. 1e-4" "losses 1e-4" "output 1e-4" "final. 1e-3"; do

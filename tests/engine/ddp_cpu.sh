@@ -15,9 +15,13 @@
 #     equals the single process's first rows: BatchNorm over the global
 #     batch; one rank through the data-parallel path, with and without
 #     SyncBN (its all-reduces of one), equals the plain process bit for bit;
+#   - the SyncBN runs with gradient buckets of 64 KiB (MATRIX_ENGINE_BUCKET_KB:
+#     many buckets, each all-reduced after the op that completes it), the
+#     BN runs with the default 25 MiB (one bucket);
 #   - every rank ends with the same parameters (ranks_same_weights=1), the
 #     result has ranks, global_batch, the slowest rank's step time, comm and
-#     launcher;
+#     launcher; a rank that changes a weight (MATRIX_ENGINE_DIE_RANK=1:skew)
+#     fails the point: "the 2 ranks ended with different parameters";
 #   - a rank killed by a signal takes the point down: the engine dies of
 #     the same signal (the runner's `crashed`), no rank left running;
 # shm ranks against MPI ranks: the same dumps at the same tolerances (and
@@ -109,8 +113,19 @@ for L in $launchers; do
 		else
 			ko "$n $cm ranks x $b: exit $? (see below)"; tail -n 5 "$W/dp$n$cm.log"
 		fi
-		if runl $L "$E" $C --batch $b --gpus $n --syncbn on --dump "$W/sb$n$cm.mxw" >"$W/sb$n$cm.log" 2>&1; then
-			cmp_dumps "$n $cm ranks x $b, SyncBN" "$W/single_bn.mxw" "$W/sb$n$cm.mxw" "output 1e-5"
+		# SyncBN with buckets of 64 KiB: resnet_tiny's gradients (1.2 MB) in many
+		# buckets, each all-reduced after the op that completes it (the 25 MiB
+		# default holds them all in one, as in the BN case above)
+		if runl $L env MATRIX_ENGINE_BUCKET_KB=64 "$E" $C --batch $b --gpus $n --syncbn on \
+			--dump "$W/sb$n$cm.mxw" >"$W/sb$n$cm.log" 2>&1; then
+			cmp_dumps "$n $cm ranks x $b, SyncBN, 64 KiB buckets" "$W/single_bn.mxw" "$W/sb$n$cm.mxw" "output 1e-5"
+			nb=$(sed -n 's/^matrix-engine: data-parallel: \([0-9]*\) gradient bucket(s) of about 64 KiB (MATRIX_ENGINE_BUCKET_KB).*/\1/p' "$W/sb$n$cm.log")
+			nb1=$(sed -n 's/^matrix-engine: data-parallel: \([0-9]*\) gradient bucket(s) of about 25600 KiB.*/\1/p' "$W/dp$n$cm.log")
+			if [ "${nb:-0}" -gt 1 ] && [ "${nb1:-0}" -eq 1 ]; then
+				ok "$n $cm ranks: $nb gradient buckets of 64 KiB, 1 of the default 25 MiB (logged)"
+			else
+				ko "$n $cm ranks: buckets '$nb' of 64 KiB (want more than 1), '$nb1' of 25 MiB (want 1)"
+			fi
 		else
 			ko "$n $cm ranks x $b SyncBN: exit $?"; tail -n 5 "$W/sb$n$cm.log"
 		fi
@@ -127,6 +142,18 @@ for L in $launchers; do
 		ok "2-rank result ($L, $cm): ranks=2 global_batch=8 same weights, slowest rank $(key rank_step_ms_max "$W/r$cm") ms, comm wait share $(key comm_wait_share "$W/r$cm")"
 	else
 		ko "2-rank result ($L):"; cat "$W/r$cm" "$W/r$cm.log" | head -n 40
+	fi
+
+	# ranks that end with different weights: the point fails, with the reason
+	rc=0
+	runl $L env MATRIX_ENGINE_DIE_RANK=1:skew "$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 \
+		--threads 1 --steps 5 --warmup 0 --result "$W/skew$cm" >"$W/skew$cm.log" 2>&1 || rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(key status "$W/skew$cm")" = failed ] &&
+		[ "$(key reason "$W/skew$cm")" = "the 2 ranks ended with different parameters" ] &&
+		grep -q 'rank 1 changes a weight at step 3' "$W/skew$cm.log"; then
+		ok "a rank whose weights differ ($L): exit 1, status failed, '$(key reason "$W/skew$cm")'"
+	else
+		ko "a rank whose weights differ ($L): exit $rc, status '$(key status "$W/skew$cm")'"; tail -n 5 "$W/skew$cm.log"
 	fi
 
 	# a rank that dies takes the point down as a signal, no rank left behind
@@ -157,10 +184,12 @@ fi
 
 # control: batch statistics per rank differ from the global batch's
 "$E" $C --batch 6 --gpus 2 --dump "$W/nosync.mxw" >"$W/nosync.log" 2>&1
-if "$CMP" "$W/single_bn.mxw" "$W/nosync.mxw" 1e-5 grad. >/dev/null 2>&1; then
-	ko "control: BN over each rank's slice matched the global batch (the check cannot fail)"
-else
+rc=0
+"$CMP" "$W/single_bn.mxw" "$W/nosync.mxw" 1e-5 grad. >"$W/cmp.out" 2>&1 || rc=$?
+if [ "$rc" -eq 1 ]; then # 1: beyond the tolerance (2 would be an unreadable dump)
 	ok "control: without SyncBN the gradients differ from the global batch's"
+else
+	ko "control: dump_cmp exit $rc (want 1: BN over each rank's slice differs from the global batch's)"; tail -n 3 "$W/cmp.out"
 fi
 
 echo "ddp_cpu: $pass passed, $fail failed (launchers: $launchers)"

@@ -17,7 +17,7 @@
 . "$top_srcdir/tests/setup"
 E=${MATRIX_ENGINE:?}
 key() { sed -n "s/^$1=//p" "$2"; }
-for v in CONV BNSTATS OPTIM SDPA GEMM POISON BN_BWD DATA_UPLOAD LAUNCH DP PROFILE DIE_RANK; do unset "MATRIX_ENGINE_$v"; done
+for v in CONV BNSTATS OPTIM SDPA GEMM POISON BN_BWD DATA_UPLOAD LAUNCH DP PROFILE DIE_RANK BUCKET_KB; do unset "MATRIX_ENGINE_$v"; done
 P="--device cpu --model mnist_cnn --batch 2 --threads 1 --steps 1 --warmup 0"
 
 # refused KNOB=VALUE MESSAGE [FLAGS]: exit 2, exactly MESSAGE on stderr, no result
@@ -39,8 +39,10 @@ refused MATRIX_ENGINE_DATA_UPLOAD=fast "MATRIX_ENGINE_DATA_UPLOAD='fast' is not 
 refused MATRIX_ENGINE_LAUNCH=slurm "MATRIX_ENGINE_LAUNCH='slurm' is not one of auto, local, mpirun (default auto)"
 refused MATRIX_ENGINE_DP=2 "MATRIX_ENGINE_DP='2' is not one of 0, 1 (default 0)"
 refused MATRIX_ENGINE_PROFILE=yes "MATRIX_ENGINE_PROFILE='yes' is not one of 0, 1 (default 0)"
-refused MATRIX_ENGINE_DIE_RANK=x "MATRIX_ENGINE_DIE_RANK='x' is not K or K:exit (a test knob: rank K, a number from 0, is killed at its third step, or ends it with exit status 7)"
-refused MATRIX_ENGINE_DIE_RANK=1:kill "MATRIX_ENGINE_DIE_RANK='1:kill' is not K or K:exit (a test knob: rank K, a number from 0, is killed at its third step, or ends it with exit status 7)"
+refused MATRIX_ENGINE_BUCKET_KB=0 "MATRIX_ENGINE_BUCKET_KB='0' is not a number of KiB from 1 to 4194304 (the data-parallel gradient buckets' size; default 25600, PyTorch DDP's 25 MiB)"
+refused MATRIX_ENGINE_BUCKET_KB=64k "MATRIX_ENGINE_BUCKET_KB='64k' is not a number of KiB from 1 to 4194304 (the data-parallel gradient buckets' size; default 25600, PyTorch DDP's 25 MiB)"
+refused MATRIX_ENGINE_DIE_RANK=x "MATRIX_ENGINE_DIE_RANK='x' is not K, K:exit or K:skew (a test knob: rank K, a number from 0, is killed at its third step, ends it with exit status 7, or changes one of its weights there)"
+refused MATRIX_ENGINE_DIE_RANK=1:kill "MATRIX_ENGINE_DIE_RANK='1:kill' is not K, K:exit or K:skew (a test knob: rank K, a number from 0, is killed at its third step, ends it with exit status 7, or changes one of its weights there)"
 refused MATRIX_ENGINE_DIE_RANK=0 "MATRIX_ENGINE_DIE_RANK=0: no ranks to end (--gpus 1 without MATRIX_ENGINE_DP=1 runs one process)"
 refused MATRIX_ENGINE_DIE_RANK=2 "MATRIX_ENGINE_DIE_RANK=2: no such rank (ranks are numbered from 0 to --gpus - 1)" --gpus 2
 # the pair the CUDA backend cannot run, refused on the cpu too
@@ -81,15 +83,16 @@ expect_grep "exit status 2: matrix-engine: MATRIX_ENGINE_SDPA='bogus' is not one
 
 # accepted, with nothing to act on here: said, and listed in the result
 MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_POISON=1 MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_LAUNCH=local \
-	MATRIX_ENGINE_DATA_UPLOAD=pageable MATRIX_ENGINE_PROFILE=0 "$E" $P --result "$work/r" 2>err
+	MATRIX_ENGINE_DATA_UPLOAD=pageable MATRIX_ENGINE_PROFILE=0 MATRIX_ENGINE_BUCKET_KB=64 "$E" $P --result "$work/r" 2>err
 expect_eq "$(key status r)" ok "accepted knobs: status"
-expect_eq "$(key knobs r)" "MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_POISON=1 MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_DATA_UPLOAD=pageable MATRIX_ENGINE_LAUNCH=local MATRIX_ENGINE_PROFILE=0" \
+expect_eq "$(key knobs r)" "MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_POISON=1 MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_DATA_UPLOAD=pageable MATRIX_ENGINE_LAUNCH=local MATRIX_ENGINE_PROFILE=0 MATRIX_ENGINE_BUCKET_KB=64" \
 	"the knobs key"
 expect_grep "^matrix-engine: MATRIX_ENGINE_SDPA=kernel changes nothing here: a setting of the CUDA backend, and the point runs on the cpu$" err "SDPA on the cpu"
 expect_grep "^matrix-engine: MATRIX_ENGINE_POISON=1 changes nothing here: a setting of the CUDA backend" err "POISON on the cpu"
 expect_grep "^matrix-engine: MATRIX_ENGINE_BN_BWD=separate changes nothing here: no BatchNorm backward in mnist_cnn infer$" err "BN_BWD in inference"
 expect_grep "^matrix-engine: MATRIX_ENGINE_DATA_UPLOAD=pageable changes nothing here: no --data" err "DATA_UPLOAD without --data"
 expect_grep "^matrix-engine: MATRIX_ENGINE_LAUNCH=local changes nothing here: one process, no ranks to start (--gpus 1)$" err "LAUNCH without ranks"
+expect_grep "^matrix-engine: MATRIX_ENGINE_BUCKET_KB=64 changes nothing here: one process, no gradients to all-reduce (--gpus 1)$" err "BUCKET_KB without ranks"
 # the paths read where they act: said where they do not (they were taken silently)
 MATRIX_ENGINE_CUDA=/no/such.so MATRIX_ENGINE_MPI=/no/mpi.so "$E" $P --result "$work/rm" 2>errm
 expect_eq "$(key status rm)" ok "module paths on the cpu: status"

@@ -69,7 +69,9 @@
 # weights with a floor of 1e-3 of their group's largest, as resnet_ref.py):
 #   fp32        output, losses, final 2e-4 (BERT: final 1e-3, see tight_bert;
 #               ResNet-18 / -50 training: losses 2e-3, final 2e-2, see
-#               tight_imagenet); gradients 1e-3
+#               tight_imagenet); gradients 1e-4 (issue 11's bound; measured on
+#               the simulator: 4-5e-7 for mnist_cnn and bert_tiny, at most
+#               2.3e-5 for resnet18's step 1; was 1e-3)
 #               (engine CPU vs PyTorch fp32 differ by <= 1e-5 on these models;
 #               resnet_tiny trains at --lr 0.001, where 5-step trajectories of
 #               two fp32 runs stay within 1e-6)
@@ -97,7 +99,7 @@ PY=${PYTHON_TORCH:-python3}
 CMP="$here/compare_dumps.py"
 TMO=${MODEL_CHECK_TIMEOUT:-300}
 FP32=${MODEL_CHECK_FP32_RTOL:-2e-4}
-FP32G=${MODEL_CHECK_FP32_GRAD_RTOL:-1e-3}
+FP32G=${MODEL_CHECK_FP32_GRAD_RTOL:-1e-4}
 TF32=${MODEL_CHECK_TF32_RTOL:-1e-2}
 FP16=${MODEL_CHECK_FP16_RTOL:-1e-2}
 FP16L=${MODEL_CHECK_FP16_LOSS_RTOL:-2e-2}
@@ -453,7 +455,7 @@ tight_imagenet="--rtol $FP32 --grad-rtol $FP32G --loss-rtol 2e-3 --final-rtol 2e
 # if within 2 lr a step (--adamw-lr: BERT trains at lr 1e-4): on the CPU
 # alone, bert_base with 4 threads against 1 ends with one element of
 # layers.4.ffn_in.bias 2.8e-3 away (0.03 lr) and every other within 7.8e-4
-tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol $FP32G --adamw-lr 1e-4"
+tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol 1e-3 --adamw-lr 1e-4"
 traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32"
 traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3"
 traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3"

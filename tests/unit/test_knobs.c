@@ -14,7 +14,7 @@
 static const char *const names[] = {
     "MATRIX_ENGINE_CONV", "MATRIX_ENGINE_BNSTATS", "MATRIX_ENGINE_OPTIM", "MATRIX_ENGINE_SDPA", "MATRIX_ENGINE_GEMM",
     "MATRIX_ENGINE_POISON", "MATRIX_ENGINE_BN_BWD", "MATRIX_ENGINE_DATA_UPLOAD", "MATRIX_ENGINE_LAUNCH",
-    "MATRIX_ENGINE_DP", "MATRIX_ENGINE_PROFILE", "MATRIX_ENGINE_DIE_RANK",
+    "MATRIX_ENGINE_DP", "MATRIX_ENGINE_PROFILE", "MATRIX_ENGINE_DIE_RANK", "MATRIX_ENGINE_BUCKET_KB",
 };
 
 static void clear(void)
@@ -120,14 +120,39 @@ int main(void)
     CHECK_INT(knob_die_rank(&rank, &by_exit, err, sizeof err), 0);
     CHECK_INT(rank, 0);
     CHECK_INT(by_exit, 0);
-    const char *bad[] = {"x", "-1", "1:exitx", "1:kill", " 1", "1 ", "0x1"};
+    setenv("MATRIX_ENGINE_DIE_RANK", "2:skew", 1);
+    CHECK_INT(knob_die_rank(&rank, &by_exit, err, sizeof err), 0);
+    CHECK_INT(rank, 2);
+    CHECK_INT(by_exit, 2);
+    const char *bad[] = {"x", "-1", "1:exitx", "1:kill", " 1", "1 ", "0x1", "1:skewx"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("MATRIX_ENGINE_DIE_RANK", bad[i], 1);
         CHECK_INT(knob_die_rank(&rank, &by_exit, err, sizeof err), -1);
     }
     CHECK_STR(check_one("MATRIX_ENGINE_DIE_RANK", "x"),
-              "MATRIX_ENGINE_DIE_RANK='x' is not K or K:exit (a test knob: rank K, a number from 0, is killed at "
-              "its third step, or ends it with exit status 7)");
+              "MATRIX_ENGINE_DIE_RANK='x' is not K, K:exit or K:skew (a test knob: rank K, a number from 0, is "
+              "killed at its third step, ends it with exit status 7, or changes one of its weights there)");
+
+    /* MATRIX_ENGINE_BUCKET_KB=K: KiB from 1 to 4 GiB, 25 MiB unset */
+    size_t bucket = 0;
+    clear();
+    CHECK_INT(knob_bucket_bytes(&bucket, err, sizeof err), 0);
+    CHECK_INT(bucket == (size_t)25 << 20, 1);
+    CHECK_INT(knob_bucket_is_set(), 0);
+    setenv("MATRIX_ENGINE_BUCKET_KB", "64", 1);
+    CHECK_INT(knob_bucket_bytes(&bucket, err, sizeof err), 0);
+    CHECK_INT(bucket == 65536, 1);
+    CHECK_INT(knob_bucket_is_set(), 1);
+    setenv("MATRIX_ENGINE_BUCKET_KB", "4194304", 1);
+    CHECK_INT(knob_bucket_bytes(&bucket, err, sizeof err), 0);
+    const char *badkb[] = {"0", "-1", "4194305", "64k", " 64", "1e3", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof badkb / sizeof badkb[0]; i++) {
+        setenv("MATRIX_ENGINE_BUCKET_KB", badkb[i], 1);
+        CHECK_INT(knob_bucket_bytes(&bucket, err, sizeof err), -1);
+    }
+    CHECK_STR(check_one("MATRIX_ENGINE_BUCKET_KB", "0"),
+              "MATRIX_ENGINE_BUCKET_KB='0' is not a number of KiB from 1 to 4194304 (the data-parallel gradient "
+              "buckets' size; default 25600, PyTorch DDP's 25 MiB)");
 
     /* the record's list: the table's order, the values as the table spells them, never raw text */
     clear();
@@ -135,8 +160,15 @@ int main(void)
     setenv("MATRIX_ENGINE_BN_BWD", "separate", 1);
     setenv("MATRIX_ENGINE_DIE_RANK", "1:exit", 1);
     setenv("MATRIX_ENGINE_PROFILE", "", 1);
+    setenv("MATRIX_ENGINE_BUCKET_KB", "64", 1);
     knobs_list(list, sizeof list);
-    CHECK_STR(list, "MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_DIE_RANK=1:exit");
+    CHECK_STR(list, "MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_BUCKET_KB=64 "
+                    "MATRIX_ENGINE_DIE_RANK=1:exit");
+    setenv("MATRIX_ENGINE_BUCKET_KB", "6 4", 1);
+    knobs_list(list, sizeof list);
+    CHECK_STR(list, "MATRIX_ENGINE_SDPA=kernel MATRIX_ENGINE_BN_BWD=separate MATRIX_ENGINE_BUCKET_KB=? "
+                    "MATRIX_ENGINE_DIE_RANK=1:exit");
+    unsetenv("MATRIX_ENGINE_BUCKET_KB");
     setenv("MATRIX_ENGINE_SDPA", "kernel\nstatus=ok", 1);
     setenv("MATRIX_ENGINE_DIE_RANK", "1\n", 1);
     knobs_list(list, sizeof list);
