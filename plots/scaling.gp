@@ -1,6 +1,6 @@
 # scaling.gp - throughput against the number of GPUs, one line per series,
 # the ideal (linear from the smallest count) dashed in the same colour, the
-# scale factor printed at each measured count.
+# scale efficiency (the seeds' scale factor) printed at each measured count.
 # Keys: @TITLE@ @XLABEL@ @YLABEL@ @XTICS@ @XMIN@ @XMAX@ @EXTRA@ @PLOT@
 set title "@TITLE@"
 set xlabel "@XLABEL@"

@@ -480,6 +480,14 @@ struct scaling_series *scaling_compute(const struct cellset *cs, size_t factor,
 			free(ser.pt);
 			continue;
 		}
+		/* scale efficiency is throughput(N) / (N x throughput(1)): a
+		 * series whose 1-GPU point is missing or failed has none (from
+		 * its smallest count it would be another quantity, under the
+		 * same name) */
+		ser.base_ok = ser.pt[0].count == 1;
+		if (!ser.base_ok)
+			for (size_t k = 0; k < ser.npoints; k++)
+				ser.pt[k].ideal = ser.pt[k].scale = ser.pt[k].scale_u = NAN;
 		ser.first = ser.pt[0].cell;
 		s = xrealloc(s, (n + 1) * sizeof(*s));
 		s[n++] = ser;

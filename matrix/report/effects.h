@@ -82,8 +82,9 @@ void best_free(struct best *b, size_t n);
 size_t best_within(const struct cellset *cs, const struct best *b, size_t n, size_t *gains);
 
 /* Scaling against a numeric factor (gpus): for each series (the other
- * factors' levels), throughput at each count and the scale factor
- * thr(n) / ((n / n0) * thr(n0)) against the smallest count n0 measured. */
+ * factors' levels), throughput at each count and the scale efficiency (the
+ * seeds' scale factor) thr(n) / (n * thr(1)), where the series' 1-GPU point
+ * has a throughput (base_ok; NaN otherwise). */
 struct scaling_point {
 	long cell;
 	double count;         /* n */
@@ -96,6 +97,8 @@ struct scaling_point {
 };
 struct scaling_series {
 	long first;           /* a cell of the series (for its other levels) */
+	int base_ok;          /* its 1-GPU point has a throughput; else ideal, scale and
+	                       * scale_u are NaN (no scale efficiency without it) */
 	size_t npoints;
 	struct scaling_point *pt;   /* by increasing count */
 };

@@ -860,11 +860,14 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 			  i, plot_color(i));
 		plot_quote(&plot, label.buf ? label.buf : "all");
 		sb_printf(&plot,
-			  "\", \\\n     \"scaling.dat\" index %zu using 1:2:5:6 with yerrorbars pt 7 lc rgb \"%s\" notitle, \\\n"
-			  "     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
-			  "     \"scaling.dat\" index %zu every ::1 using 1:2:(sprintf(\"%%.2f\", $4)) with labels offset 0,1 "
-			  "font \",11\" tc rgb \"%s\" notitle",
-			  i, plot_color(i), i, plot_color(i), i, plot_color(i));
+			  "\", \\\n     \"scaling.dat\" index %zu using 1:2:5:6 with yerrorbars pt 7 lc rgb \"%s\" notitle",
+			  i, plot_color(i));
+		if (s->base_ok) /* the ideal line and the scale efficiencies need the 1-GPU point */
+			sb_printf(&plot,
+				  ", \\\n     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
+				  "     \"scaling.dat\" index %zu every ::1 using 1:2:(sprintf(\"%%.2f\", $4)) with labels offset 0,1 "
+				  "font \",11\" tc rgb \"%s\" notitle",
+				  i, plot_color(i), i, plot_color(i));
 	}
 	for (size_t l = 0; l < run->recipe.factors[f].nlevels; l++) {
 		if (l)
@@ -884,11 +887,18 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 			 : nwhisk ? "whiskers: the throughput's 95% interval where the engine gave one (points "
 				    "without whiskers have no interval)"
 				  : "no whiskers: the rows give no interval of the throughput";
-	char *cap = xasprintf("Throughput against %s for %zu series%s; %s; dashed: ideal linear scaling from the "
-			      "smallest count; numbers: scale factor, throughput over ideal (its 95%% interval "
-			      "in tables/scaling.csv).",
+	size_t nobase = 0;
+	for (size_t i = 0; i < nser; i++)
+		nobase += !rt->scaling[i].base_ok;
+	char nb[160] = "";
+	if (nobase)
+		snprintf(nb, sizeof nb, " %zu of the series %s no 1-GPU point with a throughput: no ideal line, no "
+			 "numbers.", nobase, nobase == 1 ? "has" : "have");
+	char *cap = xasprintf("Throughput against %s for %zu series%s; %s; dashed: ideal linear scaling from one "
+			      "GPU; numbers: scale efficiency (the seeds' scale factor), throughput over ideal (its "
+			      "95%% interval in tables/scaling.csv).%s",
 			      fname(run, f), nser,
-			      nser < rt->nscaling ? " (the first of them; all are in tables/scaling.csv)" : "", wh);
+			      nser < rt->nscaling ? " (the first of them; all are in tables/scaling.csv)" : "", wh, nb);
 	if (write_dat(plotdir, "scaling", &dat) == 0)
 		plot_prepare(ps, plotdir, "scaling", "Scaling with the number of GPUs", cap, "scaling", kv,
 			     ARRAY_SIZE(kv) / 2, FIG_W, FIG_H);

@@ -58,7 +58,7 @@ static void right(struct rtable *t, const char *const *cols)
 static const char *const numeric_cols[] = {
 	"pairs", "gain", "gain_min", "gain_max", "gain_lo", "gain_hi", "vs_main", "baseline", "new",
 	"improvement_pct", "improvement_lo", "improvement_hi", "best", "points", "gpus",
-	"throughput", "ideal", "scale_factor", "value", "lo", "hi", "processes", "throughput_lo", "throughput_hi",
+	"throughput", "ideal", "scale_efficiency", "value", "lo", "hi", "processes", "throughput_lo", "throughput_hi",
 	"scale_lo", "scale_hi", NULL,
 };
 
@@ -625,17 +625,27 @@ struct rtable *report_per_point_table(const struct run *run)
 static struct rtable *scaling_table(const struct run *run, const struct report_tables *rt)
 {
 	static const char *const cols[] = {"series",        "gpus",          "throughput",   "throughput_lo",
-					   "throughput_hi", "ideal",         "scale_factor", "scale_lo",
+					   "throughput_hi", "ideal",         "scale_efficiency", "scale_lo",
 					   "scale_hi"};
 	struct rtable *t = rtable_new("scaling", "Scaling with the number of GPUs", ARRAY_SIZE(cols), cols);
 	right(t, numeric_cols);
+	size_t nobase = 0;
+	for (size_t i = 0; i < rt->nscaling; i++)
+		nobase += !rt->scaling[i].base_ok;
 	t->caption = xstrdup("throughput (samples/s) against GPU count, throughput_lo..throughput_hi its 95% "
-			     "interval (empty: none known); ideal: the smallest count's throughput times the "
-			     "count ratio; scale_factor: throughput over ideal, scale_lo..scale_hi its 95% "
-			     "interval from both points' (two processes).");
+			     "interval (empty: none known); ideal: the 1-GPU throughput times the count; "
+			     "scale_efficiency (the seeds' scale factor): throughput over ideal, scale_lo..scale_hi "
+			     "its 95% interval from both points' (two processes).");
+	if (nobase) {
+		char *c = xasprintf("%s %zu of the %zu series %s no 1-GPU point with a throughput, so no ideal and no "
+				    "scale efficiency (empty).", t->caption, nobase, rt->nscaling,
+				    nobase == 1 ? "has" : "have");
+		free(t->caption);
+		t->caption = c;
+	}
 	size_t within = 0, npts = 0; /* scale factors from points of one process each */
 	for (size_t i = 0; i < rt->nscaling; i++)
-		for (size_t k = 1; k < rt->scaling[i].npoints; k++) {
+		for (size_t k = 1; rt->scaling[i].base_ok && k < rt->scaling[i].npoints; k++) {
 			const struct scaling_point *p = &rt->scaling[i].pt[k], *p0 = &rt->scaling[i].pt[0];
 			npts++;
 			within += p->cell >= 0 && p0->cell >= 0 &&

@@ -204,6 +204,19 @@ int main(void)
 	cellset_set_thr(&sc, (size_t)cellset_find(&sc, (size_t[]){1, 0}), tz, NULL, 2);
 	check(isnan(sc.thr[cellset_find(&sc, (size_t[]){1, 0})]), "no throughput > 0: NaN", 0, 0);
 	scaling_free(s, ns);
+	/* a series whose 1-GPU point has no throughput: no scale efficiency (its
+	 * smallest count, 2, is not the base the seeds' scale factor means) */
+	double t0[1] = {0}, w0[1] = {0.03};
+	cellset_set_thr(&sc, (size_t)cellset_find(&sc, (size_t[]){1, 0}), t0, w0, 1);
+	s = scaling_compute(&sc, 1, count, &ns);
+	eq("scaling series without a 1-GPU point", ns, 2);
+	eq("the first has its base", (size_t)s[0].base_ok, 1);
+	eq("the second has not", (size_t)s[1].base_ok, 0);
+	eq("its points from 2 GPUs", s[1].npoints, 2);
+	check(isnan(s[1].pt[0].scale) && isnan(s[1].pt[1].scale) && isnan(s[1].pt[1].ideal),
+	      "no scale efficiency without the 1-GPU point", s[1].pt[1].scale, NAN);
+	near("its throughput still there", s[1].pt[1].thr, 50 * 4 * 0.81);
+	scaling_free(s, ns);
 	cellset_free(&sc);
 
 	/* statistics */
