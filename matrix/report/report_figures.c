@@ -820,6 +820,53 @@ out:
 	facet_view_free(&v);
 }
 
+/* Series i of the scaling figure: its rows into dat (count, throughput,
+ * ideal, scale efficiency, the throughput's interval), its curves into plot;
+ * the x range and the whisker counts updated. */
+struct scaling_acc {
+	double xmin, xmax;
+	size_t nwhisk, npts;
+};
+
+static void scaling_series_plot(const struct run *run, const struct scaling_series *s, size_t i,
+				const size_t *others, size_t no, struct strbuf *dat_, struct strbuf *plot_,
+				struct scaling_acc *acc)
+{
+	struct strbuf label = {0};
+	if (i)
+		sb_puts(dat_, "\n\n");
+	for (size_t k = 0; k < s->npoints; k++) {
+		/* whiskers: the throughput's 95% interval, none when unknown */
+		double u = isnan(s->pt[k].u) ? 0 : s->pt[k].u;
+		acc->nwhisk += u > 0;
+		sb_printf(dat_, "%g\t%.6g\t%.6g\t%.4f\t%.6g\t%.6g\n", s->pt[k].count, s->pt[k].thr,
+			  s->pt[k].ideal, s->pt[k].scale, s->pt[k].thr * exp(-u), s->pt[k].thr * exp(u));
+		acc->npts++;
+		if (s->pt[k].count < acc->xmin)
+			acc->xmin = s->pt[k].count;
+		if (s->pt[k].count > acc->xmax)
+			acc->xmax = s->pt[k].count;
+	}
+	sb_reset(&label);
+	run_cell_label(run, (size_t)s->first, others, no, " ", &label);
+	if (i)
+		sb_puts(plot_, ", \\\n     ");
+	sb_printf(plot_,
+		  "\"scaling.dat\" index %zu using 1:2 with linespoints lw 2 pt 7 lc rgb \"%s\" title \"",
+		  i, plot_color(i));
+	plot_quote(plot_, label.buf ? label.buf : "all");
+	sb_printf(plot_,
+		  "\", \\\n     \"scaling.dat\" index %zu using 1:2:5:6 with yerrorbars pt 7 lc rgb \"%s\" notitle",
+		  i, plot_color(i));
+	if (s->base_ok) /* the ideal line and the scale efficiencies need the 1-GPU point */
+		sb_printf(plot_,
+			  ", \\\n     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
+			  "     \"scaling.dat\" index %zu every ::1 using 1:2:(sprintf(\"%%.2f\", $4)) with labels offset 0,1 "
+			  "font \",11\" tc rgb \"%s\" notitle",
+			  i, plot_color(i), i, plot_color(i));
+	sb_free(&label);
+}
+
 static void scaling(const struct run *run, const struct report_tables *rt, const char *plotdir,
 		    struct plot_set *ps)
 {
@@ -832,43 +879,12 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 		if (g != f && run->recipe.factors[g].nlevels > 1)
 			others[no++] = g;
 	size_t nser = rt->nscaling > 8 ? 8 : rt->nscaling;
-	struct strbuf dat = {0}, plot = {0}, tics = {0}, label = {0};
-	double xmin = INFINITY, xmax = 0;
-	size_t nwhisk = 0, npts = 0;
-	for (size_t i = 0; i < nser; i++) {
-		const struct scaling_series *s = &rt->scaling[i];
-		if (i)
-			sb_puts(&dat, "\n\n");
-		for (size_t k = 0; k < s->npoints; k++) {
-			/* whiskers: the throughput's 95% interval, none when unknown */
-			double u = isnan(s->pt[k].u) ? 0 : s->pt[k].u;
-			nwhisk += u > 0;
-			sb_printf(&dat, "%g\t%.6g\t%.6g\t%.4f\t%.6g\t%.6g\n", s->pt[k].count, s->pt[k].thr,
-				  s->pt[k].ideal, s->pt[k].scale, s->pt[k].thr * exp(-u), s->pt[k].thr * exp(u));
-			npts++;
-			if (s->pt[k].count < xmin)
-				xmin = s->pt[k].count;
-			if (s->pt[k].count > xmax)
-				xmax = s->pt[k].count;
-		}
-		sb_reset(&label);
-		run_cell_label(run, (size_t)s->first, others, no, " ", &label);
-		if (i)
-			sb_puts(&plot, ", \\\n     ");
-		sb_printf(&plot,
-			  "\"scaling.dat\" index %zu using 1:2 with linespoints lw 2 pt 7 lc rgb \"%s\" title \"",
-			  i, plot_color(i));
-		plot_quote(&plot, label.buf ? label.buf : "all");
-		sb_printf(&plot,
-			  "\", \\\n     \"scaling.dat\" index %zu using 1:2:5:6 with yerrorbars pt 7 lc rgb \"%s\" notitle",
-			  i, plot_color(i));
-		if (s->base_ok) /* the ideal line and the scale efficiencies need the 1-GPU point */
-			sb_printf(&plot,
-				  ", \\\n     \"scaling.dat\" index %zu using 1:3 with lines dt 2 lw 1.5 lc rgb \"%s\" notitle, \\\n"
-				  "     \"scaling.dat\" index %zu every ::1 using 1:2:(sprintf(\"%%.2f\", $4)) with labels offset 0,1 "
-				  "font \",11\" tc rgb \"%s\" notitle",
-				  i, plot_color(i), i, plot_color(i));
-	}
+	struct strbuf dat = {0}, plot = {0}, tics = {0};
+	struct scaling_acc acc = {INFINITY, 0, 0, 0};
+	for (size_t i = 0; i < nser; i++)
+		scaling_series_plot(run, &rt->scaling[i], i, others, no, &dat, &plot, &acc);
+	double xmin = acc.xmin, xmax = acc.xmax;
+	size_t nwhisk = acc.nwhisk, npts = acc.npts;
 	for (size_t l = 0; l < run->recipe.factors[f].nlevels; l++) {
 		if (l)
 			sb_puts(&tics, ", ");
@@ -908,7 +924,6 @@ static void scaling(const struct run *run, const struct report_tables *rt, const
 	sb_free(&dat);
 	sb_free(&plot);
 	sb_free(&tics);
-	sb_free(&label);
 }
 
 /* Whether the effects figure shows factor f: the recipe's
