@@ -897,6 +897,13 @@ int session_build(struct session *s)
         return finish_too_big(o, g->too_big);
     if (o->pt.channels_last && !s->info.uses_channels_last)
         add_ignored(s->ignored, sizeof s->ignored, "channels_last");
+    if (o->pt.cudnn_benchmark && o->pt.device != DEV_CPU) { /* it times convolutions only (the cpu: above) */
+        int conv = 0;
+        for (int i = 0; i < g->nops && !conv; i++)
+            conv = g->ops[i].type == OP_CONV;
+        if (!conv)
+            add_ignored(s->ignored, sizeof s->ignored, "cudnn_benchmark");
+    }
     if (flags_given(o, "seq-len") && !s->info.uses_seq_len)
         add_ignored(s->ignored, sizeof s->ignored, "seq_len");
     if (flags_given(o, "image-size") && !s->info.uses_image_size)

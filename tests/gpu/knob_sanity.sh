@@ -18,7 +18,9 @@
 #   compile          none -> default fuses (ops_fused > 0, fewer ops per step);
 #                    reduce-overhead runs a CUDA Graph (cuda_graph=on);
 #                    max-autotune times conv and GEMM algorithms
-#                    (conv_algo_search=timed, gemm_algo_search=timed)
+#                    (conv_algo_search=timed, gemm_algo_search=timed);
+#                    cudnn_benchmark on bert_tiny (no convolution) is listed
+#                    in ignored, on the conv net it is not
 #   MATRIX_ENGINE_*  a bad MATRIX_ENGINE_CONV / _BNSTATS / _OPTIM / _SDPA /
 #                    _POISON value, and BNSTATS=conv with CONV=legacy: exit 2
 #                    with the reason (refused before anything runs, as on
@@ -207,6 +209,19 @@ elif run c.none $p --compile none && run c.def $p --compile default &&
 	if [ "$cs" = timed ] && [ "$gs" = timed ] && [ "$cs0" = heuristic ]; then pass "$what"; else fail "$what"; fi
 else
 	fail "compile: a point did not run"
+fi
+# cudnn_benchmark times convolutions only: on BERT (none) it is listed in
+# ignored, and on resnet (the compile points above ran it off) it is not
+if section compile && run bm.bert --model bert_tiny --batch 2 --seq-len 16 --task infer --cudnn-benchmark on &&
+	run bm.conv $p --cudnn-benchmark on; then
+	ib=$(key ignored "$W/bm.bert") ic=$(key ignored "$W/bm.conv")
+	what="cudnn_benchmark on: ignored '$ib' on bert_tiny (no convolution), '$ic' on $MCL"
+	case ",$ib,.,$ic," in *,cudnn_benchmark,*.*,cudnn_benchmark,*) fail "$what" ;;
+	*,cudnn_benchmark,*.*) pass "$what" ;;
+	*) fail "$what" ;;
+	esac
+elif section compile; then
+	fail "cudnn_benchmark on bert_tiny / $MCL: a point did not run"
 fi
 
 # ---- the CUDA backend's MATRIX_ENGINE_* settings: a refused value is a usage error ---------------
