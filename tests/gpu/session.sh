@@ -195,8 +195,23 @@ for m in ("torchvision", "transformers", "onnxruntime", "onnx"):
 		"$MATRIX_ENGINE" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 --result "$pw/probe.result" \
 			>"$pw/probe.log" 2>&1
 		echo "engine probe (--device cuda, exit $?): $(grep -E '^(status|reason|gpu|driver|cuda_runtime|cudnn|cublaslt|device)=' "$pw/probe.result" 2>/dev/null | tr '\n' ' ')"
+		[ -z "$LIBS_NOTE" ] || echo "libraries:$LIBS_NOTE"
 	} >>"$log" 2>&1
-	grep -E '^(gpu|python: torch|build: .*MISSING|engine probe)' "$log" | cut -c1-200
+	grep -E '^(gpu|python: torch|build: .*MISSING|engine probe|libraries)' "$log" | cut -c1-200
+}
+
+# probe_gate: 0 unless a GPU is here (nvidia-smi lists one) and the engine's
+# CUDA probe did not end ok: then every CUDA check would skip as if there
+# were no GPU (their SKIP means "no GPU") and the part would pass having
+# measured nothing; it fails at once instead, saying why.
+probe_gate() {
+	[ -z "$standin" ] || return 0
+	command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || return 0
+	[ "$(sed -n 's/^status=//p' "$pw/probe.result" 2>/dev/null)" != ok ] || return 0
+	say "FAIL: a GPU is here but the engine's CUDA probe did not run ok ($(sed -n 's/^reason=//p' "$pw/probe.result" 2>/dev/null | cut -c1-150)); the part's steps are not run. The probe's log:"
+	tail -n 8 "$pw/probe.log" 2>/dev/null | tee -a "$log"
+	echo "probe|FAIL(probe)|0|1|0|0|the CUDA probe failed on a machine with a GPU" >"$pw/probe.sum"
+	return 1
 }
 
 # ---- the parts: each a function of steps; lanes are subshells run at once
@@ -320,7 +335,7 @@ run_part() {
 	: >"$log"
 	part_t0=$(date +%s) part_end=$(($(date +%s) + PART_S))
 	preflight
-	"part_$(echo "$part" | tr - _)"
+	probe_gate && "part_$(echo "$part" | tr - _)"
 	for s in "$pw"/*.sum; do
 		n=$(basename "$s" .sum)
 		{
@@ -377,6 +392,30 @@ if [ ! -x "$DUMP_CMP" ] && command -v cc >/dev/null 2>&1 &&
 	DUMP_CMP=$W/dump_cmp
 fi
 export DUMP_CMP
+# Libraries the CUDA module needs that the loader does not find (the bundle
+# carries none of CUDA's; the lent machine has CUDA and cuDNN in
+# /usr/local/cuda/lib64, and NCCL perhaps only as PyTorch's pip package
+# nvidia-nccl): looked for under the Python's nvidia/*/lib folders, and the
+# folder that has one put on LD_LIBRARY_PATH, said in the log.
+LIBS_NOTE=
+for b in engine/matrix-engine-cuda.so tests/gpu/ops_check; do
+	[ -e "$top_builddir/$b" ] || continue
+	for l in $(ldd "$top_builddir/$b" 2>/dev/null | awk '/not found/ { print $1 }'); do
+		d=$("$PYTHON_TORCH" -c '
+import glob, os, sys
+import nvidia
+for base in nvidia.__path__:
+    for f in sorted(glob.glob(os.path.join(base, "*", "lib", sys.argv[1]))):
+        print(os.path.dirname(f)); sys.exit(0)' "$l" 2>/dev/null) || d=
+		if [ -n "$d" ]; then
+			LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+			LIBS_NOTE="$LIBS_NOTE $l from $d;"
+		else
+			LIBS_NOTE="$LIBS_NOTE $l NOT FOUND ($b);"
+		fi
+	done
+done
+export LD_LIBRARY_PATH
 status=0 # (sh has no local variables: the functions' names differ from these)
 for arg; do
 	run_part "$arg" || status=1

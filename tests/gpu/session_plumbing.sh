@@ -9,7 +9,9 @@
 # lines of its output), the second part still runs, each part leaves PART.log and
 # PART.tgz under $OUT and nothing else (names the device can return), the
 # logs and the summary say STAND-IN, the archive holds the step's output, and
-# the exit status is 1. About 15 s.
+# the exit status is 1; then a GPU that nvidia-smi lists (a stand-in) with
+# the engine's CUDA probe failing: the part fails at once, no step run.
+# About 20 s.
 . "${top_srcdir:?}/tests/setup"
 PY=${PYTHON_TORCH:-}
 if [ -z "$PY" ] || ! "$PY" -c 'import torch' >/dev/null 2>&1; then
@@ -61,4 +63,19 @@ grep -q "^knob_sanity  *TIMEOUT  *$np  *$nf " out/knobs.log ||
 tar -tzf out/knobs.tgz >tgz.list || fail "knobs.tgz does not list"
 expect_grep '^knobs/knob_sanity.out$' tgz.list "the step's output in the archive"
 if grep -q '\.mxw$' tgz.list; then fail "a dump in the archive"; fi
-echo "ok: session.sh --list, usage errors, --record, and two stand-in parts cut short ($np PASS, $nf FAIL counted)"
+
+# a GPU listed by nvidia-smi (a stand-in nvidia-smi here) but the engine's
+# CUDA probe not ok (no device here): the part fails at once, its steps not
+# run (their SKIP would mean "no GPU" and the part would pass)
+mkdir fakebin
+printf '#!/bin/sh\n[ "$1" = -L ] && echo "GPU 0: NVIDIA H200 (UUID: GPU-stand-in)"\nexit 0\n' >fakebin/nvidia-smi
+chmod +x fakebin/nvidia-smi
+rc=0
+PATH=$work/fakebin:$PATH OUT=$work/gate sh "$S" first >gate.out 2>&1 || rc=$?
+expect_eq "$rc" 1 "a GPU with a failing CUDA probe: exit status"
+expect_grep "^FAIL: a GPU is here but the engine's CUDA probe did not run ok" gate.out "the probe gate says why"
+expect_grep '^probe  *FAIL(probe)' gate.out "the probe gate in the summary"
+if grep '^==== step ' gate/first.log | grep -qv '^==== step probe:'; then
+	fail "a step ran after the probe failed: $(grep '^==== step ' gate/first.log | grep -v '^==== step probe:' | head -n 1)"
+fi
+echo "ok: session.sh --list, usage errors, --record, two stand-in parts cut short ($np PASS, $nf FAIL counted), a failed CUDA probe stops a part"
