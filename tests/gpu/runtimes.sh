@@ -92,7 +92,11 @@ if args.batch is not None and args.batch < 1:
 dev = args.device
 
 # ---- what is here ------------------------------------------------------------
-import torch  # noqa: E402
+try:
+    import torch  # noqa: E402
+except ImportError as e:  # make check-gpu without a GPU: a SKIP, not a failure
+    print("SKIP: %s cannot import torch (%s)" % (PYTHON, e))
+    sys.exit(77)
 if dev == "cuda" and not args.plan and not torch.cuda.is_available():
     print("SKIP: %s: torch %s has no CUDA device here" % (PYTHON, torch.__version__))
     sys.exit(77)
