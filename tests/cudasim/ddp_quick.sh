@@ -8,13 +8,17 @@
 # captured and replayed), against 1 process of batch 12 with BatchNorm on
 # the global batch: gradients, losses and rank 0's outputs within 1e-4,
 # final weights within 1e-3; then a rank killed while its peer waits in an
-# all-reduce takes the point down, no rank left running. NCCL between the
+# all-reduce takes the point down, no rank left running; one rank through
+# the data-parallel path (MATRIX_ENGINE_DP=1: NCCL's all-reduce of one) is
+# the plain run bit for bit; --gpus 2 with one device visible is
+# unsupported with the counts. NCCL between the
 # ranks' processes is the simulator's (cudasim.cc, shared memory).
 # The 2-rank runs use gradient buckets of 64 KiB (MATRIX_ENGINE_BUCKET_KB:
 # 6 buckets, each all-reduced on NCCL's stream after the op that completes
 # it, the default 25 MiB makes one). The streams' schedule
 # (CUDASIM_STREAMS, cudasim.cc): the graph run side-late, and 2 x 6 without
-# a graph (SyncBN on) twice more against the same 1 x 12: main-late (an all-reduce that does not wait for the bucket's
+# a graph (SyncBN on) twice more against the same 1 x 12: main-late (an
+# all-reduce that does not wait for the bucket's
 # last gradient reads it before it is written) and side-late (an optimizer
 # that does not wait for the all-reduce runs before it); each of the two
 # waits removed from comm_nccl.cu fails one of them (engine/NOTES.md). In
@@ -50,6 +54,24 @@ two() {
     fi
   done
 }
+# one rank through the data-parallel path (NCCL's all-reduce of one rank,
+# in the CUDA Graph) is the plain run bit for bit
+if MATRIX_ENGINE_DP=1 "$E" $R --batch 12 --dump "$W/dp1.mxw" >"$W/dp1.log" 2>&1 &&
+  "$B/tests/engine/dump_cmp" "$W/one.mxw" "$W/dp1.mxw" 0 grad. losses final. output >"$W/cmp.out" 2>&1; then
+  echo "ok: 1 rank through NCCL (MATRIX_ENGINE_DP=1) equals the plain run bit for bit ($(tail -1 "$W/cmp.out"))"
+else
+  echo "FAIL: 1 rank through NCCL differs from the plain run"; tail -3 "$W/dp1.log"; grep -v '^ok' "$W/cmp.out" | head -5
+  rc=1
+fi
+# more GPUs asked for than are visible: unsupported, with the counts
+k=0
+CUDASIM_DEVICES=1 "$E" $R --batch 6 --gpus 2 --result "$W/few" >"$W/few.log" 2>&1 || k=$?
+if [ "$k" -eq 3 ] && grep -qx 'status=unsupported' "$W/few" && grep -q '^reason=gpus: 2 needs 2 visible GPUs; 1 visible' "$W/few"; then
+  echo "ok: --gpus 2 with 1 GPU visible: exit 3, $(grep '^reason=' "$W/few")"
+else
+  echo "FAIL: --gpus 2 with 1 GPU visible: exit $k, $(grep '^status=\|^reason=' "$W/few" | tr '\n' ' ')"
+  rc=1
+fi
 two side-late two "2 ranks x 6, SyncBN, in a CUDA Graph, side-late"
 two main-late eager-ml "2 ranks x 6, SyncBN, no graph, compute stream late" --compile none
 two side-late eager-sl "2 ranks x 6, SyncBN, no graph, NCCL stream late" --compile none
