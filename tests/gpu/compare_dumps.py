@@ -33,8 +33,11 @@ fails):
 --trajectory (mixed precision against fp32): inputs, init, output (--rtol),
 masks, and the losses: finite, within --loss-rtol of REF's relative to REF's
 first loss, and when REF's loss moved by more than that over the run, GOT's
-moved the same way by 0.5x to 2x as much. Gradients and final weights are not
-compared (they are compared at fp32).
+moved the same way by 0.5x to 2x as much. Final weights are not compared (at
+fp32 they are); the gradients (step 1's) only with --traj-grad-rtol, in the L2
+norm per tensor (a max-pool or ReLU decision that rounding flips moves single
+elements whole), and not when GOT's step 1 update was skipped by loss scaling
+(its gradients overflowed: a note says so).
 
 --same-input: when the two runs saw different inputs (NCHW against NHWC: the
 engine fills the input in memory order), print SKIP and exit 3 instead of
@@ -113,6 +116,21 @@ def group(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
     gmax = max(maxabs(ref[k].double()) for k in keys)
     worst, wk = max((rel_err(got[k], ref[k], floor_frac * gmax), k) for k in keys)
     rep.check(name, worst <= rtol, "%d tensor(s), worst relative maxdiff %.3e (%s), tolerance %.1e"
+              % (len(keys), worst, wk, rtol))
+
+
+def group_l2(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
+    """Every tensor of keys within rtol in the L2 norm: |got - ref| / |ref|,
+    |ref| at least floor_frac of the group's largest norm (reduced precision:
+    a max-pool or ReLU decision that rounding flips moves a few elements
+    whole, which the elementwise maximum would take for a wrong gradient)."""
+    if not present(rep, name, got, keys):
+        return
+    norms = {k: ref[k].double().norm().item() for k in keys}
+    gmax = max(norms.values())
+    worst, wk = max(((got[k].double() - ref[k].double()).norm().item() / max(norms[k], floor_frac * gmax, 1e-30), k)
+                    for k in keys)
+    rep.check(name, worst <= rtol, "%d tensor(s), worst relative L2 difference %.3e (%s), tolerance %.1e"
               % (len(keys), worst, wk, rtol))
 
 
@@ -249,8 +267,15 @@ def compare(args):
     exact(rep, "init", ref, got, sorted(k for k in ref if k.startswith("init.")))
     if "output" in ref:
         group(rep, "output", ref, got, ["output"], args.rtol)
+    grads = sorted(k for k in ref if k.startswith("grad."))
     if not args.trajectory:
-        group(rep, "grads", ref, got, sorted(k for k in ref if k.startswith("grad.")), args.grad_rtol)
+        group(rep, "grads", ref, got, grads, args.grad_rtol)
+    elif args.traj_grad_rtol is not None and grads:
+        if "skipped" in got and got["skipped"].numel() and int(got["skipped"][0]) != 0:
+            print("note %s: grads: not compared: loss scaling skipped step 1's update (its gradients overflowed)"
+                  % rep.label)
+        else:
+            group_l2(rep, "grads", ref, got, grads, args.traj_grad_rtol)
     losses_close(rep, ref, got, args.loss_rtol, args.trajectory)
     if not args.trajectory:
         fin = sorted(k for k in ref if k.startswith("final."))
@@ -310,6 +335,8 @@ def main(argv=None):
                         "weights' elements (at least 1) may be beyond --final-rtol, each within 2 lr a step")
     p.add_argument("--input-rtol", type=float, default=0.0, help="input images (default 0: identical)")
     p.add_argument("--trajectory", action="store_true", help="mixed precision: output and loss trajectory only")
+    p.add_argument("--traj-grad-rtol", type=float, default=None,
+                   help="with --trajectory: step 1's gradients too, at this tolerance")
     p.add_argument("--no-masks", action="store_true", help="do not compare dropout masks")
     p.add_argument("--same-input", action="store_true", help="exit 3 (skip) when the inputs differ")
     p.add_argument("--randomize-bn", action="store_true", help="rewrite weights file REF into GOT with random BatchNorm")

@@ -50,6 +50,13 @@ inf = base["grad.w"].clone()
 inf[0, 0] = float("inf")
 mxw.save("inf_a.mxw", dict(base, **{"grad.w": inf}))
 mxw.save("inf_b.mxw", dict(base, **{"grad.w": inf.clone()}))
+# reduced precision: one gradient element of 12 moved whole (a flipped
+# max-pool decision: 20% of the L2 norm or so), and the gradient wrong
+flip = base["grad.w"].clone()
+flip[1, 1] += 0.2 * base["grad.w"].norm()
+mxw.save("traj_flip.mxw", dict(base, **{"grad.w": flip}))
+mxw.save("traj_wrong.mxw", dict(base, **{"grad.w": -base["grad.w"]}))
+mxw.save("traj_skip1.mxw", dict(base, **{"grad.w": inf}, losses=torch.tensor([7.0, 7.0, 6.01, 5.0, 4.0]), skipped=sk))
 EOF
 [ -f ref.mxw ] || fail "the dumps were not made"
 ok() { "$PY" "$C" "$@" >out 2>&1 || { cat out >&2; fail "compare_dumps.py $*: exit $?, expected 0"; }; }
@@ -73,4 +80,13 @@ ok --rtol 1e-3 --adamw-lr 1e-3 adam_ref.mxw adam_one.mxw
 expect_grep 'final.b: 1 of 4000 element(s) beyond the tolerance' out "the AdamW outlier's note"
 ko '80 of 4000 element(s) beyond the tolerance (at most 4)' --rtol 1e-3 --adamw-lr 1e-3 adam_ref.mxw adam_many.mxw
 ko 'largest |diff| 0.05' --rtol 1e-3 --adamw-lr 1e-3 adam_ref.mxw adam_far.mxw
-echo "ok: compare_dumps.py: tolerances, loss-scaling skips, matching infs, AdamW outliers"
+# --trajectory --traj-grad-rtol: step 1's gradients in the L2 norm; an
+# element moved whole within it passes, a wrong gradient fails, a skipped
+# step 1 (inf gradients) is a note; without the option they are not compared
+ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 3e-1 ref.mxw traj_flip.mxw
+expect_grep 'grads: 1 tensor(s), worst relative L2 difference' out "the trajectory's gradient check"
+ko 'CHECK FAIL .* grads: 1 tensor(s), worst relative L2 difference 2' --trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 3e-1 ref.mxw traj_wrong.mxw
+ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw traj_wrong.mxw
+ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 3e-1 ref.mxw traj_skip1.mxw
+expect_grep "grads: not compared: loss scaling skipped step 1's update" out "the skipped step 1's note"
+echo "ok: compare_dumps.py: tolerances, loss-scaling skips, matching infs, AdamW outliers, trajectory gradients"
