@@ -491,12 +491,14 @@ static void dump_batch(struct run *r, wfile *w, int step)
 
 /* Every parameter and buffer of the model into the dump, named PREFIX.NAME
  * (init.conv1.weight before the first step, final.conv1.weight after the
- * last). */
+ * last); after the last, the EMA of each (--ema) too: final.ema.NAME. */
 static void put_params(struct run *r, wfile *w, const char *prefix)
 {
     graph *g = &r->g;
+    int last = strcmp(prefix, "final") == 0;
     for (int i = 0; i < g->nt; i++)
-        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER) {
+        if (g->t[i].kind == TK_PARAM || g->t[i].kind == TK_BUFFER ||
+            (last && g->t[i].kind == TK_STATE && strncmp(g->t[i].name, "ema.", 4) == 0)) {
             char name[GRAPH_NAME + 8];
             snprintf(name, sizeof name, "%s.%s", prefix, g->t[i].name);
             put_tensor(r, w, i, name);
@@ -1384,14 +1386,19 @@ static void rec_backend_info(struct record *rr, const backend *be)
     }
 }
 
-/* FNV-1a over the bytes of every parameter: equal on every rank when the
- * ranks trained the same model. */
+/* FNV-1a over the bytes of every parameter and of the EMA of every
+ * parameter (--ema: optimizer state, per rank, from the same updates):
+ * equal on every rank when the ranks trained the same model. (Not the
+ * BatchNorm running statistics, nor their EMA: without SyncBN each rank's
+ * come from its own slice of the batch.) */
 static uint64_t params_hash(struct run *r)
 {
     graph *g = &r->g;
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < g->nt; i++) {
-        if (g->t[i].kind != TK_PARAM)
+        int src = g->t[i].kind == TK_STATE && strncmp(g->t[i].name, "ema.", 4) == 0
+                      ? graph_find(g, g->t[i].name + 4) : -1;
+        if (g->t[i].kind != TK_PARAM && !(src >= 0 && g->t[src].kind == TK_PARAM))
             continue;
         struct hview hv;
         host_begin(r, i, &hv);

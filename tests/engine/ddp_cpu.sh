@@ -18,6 +18,8 @@
 #   - the SyncBN runs with gradient buckets of 64 KiB (MATRIX_ENGINE_BUCKET_KB:
 #     many buckets, each all-reduced after the op that completes it), the
 #     BN runs with the default 25 MiB (one bucket);
+#   - with --ema on (BN on running statistics), the EMA of the weights
+#     (final.ema.*) of 2 ranks x 6 equals the single process's at 1e-4;
 #   - every rank ends with the same parameters (ranks_same_weights=1), the
 #     result has ranks, global_batch, the slowest rank's step time, comm and
 #     launcher; a rank that changes a weight (MATRIX_ENGINE_DIE_RANK=1:skew)
@@ -88,6 +90,7 @@ cmp_dumps() {
 
 "$E" $C --batch 12 --eval on --dump "$W/single_eval.mxw" >"$W/s1.log" 2>&1
 "$E" $C --batch 12 --dump "$W/single_bn.mxw" >"$W/s2.log" 2>&1
+"$E" $C --batch 12 --eval on --ema on --dump "$W/single_ema.mxw" >"$W/s3.log" 2>&1
 for L in $launchers; do
 	cm=$(comm_of $L)
 	# one rank through the data-parallel path (buckets, all-reduce of 1) is
@@ -130,6 +133,15 @@ for L in $launchers; do
 			ko "$n $cm ranks x $b SyncBN: exit $?"; tail -n 5 "$W/sb$n$cm.log"
 		fi
 	done
+
+	# EMA of the weights (--ema on): per rank, from the same updates: every
+	# rank ends with the same (ranks_same_weights hashes them too), equal to
+	# the single process's (final.ema.*, BN running statistics: --eval on)
+	if runl $L "$E" $C --batch 6 --gpus 2 --eval on --ema on --dump "$W/ema2$cm.mxw" >"$W/ema2$cm.log" 2>&1; then
+		cmp_dumps "2 $cm ranks x 6, EMA" "$W/single_ema.mxw" "$W/ema2$cm.mxw" "final.ema. 1e-4"
+	else
+		ko "2 $cm ranks x 6, EMA: exit $?"; tail -n 5 "$W/ema2$cm.log"
+	fi
 
 	# the result of a measured point
 	runl $L "$E" --device cpu --model resnet_tiny --task train --batch 4 --gpus 2 --threads 1 --steps 4 \
