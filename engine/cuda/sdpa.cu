@@ -882,6 +882,7 @@ static int sd_eligible(const graph *g, const op *o)
 int cu_sdpa_prepare(graph *g, int nrun)
 {
     char err[256];
+    int inel_fwd = 0, inel_bwd = 0; /* ops cuDNN's SDPA cannot take (f32) */
     memset(&sd, 0, sizeof sd);
     if ((sd.mode = knob_get(KNOB_SDPA, err, sizeof err)) < 0) {
         /* refused by the engine before it ran; said here to a test that prepares */
@@ -895,7 +896,9 @@ int cu_sdpa_prepare(graph *g, int nrun)
         int fwd = o->type == OP_ATTENTION;
         sd.prepared = 1;
 #ifdef HAVE_CUDNN
-        if (sd_eligible(g, o)) {
+        if (!sd_eligible(g, o))
+            (fwd ? inel_fwd : inel_bwd)++;
+        else {
             if (!sd_dnn && sd.mode != 1) { /* MATRIX_ENGINE_SDPA=kernel: no cuDNN to make */
                 cudnnStatus_t st = cudnnCreate(&sd_dnn);
                 if (st != CUDNN_STATUS_SUCCESS) {
@@ -939,6 +942,20 @@ int cu_sdpa_prepare(graph *g, int nrun)
         sd.kernel_drop += (fwd ? o->out[2] : o->out[3]) >= 0 ||
                           (!fwd && g->t[o->in[4]].ndim == 4 && o->in[5] >= 0);
     }
+#ifndef HAVE_CUDNN
+    inel_fwd = sd.fwd_kernel;
+    inel_bwd = sd.bwd_kernel;
+#endif
+    if (inel_fwd + inel_bwd) /* the others said which ran, shape by shape (sd_plan_of) */
+        fprintf(stderr, "matrix-engine: cuda: attention: %d forward and %d backward op(s) on the engine's own "
+                "kernels: %s\n", inel_fwd, inel_bwd,
+#ifdef HAVE_CUDNN
+                "not of a form cuDNN's fused SDPA takes (fp16 or bf16 throughout; fp32 and tf32 points run f32 "
+                "attention)"
+#else
+                "built without cuDNN"
+#endif
+        );
     if (sd.prepared)
         snprintf(sd.info, sizeof sd.info,
                  "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"

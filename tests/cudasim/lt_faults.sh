@@ -64,6 +64,8 @@ if [ -x "$E" ]; then
   }
   run first X=1
   has "$W/run.first.log" 'plan cache: 0 hits, [1-9][0-9]* misses .* [1-9][0-9]* stored' "first run"
+  has "$W/run.first.log" "attention: 2 forward and 2 backward op(s) on the engine's own kernels: not of a form cuDNN's fused SDPA takes" \
+    "first run (fp32 attention: which kernels ran is said)"
   run cached X=1
   has "$W/run.cached.log" 'cuBLASLt algorithm from the plan cache, verified' "second run"
   has "$W/run.cached.log" 'plan cache: [1-9][0-9]* hits, 0 misses' "second run"
