@@ -753,7 +753,7 @@ graph_dropout() {
 
 bert_cases() {
 	T5="--task train --steps 5 --eval on --channels-last off --compile default"
-	fp32="T1 T2 I1 I3" red="T2 I1 I3"
+	fp32="T1 T2 I1 I2 I3" red="T2 I1 I2 I3" # I2: inference_mode on (the plan bench_bert measures)
 	[ "$lvl" = full ] || { fp32="T2 I1"; red="T2 I1"; }
 	for c in $fp32; do
 		eval "flags=\$$c"
