@@ -21,8 +21,9 @@
 #   - with --ema on (BN on running statistics), the EMA of the weights
 #     (final.ema.*) of 2 ranks x 6 equals the single process's at 1e-4;
 #   - every rank ends with the same parameters (ranks_same_weights=1), the
-#     result has ranks, global_batch, the slowest rank's step time, comm and
-#     launcher; a rank that changes a weight (MATRIX_ENGINE_DIE_RANK=1:skew)
+#     result has ranks, global_batch, the slowest rank's step time (step_ms
+#     is it; the fastest's no larger), the share of the step waiting for the
+#     others (0 to 1), comm and launcher; a rank that changes a weight (MATRIX_ENGINE_DIE_RANK=1:skew)
 #     fails the point: "the 2 ranks ended with different parameters";
 #   - a rank killed by a signal takes the point down: the engine dies of
 #     the same signal (the runner's `crashed`), no rank left running;
@@ -150,7 +151,10 @@ for L in $launchers; do
 		[ "$(key global_batch "$W/r$cm")" = 8 ] && [ "$(key ranks_same_weights "$W/r$cm")" = 1 ] &&
 		[ -n "$(key rank_step_ms_max "$W/r$cm")" ] && [ "$(key comm "$W/r$cm")" = $cm ] &&
 		[ "$(key comm_host "$W/r$cm")" = $cm ] && [ "$(key launcher "$W/r$cm")" = $L ] &&
-		[ "$(key samples "$W/r$cm")" = 4 ] && grep -q "launcher=$L" "$W/r$cm.log"; then
+		[ "$(key samples "$W/r$cm")" = 4 ] && grep -q "launcher=$L" "$W/r$cm.log" &&
+		awk -v mx="$(key rank_step_ms_max "$W/r$cm")" -v mn="$(key rank_step_ms_min "$W/r$cm")" \
+			-v st="$(key step_ms "$W/r$cm")" -v sh="$(key comm_wait_share "$W/r$cm")" \
+			'BEGIN { exit !(mx > 0 && mn > 0 && mn <= mx && st == mx && sh != "" && sh >= 0 && sh <= 1) }'; then
 		ok "2-rank result ($L, $cm): ranks=2 global_batch=8 same weights, slowest rank $(key rank_step_ms_max "$W/r$cm") ms, comm wait share $(key comm_wait_share "$W/r$cm")"
 	else
 		ko "2-rank result ($L):"; cat "$W/r$cm" "$W/r$cm.log" | head -n 40
