@@ -879,6 +879,40 @@ static int sd_eligible(const graph *g, const op *o)
 
 /* ---- the interface (cuda.h) -------------------------------------------------------------- */
 
+/* The result's sdpa_* keys: where the attention ops ran. */
+static void sd_info_write(void)
+{
+    snprintf(sd.info, sizeof sd.info,
+             "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
+             "sdpa_cudnn_bwd_composite=%d\nsdpa_cudnn_fwd_dropout=%d\n"
+             "sdpa_cudnn_bwd_dropout=%d\nsdpa_kernel_dropout=%d\nsdpa_unchecked=%d\n"
+             "sdpa_cudnn_version=%zu\nsdpa_engine=%s\n",
+             sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.bwd_composite,
+             sd.fwd_drop, sd.bwd_drop, sd.kernel_drop, sd.unchecked,
+#ifdef HAVE_CUDNN
+             cudnnGetVersion(),
+#else
+             (size_t)0,
+#endif
+             knob_value(KNOB_SDPA, sd.mode));
+}
+
+/* The attention ops cuDNN's SDPA was not asked for, said on stderr (those
+ * it was asked for are said shape by shape, sd_plan_of). */
+static void sd_say_kernels(int fwd, int bwd)
+{
+    if (fwd + bwd)
+        fprintf(stderr, "matrix-engine: cuda: attention: %d forward and %d backward op(s) on the engine's own "
+                "kernels: %s\n", fwd, bwd,
+#ifdef HAVE_CUDNN
+                "not of a form cuDNN's fused SDPA takes (fp16 or bf16 throughout; fp32 and tf32 points run f32 "
+                "attention)"
+#else
+                "built without cuDNN"
+#endif
+        );
+}
+
 int cu_sdpa_prepare(graph *g, int nrun)
 {
     char err[256];
@@ -946,30 +980,9 @@ int cu_sdpa_prepare(graph *g, int nrun)
     inel_fwd = sd.fwd_kernel;
     inel_bwd = sd.bwd_kernel;
 #endif
-    if (inel_fwd + inel_bwd) /* the others said which ran, shape by shape (sd_plan_of) */
-        fprintf(stderr, "matrix-engine: cuda: attention: %d forward and %d backward op(s) on the engine's own "
-                "kernels: %s\n", inel_fwd, inel_bwd,
-#ifdef HAVE_CUDNN
-                "not of a form cuDNN's fused SDPA takes (fp16 or bf16 throughout; fp32 and tf32 points run f32 "
-                "attention)"
-#else
-                "built without cuDNN"
-#endif
-        );
+    sd_say_kernels(inel_fwd, inel_bwd);
     if (sd.prepared)
-        snprintf(sd.info, sizeof sd.info,
-                 "sdpa_cudnn_fwd=%d\nsdpa_kernel_fwd=%d\nsdpa_cudnn_bwd=%d\nsdpa_kernel_bwd=%d\n"
-                 "sdpa_cudnn_bwd_composite=%d\nsdpa_cudnn_fwd_dropout=%d\n"
-                 "sdpa_cudnn_bwd_dropout=%d\nsdpa_kernel_dropout=%d\nsdpa_unchecked=%d\n"
-                 "sdpa_cudnn_version=%zu\nsdpa_engine=%s\n",
-                 sd.fwd_cudnn, sd.fwd_kernel, sd.bwd_cudnn, sd.bwd_kernel, sd.bwd_composite,
-                 sd.fwd_drop, sd.bwd_drop, sd.kernel_drop, sd.unchecked,
-#ifdef HAVE_CUDNN
-                 cudnnGetVersion(),
-#else
-                 (size_t)0,
-#endif
-                 knob_value(KNOB_SDPA, sd.mode));
+        sd_info_write();
     return 0;
 }
 
