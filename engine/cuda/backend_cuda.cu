@@ -464,6 +464,7 @@ static int be_step(graph *g, int nrun, void (*during)(void *ctx), void *ctx)
         during(ctx);
     cudaCheck(cudaEventSynchronize(run.ev1));
     cudaCheck(cudaEventElapsedTime(&run.last_ms, run.ev0, run.ev1));
+    cu_nccl_step_end(run.last_ms);
     run.steps++;
     return 0;
 }

@@ -37,6 +37,10 @@ static struct {
     ncclComm_t nc;
     cudaStream_t s;
     cudaEvent_t *ready, *done;
+    cudaEvent_t *t0, *t1; /* timing: each bucket's all-reduce on nc.s (eager steps only) */
+    int timed;            /* 1: t0 / t1 recorded (no CUDA Graph) */
+    double comm_ms, step_ms; /* summed over the steps seen (cu_nccl_step_end) */
+    int steps;
     int nb;      /* gradient buckets (events) */
     int ranks;   /* 0: no communicator */
     int version;
@@ -48,9 +52,38 @@ static void nccl_allreduce(graph *g, op *o)
     int k = o->bucket;
     cudaCheck(cudaEventRecord(nc.ready[k], cu.s));
     cudaCheck(cudaStreamWaitEvent(nc.s, nc.ready[k], 0));
+    if (nc.timed)
+        cudaCheck(cudaEventRecord(nc.t0[k], nc.s));
     ncclCheck(ncclAllReduce(t->data, t->data, (size_t)graph_numel(t), ncclFloat, ncclAvg, nc.nc,
                             nc.s));
+    if (nc.timed)
+        cudaCheck(cudaEventRecord(nc.t1[k], nc.s));
     cudaCheck(cudaEventRecord(nc.done[k], nc.s));
+}
+
+/* After a step (be_step, its end waited for): the time NCCL's stream spent
+ * in the step's all-reduces, summed, against the step's step_ms. Eager
+ * steps only (nc.timed); a timing call that fails stops the timing (its
+ * error cleared, not left for the next cudaCheck). */
+void cu_nccl_step_end(float step_ms)
+{
+    if (!nc.timed)
+        return;
+    double sum = 0;
+    for (int k = 0; k < nc.nb; k++) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, nc.t0[k], nc.t1[k]) != cudaSuccess) {
+            (void)cudaGetLastError();
+            nc.timed = 0;
+            nc.comm_ms = nc.step_ms = 0;
+            nc.steps = 0;
+            return;
+        }
+        sum += ms;
+    }
+    nc.comm_ms += sum;
+    nc.step_ms += step_ms;
+    nc.steps++;
 }
 
 static void nccl_wait(graph *, op *o)
@@ -114,9 +147,21 @@ int cu_nccl_prepare(graph *g, int nrun)
     nc.done = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.done);
     if (!nc.ready || !nc.done)
         cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    /* the all-reduces are timed in eager steps only: not inside a CUDA Graph */
+    nc.timed = cu.pt.compile < COMPILE_REDUCE_OVERHEAD;
+    if (nc.timed) {
+        nc.t0 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t0);
+        nc.t1 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t1);
+        if (!nc.t0 || !nc.t1)
+            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    }
     for (int k = 0; k < nb; k++) {
         cudaCheck(cudaEventCreateWithFlags(&nc.ready[k], cudaEventDisableTiming));
         cudaCheck(cudaEventCreateWithFlags(&nc.done[k], cudaEventDisableTiming));
+        if (nc.timed) {
+            cudaCheck(cudaEventCreate(&nc.t0[k]));
+            cudaCheck(cudaEventCreate(&nc.t1[k]));
+        }
     }
     nc.nb = nb;
     return 0;
@@ -131,9 +176,15 @@ void cu_nccl_release(void)
     for (int k = 0; k < nc.nb; k++) {
         cudaEventDestroy(nc.ready[k]);
         cudaEventDestroy(nc.done[k]);
+        if (nc.t0)
+            cudaEventDestroy(nc.t0[k]);
+        if (nc.t1)
+            cudaEventDestroy(nc.t1[k]);
     }
     free(nc.ready);
     free(nc.done);
+    free(nc.t0);
+    free(nc.t1);
     cudaStreamDestroy(nc.s);
     ncclCommDestroy(nc.nc);
     memset(&nc, 0, sizeof nc);
@@ -141,11 +192,17 @@ void cu_nccl_release(void)
 
 const char *cu_nccl_info(void)
 {
-    static char buf[64];
+    static char buf[256];
     if (!nc.ranks)
         return "";
-    snprintf(buf, sizeof buf, "nccl_version=%d.%d.%d\n", nc.version / 10000,
-             (nc.version / 100) % 100, nc.version % 100);
+    int n = snprintf(buf, sizeof buf, "nccl_version=%d.%d.%d\n", nc.version / 10000,
+                     (nc.version / 100) % 100, nc.version % 100);
+    /* the share of the steps' time NCCL's stream spent in the gradient
+     * all-reduces (overlapped with the backward or not); none under CUDA
+     * Graphs, whose all-reduces are not timed */
+    if (nc.nb && nc.timed && nc.steps > 0 && nc.step_ms > 0 && n > 0 && (size_t)n < sizeof buf)
+        snprintf(buf + n, sizeof buf - (size_t)n, "comm_allreduce_ms=%.4g\ncomm_allreduce_share=%.4g\n",
+                 nc.comm_ms / nc.steps, nc.comm_ms / nc.step_ms);
     return buf;
 }
 
@@ -173,6 +230,7 @@ void cu_nccl_sum_f64(const double *, double *, size_t)
 }
 int cu_nccl_ranks(void) { return 0; }
 void cu_nccl_release(void) {}
+void cu_nccl_step_end(float) {}
 const char *cu_nccl_info(void) { return ""; }
 
 #endif

@@ -290,6 +290,8 @@ void cu_nccl_register(backend_op_fn *t);
 int cu_nccl_prepare(graph *g, int nrun);
 void cu_nccl_release(void);
 const char *cu_nccl_info(void);
+/* after each step (its end waited for): the time of its all-reduces against step_ms */
+void cu_nccl_step_end(float step_ms);
 /* SyncBN: recv[0 .. n) = the sum over the ranks of every rank's send[0 ..
  * n) (device doubles; send == recv: in place), enqueued on cu.s. */
 void cu_nccl_sum_f64(const double *send, double *recv, size_t n);
