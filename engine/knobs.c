@@ -55,6 +55,18 @@ int knob_is_set(enum knob k)
     return s && *s;
 }
 
+/* The decimal number that s starts with (a digit first: no sign, no space),
+ * *end after it; -1 when there is none or it is past max. */
+static long leading_number(const char *s, long max, char **end)
+{
+    *end = (char *)s;
+    if (s[0] < '0' || s[0] > '9')
+        return -1;
+    errno = 0;
+    long k = strtol(s, end, 10);
+    return errno || k > max ? -1 : k;
+}
+
 int knob_die_rank(int *rank, int *by_exit, char *err, size_t n)
 {
     const char *s = getenv(DIE_RANK);
@@ -63,9 +75,8 @@ int knob_die_rank(int *rank, int *by_exit, char *err, size_t n)
     *by_exit = 0;
     if (!s || !*s)
         return 0;
-    errno = 0;
-    long k = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : -1;
-    if (k < 0 || errno || k > 1 << 20 || (*end && strcmp(end, ":exit") != 0 && strcmp(end, ":skew") != 0)) {
+    long k = leading_number(s, 1 << 20, &end);
+    if (k < 0 || (*end && strcmp(end, ":exit") != 0 && strcmp(end, ":skew") != 0)) {
         snprintf(err, n, "%s='%s' is not K, K:exit or K:skew (a test knob: rank K, a number from 0, is killed at "
                  "its third step, ends it with exit status 7, or changes one of its weights there)", DIE_RANK, s);
         return -1;
@@ -82,9 +93,8 @@ int knob_bucket_bytes(size_t *bytes, char *err, size_t n)
     *bytes = (size_t)25 << 20; /* PyTorch DDP's default */
     if (!s || !*s)
         return 0;
-    errno = 0;
-    long k = s[0] >= '0' && s[0] <= '9' ? strtol(s, &end, 10) : -1;
-    if (k < 1 || errno || k > BUCKET_KB_MAX || *end) {
+    long k = leading_number(s, BUCKET_KB_MAX, &end);
+    if (k < 1 || *end) {
         snprintf(err, n, "%s='%s' is not a number of KiB from 1 to %d (the data-parallel gradient buckets' "
                  "size; default 25600, PyTorch DDP's 25 MiB)", BUCKET_KB, s, BUCKET_KB_MAX);
         return -1;

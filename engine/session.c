@@ -882,6 +882,15 @@ static int session_data(struct session *s)
     return SESSION_GO;
 }
 
+/* 1 when one of the first nrun ops has type a or b */
+static int has_op(const graph *g, int nrun, int a, int b)
+{
+    for (int i = 0; i < nrun; i++)
+        if ((int)g->ops[i].type == a || (int)g->ops[i].type == b)
+            return 1;
+    return 0;
+}
+
 int session_build(struct session *s)
 {
     const struct opts *o = &s->o;
@@ -899,13 +908,9 @@ int session_build(struct session *s)
         return finish_too_big(o, g->too_big);
     if (o->pt.channels_last && !s->info.uses_channels_last)
         add_ignored(s->ignored, sizeof s->ignored, "channels_last");
-    if (o->pt.cudnn_benchmark && o->pt.device != DEV_CPU) { /* it times convolutions only (the cpu: above) */
-        int conv = 0;
-        for (int i = 0; i < g->nops && !conv; i++)
-            conv = g->ops[i].type == OP_CONV;
-        if (!conv)
-            add_ignored(s->ignored, sizeof s->ignored, "cudnn_benchmark");
-    }
+    /* it times convolutions only (the cpu: above) */
+    if (o->pt.cudnn_benchmark && o->pt.device != DEV_CPU && !has_op(g, g->nops, OP_CONV, -1))
+        add_ignored(s->ignored, sizeof s->ignored, "cudnn_benchmark");
     if (flags_given(o, "seq-len") && !s->info.uses_seq_len)
         add_ignored(s->ignored, sizeof s->ignored, "seq_len");
     if (flags_given(o, "image-size") && !s->info.uses_image_size)
@@ -1003,13 +1008,6 @@ static void bn_relu_bwd(struct session *s, int fold)
 }
 
 /* Whether an op of type a or b (-1: none) is among ops [0, nrun). */
-static int has_op(const graph *g, int nrun, int a, int b)
-{
-    for (int i = 0; i < nrun; i++)
-        if ((int)g->ops[i].type == a || (int)g->ops[i].type == b)
-            return 1;
-    return 0;
-}
 
 /* A knob set (knobs.h) that has nothing to act on in this point says so on
  * stderr (rank 0), as a flag that does not apply is listed in ignored: the
