@@ -69,6 +69,7 @@ enum init_rule {
     INIT_NORMAL,  /* N(0, a^2) */
     INIT_CONST,   /* a */
     INIT_LABELS,  /* integers in [0, a) (DT_I32) */
+    INIT_POSITIONS, /* (B, M) DT_I32: per row M distinct positions in [0, a), ascending */
 };
 
 enum op_type {
@@ -99,6 +100,9 @@ enum op_type {
     OP_LOGSOFTMAX_BWD,/* in: dy, y; out: dx */
     OP_NLL,           /* in: logp (M,N), target (i32, M); out: loss (1) */
     OP_NLL_BWD,       /* in: target; out: dlogp */
+    OP_SOFTMAX_CE,    /* in: logits (M,N), target (i32, M); out: loss (1, the mean over
+                       * rows), lse (f32, M: each row's log-sum-exp, for the backward) */
+    OP_SOFTMAX_CE_BWD,/* in: logits, target, lse; out: dlogits = (softmax - onehot) / M */
     OP_EMBED,         /* in: ids, types (i32, B x T), word, pos, type; out: y (B*T, C) */
     OP_EMBED_BWD,     /* in: dy, ids, types; out: dword, dpos, dtype */
     OP_LAYERNORM,     /* in: x, gamma, beta; out: y, mean, rstd */
@@ -111,8 +115,9 @@ enum op_type {
                        * flash form: in[4] lse, in[5] the forward's y (recomputes the
                        * probabilities); with dropout out[3] gets the keep flags drawn
                        * again (p, seed: the forward's) */
-    OP_SELECT0,       /* in: x (B*T, C); out: y (B, C), token 0 of each row */
-    OP_SELECT0_BWD,   /* in: dy; out: dx */
+    OP_GATHER,        /* in: x (B*T, C), pos (i32, B x M: distinct within a row, in
+                       * [0, T)); out: y (B*M, C), y[b M + j] = x[b T + pos[b, j]] */
+    OP_GATHER_BWD,    /* in: dy, pos; out: dx (the gathered rows; 0 elsewhere) */
     OP_SGD,           /* in: w, g, momentum buf */
     OP_ADAMW,         /* in: w, g, m, v */
     OP_EMA,           /* in: w, ema */

@@ -250,6 +250,16 @@ static void ad_op(struct ad *a, int fi)
         }
         return;
     }
+    if (f.type == OP_SOFTMAX_CE) { /* the loss: dlogits from the logits and lse */
+        if (g->t[f.in[0]].needs_grad) {
+            int oi = ad_new(a, OP_SOFTMAX_CE_BWD, &f, fi);
+            g->ops[oi].in[0] = f.in[0];
+            g->ops[oi].in[1] = f.in[1];
+            g->ops[oi].in[2] = f.out[1];
+            ad_out(a, oi, 0, f.in[0]);
+        }
+        return;
+    }
     if (g->t[y].grad < 0 || a->contrib[y] == 0)
         return; /* nothing flows back through this op */
     int dy = g->t[y].grad;
@@ -313,13 +323,14 @@ static void ad_op(struct ad *a, int fi)
     }
     case OP_AVGPOOL:
     case OP_FLATTEN:
-    case OP_SELECT0: {
+    case OP_GATHER: {
         static const int bwd[OP_COUNT] = {[OP_AVGPOOL] = OP_AVGPOOL_BWD,
-            [OP_FLATTEN] = OP_FLATTEN_BWD, [OP_SELECT0] = OP_SELECT0_BWD};
+            [OP_FLATTEN] = OP_FLATTEN_BWD, [OP_GATHER] = OP_GATHER_BWD};
         if (!NG(0))
             break;
         int oi = ad_new(a, bwd[f.type], &f, fi);
         g->ops[oi].in[0] = dy;
+        g->ops[oi].in[1] = f.type == OP_GATHER ? f.in[1] : -1;
         ad_out(a, oi, 0, f.in[0]);
         break;
     }
@@ -751,6 +762,9 @@ int pass_precision(graph *g, int dt)
         case OP_LOGSOFTMAX:
         case OP_NLL:
             keep[o->out[0]] = 1;
+            break;
+        case OP_SOFTMAX_CE: /* the loss and the log-sum-exps; the logits take the io type */
+            keep[o->out[0]] = keep[o->out[1]] = 1;
             break;
         default:
             break;

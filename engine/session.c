@@ -161,6 +161,37 @@ static int run_step(void *ctx)
     return 0;
 }
 
+/* INIT_POSITIONS: row r of t (B, M) holds M distinct positions in [0, T)
+ * (T = init_a), ascending: the first M of a Fisher-Yates shuffle of 0..T-1
+ * drawn from the row's own part of the stream (global row (base / M + r),
+ * draws at row T + j), so a rank's rows are those of the global batch. */
+static void fill_positions(tensor *t, uint64_t key, int64_t base)
+{
+    int64_t M = t->shape[1], T = (int64_t)t->init_a, rows = M ? graph_numel(t) / M : 0;
+    int32_t *q = t->data, *perm = malloc((size_t)(T > 0 ? T : 1) * sizeof *perm);
+    mallocCheck(perm);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t row = (M ? base / M : 0) + r;
+        for (int64_t j = 0; j < T; j++)
+            perm[j] = (int32_t)j;
+        for (int64_t j = 0; j < M && j < T; j++) {
+            int64_t k = j + (int64_t)(rng_uniform(key, row * T + j) * (double)(T - j));
+            k = k >= T ? T - 1 : k;
+            int32_t v = perm[j];
+            perm[j] = perm[k];
+            perm[k] = v;
+        }
+        for (int64_t a = 1; a < M; a++) /* insertion sort: M is small */
+            for (int64_t b = a; b > 0 && perm[b] < perm[b - 1]; b--) {
+                int32_t v = perm[b];
+                perm[b] = perm[b - 1];
+                perm[b - 1] = v;
+            }
+        memcpy(q + r * M, perm, (size_t)M * sizeof *q);
+    }
+    free(perm);
+}
+
 /* base: the index of the first element in the stream of key (a rank's
  * inputs are its slice of the global batch's) */
 static void fill_values(tensor *t, uint64_t key, int64_t base)
@@ -192,6 +223,9 @@ static void fill_values(tensor *t, uint64_t key, int64_t base)
             int v = (int)(rng_uniform(key, base + i) * t->init_a);
             q[i] = v >= (int)t->init_a ? (int)t->init_a - 1 : v;
         }
+        break;
+    case INIT_POSITIONS:
+        fill_positions(t, key, base);
         break;
     default:
         break;

@@ -1190,26 +1190,89 @@ static void cpu_attention_bwd(graph *g, op *o)
     par_range(g, o, BH, BH * T * T * 64, attention_bwd_range);
 }
 
-/* ---- select token 0 of every sequence: (B*T, C) -> (B, C) ------------------- */
+/* ---- gather rows: y[b M + j] = x[b T + pos[b, j]] ------------------------------ */
 
-static void cpu_select0(graph *g, op *o)
+static void cpu_gather(graph *g, op *o)
 {
-    const tensor *y = &g->t[o->out[0]];
-    long B = y->shape[0], C = y->shape[1], T = graph_numel(&g->t[o->in[0]]) / (B * C);
-    for (long b = 0; b < B; b++)
-        memcpy(TF(g, o->out[0]) + b * C, TF(g, o->in[0]) + b * T * C, C * sizeof(float));
+    const tensor *p = &g->t[o->in[1]];
+    long B = p->shape[0], M = p->shape[1], C = g->t[o->out[0]].shape[1];
+    long T = NUMEL(g, o->in[0]) / (B * C);
+    const int32_t *pos = TI(g, o->in[1]);
+    for (long r = 0; r < B * M; r++)
+        memcpy(TF(g, o->out[0]) + r * C, TF(g, o->in[0]) + ((r / M) * T + pos[r]) * C,
+               C * sizeof(float));
 }
 
-static void cpu_select0_bwd(graph *g, op *o)
+static void cpu_gather_bwd(graph *g, op *o)
 {
-    const tensor *dy = &g->t[o->in[0]];
-    long B = dy->shape[0], C = dy->shape[1], T = NUMEL(g, o->out[0]) / (B * C);
+    const tensor *p = &g->t[o->in[1]];
+    long B = p->shape[0], M = p->shape[1], C = g->t[o->in[0]].shape[1];
+    long T = NUMEL(g, o->out[0]) / (B * C);
+    const int32_t *pos = TI(g, o->in[1]);
     float *dx = TF(g, o->out[0]);
     if (!ACC(o, 0))
         memset(dx, 0, B * T * C * sizeof(float));
-    for (long b = 0; b < B; b++)
+    for (long r = 0; r < B * M; r++)
         for (long c = 0; c < C; c++)
-            dx[b * T * C + c] += TF(g, o->in[0])[b * C + c];
+            dx[((r / M) * T + pos[r]) * C + c] += TF(g, o->in[0])[r * C + c];
+}
+
+/* ---- softmax cross-entropy (mean over rows), one op -------------------------- */
+
+/* Rows [lo, hi): lse[i] = log sum_j exp(x[i, j]) (summed in double). */
+static void softmax_ce_range(graph *g, op *o, long lo, long hi, int tid)
+{
+    const tensor *x = &g->t[o->in[0]];
+    long N = x->shape[x->ndim - 1];
+    const float *in = TF(g, o->in[0]);
+    float *lse = TF(g, o->out[1]);
+    (void)tid;
+    for (long i = lo; i < hi; i++) {
+        const float *r = in + i * N;
+        float m = r[0];
+        double e = 0.0;
+        for (long j = 1; j < N; j++)
+            m = r[j] > m ? r[j] : m;
+        for (long j = 0; j < N; j++)
+            e += expf(r[j] - m);
+        lse[i] = (float)(m + log(e));
+    }
+}
+
+static void cpu_softmax_ce(graph *g, op *o)
+{
+    const tensor *x = &g->t[o->in[0]];
+    long N = x->shape[x->ndim - 1], M = graph_numel(x) / N;
+    const float *in = TF(g, o->in[0]), *lse = TF(g, o->out[1]);
+    const int32_t *t = TI(g, o->in[1]);
+    par_range(g, o, M, M * N * 4, softmax_ce_range);
+    double s = 0.0;
+    for (long i = 0; i < M; i++)
+        s += (double)lse[i] - in[i * N + t[i]];
+    TF(g, o->out[0])[0] = (float)(s / M);
+}
+
+/* dx (+)= (exp(x - lse) - onehot(target)) / M, rows [lo, hi). */
+static void softmax_ce_bwd_range(graph *g, op *o, long lo, long hi, int tid)
+{
+    const tensor *x = &g->t[o->in[0]];
+    long N = x->shape[x->ndim - 1], M = graph_numel(x) / N;
+    const float *in = TF(g, o->in[0]), *lse = TF(g, o->in[2]);
+    const int32_t *t = TI(g, o->in[1]);
+    float *d = TF(g, o->out[0]), invm = 1.0f / M;
+    (void)tid;
+    for (long i = lo; i < hi; i++)
+        for (long j = 0; j < N; j++) {
+            float v = (expf(in[i * N + j] - lse[i]) - (j == t[i] ? 1.0f : 0.0f)) * invm;
+            d[i * N + j] = ACC(o, 0) ? d[i * N + j] + v : v;
+        }
+}
+
+static void cpu_softmax_ce_bwd(graph *g, op *o)
+{
+    const tensor *x = &g->t[o->in[0]];
+    long N = x->shape[x->ndim - 1], M = graph_numel(x) / N;
+    par_range(g, o, M, M * N * 4, softmax_ce_bwd_range);
 }
 
 /* ---- optimizers and EMA ---------------------------------------------------- */
@@ -1337,8 +1400,10 @@ void cpu_ops_register(void (**t)(graph *, op *))
     t[OP_LAYERNORM_BWD] = cpu_layernorm_bwd;
     t[OP_ATTENTION] = cpu_attention;
     t[OP_ATTENTION_BWD] = cpu_attention_bwd;
-    t[OP_SELECT0] = cpu_select0;
-    t[OP_SELECT0_BWD] = cpu_select0_bwd;
+    t[OP_GATHER] = cpu_gather;
+    t[OP_GATHER_BWD] = cpu_gather_bwd;
+    t[OP_SOFTMAX_CE] = cpu_softmax_ce;
+    t[OP_SOFTMAX_CE_BWD] = cpu_softmax_ce_bwd;
     t[OP_SGD] = cpu_sgd;
     t[OP_ADAMW] = cpu_adamw;
     t[OP_EMA] = cpu_ema;

@@ -1409,6 +1409,122 @@ void op_nll_bwd(graph *g, op *o)
     cu_launched();
 }
 
+/* ---- softmax cross-entropy, one op (BERT's MLM loss) --------------------------------------- */
+
+constexpr int CE_THREADS = 256;
+
+/* lse[r] = log sum_j exp(x[r, j]), a block per row: one pass over the row
+ * with a running maximum (each thread rescales its sum when its maximum
+ * grows), then the block's (max, sum) pairs combined. */
+__global__ void __launch_bounds__(CE_THREADS)
+k_softmax_ce_lse(const void *x, int xdt, float *lse, size_t M, size_t N)
+{
+    __shared__ float sm[CE_THREADS / 32], ss[CE_THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (size_t row = blockIdx.x; row < M; row += gridDim.x) {
+        size_t b = row * N;
+        float m = -INFINITY, s = 0.0f;
+        for (size_t j = threadIdx.x; j < N; j += CE_THREADS) {
+            float v = cu_ld(x, xdt, b + j);
+            if (v > m) {
+                s = s * expf(m - v) + 1.0f;
+                m = v;
+            } else {
+                s += expf(v - m);
+            }
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            float om = __shfl_xor_sync(FULL, m, off), os = __shfl_xor_sync(FULL, s, off);
+            float nm = fmaxf(m, om);
+            s = (m == -INFINITY ? 0.0f : s * expf(m - nm)) + (om == -INFINITY ? 0.0f : os * expf(om - nm));
+            m = nm;
+        }
+        if (lane == 0) {
+            sm[w] = m;
+            ss[w] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            float bm = sm[0], bs = ss[0];
+            for (int k = 1; k < CE_THREADS / 32; k++) {
+                float nm = fmaxf(bm, sm[k]);
+                bs = (bm == -INFINITY ? 0.0f : bs * expf(bm - nm)) +
+                     (sm[k] == -INFINITY ? 0.0f : ss[k] * expf(sm[k] - nm));
+                bm = nm;
+            }
+            lse[row] = bm + logf(bs);
+        }
+        __syncthreads();
+    }
+}
+
+/* loss = sum_r (lse[r] - x[r, t[r]]) / M, in double; one block. */
+__global__ void __launch_bounds__(256)
+k_softmax_ce_loss(const void *x, int xdt, const int32_t *t, const float *lse, void *loss, int sdt,
+                  size_t M, size_t N)
+{
+    __shared__ double sh[256];
+    const int tid = threadIdx.x;
+    double s = 0.0;
+    for (size_t i = tid; i < M; i += 256)
+        s += (double)lse[i] - (double)cu_ld(x, xdt, i * N + (size_t)(int64_t)t[i]);
+    sh[tid] = s;
+    __syncthreads();
+    for (int h = 128; h > 0; h >>= 1) {
+        if (tid < h)
+            sh[tid] += sh[tid + h];
+        __syncthreads();
+    }
+    if (tid == 0)
+        cu_st(loss, sdt, 0, (float)(sh[0] / (double)M));
+}
+
+void op_softmax_ce(graph *g, op *o)
+{
+    int xi = o->in[0];
+    size_t M, N;
+    rows(g, xi, &M, &N);
+    if (M == 0)
+        return;
+    float *lse = (float *)CU_PTR(g, o->out[1]);
+    k_softmax_ce_lse<<<cu_blocks(M, 1), CE_THREADS, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), lse, M, N);
+    cu_launched();
+    k_softmax_ce_loss<<<1, 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), (const int32_t *)CU_PTR(g, o->in[1]),
+                                           lse, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
+    cu_launched();
+}
+
+/* d (+)= (exp(x - lse[r]) - [j == t[r]]) scale / M, a block per row. */
+__global__ void k_softmax_ce_bwd(const void *x, int xdt, const int32_t *t, const float *lse, void *d,
+                                 int ddt, size_t M, size_t N, float invm, const float *scaler, int acc)
+{
+    float sc = invm * scaler[0];
+    for (size_t row = blockIdx.x; row < M; row += gridDim.x) {
+        size_t b = row * N, tr = (size_t)(int64_t)t[row];
+        float l = lse[row];
+        for (size_t j = threadIdx.x; j < N; j += blockDim.x) {
+            float v = (expf(cu_ld(x, xdt, b + j) - l) - (j == tr ? 1.0f : 0.0f)) * sc;
+            cu_st(d, ddt, b + j, acc ? cu_ld(d, ddt, b + j) + v : v);
+        }
+    }
+}
+
+void op_softmax_ce_bwd(graph *g, op *o)
+{
+    int xi = o->in[0], di = o->out[0];
+    size_t M, N;
+    rows(g, xi, &M, &N);
+    if (M * N == 0)
+        return;
+    k_softmax_ce_bwd<<<cu_blocks(M, 1), 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi),
+                                                        (const int32_t *)CU_PTR(g, o->in[1]),
+                                                        (const float *)CU_PTR(g, o->in[2]),
+                                                        CU_PTR(g, di), CU_DT(g, di), M, N,
+                                                        1.0f / (float)M, cu.scaler, CU_ACC(o, 0));
+    cu_launched();
+}
+
 /* ---- SGD, loss scaling, EMA -------------------------------------------------------------- */
 
 __global__ void k_found_reset(float *scaler) { scaler[1] = 0.0f; }
@@ -2430,46 +2546,44 @@ void op_attention_bwd(graph *g, op *o)
     cu_launched();
 }
 
-/* Token 0 of every sequence: y[b, c] = x[b T C + c]; backward into zeros. */
-__global__ void k_select0(const void *x, int xdt, void *y, int ydt, size_t B, size_t T, size_t C,
-                          int bwd, int acc)
+/* Gathered rows: y[r, c] = x[(r / M) T + pos[r], c] for r < B M; the
+ * backward adds dy into those rows of dx (positions are distinct within a
+ * sequence, so no two threads write one element). */
+__global__ void k_gather(const void *x, int xdt, const int32_t *pos, void *y, int ydt, size_t R,
+                         size_t M, size_t T, size_t C, int bwd, int acc)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= B * C)
-        return;
-    size_t b = i / C, c = i - b * C, t = b * T * C + c;
-    if (!bwd)
-        cu_st(y, ydt, i, cu_ld(x, xdt, t));
-    else /* x = dy (B, C), y = dx (B T, C) */
-        cu_st(y, ydt, t, acc ? cu_ld(y, ydt, t) + cu_ld(x, xdt, i) : cu_ld(x, xdt, i));
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < R * C; i += stride) {
+        size_t r = i / C, c = i - r * C;
+        size_t t = ((r / M) * T + (size_t)(int64_t)pos[r]) * C + c;
+        if (!bwd)
+            cu_st(y, ydt, i, cu_ld(x, xdt, t));
+        else /* x = dy (B M, C), y = dx (B T, C) */
+            cu_st(y, ydt, t, acc ? cu_ld(y, ydt, t) + cu_ld(x, xdt, i) : cu_ld(x, xdt, i));
+    }
 }
 
-void op_select0(graph *g, op *o)
+static void gather(graph *g, op *o, int bwd)
 {
-    const tensor *y = &g->t[o->out[0]];
-    size_t B = (size_t)y->shape[0], C = (size_t)y->shape[1], T = cu_numel(g, o->in[0]) / (B * C);
-    if (B == 0 || C == 0)
+    const tensor *p = &g->t[o->in[1]];
+    size_t B = (size_t)p->shape[0], M = (size_t)p->shape[1];
+    int src = o->in[0], dst = o->out[0], big = bwd ? dst : src;
+    size_t C = (size_t)g->t[bwd ? src : dst].shape[1];
+    size_t T = B && C ? cu_numel(g, big) / (B * C) : 0;
+    int acc = bwd && CU_ACC(o, 0);
+    if (bwd && !acc) /* the other rows get 0 (all-zero bits in every float type) */
+        cudaCheck(cudaMemsetAsync(CU_PTR(g, dst), 0, cu_numel(g, dst) * graph_dtype_size(CU_DT(g, dst)), cu.s));
+    if (B * M * C == 0)
         return;
-    k_select0<<<cu_blocks(B * C, 256), 256, 0, cu.s>>>(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]),
-                                                        CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]),
-                                                        B, T, C, 0, 0);
+    k_gather<<<cu_blocks(B * M * C, 256), 256, 0, cu.s>>>(CU_PTR(g, src), CU_DT(g, src),
+                                                          (const int32_t *)CU_PTR(g, o->in[1]),
+                                                          CU_PTR(g, dst), CU_DT(g, dst), B * M, M,
+                                                          T, C, bwd, acc);
     cu_launched();
 }
 
-void op_select0_bwd(graph *g, op *o)
-{
-    const tensor *dy = &g->t[o->in[0]];
-    size_t B = (size_t)dy->shape[0], C = (size_t)dy->shape[1], T = cu_numel(g, o->out[0]) / (B * C);
-    void *dx = CU_PTR(g, o->out[0]);
-    int acc = CU_ACC(o, 0);
-    if (!acc) /* the other tokens get 0 (all-zero bits in every float type) */
-        cudaCheck(cudaMemsetAsync(dx, 0, cu_numel(g, o->out[0]) * graph_dtype_size(CU_DT(g, o->out[0])), cu.s));
-    if (B == 0 || C == 0)
-        return;
-    k_select0<<<cu_blocks(B * C, 256), 256, 0, cu.s>>>(CU_PTR(g, o->in[0]), CU_DT(g, o->in[0]), dx,
-                                                        CU_DT(g, o->out[0]), B, T, C, 1, acc);
-    cu_launched();
-}
+void op_gather(graph *g, op *o) { gather(g, o, 0); }
+void op_gather_bwd(graph *g, op *o) { gather(g, o, 1); }
 
 /* ---- prepare helpers --------------------------------------------------------------------- */
 
@@ -2547,8 +2661,8 @@ void cu_ops_register(backend_op_fn *t)
     t[OP_LAYERNORM_BWD] = op_layernorm_bwd;
     t[OP_ATTENTION] = op_attention;
     t[OP_ATTENTION_BWD] = op_attention_bwd;
-    t[OP_SELECT0] = op_select0;
-    t[OP_SELECT0_BWD] = op_select0_bwd;
+    t[OP_GATHER] = op_gather;
+    t[OP_GATHER_BWD] = op_gather_bwd;
     t[OP_ADAMW] = op_adamw;
     t[OP_BN] = op_bn;
     t[OP_BN_BWD] = op_bn_bwd;
@@ -2568,6 +2682,8 @@ void cu_ops_register(backend_op_fn *t)
     t[OP_LOGSOFTMAX_BWD] = op_logsoftmax_bwd;
     t[OP_NLL] = op_nll;
     t[OP_NLL_BWD] = op_nll_bwd;
+    t[OP_SOFTMAX_CE] = op_softmax_ce;
+    t[OP_SOFTMAX_CE_BWD] = op_softmax_ce_bwd;
     t[OP_SGD] = op_sgd;
     t[OP_EMA] = op_ema;
 }
@@ -2624,6 +2740,16 @@ int cu_ops_prepare(graph *g, int nrun)
             break;
         case OP_NLL_BWD:
             bad |= want(g, o, 0, DT_I32, 1);
+            break;
+        case OP_SOFTMAX_CE:
+            bad |= want(g, o, 1, DT_I32, 1) | want(g, o, 0, DT_F32, 0) | want(g, o, 1, DT_F32, 0);
+            break;
+        case OP_SOFTMAX_CE_BWD:
+            bad |= want(g, o, 1, DT_I32, 1) | want(g, o, 2, DT_F32, 1);
+            break;
+        case OP_GATHER:
+        case OP_GATHER_BWD:
+            bad |= want(g, o, 1, DT_I32, 1);
             break;
         case OP_SGD:
         case OP_ADAMW: /* w, g, state (one buffer for SGD, two for AdamW) */

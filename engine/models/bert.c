@@ -6,8 +6,15 @@
  *   per layer: a = attention(query(x), key(x), value(x))   (dropout 0.1 on
  *              the probabilities), x = attn_norm(x + dropout(attn_out(a)))
  *              x = ffn_norm(x + dropout(ffn_out(gelu(ffn_in(x)))))  (erf GELU)
- *   logits = classifier(dropout(tanh(pooler(x[:, 0]))))   (2 labels)
- *   loss = cross-entropy; training with AdamW (lr 1e-4, weight decay 0.01)
+ *   MLM head (HF BertForMaskedLM's): at M = ceil(0.15 T) masked positions
+ *   of each sequence (distinct, drawn per sequence; 20 of 128, 77 of 512),
+ *   h = mlm.norm(gelu(mlm.transform(x[b, pos[b, j]]))),
+ *   logits = h word^T + mlm.decoder.bias   (the decoder is the word table)
+ *   loss = softmax cross-entropy against a token id per masked position,
+ *   the mean over the B M positions; training with AdamW (lr 1e-4, weight
+ *   decay 0.01). Logits exist at the masked positions only, in training and
+ *   inference alike (as NVIDIA's BERT pre-training gathers them): the
+ *   unmasked positions add nothing to the loss or a gradient.
  *
  * LayerNorm eps 1e-12, 30522-token vocabulary, 512 positions, 2 token types;
  * weights N(0, 0.02), biases 0. Dropout is active unless --eval on. */
@@ -25,7 +32,6 @@ typedef struct bert_config {
     int vocab;        /* 30522 */
     int positions;    /* 512 */
     int types;        /* 2 */
-    int labels;       /* 2 */
 } bert_config;
 
 typedef struct bert_layer_params {
@@ -37,9 +43,9 @@ typedef struct bert_layer_params {
     int ffn_out_w;        /* (C, FF) */
 } bert_layer_params;      /* (declared through layer_linear; listed for the shapes) */
 
-static const bert_config bert_tiny_cfg = {2, 128, 2, 512, 30522, 512, 2, 2};
-static const bert_config bert_base_cfg = {12, 768, 12, 3072, 30522, 512, 2, 2};
-static const bert_config bert_large_cfg = {24, 1024, 16, 4096, 30522, 512, 2, 2};
+static const bert_config bert_tiny_cfg = {2, 128, 2, 512, 30522, 512, 2};
+static const bert_config bert_base_cfg = {12, 768, 12, 3072, 30522, 512, 2};
+static const bert_config bert_large_cfg = {24, 1024, 16, 4096, 30522, 512, 2};
 
 #define BERT_P 0.1f
 
@@ -88,16 +94,20 @@ static int bert_build(const bert_config *c, graph *g, const point *pt, model_inf
         snprintf(err, errlen, "--seq-len %d exceeds BERT's %d positions", T, c->positions);
         return -1;
     }
-    int64_t bt[2] = {B, T}, b1 = B;
+    int M = (15 * T + 99) / 100; /* ceil(0.15 T): masked positions per sequence */
+    int64_t bt[2] = {B, T}, bm[2] = {B, M}, r1 = (int64_t)B * M;
     int ids = graph_tensor(g, "input_ids", TK_INPUT, DT_I32, LAYOUT_ROW, 2, bt);
     g->t[ids].init = INIT_LABELS;
     g->t[ids].init_a = c->vocab;
     int types = graph_tensor(g, "token_type_ids", TK_INPUT, DT_I32, LAYOUT_ROW, 2, bt);
     g->t[types].init = INIT_LABELS;
     g->t[types].init_a = c->types;
-    int target = graph_tensor(g, "target", TK_INPUT, DT_I32, LAYOUT_ROW, 1, &b1);
+    int mpos = graph_tensor(g, "mlm_positions", TK_INPUT, DT_I32, LAYOUT_ROW, 2, bm);
+    g->t[mpos].init = INIT_POSITIONS;
+    g->t[mpos].init_a = T;
+    int target = graph_tensor(g, "target", TK_INPUT, DT_I32, LAYOUT_ROW, 1, &r1);
     g->t[target].init = INIT_LABELS;
-    g->t[target].init_a = c->labels;
+    g->t[target].init_a = c->vocab;
 
     int word = layer_param(g, "word.weight", TK_PARAM, INIT_NORMAL, 0.02f, 2, (int64_t)c->vocab, (int64_t)C);
     int pos = layer_param(g, "position.weight", TK_PARAM, INIT_NORMAL, 0.02f, 2, (int64_t)c->positions, (int64_t)C);
@@ -131,20 +141,16 @@ static int bert_build(const bert_config *c, graph *g, const point *pt, model_inf
         x = layer_layernorm(g, N("ffn_norm"), x, 1e-12f);
 #undef N
     }
-    int cls = graph_t2(g, "cls", TK_ACT, B, C);
-    o = bert_op(g, OP_SELECT0, "cls");
-    o->in[0] = x;
-    o->out[0] = cls;
-    x = layer_linear(g, "pooler", cls, C, 1, 1, 0.02f);
-    x = layer_act(g, "pooler_tanh", x, ACT_TANH);
-    if (drop)
-        x = layer_dropout(g, "head_drop", x, BERT_P, 0);
-    x = layer_linear(g, "classifier", x, c->labels, 1, 1, 0.02f);
+    x = layer_gather(g, "mlm.gather", x, mpos);
+    x = layer_linear(g, "mlm.transform", x, C, 1, 1, 0.02f);
+    x = layer_act(g, "mlm.gelu", x, ACT_GELU);
+    x = layer_layernorm(g, "mlm.norm", x, 1e-12f);
+    x = layer_linear_tied(g, "mlm.decoder", x, word);
     g->output = x;
     if (pt->train)
-        g->loss = layer_nll(g, "loss", x, target, NULL);
+        g->loss = layer_softmax_ce(g, "loss", x, target);
 
-    info->input_desc = "token ids and token types";
+    info->input_desc = "token ids, token types and masked positions";
     info->uses_channels_last = 0;
     info->uses_seq_len = 1;
     info->optim = (optim_cfg){.adamw = 1, .lr = 1e-4f, .wd = 0.01f, .beta1 = 0.9f,

@@ -144,21 +144,11 @@ int layer_flatten(graph *g, const char *name, int x)
     return y;
 }
 
-int layer_linear(graph *g, const char *name, int x, int out, int bias, int init_normal, float std)
+/* y = x w^T (+ b): the op and its output (w (out, K) made by the caller). */
+static int linear_op(graph *g, const char *name, int x, int w, int b)
 {
-    char n[GRAPH_NAME];
     tensor xs = g->t[x];
-    int64_t K = xs.shape[xs.ndim - 1], M = graph_numel(&xs) / K;
-    float bound = 1.0f / sqrtf((float)K);
-    snprintf(n, sizeof n, "%s.weight", name);
-    int w = init_normal ? layer_param(g, n, TK_PARAM, INIT_NORMAL, std, 2, (int64_t)out, K)
-                        : layer_param(g, n, TK_PARAM, INIT_UNIFORM, bound, 2, (int64_t)out, K);
-    int b = -1;
-    if (bias) {
-        snprintf(n, sizeof n, "%s.bias", name);
-        b = init_normal ? layer_param(g, n, TK_PARAM, INIT_CONST, 0.0f, 1, (int64_t)out)
-                        : layer_param(g, n, TK_PARAM, INIT_UNIFORM, bound, 1, (int64_t)out);
-    }
+    int64_t K = xs.shape[xs.ndim - 1], M = graph_numel(&xs) / K, out = g->t[w].shape[0];
     int64_t s[4];
     memcpy(s, xs.shape, sizeof s);
     s[xs.ndim - 1] = out;
@@ -170,6 +160,59 @@ int layer_linear(graph *g, const char *name, int x, int out, int bias, int init_
     o->out[0] = y;
     o->flops = 2.0 * M * K * out;
     return y;
+}
+
+int layer_linear(graph *g, const char *name, int x, int out, int bias, int init_normal, float std)
+{
+    char n[GRAPH_NAME];
+    tensor xs = g->t[x];
+    int64_t K = xs.shape[xs.ndim - 1];
+    float bound = 1.0f / sqrtf((float)K);
+    snprintf(n, sizeof n, "%s.weight", name);
+    int w = init_normal ? layer_param(g, n, TK_PARAM, INIT_NORMAL, std, 2, (int64_t)out, K)
+                        : layer_param(g, n, TK_PARAM, INIT_UNIFORM, bound, 2, (int64_t)out, K);
+    int b = -1;
+    if (bias) {
+        snprintf(n, sizeof n, "%s.bias", name);
+        b = init_normal ? layer_param(g, n, TK_PARAM, INIT_CONST, 0.0f, 1, (int64_t)out)
+                        : layer_param(g, n, TK_PARAM, INIT_UNIFORM, bound, 1, (int64_t)out);
+    }
+    return linear_op(g, name, x, w, b);
+}
+
+int layer_linear_tied(graph *g, const char *name, int x, int w)
+{
+    char n[GRAPH_NAME];
+    snprintf(n, sizeof n, "%s.bias", name);
+    int b = layer_param(g, n, TK_PARAM, INIT_CONST, 0.0f, 1, g->t[w].shape[0]);
+    return linear_op(g, name, x, w, b);
+}
+
+int layer_gather(graph *g, const char *name, int x, int pos)
+{
+    tensor xs = g->t[x], ps = g->t[pos];
+    int y = graph_t2(g, name, TK_ACT, graph_numel(&ps), xs.shape[xs.ndim - 1]);
+    op *o = new_op(g, OP_GATHER, name);
+    o->in[0] = x;
+    o->in[1] = pos;
+    o->out[0] = y;
+    return y;
+}
+
+int layer_softmax_ce(graph *g, const char *name, int logits, int target)
+{
+    char n[GRAPH_NAME];
+    tensor ls = g->t[logits];
+    int64_t N = ls.shape[ls.ndim - 1];
+    int loss = graph_t1(g, name, TK_ACT, 1);
+    snprintf(n, sizeof n, "%s.lse", name);
+    int lse = graph_t1(g, n, TK_ACT, graph_numel(&ls) / N);
+    op *o = new_op(g, OP_SOFTMAX_CE, name);
+    o->in[0] = logits;
+    o->in[1] = target;
+    o->out[0] = loss;
+    o->out[1] = lse;
+    return loss;
 }
 
 int layer_dropout(graph *g, const char *name, int x, float p, int channel)

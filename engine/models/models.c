@@ -17,9 +17,9 @@ const model_desc models[] = {
     {"resnet18", "ResNet-18, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet18_build},
     {"resnet50", "ResNet-50 v1.5, torchvision layout, 1000 classes, 224x224 (--image-size)", resnet50_build},
     {"resnet_tiny", "CIFAR-style ResNet: 3x3 stem, BasicBlock x [1,1,1,1], widths 16-128, 10 classes, 32x32", resnet_tiny_build},
-    {"bert_tiny", "post-LN BERT, 2 layers, hidden 128, 2 heads, FFN 512, 2-way head on [CLS] (--seq-len)", bert_tiny_build},
-    {"bert_base", "post-LN BERT, 12 layers, hidden 768, 12 heads, FFN 3072, 2-way head on [CLS]", bert_base_build},
-    {"bert_large", "post-LN BERT, 24 layers, hidden 1024, 16 heads, FFN 4096, 2-way head on [CLS]", bert_large_build},
+    {"bert_tiny", "post-LN BERT, 2 layers, hidden 128, 2 heads, FFN 512, MLM head (tied decoder) at 15% of positions (--seq-len)", bert_tiny_build},
+    {"bert_base", "post-LN BERT, 12 layers, hidden 768, 12 heads, FFN 3072, MLM head (tied decoder) at 15% of positions", bert_base_build},
+    {"bert_large", "post-LN BERT, 24 layers, hidden 1024, 16 heads, FFN 4096, MLM head (tied decoder) at 15% of positions", bert_large_build},
     {NULL, NULL, NULL},
 };
 

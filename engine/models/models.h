@@ -40,6 +40,15 @@ int layer_maxpool(graph *g, const char *name, int x, int k, int stride, int pad)
 int layer_avgpool(graph *g, const char *name, int x);
 int layer_flatten(graph *g, const char *name, int x);
 int layer_linear(graph *g, const char *name, int x, int out, int bias, int init_normal, float std);
+/* A linear layer whose weight is w, another layer's (BERT's decoder is the
+ * word embedding's table), with its own bias name.bias (zeros). */
+int layer_linear_tied(graph *g, const char *name, int x, int w);
+/* The rows of x (B*T, C) at positions pos (i32, B x M; distinct in a row). */
+int layer_gather(graph *g, const char *name, int x, int pos);
+/* Softmax cross-entropy over the last dimension (mean over rows), one op:
+ * no log-probabilities tensor; the backward recomputes them from the logits
+ * and each row's log-sum-exp. */
+int layer_softmax_ce(graph *g, const char *name, int logits, int target);
 int layer_dropout(graph *g, const char *name, int x, float p, int channel);
 int layer_add(graph *g, const char *name, int a, int b);
 int layer_logsoftmax(graph *g, const char *name, int logits);

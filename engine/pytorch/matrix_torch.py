@@ -739,7 +739,7 @@ def measure_point(args, device, ignored, rank=0, world=1, start_perf=None):
         return loader.next() if loader is not None else (x, y)
 
     # what runs: FLOPs and the first conv's output layout, on one eager forward (batch 1)
-    sample = x[:1] if cnn else (x[0][:1], x[1][:1])
+    sample = x[:1] if cnn else tuple(t[:1] for t in x)
     fwd_flops, first_conv = models.count_flops(model, args.model, sample, args.batch)
     if first_conv is None:
         res["memory_format"] = res["input_memory_format"] = "n/a"

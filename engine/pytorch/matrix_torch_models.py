@@ -42,9 +42,9 @@ DESCRIPTIONS = {
     "resnet18": "torchvision ResNet-18, weights=None, 3x224x224, 1000 classes",
     "resnet50": "torchvision ResNet-50 (v1.5), weights=None, 3x224x224, 1000 classes",
     "resnet_tiny": "small ResNet: BasicBlock x [1,1,1,1], widths 16-128, 3x32x32, 10 classes",
-    "bert_tiny": "post-LN BERT, 2 layers, hidden 128, 2 heads, FFN 512, 2-way head on [CLS]",
-    "bert_base": "post-LN BERT, 12 layers, hidden 768, 12 heads, FFN 3072, 2-way head on [CLS]",
-    "bert_large": "post-LN BERT, 24 layers, hidden 1024, 16 heads, FFN 4096, 2-way head on [CLS]",
+    "bert_tiny": "post-LN BERT, 2 layers, hidden 128, 2 heads, FFN 512, MLM head (tied decoder) at 15% of positions",
+    "bert_base": "post-LN BERT, 12 layers, hidden 768, 12 heads, FFN 3072, MLM head (tied decoder) at 15% of positions",
+    "bert_large": "post-LN BERT, 24 layers, hidden 1024, 16 heads, FFN 4096, MLM head (tied decoder) at 15% of positions",
 }
 
 BERT_CONFIGS = {
@@ -56,7 +56,6 @@ BERT_CONFIGS = {
 BERT_VOCAB = 30522
 BERT_MAX_POSITIONS = 512
 BERT_TYPES = 2
-BERT_LABELS = 2
 BERT_LN_EPS = 1e-12
 BERT_DROPOUT = 0.1
 
@@ -177,8 +176,19 @@ class BertLayer(nn.Module):
         return self.ffn_norm(x + self.ffn_drop(y))
 
 
+def bert_masked(seq_len):
+    """Masked positions per sequence: ceil(0.15 seq_len), as the native engine
+    (engine/models/bert.c): 20 of 128, 77 of 512."""
+    return (15 * seq_len + 99) // 100
+
+
 class Bert(nn.Module):
-    def __init__(self, layers, hidden, heads, intermediate, labels=BERT_LABELS, use_sdpa=None):
+    """BERT with HF BertForMaskedLM's head: at the masked positions,
+    dense + GELU + LayerNorm, then the word table (tied) and a bias; logits
+    only at the masked positions (B * M rows), as NVIDIA's pre-training
+    gathers them."""
+
+    def __init__(self, layers, hidden, heads, intermediate, use_sdpa=None):
         super().__init__()
         if use_sdpa is None:
             use_sdpa = hasattr(F, "scaled_dot_product_attention")
@@ -189,9 +199,11 @@ class Bert(nn.Module):
         self.emb_norm = nn.LayerNorm(hidden, eps=BERT_LN_EPS)
         self.emb_drop = nn.Dropout(BERT_DROPOUT)
         self.layers = nn.ModuleList(BertLayer(hidden, heads, intermediate, use_sdpa) for _ in range(layers))
-        self.pooler = nn.Linear(hidden, hidden)
-        self.head_drop = nn.Dropout(BERT_DROPOUT)
-        self.classifier = nn.Linear(hidden, labels)
+        self.mlm = nn.Module()
+        self.mlm.transform = nn.Linear(hidden, hidden)
+        self.mlm.norm = nn.LayerNorm(hidden, eps=BERT_LN_EPS)
+        self.mlm.decoder = nn.Module()
+        self.mlm.decoder.bias = nn.Parameter(torch.zeros(BERT_VOCAB))
         self.config = (layers, hidden, heads, intermediate)
         # BERT's initialisation: N(0, 0.02) weights, zero biases, unit LayerNorm
         for m in self.modules():
@@ -201,14 +213,19 @@ class Bert(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, inputs):
-        ids, types = inputs[0], inputs[1]
+        ids, types, masked = inputs[0], inputs[1], inputs[2]
         pos = torch.arange(ids.shape[1], device=ids.device)
         x = self.word(ids) + self.position(pos)[None] + self.token_type(types)
         x = self.emb_drop(self.emb_norm(x))
         for layer in self.layers:
             x = layer(x)
-        pooled = torch.tanh(self.pooler(x[:, 0]))
-        return self.classifier(self.head_drop(pooled))
+        x = torch.gather(x, 1, masked[..., None].expand(-1, -1, x.shape[-1]))
+        h = self.mlm.norm(F.gelu(self.mlm.transform(x)))
+        return F.linear(h, self.word.weight, self.mlm.decoder.bias).reshape(-1, BERT_VOCAB)
+
+    def decoder_flops(self, batch, seq):
+        """FLOPs of the tied decoder (not an nn.Linear, so no hook sees it)."""
+        return 2 * batch * bert_masked(seq) * self.config[1] * BERT_VOCAB
 
     def attention_flops(self, batch, seq):
         """FLOPs of the two attention matmuls (QK^T and PV), forward, all layers."""
@@ -240,7 +257,8 @@ def is_cnn(name):
 def make_inputs(name, batch, seq_len, device, generator=None):
     """Synthetic random inputs and targets generated on device (never zeros):
     images ~ N(0, 1), class labels uniform, token ids uniform over the vocabulary,
-    token types uniform over {0, 1}."""
+    token types uniform over {0, 1}; BERT's ceil(0.15 seq_len) masked positions
+    per sequence distinct and uniform, their targets uniform token ids."""
     kw = dict(device=device, generator=generator)
     if name == "mnist_cnn":
         return torch.randn(batch, 1, 28, 28, **kw), torch.randint(0, 10, (batch,), **kw)
@@ -251,7 +269,10 @@ def make_inputs(name, batch, seq_len, device, generator=None):
     if name in BERT_CONFIGS:
         ids = torch.randint(1, BERT_VOCAB, (batch, seq_len), **kw)
         types = torch.randint(0, BERT_TYPES, (batch, seq_len), **kw)
-        return (ids, types), torch.randint(0, BERT_LABELS, (batch,), **kw)
+        m = bert_masked(seq_len)
+        # M distinct positions per sequence, ascending; a token id to predict at each
+        masked = torch.rand(batch, seq_len, **kw).argsort(dim=1)[:, :m].sort(dim=1).values
+        return (ids, types, masked), torch.randint(0, BERT_VOCAB, (batch * m,), **kw)
     raise ValueError("unknown model %r" % name)
 
 
@@ -299,5 +320,5 @@ def count_flops(model, name, sample_input, batch):
             h.remove()
     flops = total[0]
     if isinstance(model, Bert):
-        flops += model.attention_flops(1, sample_input[0].shape[1])
+        flops += model.attention_flops(1, sample_input[0].shape[1]) + model.decoder_flops(1, sample_input[0].shape[1])
     return flops * batch, first[0]

@@ -171,13 +171,13 @@ def _export_module(torch, model, bert):
     if not bert:
         return model
 
-    class Bert2(torch.nn.Module):  # the engine's BERT takes one (ids, types) tuple
+    class Bert2(torch.nn.Module):  # the engine's BERT takes one (ids, types, masked positions) tuple
         def __init__(self, m):
             super().__init__()
             self.m = m
 
-        def forward(self, ids, types):
-            return self.m((ids, types))
+        def forward(self, ids, types, masked):
+            return self.m((ids, types, masked))
     return Bert2(model)
 
 
@@ -210,7 +210,7 @@ def ort_session(args, torch, model, x, dev, res, make_calib, unsupported):
     res["onnxruntime_version"] = ort.__version__
     bert = isinstance(x, tuple)
     tensors = list(x) if bert else [x]
-    names = ["input_ids", "token_type_ids"] if bert else ["input"]
+    names = ["input_ids", "token_type_ids", "mlm_positions"] if bert else ["input"]
     precision, runtime = args.precision, args.runtime
     cuda = dev.type == "cuda"
     if runtime == "tensorrt":

@@ -1,8 +1,8 @@
 """bert_ref.py - the native engine's bert_tiny against a plain-PyTorch BERT
 of the same configuration and names (fp64 and fp32 references): forward
-logits, every parameter's gradient, the loss over 5 AdamW steps and the final
+logits (the MLM head's, at the masked positions), every parameter's gradient, the loss over 5 AdamW steps and the final
 weights, with the engine's dropout masks (embeddings, attention
-probabilities, attention output, FFN output, head) applied; and inference with
+probabilities, attention output, FFN output) applied; and inference with
 eval on in every fusion / memory mode."""
 import math
 import os
@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mxw  # noqa: E402
 
 torch.manual_seed(0)
-LAYERS, C, H, FF, V, P, TYPES, LABELS = 2, 128, 2, 512, 30522, 512, 2, 2
+LAYERS, C, H, FF, V, P, TYPES = 2, 128, 2, 512, 30522, 512, 2
 
 
 class Layer(nn.Module):
@@ -55,22 +55,27 @@ class Bert(nn.Module):
         self.token_type = nn.Embedding(TYPES, C)
         self.emb_norm = nn.LayerNorm(C, eps=1e-12)
         self.layers = nn.ModuleList(Layer() for _ in range(LAYERS))
-        self.pooler = nn.Linear(C, C)
-        self.classifier = nn.Linear(C, LABELS)
+        self.mlm = nn.Module()
+        self.mlm.transform = nn.Linear(C, C)
+        self.mlm.norm = nn.LayerNorm(C, eps=1e-12)
+        self.mlm.decoder = nn.Module()
+        self.mlm.decoder.bias = nn.Parameter(torch.zeros(V))
         for m in self.modules():
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(m.weight, std=0.02)
             if isinstance(m, nn.Linear):
                 nn.init.normal_(m.bias, std=0.02)  # non-zero, so bias gradients matter
+        nn.init.normal_(self.mlm.decoder.bias, std=0.02)
 
-    def forward(self, ids, types, masks):
+    def forward(self, ids, types, pos, masks):
         b, t = ids.shape
         x = self.word(ids) + self.position(torch.arange(t))[None] + self.token_type(types)
         x = self.emb_norm(x) * masks.get("emb_drop", 1.0)
         for i, layer in enumerate(self.layers):
             x = layer(x, masks, "layers.%d." % i)
-        pooled = torch.tanh(self.pooler(x[:, 0])) * masks.get("head_drop", 1.0)
-        return self.classifier(pooled)
+        x = torch.gather(x, 1, pos.long()[..., None].expand(-1, -1, C))
+        h = self.mlm.norm(F.gelu(self.mlm.transform(x)))
+        return (h @ self.word.weight.t() + self.mlm.decoder.bias).reshape(-1, V)
 
 
 def masks_of(d, step, B, T, dtype):
@@ -88,17 +93,17 @@ def run_ref(net, d, steps, dtype, B, T, lr):
     ref = Bert().to(dtype)
     ref.load_state_dict({k: v.to(dtype) for k, v in net.state_dict().items()})
     opt = torch.optim.AdamW(ref.parameters(), lr=lr, weight_decay=0.01)
-    ids, types, t = d["input_ids"], d["token_type_ids"], d["target"]
+    ids, types, pos, t = d["input_ids"], d["token_type_ids"], d["mlm_positions"], d["target"]
     r = {"losses": []}
     for s in range(1, steps + 1):
         opt.zero_grad()
-        out = ref(ids, types, masks_of(d, s, B, T, dtype))
+        out = ref(ids, types, pos, masks_of(d, s, B, T, dtype))
         loss = F.cross_entropy(out, t)
         loss.backward()
         if s == 1:
             r["output"] = out.detach().double()
             for k, p in ref.named_parameters():
-                r["grad." + k] = p.grad.double()
+                r["grad." + k] = p.grad.detach().clone().double()  # a copy: zero_grad zeroes in place
         r["losses"].append(loss.item())
         opt.step()
     r["losses"] = torch.tensor(r["losses"], dtype=torch.float64)
@@ -154,7 +159,7 @@ def main():
                        "--threads", 2, "--dump", dump)
             d = mxw.load(dump)
             with torch.no_grad():
-                out = ref(d["input_ids"], d["token_type_ids"], {})
+                out = ref(d["input_ids"], d["token_type_ids"], d["mlm_positions"], {})
             chk.close("%s output" % tag, d["output"], out)
     shutil.rmtree(work)
     return chk.verdict()

@@ -88,7 +88,7 @@ def trajectory(net, name, x, t, steps, dtype, lr, evalmode=False):
         if s == 1:
             r["output"] = out.detach().double()
             for k, p in ref.named_parameters():
-                r["grad." + k] = p.grad.double()
+                r["grad." + k] = p.grad.detach().clone().double()  # a copy: zero_grad zeroes in place
         r["losses"].append(loss.item())
         opt.step()
     r["losses"] = torch.tensor(r["losses"], dtype=torch.float64)

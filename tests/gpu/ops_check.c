@@ -106,9 +106,9 @@
  *     (AdamW) op in one multi-tensor kernel, the others do nothing (ops.cu;
  *     MATRIX_ENGINE_OPTIM=per-tensor: one kernel per op); with --op the first
  *     runs too (printed only when failing) when a later one is selected.
- *   - fp16 training scales the loss gradient at NLL_BWD by a power of two
+ *   - fp16 training scales the loss gradient at NLL_BWD (and SOFTMAX_CE_BWD) by a power of two
  *     (65536 in ops.cu) and the first SGD op unscales every parameter
- *     gradient: the scale is detected at NLL_BWD and the SGD case accepts the
+ *     gradient: the scale is detected there and the SGD case accepts the
  *     update with the gradient unscaled by it or not.
  *   - one EMA op (ops.cu's first EMA op updates every pair of the plan).
  */
@@ -257,7 +257,8 @@ enum tclass {
 
 typedef struct tinfo {
     int cls;        /* enum tclass */
-    int fill;       /* 0: none (an output), 1: uniform [lo, hi), 2: labels [0, hi) */
+    int fill;       /* 0: none (an output), 1: uniform [lo, hi), 2: labels [0, hi),
+                     * 3: per row of shape[1], distinct positions in [0, hi) */
     float lo, hi;
     float *h;       /* host values, f32 (i32 for CL_I32): the CPU graph's data */
     void *hs;       /* host copy in the device's storage type */
@@ -306,7 +307,7 @@ typedef struct suite {
     int pass, fail;
     int syncbn;       /* SyncBN cases over the one-rank communicator */
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
-    double loss_scale;/* detected at NLL_BWD (1: none) */
+    double loss_scale;/* detected at NLL_BWD / SOFTMAX_CE_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
 } suite;
 
@@ -961,18 +962,41 @@ static void case_attention_flash(suite *s, int B, int Tn, int H, int C, int drop
     o->seed = seed;
 }
 
-static void case_select0(suite *s, int B, int Tn, int C, int acc)
+/* BERT's MLM gather: M distinct positions of each of B sequences of T. */
+static void case_gather(suite *s, int B, int Tn, int M, int C, int acc)
 {
     s->ncase++;
     int x = IN(s, "x", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1, -1, 1);
-    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B, C, 1, 1);
-    op *f = O(s, OP_SELECT0, !acc, "B=%d T=%d C=%d", B, Tn, C);
-    f->in[0] = x; f->out[0] = y;
+    int pos = T(s, "pos", TK_INPUT, CL_I32, LAYOUT_ROW, 2, B, M, 1, 1);
+    s->ti[pos].fill = 3;
+    s->ti[pos].hi = Tn;
+    int y = T(s, "y", TK_ACT, CL_ACT, LAYOUT_ROW, 2, B * M, C, 1, 1);
+    op *f = O(s, OP_GATHER, !acc, "B=%d T=%d M=%d C=%d", B, Tn, M, C);
+    f->in[0] = x; f->in[1] = pos; f->out[0] = y;
     int fi = last_op(s);
-    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B, C, 1, 1, -1, 1);
+    int dy = IN(s, "dy", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * M, C, 1, 1, -1, 1);
     int dx = T(s, "dx", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, B * Tn, C, 1, 1);
-    op *o = O(s, OP_SELECT0_BWD, 1, "B=%d T=%d C=%d acc=%d", B, Tn, C, acc);
-    o->in[0] = dy; o->out[0] = dx; o->fwd = fi; o->acc = acc;
+    op *o = O(s, OP_GATHER_BWD, 1, "B=%d T=%d M=%d C=%d acc=%d", B, Tn, M, C, acc);
+    o->in[0] = dy; o->in[1] = pos; o->out[0] = dx; o->fwd = fi; o->acc = acc;
+}
+
+/* The fused softmax cross-entropy: logits in the io type, M rows of N. */
+static void case_softmax_ce(suite *s, int M, int N, int acc)
+{
+    s->ncase++;
+    int x = IN(s, "logits", TK_ACT, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1, -4, 4);
+    int t = T(s, "target", TK_INPUT, CL_I32, LAYOUT_ROW, 1, M, 1, 1, 1);
+    s->ti[t].fill = 2;
+    s->ti[t].hi = N;
+    int loss = T(s, "loss", TK_ACT, CL_F32, LAYOUT_ROW, 1, 1, 1, 1, 1);
+    int lse = T(s, "lse", TK_ACT, CL_F32, LAYOUT_ROW, 1, M, 1, 1, 1);
+    op *f = O(s, OP_SOFTMAX_CE, !acc, "%dx%d mean", M, N);
+    f->in[0] = x; f->in[1] = t; f->out[0] = loss; f->out[1] = lse;
+    s->g.loss = loss;
+    int fi = last_op(s);
+    int d = T(s, "dlogits", TK_GRAD, CL_ACT, LAYOUT_ROW, 2, M, N, 1, 1);
+    op *o = O(s, OP_SOFTMAX_CE_BWD, 1, "%dx%d acc=%d", M, N, acc);
+    o->in[0] = x; o->in[1] = t; o->in[2] = lse; o->out[0] = d; o->fwd = fi; o->acc = acc;
 }
 
 static void case_adamw(suite *s, int R, int C)
@@ -1135,7 +1159,7 @@ static void build_cases(suite *s)
         case_layernorm(s, 33, 7, acc);
         case_attention(s, 2, 7, 2, 16, 0, acc);
         case_attention(s, 2, 33, 4, 64, 1, acc);
-        case_select0(s, 3, 7, 24, acc);
+        case_gather(s, 3, 7, 2, 24, acc);
     }
     case_embed(s, 2, 128, 64, 1000, 512, 2, 0);
     /* more rows than one partial (the token-type table's 256, layer norm's
@@ -1152,7 +1176,16 @@ static void build_cases(suite *s)
     case_layernorm(s, 1, 1, 0);
     case_layernorm(s, 1, 1001, 1);
     case_embed(s, 1, 1, 8, 1, 1, 1, 0); /* one token of a vocabulary of one */
-    case_select0(s, 1, 1, 1, 0);
+    case_gather(s, 1, 1, 1, 1, 0);
+    case_gather(s, 2, 128, 20, 768, 0); /* BERT-base's MLM rows at T = 128 */
+    /* the MLM loss: one row of one class, a prime width, more rows than
+     * the loss reduction's 256 threads, and BERT's 30522-token vocabulary */
+    for (int acc = 0; acc < 2; acc++)
+        case_softmax_ce(s, 7, 33, acc);
+    case_softmax_ce(s, 1, 1, 0);
+    case_softmax_ce(s, 2, 1001, 0); /* 2 rows: one row's scaled gradient, 65536 (1 - p), is beyond fp16 */
+    case_softmax_ce(s, 300, 7, 0);
+    case_softmax_ce(s, 5, 30522, 0);
     /* the flash form: odd sizes (d = 8, 16), BERT-base's heads (d = 64) at
      * T = 128 and 512 (the kernels' shared memory holds T = 512 with d = 64) */
     for (int drop = 0; drop < 2; drop++) { /* without, then with attention dropout */
@@ -1700,7 +1733,7 @@ static int selected(const suite *s, int i)
             }
         return first && later ? 2 : 0;
     }
-    return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
+    return o->type == OP_DROPOUT || o->type == OP_NLL_BWD || o->type == OP_SOFTMAX_CE_BWD ? 2 : 0;
 }
 
 /* The value of "key=" in the module's result lines, -1 when absent. */
@@ -1836,10 +1869,11 @@ static void run_op(suite *s, int i, int setup)
         v = cpu_candidates(s, i, &r, devv, M, &sn);
     else {
         cpu_run(s, i);
-        if (oc->type == OP_NLL_BWD && !s->selftest)
+        int lossb = oc->type == OP_NLL_BWD || oc->type == OP_SOFTMAX_CE_BWD;
+        if (lossb && !s->selftest)
             nll_bwd_scale(s, i, &r, devv, &sn);
         compare_outs(s, i, &r, devv, M, &v);
-        if (oc->type == OP_NLL_BWD && s->loss_scale != 1.0)
+        if (lossb && s->loss_scale != 1.0)
             snprintf(v.note, sizeof v.note, " loss scale %g", s->loss_scale);
     }
     if (vin.bad) {
@@ -1877,6 +1911,25 @@ static void fill_tensor(suite *s, int t)
 {
     tinfo *q = &s->ti[t];
     uint64_t key = rng_mix(s->seed * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)t << 20) ^ 0x6f7073ULL);
+    if (q->fill == 3) { /* each row: the first m of a shuffle of 0..hi-1 */
+        int32_t *v = (int32_t *)q->h;
+        size_t m = (size_t)s->g.t[t].shape[1], T = (size_t)q->hi;
+        int32_t *perm = (int32_t *)xalloc(T * sizeof *perm);
+        for (size_t r = 0; r * m < q->n; r++) {
+            for (size_t j = 0; j < T; j++)
+                perm[j] = (int32_t)j;
+            for (size_t j = 0; j < m; j++) {
+                size_t k = j + (size_t)(rng_uniform(key, r * T + j) * (double)(T - j));
+                k = k >= T ? T - 1 : k;
+                int32_t x = perm[j];
+                perm[j] = perm[k];
+                perm[k] = x;
+                v[r * m + j] = perm[j];
+            }
+        }
+        free(perm);
+        return;
+    }
     if (q->fill == 2) {
         int32_t *v = (int32_t *)q->h;
         for (size_t j = 0; j < q->n; j++) {
