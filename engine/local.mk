@@ -69,9 +69,9 @@ tests_engine_dump_cmp_LDADD = $(LIBM)
 EXTRA_DIST += tests/engine/ddp_cpu.sh tests/engine/launch.sh tests/engine/data.sh tests/engine/profile.sh tests/engine/mkidx.py \
 	tests/engine/knobs.sh tests/engine/outputs.sh tests/engine/hostile_flags.sh tests/engine/weights_files.sh
 EXTRA_DIST += tests/engine/contract.sh tests/engine/mxw.py tests/engine/mnist_ref.py \
-	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
+	tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/bert_hf.py tests/engine/data_ref.py
 if HAVE_TORCH
-TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/data_ref.py
+TESTS += tests/engine/mnist_ref.py tests/engine/resnet_ref.py tests/engine/bert_ref.py tests/engine/bert_hf.py tests/engine/data_ref.py
 endif
 
 # ---- benchmark: native vs PyTorch on this machine (`make bench`) ----

@@ -32,3 +32,13 @@ if NUMPY=$($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null) &&
 else
 	echo "install-deps: onnxruntime and onnx not installed: the runtime tests will be skipped" >&2
 fi
+# transformers, pinned, for tests/engine/bert_hf.py (the native BERT against
+# BertForMaskedLM; it skips without it). 4.46.3 still runs on Debian's torch
+# 1.13.
+if NUMPY=$($PY -c 'import numpy; print(numpy.__version__)' 2>/dev/null) &&
+	$PY -m pip install -q --break-system-packages --root-user-action=ignore \
+		transformers==4.46.3 "numpy==$NUMPY" >/dev/null; then
+	:
+else
+	echo "install-deps: transformers not installed: tests/engine/bert_hf.py will be skipped" >&2
+fi

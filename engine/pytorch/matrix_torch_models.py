@@ -21,8 +21,10 @@ random weights, and comes with its synthetic input and loss:
                LayerNorm (eps 1e-12), dropout 0.1; each layer: self-attention
                (Q, K, V, output projections; softmax(QK^T/sqrt(d)) with dropout 0.1
                on the probabilities), dropout, residual, LayerNorm; FFN with exact
-               (erf) GELU, dropout, residual, LayerNorm. Head: pooler (dense + tanh
-               on [CLS]), dropout, linear hidden->2; cross-entropy loss.
+               (erf) GELU, dropout, residual, LayerNorm. Head: HF BertForMaskedLM's
+               at ceil(0.15 seq_len) masked positions per sequence (dense, GELU,
+               LayerNorm, the word table as decoder, a bias); cross-entropy
+               against a token id per masked position.
                Attention: torch.nn.functional.scaled_dot_product_attention where
                torch has it (>= 2.0), else the explicit matmul/softmax/matmul.
 """
@@ -220,7 +222,13 @@ class Bert(nn.Module):
         for layer in self.layers:
             x = layer(x)
         x = torch.gather(x, 1, masked[..., None].expand(-1, -1, x.shape[-1]))
-        h = self.mlm.norm(F.gelu(self.mlm.transform(x)))
+        h = F.gelu(self.mlm.transform(x))
+        # autocast on the CPU (torch 1.13) leaves LayerNorm out of its casts:
+        # a bf16 input with f32 weights fails; CUDA's autocast runs LayerNorm
+        # in f32 anyway, so this cast changes nothing there
+        if h.dtype != self.mlm.norm.weight.dtype:
+            h = h.to(self.mlm.norm.weight.dtype)
+        h = self.mlm.norm(h)
         return F.linear(h, self.word.weight, self.mlm.decoder.bias).reshape(-1, BERT_VOCAB)
 
     def decoder_flops(self, batch, seq):

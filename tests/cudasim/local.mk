@@ -32,20 +32,22 @@
 #   tests/cudasim/profile.sh    --profile's per-op CUDA events (training, graph inference)
 #   tests/cudasim/cube_bert.sh  `matrix run` of recipes/inference_cube.yaml's 48 BERT settings
 #                               (bert_tiny): every point ok, cudnn_benchmark ignored where on
+#   tests/cudasim/bert_hf.sh    tests/engine/bert_hf.py --device cuda: BERT against HF's
+#                               BertForMaskedLM (logits, 5 losses, every gradient)
 CUDASIM_UNITS = backend_cuda kernels ops conv gemm gemm_check sdpa comm_nccl plans dnngraph convgraph
 EXTRA_DIST += tests/cudasim/cudasim.h tests/cudasim/cudasim.cc tests/cudasim/cublaslt.cc tests/cudasim/cudnn.cc tests/cudasim/cudnngraph.cc tests/cudasim/simlib.h tests/cudasim/cub.h tests/cudasim/translate.sed \
 	tests/cudasim/selftest.cu tests/cudasim/selftest.sh tests/cudasim/ops_check.sh tests/cudasim/model_check.sh \
 	tests/cudasim/model_check_resnet.sh tests/cudasim/lt_faults.sh tests/cudasim/conv_search.sh \
 	tests/cudasim/ddp_quick.sh tests/cudasim/ddp_check.sh tests/cudasim/study_gpus.sh tests/cudasim/setup.sh \
 	tests/cudasim/graph_faults.sh tests/cudasim/data_upload.sh tests/cudasim/plan_cache.sh tests/cudasim/knob_sanity.sh tests/cudasim/profile.sh \
-	tests/cudasim/cube_bert.sh
+	tests/cudasim/cube_bert.sh tests/cudasim/bert_hf.sh
 # longest first (seconds in a fresh-clone CI, two at a time): make starts the
 # tests in this order, and Makefile.am includes this fragment first, so the
 # short tests of the other fragments fill the end instead of one long test
 # running alone there (knob_sanity did, for 110 s)
 TESTS += tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/lt_faults.sh \
 	tests/cudasim/conv_search.sh tests/cudasim/ddp_quick.sh tests/cudasim/knob_sanity.sh tests/cudasim/study_gpus.sh tests/cudasim/cube_bert.sh \
-	tests/cudasim/profile.sh tests/cudasim/graph_faults.sh tests/cudasim/data_upload.sh tests/cudasim/selftest.sh
+	tests/cudasim/profile.sh tests/cudasim/graph_faults.sh tests/cudasim/data_upload.sh tests/cudasim/bert_hf.sh tests/cudasim/selftest.sh
 # resnet_tiny by hand (6 minutes on 2 cores: CI would pass its 20):
 #   make check TESTS=tests/cudasim/model_check_resnet.sh
 

@@ -1733,7 +1733,7 @@ static int selected(const suite *s, int i)
             }
         return first && later ? 2 : 0;
     }
-    return o->type == OP_DROPOUT || o->type == OP_NLL_BWD || o->type == OP_SOFTMAX_CE_BWD ? 2 : 0;
+    return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
 }
 
 /* The value of "key=" in the module's result lines, -1 when absent. */
