@@ -37,8 +37,8 @@ static struct {
     ncclComm_t nc;
     cudaStream_t s;
     cudaEvent_t *ready, *done;
-    cudaEvent_t *t0, *t1; /* timing: each bucket's all-reduce on nc.s (eager steps only) */
-    int timed;            /* 1: t0 / t1 recorded (no CUDA Graph) */
+    cudaEvent_t *t0, *t1; /* timing: each bucket's all-reduce on nc.s */
+    int timed;            /* 1: t0 / t1 recorded and read (0 after a timing call failed) */
     double comm_ms, step_ms; /* summed over the steps seen (cu_nccl_step_end) */
     int steps;
     int nb;      /* gradient buckets (events) */
@@ -52,19 +52,27 @@ static void nccl_allreduce(graph *g, op *o)
     int k = o->bucket;
     cudaCheck(cudaEventRecord(nc.ready[k], cu.s));
     cudaCheck(cudaStreamWaitEvent(nc.s, nc.ready[k], 0));
+    /* in a capture (--compile reduce-overhead) a plain record is only an
+     * edge of the graph, and the event then refuses an elapsed time
+     * (cudaErrorCapturedEvent): external record nodes take the time at
+     * each replay */
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaCheck(cudaStreamIsCapturing(nc.s, &cs));
+    unsigned fl = cs == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0;
     if (nc.timed)
-        cudaCheck(cudaEventRecord(nc.t0[k], nc.s));
+        cudaCheck(cudaEventRecordWithFlags(nc.t0[k], nc.s, fl));
     ncclCheck(ncclAllReduce(t->data, t->data, (size_t)graph_numel(t), ncclFloat, ncclAvg, nc.nc,
                             nc.s));
     if (nc.timed)
-        cudaCheck(cudaEventRecord(nc.t1[k], nc.s));
+        cudaCheck(cudaEventRecordWithFlags(nc.t1[k], nc.s, fl));
     cudaCheck(cudaEventRecord(nc.done[k], nc.s));
 }
 
 /* After a step (be_step, its end waited for): the time NCCL's stream spent
- * in the step's all-reduces, summed, against the step's step_ms. Eager
- * steps only (nc.timed); a timing call that fails stops the timing (its
- * error cleared, not left for the next cudaCheck). */
+ * in the step's all-reduces, summed, against the step's step_ms; eager
+ * steps and CUDA Graph replays alike. A timing call that fails stops the
+ * timing (its error cleared, not left for the next cudaCheck): no share
+ * rather than a wrong one. */
 void cu_nccl_step_end(float step_ms)
 {
     if (!nc.timed)
@@ -147,21 +155,16 @@ int cu_nccl_prepare(graph *g, int nrun)
     nc.done = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.done);
     if (!nc.ready || !nc.done)
         cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    /* the all-reduces are timed in eager steps only: not inside a CUDA Graph */
-    nc.timed = cu.pt.compile < COMPILE_REDUCE_OVERHEAD;
-    if (nc.timed) {
-        nc.t0 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t0);
-        nc.t1 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t1);
-        if (!nc.t0 || !nc.t1)
-            cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    }
+    nc.timed = 1;
+    nc.t0 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t0);
+    nc.t1 = (cudaEvent_t *)calloc((size_t)nb, sizeof *nc.t1);
+    if (!nc.t0 || !nc.t1)
+        cu_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     for (int k = 0; k < nb; k++) {
         cudaCheck(cudaEventCreateWithFlags(&nc.ready[k], cudaEventDisableTiming));
         cudaCheck(cudaEventCreateWithFlags(&nc.done[k], cudaEventDisableTiming));
-        if (nc.timed) {
-            cudaCheck(cudaEventCreate(&nc.t0[k]));
-            cudaCheck(cudaEventCreate(&nc.t1[k]));
-        }
+        cudaCheck(cudaEventCreate(&nc.t0[k]));
+        cudaCheck(cudaEventCreate(&nc.t1[k]));
     }
     nc.nb = nb;
     return 0;
@@ -198,8 +201,8 @@ const char *cu_nccl_info(void)
     int n = snprintf(buf, sizeof buf, "nccl_version=%d.%d.%d\n", nc.version / 10000,
                      (nc.version / 100) % 100, nc.version % 100);
     /* the share of the steps' time NCCL's stream spent in the gradient
-     * all-reduces (overlapped with the backward or not); none under CUDA
-     * Graphs, whose all-reduces are not timed */
+     * all-reduces (overlapped with the backward or not); none when a
+     * timing call failed */
     if (nc.nb && nc.timed && nc.steps > 0 && nc.step_ms > 0 && n > 0 && (size_t)n < sizeof buf)
         snprintf(buf + n, sizeof buf - (size_t)n, "comm_allreduce_ms=%.4g\ncomm_allreduce_share=%.4g\n",
                  nc.comm_ms / nc.steps, nc.comm_ms / nc.step_ms);

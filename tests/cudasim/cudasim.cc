@@ -569,6 +569,9 @@ namespace {
 
 struct sim_event {
     double ms;
+    int stamped;  /* its time was taken (an eager record, or an external record node replayed) */
+    int captured; /* last recorded inside a capture without cudaEventRecordExternal: CUDA
+                   * answers cudaErrorCapturedEvent to a query, synchronize or elapsed time */
     int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
     int cap_origin; /* then: the origin and node count of its record in the capture */
     unsigned long long cap_pos;
@@ -853,7 +856,7 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
-    *e = (cudaEvent_t) new sim_event{now_ms(), 0, 0, 0, nullptr, 0};
+    *e = (cudaEvent_t) new sim_event{now_ms(), 0, 0, 0, 0, 0, nullptr, 0};
     return cudaSuccess;
 }
 
@@ -865,12 +868,25 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
     return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
+/* A record inside a capture is an ordering edge of the graph, not a node
+ * that takes a time (CUDA: the event then answers cudaErrorCapturedEvent to
+ * a query, a synchronize or an elapsed time), unless external: then a node
+ * whose replays take the time, as an eager record does. */
+static cudaError_t event_record(cudaEvent_t ev, cudaStream_t s, int external)
 {
     sim_event *e = (sim_event *)ev;
     int o = cudasim::cap_origin(s);
+    if (external && o < 0)
+        return cudaErrorIllegalState; /* cudaEventRecordExternal outside a capture */
     e->in_capture = o >= 0;
-    cudasim::enqueue(s, [e] { e->ms = now_ms(); });
+    e->captured = o >= 0 && !external;
+    if (o >= 0 && !external)
+        cudasim::enqueue(s, [] {});
+    else
+        cudasim::enqueue(s, [e] {
+            e->ms = now_ms();
+            e->stamped = 1;
+        });
     if (o >= 0) {
         e->cap_origin = o;
         e->cap_pos = cudasim::cap_count[(size_t)o];
@@ -881,11 +897,26 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
     return cudaSuccess;
 }
 
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s) { return event_record(ev, s, 0); }
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t ev, cudaStream_t s, unsigned flags)
+{
+    return event_record(ev, s, (flags & cudaEventRecordExternal) != 0);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st)
+{
+    *st = cudasim::cap_origin(s) >= 0 ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
     if (cudasim::capture_refuses("cudaEventSynchronize"))
         return cudaErrorStreamCaptureUnsupported;
     sim_event *e = (sim_event *)ev;
+    if (e->captured)
+        return cudaErrorCapturedEvent;
     if (e->st)
         cudasim::drain(e->st, e->seq);
     return cudaSuccess;
@@ -893,7 +924,12 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
-    *ms = (float)(((sim_event *)b)->ms - ((sim_event *)a)->ms);
+    sim_event *x = (sim_event *)a, *y = (sim_event *)b;
+    if (x->captured || y->captured)
+        return cudaErrorCapturedEvent;
+    if (!x->stamped || !y->stamped)
+        return cudaErrorInvalidResourceHandle; /* never recorded */
+    *ms = (float)(y->ms - x->ms);
     return cudaSuccess;
 }
 
