@@ -545,14 +545,14 @@ static void sd_scalars_of(sd_scalars *v, int64_t d, float p)
  * float bits: non-negative floats order as integers; NaN orders above inf). */
 __global__ void k_sd_cmp(const void *a, const void *b, int dt, size_t n, unsigned *out)
 {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    float x = cu_ld(a, dt, i), y = cu_ld(b, dt, i), e = fabsf(x - y), r = fabsf(y);
-    if (e != e)
-        e = __int_as_float(0x7fc00000);
-    atomicMax(&out[0], (unsigned)__float_as_int(e));
-    atomicMax(&out[1], (unsigned)__float_as_int(r));
+    size_t stride = (size_t)gridDim.x * blockDim.x; /* cu_blocks caps the grid: 134M elements */
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float x = cu_ld(a, dt, i), y = cu_ld(b, dt, i), e = fabsf(x - y), r = fabsf(y);
+        if (e != e)
+            e = __int_as_float(0x7fc00000);
+        atomicMax(&out[0], (unsigned)__float_as_int(e));
+        atomicMax(&out[1], (unsigned)__float_as_int(r));
+    }
 }
 
 /* Scratch of the verification: every buffer one allocation. */

@@ -27,6 +27,9 @@
 #     fails the point: "the 2 ranks ended with different parameters";
 #   - a rank killed by a signal takes the point down: the engine dies of
 #     the same signal (the runner's `crashed`), no rank left running;
+#   - bert_tiny (MLM head, decoder tied to the word table), 2 ranks x 2
+#     sequences against 1 x 4, shm ranks: gradients, losses, output at
+#     1e-5, final weights at 1e-3 (the attention key biases left out);
 # shm ranks against MPI ranks: the same dumps at the same tolerances (and
 # whether they are bit for bit the same is printed); the control: batch
 # statistics without SyncBN must differ (BN over each rank's slice), so the
@@ -196,6 +199,35 @@ if [ "$launchers" = "local mpirun" ]; then
 			echo "note $d: shm and mpi ranks not bit for bit the same: $(grep -v '^ok' "$W/cmp.out" | head -n 1)"
 		fi
 	done
+fi
+
+# BERT (the MLM head): 2 ranks of 2 sequences against 1 process of 4 (eval
+# on: no dropout). Each rank takes its sequences' masked positions and
+# targets; the decoder's weight is the word table, so its gradient has two
+# writers and its bucket must wait for the second (the embedding's). The
+# attention key biases are left out of the final weights: their gradient is
+# 0 up to rounding (softmax ignores a per-row constant) and AdamW steps on
+# that noise.
+B="--device cpu --model bert_tiny --task train --seq-len 16 --steps 5 --warmup 0 --lr 0.001 --threads 1 --eval on"
+"$E" $B --batch 4 --dump "$W/bert1.mxw" >"$W/bert1.log" 2>&1 || ko "bert_tiny, 1 process: exit $?"
+if runl local env MATRIX_ENGINE_BUCKET_KB=256 "$E" $B --batch 2 --gpus 2 --dump "$W/bert2.mxw" >"$W/bert2.log" 2>&1; then
+	fin="final.word final.position final.token_type final.emb_norm final.mlm"
+	for l in 0 1; do
+		for p in attention.query attention.key.weight attention.value attn_out attn_norm ffn_in ffn_out ffn_norm; do
+			fin="$fin final.layers.$l.$p"
+		done
+	done
+	for spec in "grad. 1e-5" "losses 1e-5" "output 1e-5" "$fin 1e-3"; do
+		tol=${spec##* }
+		# shellcheck disable=SC2086 # the prefixes are words
+		if "$CMP" "$W/bert1.mxw" "$W/bert2.mxw" "$tol" ${spec% *} >"$W/cmp.out" 2>&1; then
+			ok "bert_tiny 2 ranks x 2 vs 1 x 4: ${spec%% *}... within $tol ($(tail -n 1 "$W/cmp.out"))"
+		else
+			ko "bert_tiny 2 ranks x 2 vs 1 x 4: ${spec%% *}... beyond $tol"; grep -v '^ok' "$W/cmp.out" | head -n 5
+		fi
+	done
+else
+	ko "bert_tiny, 2 ranks: exit $?"; tail -n 3 "$W/bert2.log"
 fi
 
 # control: batch statistics per rank differ from the global batch's
