@@ -22,7 +22,8 @@
 #                    finds every choice, a damaged cache is rebuilt),
 #                    tests/gpu/data_upload.sh (--data's pinned upload against
 #                    the pageable one: the same batches, losses and weights,
-#                    eager and CUDA Graph); each says PASS, FAIL or
+#                    eager and CUDA Graph), tests/gpu/bert_hf.sh (BERT against
+#                    transformers' BertForMaskedLM); each says PASS, FAIL or
 #                    SKIP, with its output in tests/gpu/logs/, and the last
 #                    line is "N passed, N failed". Without a GPU every one
 #                    skips and the target succeeds ("SKIP: no GPU").
@@ -70,12 +71,12 @@ EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compa
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
 	tests/gpu/bench_convnets_smoke.sh tests/gpu/compare_dumps_selftest.sh tests/gpu/smoke.sh \
 	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
-	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh
+	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh tests/gpu/bert_hf.sh
 
 GPU_LOG_DIR = tests/gpu/logs
 GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \
 	tests/gpu/memory_vs_pytorch.sh tests/gpu/ddp_check.sh tests/gpu/runtimes.sh tests/gpu/plan_cache.sh \
-	tests/gpu/data_upload.sh
+	tests/gpu/data_upload.sh tests/gpu/bert_hf.sh
 GPU_ENV = MATRIX_ENGINE='$(abs_top_builddir)/engine/matrix-engine'; export MATRIX_ENGINE; \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \

@@ -67,7 +67,7 @@ part_info() {
 	case $1 in
 	first) echo "8|3 lanes: ops_check -q (every op, 16 configurations) | model_check mnist_cnn resnet_tiny | model_check bert_tiny, each cut at 5.5 min; then knob_sanity.sh KNOB_QUICK=1 alone (cudnn_benchmark ResNet-50 fp16, inference_mode / eval memory, ~18 points)" ;;
 	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
-	bert) echo "7|5 lanes: model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
+	bert) echo "7|5 lanes: bert_hf.sh (against transformers' BertForMaskedLM, ~10 s), then model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
 	runtimes) echo "6|runtimes.sh (the PyTorch engine's runtimes: 24 points, inductor's compiles most of it)" ;;
@@ -267,7 +267,10 @@ uncovered() {
 }
 
 part_bert() {
-	mc mc_bert_tiny 540 "bert_tiny" &
+	(
+		step bert_hf 90 sh "$here/bert_hf.sh"
+		mc mc_bert_tiny 540 "bert_tiny"
+	) &
 	mc mc_bert_tiny_s512 540 "bert_tiny_s512" &
 	mc mc_bert_base 540 "bert_base" &
 	mc mc_bert_base_s128 540 "bert_base_s128" &
