@@ -1429,7 +1429,7 @@ k_softmax_ce_lse(const void *x, int xdt, float *lse, size_t M, size_t N)
             if (v > m) {
                 s = s * expf(m - v) + 1.0f;
                 m = v;
-            } else {
+            } else if (v != -INFINITY) { /* -inf adds 0 (exp(-inf - -inf) would be NaN); NaN stays NaN */
                 s += expf(v - m);
             }
         }

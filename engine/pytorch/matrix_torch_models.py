@@ -204,8 +204,8 @@ class Bert(nn.Module):
         self.mlm = nn.Module()
         self.mlm.transform = nn.Linear(hidden, hidden)
         self.mlm.norm = nn.LayerNorm(hidden, eps=BERT_LN_EPS)
-        self.mlm.decoder = nn.Module()
-        self.mlm.decoder.bias = nn.Parameter(torch.zeros(BERT_VOCAB))
+        self.mlm.decoder = nn.Linear(hidden, BERT_VOCAB)  # an nn.Linear: int8 quantizes it, the FLOPs hook counts it
+        self.mlm.decoder.weight = self.word.weight  # tied, as HF's: one parameter
         self.config = (layers, hidden, heads, intermediate)
         # BERT's initialisation: N(0, 0.02) weights, zero biases, unit LayerNorm
         for m in self.modules():
@@ -229,11 +229,7 @@ class Bert(nn.Module):
         if h.dtype != self.mlm.norm.weight.dtype:
             h = h.to(self.mlm.norm.weight.dtype)
         h = self.mlm.norm(h)
-        return F.linear(h, self.word.weight, self.mlm.decoder.bias).reshape(-1, BERT_VOCAB)
-
-    def decoder_flops(self, batch, seq):
-        """FLOPs of the tied decoder (not an nn.Linear, so no hook sees it)."""
-        return 2 * batch * bert_masked(seq) * self.config[1] * BERT_VOCAB
+        return self.mlm.decoder(h).reshape(-1, BERT_VOCAB)
 
     def attention_flops(self, batch, seq):
         """FLOPs of the two attention matmuls (QK^T and PV), forward, all layers."""
@@ -328,5 +324,5 @@ def count_flops(model, name, sample_input, batch):
             h.remove()
     flops = total[0]
     if isinstance(model, Bert):
-        flops += model.attention_flops(1, sample_input[0].shape[1]) + model.decoder_flops(1, sample_input[0].shape[1])
+        flops += model.attention_flops(1, sample_input[0].shape[1])
     return flops * batch, first[0]

@@ -16,7 +16,7 @@ cd "$W" || exit 1
 MATRIX_ENGINE=$E MATRIX_ENGINE_CUDA=$M XDG_CACHE_HOME=$W/cache
 export MATRIX_ENGINE MATRIX_ENGINE_CUDA XDG_CACHE_HOME
 if ! "$X" run "$top_srcdir/recipes/inference_cube.yaml" model=bert_tiny batch=2 channels_last=off factors.seq_len=16 \
-  measure.warmup=0s measure.min_time=0.1s measure.max_time=0.3s --out o --jobs 2 --no-report >out.txt 2>err.txt; then
+  measure.warmup=0s measure.min_time=0.05s measure.max_time=0.1s --out o --jobs 2 --no-report >out.txt 2>err.txt; then
   tail -n 5 out.txt err.txt
   echo "FAIL: matrix run"
   exit 1

@@ -456,57 +456,89 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
         const uint64_t m = p.m, n = p.n, k = p.k;
         /* op(A) as m rows of k, op(B) as n rows of k, in f32 (TF32-rounded) */
         std::vector<float> af((size_t)m * k), bf((size_t)n * k);
-        for (uint64_t i = 0; i < m; i++)
-            for (uint64_t kk = 0; kk < k; kk++) {
-                float v = load(A, la.type, d.ta ? kk + (size_t)la.ld * i : i + (size_t)la.ld * kk);
-                af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
-            }
-        for (uint64_t j = 0; j < n; j++)
-            for (uint64_t kk = 0; kk < k; kk++) {
-                float v = load(B, lb.type, d.tb ? j + (size_t)lb.ld * kk : kk + (size_t)lb.ld * j);
-                bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
-            }
-        for (uint64_t j = 0; j < n; j++)
-            for (uint64_t i = 0; i < m; i++) {
-                const float *ar = &af[(size_t)i * k], *br = &bf[(size_t)j * k];
-                float acc = 0.0f;
-                if (id == 1) { /* split in two halves */
-                    float h0 = 0.0f, h1 = 0.0f;
-                    for (uint64_t kk = 0; kk < k / 2; kk++)
-                        h0 += ar[kk] * br[kk];
-                    for (uint64_t kk = k / 2; kk < k; kk++)
-                        h1 += ar[kk] * br[kk];
-                    acc = h0 + h1;
-                } else if (id == 2) { /* blocks of 16 */
-                    for (uint64_t k0 = 0; k0 < k; k0 += 16) {
-                        float part = 0.0f;
-                        for (uint64_t kk = k0; kk < k && kk < k0 + 16; kk++)
-                            part += ar[kk] * br[kk];
-                        acc += part;
-                    }
-                } else
-                    for (uint64_t kk = 0; kk < k; kk++)
-                        acc += ar[kk] * br[kk];
-                size_t o = i + (size_t)ld.ld * j;
-                float v = al * acc;
-                if (be != 0.0f)
-                    v += be * load(C, ld.type, o);
-                if (epi_bias(d.epi))
-                    v += load(d.bias, ld.type, i);
-                if (epi_aux(d.epi))
-                    store(d.aux, ld.type, i + (size_t)d.aux_ld * j, v);
-                if (epi_relu(d.epi))
-                    v = v > 0.0f ? v : 0.0f;
-                else if (epi_gelu(d.epi))
-                    v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-                if (wrong && i == m - 1 && j == n - 1) {
-                    float abs_sum = 0.0f;
-                    for (uint64_t kk = 0; kk < k; kk++)
-                        abs_sum += fabsf(ar[kk] * br[kk]);
-                    v += 1.0f + fabsf(v) + abs_sum;
+        /* read in memory order (the simulator's speed: a strided walk of a
+         * 30522-row table missed the cache at every element) */
+        if (d.ta)
+            for (uint64_t i = 0; i < m; i++)
+                for (uint64_t kk = 0; kk < k; kk++) {
+                    float v = load(A, la.type, kk + (size_t)la.ld * i);
+                    af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
                 }
-                store(Dp, ld.type, o, v);
+        else
+            for (uint64_t kk = 0; kk < k; kk++)
+                for (uint64_t i = 0; i < m; i++) {
+                    float v = load(A, la.type, i + (size_t)la.ld * kk);
+                    af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
+                }
+        if (d.tb)
+            for (uint64_t kk = 0; kk < k; kk++)
+                for (uint64_t j = 0; j < n; j++) {
+                    float v = load(B, lb.type, j + (size_t)lb.ld * kk);
+                    bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
+                }
+        else
+            for (uint64_t j = 0; j < n; j++)
+                for (uint64_t kk = 0; kk < k; kk++) {
+                    float v = load(B, lb.type, kk + (size_t)lb.ld * j);
+                    bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
+                }
+        /* each output's sum in the algorithm's order (one run over k; two
+         * halves, then their sum; blocks of 16 added in turn), 4 outputs of
+         * a row at once: op(B)'s rows interleaved by 4, so the 4 independent
+         * sums run side by side (the simulator's speed; each sum's order,
+         * and so every bit, as one at a time) */
+        std::vector<uint64_t> seg; /* segment bounds over k */
+        if (id == 1)
+            seg = {0, k / 2, k};
+        else if (id == 2)
+            for (uint64_t k0 = 0; k0 <= k; k0 += 16)
+                seg.push_back(k0 < k ? k0 : k);
+        else
+            seg = {0, k};
+        if (seg.back() != k)
+            seg.push_back(k);
+        std::vector<float> b4((size_t)k * 4);
+        for (uint64_t j0 = 0; j0 < n; j0 += 4) {
+            const uint64_t nj = n - j0 < 4 ? n - j0 : 4;
+            for (uint64_t kk = 0; kk < k; kk++)
+                for (uint64_t jj = 0; jj < 4; jj++)
+                    b4[(size_t)kk * 4 + jj] = jj < nj ? bf[(size_t)(j0 + jj) * k + kk] : 0.0f;
+            for (uint64_t i = 0; i < m; i++) {
+                const float *ar = &af[(size_t)i * k];
+                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                for (size_t s = 0; s + 1 < seg.size(); s++) {
+                    float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    for (uint64_t kk = seg[s]; kk < seg[s + 1]; kk++)
+                        for (int jj = 0; jj < 4; jj++)
+                            part[jj] += ar[kk] * b4[(size_t)kk * 4 + (size_t)jj];
+                    for (int jj = 0; jj < 4; jj++)
+                        acc[jj] += part[jj];
+                }
+                for (uint64_t jj = 0; jj < nj; jj++) {
+                    const uint64_t j = j0 + jj;
+                    size_t o = i + (size_t)ld.ld * j;
+                    float v = al * acc[jj];
+                    if (be != 0.0f)
+                        v += be * load(C, ld.type, o);
+                    if (epi_bias(d.epi))
+                        v += load(d.bias, ld.type, i);
+                    if (epi_aux(d.epi))
+                        store(d.aux, ld.type, i + (size_t)d.aux_ld * j, v);
+                    if (epi_relu(d.epi))
+                        v = v > 0.0f ? v : 0.0f;
+                    else if (epi_gelu(d.epi))
+                        v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+                    if (wrong && i == m - 1 && j == n - 1) {
+                        const float *br = &bf[(size_t)j * k];
+                        float abs_sum = 0.0f;
+                        for (uint64_t kk = 0; kk < k; kk++)
+                            abs_sum += fabsf(ar[kk] * br[kk]);
+                        v += 1.0f + fabsf(v) + abs_sum;
+                    }
+                    store(Dp, ld.type, o, v);
+                }
             }
+        }
         if (d.epi == CUBLASLT_EPILOGUE_BGRADB)
             for (uint64_t j = 0; j < n; j++) {
                 float s = 0.0f;

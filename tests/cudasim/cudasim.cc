@@ -572,6 +572,7 @@ struct sim_event {
     int stamped;  /* its time was taken (an eager record, or an external record node replayed) */
     int captured; /* last recorded inside a capture without cudaEventRecordExternal: CUDA
                    * answers cudaErrorCapturedEvent to a query, synchronize or elapsed time */
+    int external; /* last recorded as an external node of a capture: synchronize waits for all */
     int in_capture; /* recorded on a captured stream: a stream that waits on it joins the capture */
     int cap_origin; /* then: the origin and node count of its record in the capture */
     unsigned long long cap_pos;
@@ -856,7 +857,7 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
-    *e = (cudaEvent_t) new sim_event{now_ms(), 0, 0, 0, 0, 0, nullptr, 0};
+    *e = (cudaEvent_t) new sim_event{now_ms(), 0, 0, 0, 0, 0, 0, nullptr, 0};
     return cudaSuccess;
 }
 
@@ -880,6 +881,7 @@ static cudaError_t event_record(cudaEvent_t ev, cudaStream_t s, int external)
         return cudaErrorIllegalState; /* cudaEventRecordExternal outside a capture */
     e->in_capture = o >= 0;
     e->captured = o >= 0 && !external;
+    e->external = o >= 0 && external;
     if (o >= 0 && !external)
         cudasim::enqueue(s, [] {});
     else
@@ -917,7 +919,9 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
     sim_event *e = (sim_event *)ev;
     if (e->captured)
         return cudaErrorCapturedEvent;
-    if (e->st)
+    if (e->external) /* a node of a graph: its latest replay, wherever launched */
+        cudasim::drain_all();
+    else if (e->st)
         cudasim::drain(e->st, e->seq);
     return cudaSuccess;
 }
