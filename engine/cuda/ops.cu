@@ -1350,15 +1350,17 @@ void op_logsoftmax_bwd(graph *g, op *o)
     cu_launched();
 }
 
-/* loss = -sum_i logp[i, t[i]] / M, in double; one block. */
+/* loss = sum_i (lse[i] - x[i, t[i]]) / M, in double; one block. The NLL
+ * (x the log-probabilities) has no lse: 0 in its place. */
 __global__ void __launch_bounds__(256)
-k_nll(const void *lp, int ldt, const int32_t *t, void *loss, int sdt, size_t M, size_t N)
+k_target_loss(const void *x, int xdt, const int32_t *t, const float *lse, void *loss, int sdt,
+              size_t M, size_t N)
 {
     __shared__ double sh[256];
     const int tid = threadIdx.x;
     double s = 0.0;
     for (size_t i = tid; i < M; i += 256)
-        s -= (double)cu_ld(lp, ldt, i * N + (size_t)(int64_t)t[i]);
+        s += (lse ? (double)lse[i] : 0.0) - (double)cu_ld(x, xdt, i * N + (size_t)(int64_t)t[i]);
     sh[tid] = s;
     __syncthreads();
     for (int h = 128; h > 0; h >>= 1) {
@@ -1375,8 +1377,8 @@ void op_nll(graph *g, op *o)
     int li = o->in[0];
     size_t M, N;
     rows(g, li, &M, &N);
-    k_nll<<<1, 256, 0, cu.s>>>(CU_PTR(g, li), CU_DT(g, li), (const int32_t *)CU_PTR(g, o->in[1]),
-                               CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
+    k_target_loss<<<1, 256, 0, cu.s>>>(CU_PTR(g, li), CU_DT(g, li), (const int32_t *)CU_PTR(g, o->in[1]),
+                                       NULL, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
     cu_launched();
 }
 
@@ -1459,27 +1461,6 @@ k_softmax_ce_lse(const void *x, int xdt, float *lse, size_t M, size_t N)
     }
 }
 
-/* loss = sum_r (lse[r] - x[r, t[r]]) / M, in double; one block. */
-__global__ void __launch_bounds__(256)
-k_softmax_ce_loss(const void *x, int xdt, const int32_t *t, const float *lse, void *loss, int sdt,
-                  size_t M, size_t N)
-{
-    __shared__ double sh[256];
-    const int tid = threadIdx.x;
-    double s = 0.0;
-    for (size_t i = tid; i < M; i += 256)
-        s += (double)lse[i] - (double)cu_ld(x, xdt, i * N + (size_t)(int64_t)t[i]);
-    sh[tid] = s;
-    __syncthreads();
-    for (int h = 128; h > 0; h >>= 1) {
-        if (tid < h)
-            sh[tid] += sh[tid + h];
-        __syncthreads();
-    }
-    if (tid == 0)
-        cu_st(loss, sdt, 0, (float)(sh[0] / (double)M));
-}
-
 void op_softmax_ce(graph *g, op *o)
 {
     int xi = o->in[0];
@@ -1490,8 +1471,8 @@ void op_softmax_ce(graph *g, op *o)
     float *lse = (float *)CU_PTR(g, o->out[1]);
     k_softmax_ce_lse<<<cu_blocks(M, 1), CE_THREADS, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), lse, M, N);
     cu_launched();
-    k_softmax_ce_loss<<<1, 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), (const int32_t *)CU_PTR(g, o->in[1]),
-                                           lse, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
+    k_target_loss<<<1, 256, 0, cu.s>>>(CU_PTR(g, xi), CU_DT(g, xi), (const int32_t *)CU_PTR(g, o->in[1]),
+                                       lse, CU_PTR(g, o->out[0]), CU_DT(g, o->out[0]), M, N);
     cu_launched();
 }
 

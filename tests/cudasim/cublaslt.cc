@@ -456,32 +456,19 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
         const uint64_t m = p.m, n = p.n, k = p.k;
         /* op(A) as m rows of k, op(B) as n rows of k, in f32 (TF32-rounded) */
         std::vector<float> af((size_t)m * k), bf((size_t)n * k);
-        /* read in memory order (the simulator's speed: a strided walk of a
-         * 30522-row table missed the cache at every element) */
-        if (d.ta)
-            for (uint64_t i = 0; i < m; i++)
-                for (uint64_t kk = 0; kk < k; kk++) {
-                    float v = load(A, la.type, kk + (size_t)la.ld * i);
-                    af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
+        /* op(X) as rows of k in f32 (TF32-rounded): element (r, kk) at
+         * kk + ld r when kmajor, else r + ld kk; read in memory order (a
+         * strided walk of a 30522-row table missed the cache each element) */
+        auto unpack = [&](const void *X, const sim_layout &l, int kmajor, uint64_t nr, std::vector<float> &out) {
+            for (uint64_t o = 0; o < (kmajor ? nr : k); o++)
+                for (uint64_t q = 0; q < (kmajor ? k : nr); q++) {
+                    uint64_t r = kmajor ? o : q, kk = kmajor ? q : o;
+                    float v = load(X, l.type, kmajor ? kk + (size_t)l.ld * r : r + (size_t)l.ld * kk);
+                    out[(size_t)r * k + kk] = t32 ? tf32(v) : v;
                 }
-        else
-            for (uint64_t kk = 0; kk < k; kk++)
-                for (uint64_t i = 0; i < m; i++) {
-                    float v = load(A, la.type, i + (size_t)la.ld * kk);
-                    af[(size_t)i * k + kk] = t32 ? tf32(v) : v;
-                }
-        if (d.tb)
-            for (uint64_t kk = 0; kk < k; kk++)
-                for (uint64_t j = 0; j < n; j++) {
-                    float v = load(B, lb.type, j + (size_t)lb.ld * kk);
-                    bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
-                }
-        else
-            for (uint64_t j = 0; j < n; j++)
-                for (uint64_t kk = 0; kk < k; kk++) {
-                    float v = load(B, lb.type, kk + (size_t)lb.ld * j);
-                    bf[(size_t)j * k + kk] = t32 ? tf32(v) : v;
-                }
+        };
+        unpack(A, la, d.ta, m, af);
+        unpack(B, lb, !d.tb, n, bf);
         /* each output's sum in the algorithm's order (one run over k; two
          * halves, then their sum; blocks of 16 added in turn), 4 outputs of
          * a row at once: op(B)'s rows interleaved by 4, so the 4 independent
