@@ -270,6 +270,7 @@ typedef struct tinfo {
 typedef struct opinfo {
     char label[128]; /* the case, printed after the figures */
     int subject;     /* 1: the op under test (always printed); 0: setup (printed on failure) */
+    int sel;         /* selected(): 0 kept in the graph, not run; 1 run; 2 run, printed on failure */
 } opinfo;
 
 typedef struct config {
@@ -1736,6 +1737,56 @@ static int selected(const suite *s, int i)
     return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
 }
 
+/* With --op, before anything is allocated or prepared: the graph cut to
+ * the ops selected() runs, plus the forward of each backward kept (the
+ * backends read attributes there; kept, not run), in their order, backward
+ * ops' fwd renumbered. prepare then searches and verifies the algorithms of
+ * these ops only (preparing every case took about 13 s a configuration on
+ * the simulator, whatever --op named), and the conv -> BN pairs that
+ * bnstats_check expects are those kept whole. Without --op every op runs. */
+static void keep_selected(suite *s)
+{
+    graph *g = &s->g;
+    int n = g->nops, j = 0;
+    int *map = xalloc((size_t)n * sizeof *map);
+    for (int i = 0; i < n; i++)
+        s->oi[i].sel = selected(s, i);
+    if (!s->only) {
+        free(map);
+        return;
+    }
+    for (int i = n - 1; i >= 0; i--) /* a forward comes before its backward */
+        if (s->oi[i].sel && g->ops[i].fwd >= 0 && !s->oi[g->ops[i].fwd].sel)
+            s->oi[g->ops[i].fwd].sel = -1;
+    for (int i = 0; i < n; i++) {
+        map[i] = -1;
+        if (!s->oi[i].sel)
+            continue;
+        map[i] = j;
+        g->ops[j] = g->ops[i];
+        s->oi[j] = s->oi[i];
+        if (s->oi[j].sel < 0)
+            s->oi[j].sel = 0;
+        j++;
+    }
+    g->nops = j;
+    for (int i = 0; i < j; i++)
+        if (g->ops[i].fwd >= 0)
+            g->ops[i].fwd = map[g->ops[i].fwd];
+    s->nconvbn = 0;
+    for (int i = 0; i < j; i++) {
+        const op *c = &g->ops[i];
+        if (c->type != OP_CONV || !strstr(s->oi[i].label, "(genstats: conv -> bn)"))
+            continue;
+        for (int k = i + 1; k < j; k++)
+            if (g->ops[k].type == OP_BN && g->ops[k].in[0] == c->out[0]) {
+                s->nconvbn++;
+                break;
+            }
+    }
+    free(map);
+}
+
 /* The value of "key=" in the module's result lines, -1 when absent. */
 static long info_key(const char *info, const char *key)
 {
@@ -2074,6 +2125,7 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
 
     graph_init(&s->g);
     build_cases(s);
+    keep_selected(s);
     graph *g = &s->g;
     g->nfwd = g->nops;
     g->step = 1;
@@ -2140,11 +2192,9 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
     if (!s->quiet)
         printf("== %s: %d ops, %d tensors, %.1f KiB on the device (%s)\n", cf->name, g->nops, g->nt,
                dev_bytes / 1024.0, s->dev.name ? s->dev.name : "?");
-    for (int i = 0; i < g->nops; i++) {
-        int sel = selected(s, i);
-        if (sel)
-            run_op(s, i, sel == 2);
-    }
+    for (int i = 0; i < g->nops; i++)
+        if (s->oi[i].sel)
+            run_op(s, i, s->oi[i].sel == 2);
     int rc = s->fail || s->pass == 0 ? CHILD_FAILED : 0;
     if (sabotage) {
         rc = s->pass == 0 && s->fail > 0 ? 0 : CHILD_FAILED;
@@ -2386,6 +2436,22 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    /* a name in --config that no configuration has is a mistake, not a filter */
+    for (const char *p = names; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        int known = 0;
+        for (int c = 0; c < NCONFIG && !known; c++)
+            known = strlen(configs[c].name) == len && strncmp(configs[c].name, p, len) == 0;
+        if (!known) {
+            fprintf(stderr, "ops_check: --config: no configuration is named '%.*s'; the names:", (int)len, p);
+            for (int c = 0; c < NCONFIG; c++)
+                fprintf(stderr, "%s %s", c ? "," : "", configs[c].name);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+        p = e ? e + 1 : p + len;
     }
     module_path(module_arg, module, sizeof module);
     /* the backend's own arena poisoning (model_check) would hit our inputs:
