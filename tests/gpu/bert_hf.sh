@@ -17,14 +17,6 @@ SRC=${top_srcdir:-$(dirname "$0")/../..}
 PY=${PYTHON_TORCH:-python3}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
-rc=$?
-if [ $rc -eq 3 ]; then
-	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe" 2>/dev/null))"
-	exit 77
-elif [ $rc -ne 0 ]; then
-	echo "FAIL: the probe point (mnist_cnn on cuda) exited $rc:"
-	tail -n 5 "$W/probe.log"
-	exit 1
-fi
+. "$(dirname "$0")/probe.sh"
+gpu_probe "$W"
 exec "$PY" "$SRC/tests/engine/bert_hf.py" --device cuda

@@ -43,16 +43,8 @@ CMP=${DUMP_CMP:-$(dirname "$E")/../tests/engine/dump_cmp}
 if [ -n "${1:-}" ]; then W=$1; mkdir -p "$W"; else W=$(mktemp -d); trap 'rm -rf "$W"' EXIT; fi
 npass=0 nfail=0
 
-"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
-rc=$?
-if [ $rc -eq 3 ]; then
-	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe" 2>/dev/null))"
-	exit 77
-elif [ $rc -ne 0 ]; then
-	echo "FAIL: the probe point (mnist_cnn on cuda) exited $rc:"
-	tail -n 5 "$W/probe.log"
-	exit 1
-fi
+. "$(dirname "$0")/probe.sh"
+gpu_probe "$W"
 if [ ! -x "$CMP" ]; then
 	echo "FAIL: $CMP not built (make tests/engine/dump_cmp)"
 	exit 1

@@ -58,8 +58,8 @@ pass() { npass=$((npass + 1)); echo "PASS $*"; }
 fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 : "$here"
 
-"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
-if [ $? -eq 3 ]; then echo "SKIP: no GPU ($(key reason "$W/probe"))"; exit 77; fi
+. "$(dirname "$0")/probe.sh"
+gpu_probe "$W"
 ngpu=${DDP_CHECK_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
 [ "$ngpu" -ge 1 ] 2>/dev/null || ngpu=1
 

@@ -34,12 +34,8 @@ TE=$top_srcdir/engine/pytorch/matrix_torch.py
 LIMIT=${MEM_RATIO_LIMIT:-1.1}
 if [ -n "${1:-}" ]; then W=$1; mkdir -p "$W"; else W=$(mktemp -d); trap 'rm -rf "$W"' EXIT; fi
 
-"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --result "$W/probe" >"$W/probe.log" 2>&1
-rc=$?
-if [ $rc -eq 3 ]; then
-	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe"))"
-	exit 77
-fi
+. "$(dirname "$0")/probe.sh"
+gpu_probe "$W"
 if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
 	echo "SKIP: $PY has no CUDA torch"
 	exit 77

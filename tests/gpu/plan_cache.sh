@@ -40,17 +40,8 @@ E=$MATRIX_ENGINE
 if [ -n "${1:-}" ]; then W=$1; mkdir -p "$W"; else W=$(mktemp -d); trap 'rm -rf "$W"' EXIT; fi
 npass=0 nfail=0
 
-"$E" --device cuda --model mnist_cnn --batch 8 --steps 1 --warmup 0 --plan-cache off \
-	--result "$W/probe" >"$W/probe.log" 2>&1
-rc=$?
-if [ $rc -eq 3 ]; then
-	echo "SKIP: no GPU ($(sed -n 's/^reason=//p' "$W/probe" 2>/dev/null))"
-	exit 77
-elif [ $rc -ne 0 ]; then
-	echo "FAIL: the probe point (mnist_cnn on cuda) exited $rc:"
-	tail -n 5 "$W/probe.log"
-	exit 1
-fi
+. "$(dirname "$0")/probe.sh"
+gpu_probe "$W" --plan-cache off
 
 key() { sed -n "s/^$1=//p" "$2" | head -n 1; }
 pass() { npass=$((npass + 1)); echo "PASS $*"; }
