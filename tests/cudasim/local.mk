@@ -54,7 +54,7 @@ TESTS += tests/cudasim/ops_check.sh tests/cudasim/model_check.sh tests/cudasim/l
 if HAVE_CUDA
 CUDASIM_GEN = tests/cudasim/gen
 CUDASIM_OBJS = $(CUDASIM_UNITS:%=$(CUDASIM_GEN)/%.o) $(CUDASIM_GEN)/cudasim.o $(CUDASIM_GEN)/cublaslt.o $(CUDASIM_GEN)/cudnn.o $(CUDASIM_GEN)/cudnngraph.o
-CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off -pthread \
+CUDASIM_CXXFLAGS = -std=c++17 -fPIC -O2 -g -w -ffp-contract=off $(ENGINE_ARCH_CFLAGS) -pthread \
 	-include $(top_srcdir)/tests/cudasim/cudasim.h -I$(CUDASIM_GEN) -I$(top_srcdir)/tests/cudasim \
 	-I$(top_srcdir)/engine/cuda -I$(top_builddir) -I$(top_srcdir) $(CUDA_CFLAGS)
 CUDASIM_DEPS = $(top_srcdir)/tests/cudasim/cudasim.h $(top_srcdir)/tests/cudasim/cub.h \
