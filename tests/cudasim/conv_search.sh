@@ -21,7 +21,7 @@ NAME=conv_search
 # (the heuristics' choice) or replaced
 search() {
   log=$W/$1.log
-  if ! CUDASIM_DNN_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q --no-graph-api --precision fp32 --layout nchw \
+  if ! CUDASIM_DNN_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q --no-full-size --no-graph-api --precision fp32 --layout nchw \
     --op conv >"$log" 2>&1; then
     grep -E '^FAIL|^ops_check|cudasim:' "$log" | head -20
     fail "$1: ops_check failed"
@@ -48,7 +48,7 @@ search another-faster "1=100,0=95,2=99" "IMPLICIT_GEMM|ALGO_0" replaced
 # call stays, a graph plan twice as fast is taken
 graph_race() { # $1 label, $2 CUDASIM_DNNG_DELAY, $3 the pattern every forward's decision matches
   log=$W/$1.log
-  if ! CUDASIM_DNN_DELAY="0=100,1=100,2=100" CUDASIM_DNNG_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q \
+  if ! CUDASIM_DNN_DELAY="0=100,1=100,2=100" CUDASIM_DNNG_DELAY=$2 MATRIX_ENGINE_CUDA="$M" "$P" -q --no-full-size \
     --config fp16-nhwc-search --op conv >"$log" 2>&1; then
     grep -E '^FAIL|^ops_check|cudasim:' "$log" | head -20
     fail "$1: ops_check failed"

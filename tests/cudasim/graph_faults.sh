@@ -28,7 +28,7 @@ ops() {
   label=$1 cfg=$2 op=$3 gs=$4
   shift 4
   log=$W/ops.$label.log
-  env "$@" MATRIX_ENGINE_CUDA="$M" "$P" -q --config "$cfg" --op "$op" >"$log" 2>&1
+  env "$@" MATRIX_ENGINE_CUDA="$M" "$P" -q --no-full-size --config "$cfg" --op "$op" >"$log" 2>&1
   st=$?
   other=$(grep -E '^FAIL' "$log" | grep -cv '^FAIL genstats')
   if [ "$other" = 0 ] && { [ $st = 0 ] || [ "$gs" = 1 ]; }; then

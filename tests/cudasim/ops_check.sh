@@ -35,11 +35,11 @@ if [ ! -x "$P" ] || [ ! -f "$M" ]; then
 fi
 rc=0
 echo "== threads in forward order (CUDASIM_ORDER=forward)"
-CUDASIM_ORDER=forward MATRIX_ENGINE_CUDA=$M "$P" -q --kernels-only || rc=1
+CUDASIM_ORDER=forward MATRIX_ENGINE_CUDA=$M "$P" -q --no-full-size --kernels-only || rc=1
 echo "== threads in reverse order (CUDASIM_ORDER=reverse), fp32"
-CUDASIM_ORDER=reverse MATRIX_ENGINE_CUDA=$M "$P" -q --kernels-only --precision fp32 || rc=1
+CUDASIM_ORDER=reverse MATRIX_ENGINE_CUDA=$M "$P" -q --no-full-size --kernels-only --precision fp32 || rc=1
 echo "== the libraries as a GPU runs them (cuBLASLt, cuDNN graph and legacy API, all simulated)"
-MATRIX_ENGINE_CUDA=$M "$P" -q --config fp32-nchw,fp32-nhwc,tf32-nchw,tf32-nhwc,fp16-nchw,fp16-nhwc,bf16-nchw,bf16-nhwc,\
+MATRIX_ENGINE_CUDA=$M "$P" -q --no-full-size --config fp32-nchw,fp32-nhwc,tf32-nchw,tf32-nhwc,fp16-nchw,fp16-nhwc,bf16-nchw,bf16-nhwc,\
 fp16-nhwc-search,fp32-nchw-conv-legacy,fp16-nhwc-conv-legacy,bf16-nhwc-conv-graph,\
 fp16-nhwc-search-conv-graph,fp16-nhwc-bnstats-conv,bf16-nhwc-bnstats-conv,fp32-nhwc-bnstats-conv,\
 fp16-nhwc-search-bnstats-conv,fp16-nhwc-bnstats-separate || rc=1

@@ -71,7 +71,7 @@ EXTRA_DIST += tests/gpu/ops_selftest.sh tests/gpu/model_check.sh tests/gpu/compa
 	tests/gpu/plan_cache.sh tests/gpu/bench_bert.sh tests/gpu/bench_bert_smoke.sh tests/gpu/benchlib.py \
 	tests/gpu/bench_convnets_smoke.sh tests/gpu/compare_dumps_selftest.sh tests/gpu/smoke.sh \
 	tests/gpu/session.sh tests/gpu/standin.sh tests/gpu/session_plumbing.sh \
-	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh tests/gpu/bert_hf.sh
+	tests/engine/cuda_nogpu.sh tests/gpu/data_upload.sh tests/gpu/bert_hf.sh tests/gpu/probe.sh
 
 GPU_LOG_DIR = tests/gpu/logs
 GPU_CHECKS = tests/gpu/ops_check tests/gpu/model_check.sh tests/gpu/knob_sanity.sh \

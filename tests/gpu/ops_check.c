@@ -1,9 +1,9 @@
-/* ops_check.c - every op of the convolutional models on the CUDA backend
+/* ops_check.c - every op of the models on the CUDA backend
  * against the CPU backend (the numerical reference), on random inputs, in the
  * manner of llm.c's dev/cuda kernel checks.
  *
  *   tests/gpu/ops_check [-q] [--precision P] [--layout nchw|nhwc] [--op TEXT]
- *                       [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]
+ *                       [--seed N] [--module PATH] [--timeout SECONDS] [--self-test] [--no-full-size]
  *
  * For each configuration (precision x layout, plus two with the timed
  * algorithm search: --cudnn-benchmark on and --compile max-autotune, and
@@ -11,7 +11,11 @@
  * convolutions on either cuDNN API, BatchNorm sums from GEN_STATS) a child
  * process loads engine/matrix-engine-cuda.so with dlopen (MATRIX_ENGINE_CUDA
  * overrides the path), builds one graph holding every case (tiny tensors, the
- * shapes of mnist_cnn and the ResNets), uploads random inputs, calls the
+ * shapes of mnist_cnn and the ResNets in small; sizes of 1, odd and prime;
+ * and the models' full-size shapes: every convolution of ResNet-18/50 at
+ * 224 x 224, BERT-base/large's linears, attention, layer norm, embedding,
+ * gather and loss at T = 128 and 512, batch 2, "full-size:" in their
+ * labels, left out with --no-full-size), uploads random inputs, calls the
  * module's prepare(g, nops) once, then runs the ops one at a time on both
  * backends and compares every output:
  *
@@ -310,6 +314,7 @@ typedef struct suite {
     int dev_step;     /* the device's step counter as the dropout case found it; -1 unknown */
     double loss_scale;/* detected at NLL_BWD / SOFTMAX_CE_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
+    int full;         /* adding the models' full-size cases: "full-size: " starts their labels */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -375,8 +380,10 @@ static op *O(suite *s, int type, int subject, const char *fmt, ...)
             exit(1);
         s->capoi = cap;
     }
+    size_t pre = (size_t)snprintf(s->oi[i].label, sizeof s->oi[i].label, "%s",
+                                  s->full ? "full-size: " : "");
     va_start(ap, fmt);
-    vsnprintf(s->oi[i].label, sizeof s->oi[i].label, fmt, ap);
+    vsnprintf(s->oi[i].label + pre, sizeof s->oi[i].label - pre, fmt, ap);
     va_end(ap);
     s->oi[i].subject = subject;
     return o;
@@ -410,6 +417,51 @@ static const convspec convs[] = {
     {"batch 1 8->10 k1s1", 1, 8, 6, 6, 10, 1, 1, 0},
 };
 #define NCONV ((int)(sizeof convs / sizeof convs[0]))
+
+/* Every convolution shape of ResNet-18 and ResNet-50 (torchvision's, the
+ * stride of a bottleneck on its 3x3) at 224 x 224, batch 2 (issue 11: the
+ * real shapes of every model; the cases above are the small ones); close:
+ * the convolution that closes a block (its eval epilogue adds the residual). */
+typedef struct modelconv {
+    convspec c;
+    int close;
+} modelconv;
+
+static const modelconv convs_full[] = {
+    {{"resnet stem 3->64 k7s2p3 224x224", 2, 3, 224, 224, 64, 7, 2, 3}, 0},
+    {{"resnet50 64->64 k1 56x56", 2, 64, 56, 56, 64, 1, 1, 0}, 0},
+    {{"resnet 64->64 k3p1 56x56", 2, 64, 56, 56, 64, 3, 1, 1}, 1},
+    {{"resnet50 64->256 k1 56x56", 2, 64, 56, 56, 256, 1, 1, 0}, 1},
+    {{"resnet50 256->64 k1 56x56", 2, 256, 56, 56, 64, 1, 1, 0}, 0},
+    {{"resnet50 256->128 k1 56x56", 2, 256, 56, 56, 128, 1, 1, 0}, 0},
+    {{"resnet50 128->128 k3s2p1 56x56", 2, 128, 56, 56, 128, 3, 2, 1}, 0},
+    {{"resnet50 128->512 k1 28x28", 2, 128, 28, 28, 512, 1, 1, 0}, 1},
+    {{"resnet50 256->512 k1s2 56x56 (downsample)", 2, 256, 56, 56, 512, 1, 2, 0}, 0},
+    {{"resnet50 512->128 k1 28x28", 2, 512, 28, 28, 128, 1, 1, 0}, 0},
+    {{"resnet 128->128 k3p1 28x28", 2, 128, 28, 28, 128, 3, 1, 1}, 1},
+    {{"resnet50 512->256 k1 28x28", 2, 512, 28, 28, 256, 1, 1, 0}, 0},
+    {{"resnet50 256->256 k3s2p1 28x28", 2, 256, 28, 28, 256, 3, 2, 1}, 0},
+    {{"resnet50 256->1024 k1 14x14", 2, 256, 14, 14, 1024, 1, 1, 0}, 1},
+    {{"resnet50 512->1024 k1s2 28x28 (downsample)", 2, 512, 28, 28, 1024, 1, 2, 0}, 0},
+    {{"resnet50 1024->256 k1 14x14", 2, 1024, 14, 14, 256, 1, 1, 0}, 0},
+    {{"resnet 256->256 k3p1 14x14", 2, 256, 14, 14, 256, 3, 1, 1}, 1},
+    {{"resnet50 1024->512 k1 14x14", 2, 1024, 14, 14, 512, 1, 1, 0}, 0},
+    {{"resnet50 512->512 k3s2p1 14x14", 2, 512, 14, 14, 512, 3, 2, 1}, 0},
+    {{"resnet50 512->2048 k1 7x7", 2, 512, 7, 7, 2048, 1, 1, 0}, 1},
+    {{"resnet50 1024->2048 k1s2 14x14 (downsample)", 2, 1024, 14, 14, 2048, 1, 2, 0}, 0},
+    {{"resnet50 2048->512 k1 7x7", 2, 2048, 7, 7, 512, 1, 1, 0}, 0},
+    {{"resnet 512->512 k3p1 7x7", 2, 512, 7, 7, 512, 3, 1, 1}, 1},
+    {{"resnet18 64->128 k3s2p1 56x56", 2, 64, 56, 56, 128, 3, 2, 1}, 0},
+    {{"resnet18 64->128 k1s2 56x56 (downsample)", 2, 64, 56, 56, 128, 1, 2, 0}, 0},
+    {{"resnet18 128->256 k3s2p1 28x28", 2, 128, 28, 28, 256, 3, 2, 1}, 0},
+    {{"resnet18 128->256 k1s2 28x28 (downsample)", 2, 128, 28, 28, 256, 1, 2, 0}, 0},
+    {{"resnet18 256->512 k3s2p1 14x14", 2, 256, 14, 14, 512, 3, 2, 1}, 0},
+    {{"resnet18 256->512 k1s2 14x14 (downsample)", 2, 256, 14, 14, 512, 1, 2, 0}, 0},
+};
+#define NCONV_FULL ((int)(sizeof convs_full / sizeof convs_full[0]))
+/* --no-full-size: without them (the simulator, where they take minutes);
+ * --self-test never has them (it checks the harness, on the CPU) */
+static int no_full_size;
 
 static int conv_out(int H, int k, int st, int p) { return (H + 2 * p - k) / st + 1; }
 
@@ -1012,6 +1064,55 @@ static void case_adamw(suite *s, int R, int C)
     o->lr = 1e-3f; o->wd = 0.01f; o->beta1 = 0.9f; o->beta2 = 0.999f; o->eps = 1e-8f;
 }
 
+/* The ResNets' convolutions at full size: the training forward (no
+ * epilogue), eval's folded forward (bias + ReLU; + residual where it closes
+ * a block), the backward (dx but at the stem, which reads the f32 image),
+ * and conv -> BN (GEN_STATS) for one shape of each kind. */
+static void build_full_conv(suite *s)
+{
+    s->full = 1;
+    for (int i = 0; i < NCONV_FULL; i++) {
+        const convspec *c = &convs_full[i].c;
+        int stem = i == 0;
+        case_conv(s, c, 0, 0, ACT_NONE, stem);
+        case_conv(s, c, 1, convs_full[i].close, ACT_RELU, stem);
+        case_conv_bwd(s, c, 0, 0, !stem, stem);
+    }
+    static const int bn[] = {2, 4, 6, 8, 13, 19};
+    for (size_t k = 0; k < sizeof bn / sizeof bn[0]; k++)
+        case_conv_bn(s, &convs_full[bn[k]].c, k % 2 ? ACT_NONE : ACT_RELU);
+    s->full = 0;
+}
+
+/* BERT-base's and BERT-large's ops at full size, batch 2, T = 128 (256 token
+ * rows; the MLM head's 2 x 20 masked rows): the linears forward and
+ * backward (the decoder's 30522 columns, not a multiple of 8), attention's
+ * heads, layer norm, the embedding of the 30522-token vocabulary, the
+ * gather and the loss. */
+static void build_full_bert(suite *s)
+{
+    s->full = 1;
+    static const int widths[][2] = {{768, 3072}, {1024, 4096}}; /* C, the FFN's */
+    for (int m = 0; m < 2; m++) {
+        int C = widths[m][0], F = widths[m][1];
+        case_linear(s, 256, C, C, 1, ACT_NONE);             /* query, key, value, attn_out */
+        case_linear_gelu(s, 256, C, F, 1, ACT_GELU, 1);     /* ffn_in + the erf GELU */
+        case_linear(s, 256, F, C, 1, ACT_NONE);             /* ffn_out */
+        case_linear(s, 40, C, 30522, 1, ACT_NONE);          /* mlm.decoder */
+        case_linear_bwd(s, 256, C, C, 1, 0, 1);
+        case_linear_bwd(s, 256, C, F, 1, 0, 1);
+        case_linear_bwd(s, 256, F, C, 1, 1, 1);             /* accumulating, as the residual's */
+        case_linear_bwd(s, 40, C, 30522, 1, 1, 1);          /* dw adds to the embedding's */
+        case_attention_flash(s, 2, 128, C / 64, C, 1, 0);
+        case_layernorm(s, 256, C, 0);
+        case_gather(s, 2, 128, 20, C, 0);
+    }
+    case_attention_flash(s, 1, 512, 16, 1024, 0, 0);
+    case_embed(s, 2, 128, 1024, 30522, 512, 2, 0);
+    case_softmax_ce(s, 40, 30522, 0);
+    s->full = 0;
+}
+
 static void build_cases(suite *s)
 {
     /* conv -> BN training (GEN_STATS with MATRIX_ENGINE_BNSTATS=conv) */
@@ -1084,8 +1185,12 @@ static void build_cases(suite *s)
         case_dropout2d(s, acc);
     }
     case_maxpool(s, &pools[1], ACT_NONE, 0);
+    if (!no_full_size && !s->selftest)
+        build_full_conv(s);
     if (s->cf->layout != LAYOUT_NCHW)
         return;
+    if (!no_full_size && !s->selftest)
+        build_full_bert(s);
     case_linear(s, 8, 320, 50, 1, ACT_NONE);
     case_linear(s, 8, 320, 50, 1, ACT_RELU);
     case_linear(s, 8, 50, 10, 1, ACT_NONE);
@@ -2118,7 +2223,10 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
             return CHILD_FAILED;
         }
     }
-    if (s->cpu.init(2)) {
+    /* the reference on every core (at most 16): the full-size cases are
+     * most of its work, seconds a configuration on 2 threads */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (s->cpu.init(ncpu < 2 ? 2 : ncpu > 16 ? 16 : (int)ncpu)) {
         printf("FAIL %s: cannot start the CPU backend's threads\n", cf->name);
         return CHILD_FAILED;
     }
@@ -2364,14 +2472,16 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ops_check [-q] [--precision fp32|tf32|fp16|bf16] [--layout nchw|nhwc] [--op TEXT]\n"
                "                 [--seed N] [--module PATH] [--timeout SECONDS] [--self-test]\n"
-               "                 [--kernels-only | --no-graph-api] [--config NAME,NAME...]\n"
-               "Every op of the convolutional models on the CUDA backend against the CPU backend.\n"
+               "                 [--kernels-only | --no-graph-api] [--config NAME,NAME...] [--no-full-size]\n"
+               "Every op of the models on the CUDA backend against the CPU backend.\n"
                "--kernels-only: every op on the engine's own kernels (MATRIX_ENGINE_CONV, _GEMM and\n"
                "_SDPA=kernel: no cuDNN or cuBLASLt), in the configurations that differ in more than\n"
                "the libraries' settings (tests/cudasim/ runs it on the CPU).\n"
                "--no-graph-api: attention on the engine's kernels, convolutions on cuDNN's legacy API,\n"
                "linear on cuBLASLt (tests/cudasim/ simulates those two).\n"
                "--config: only the configurations of these names (as the summaries print them).\n"
+               "--no-full-size: without the models' full-size cases (\"full-size:\" in their labels:\n"
+               "ResNet-18/50's convolutions at 224 x 224, BERT-base/large's ops at T = 128).\n"
                "Exit 0 all pass, 1 a failure, 77 no GPU or no CUDA module.\n");
 }
 
@@ -2414,6 +2524,8 @@ int main(int argc, char **argv)
             kernels_only = 1;
         else if (strcmp(a, "--no-graph-api") == 0)
             kernels_only = 2;
+        else if (strcmp(a, "--no-full-size") == 0)
+            no_full_size = 1;
         else if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;

@@ -65,8 +65,8 @@ PARTS="first ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
 # part_info NAME: "MINUTES|what runs" (the estimates: engine/NOTES.md, the runbook)
 part_info() {
 	case $1 in
-	first) echo "8|3 lanes: ops_check -q (every op, 16 configurations) | model_check mnist_cnn resnet_tiny | model_check bert_tiny, each cut at 5.5 min; then knob_sanity.sh KNOB_QUICK=1 alone (cudnn_benchmark ResNet-50 fp16, inference_mode / eval memory, ~18 points)" ;;
-	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
+	first) echo "8|3 lanes: ops_check -q (every op, 16 configurations), then its full-size cases | model_check mnist_cnn resnet_tiny | model_check bert_tiny, each cut at 5.5 min; then knob_sanity.sh KNOB_QUICK=1 alone (cudnn_benchmark ResNet-50 fp16, inference_mode / eval memory, ~18 points)" ;;
+	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), its full-size cases, then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
 	bert) echo "7|5 lanes: bert_hf.sh (against transformers' BertForMaskedLM, ~10 s), then model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
@@ -220,18 +220,32 @@ mc() { # LANE CAP CONFIGURATIONS: one model_check.sh lane in $pw/LANE (dumps rem
 	find "$pw/$1" -name '*.mxw' -delete 2>/dev/null
 }
 
-ops_check_step() { # CAP: ops_check -q (its --self-test standing in), or SKIP where it is not built
+# ops_check_step CAP small|full: ops_check -q without the models' full-size
+# cases (step ops_check; its --self-test standing in), or those only (step
+# ops_full: ResNet-18/50's convolutions at 224 x 224, BERT-base/large's ops;
+# never run on a GPU, their time unknown: after the others, so that a cut
+# loses them only), or SKIP where it is not built
+ops_check_step() {
 	oc=$top_builddir/tests/gpu/ops_check
+	name=ops_check
+	[ "$2" = full ] && name=ops_full
 	if [ ! -x "$oc" ]; then
-		echo "ops_check|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/ops_check.sum"
-	elif [ -n "$standin" ]; then step ops_check "$1" "$oc" --self-test
-	else step ops_check "$1" "$oc" -q; fi
+		echo "$name|SKIP|0|0|1|0|not built: $oc (make tests/gpu/ops_check)" >"$pw/$name.sum"
+	elif [ -n "$standin" ] && [ "$2" = full ]; then
+		echo "$name|SKIP|0|0|1|0|the stand-in's self-test has no full-size cases" >"$pw/$name.sum"
+	elif [ -n "$standin" ]; then step "$name" "$1" "$oc" --self-test
+	elif [ "$2" = full ]; then step "$name" "$1" "$oc" -q --op full-size
+	else step "$name" "$1" "$oc" -q --no-full-size; fi
 }
 
 # a 15-minute session's one call: the lanes cut at 330 s so that the knobs,
 # which measure, run alone in what is left
 part_first() {
-	ops_check_step 330 &
+	t0=$(date +%s)
+	(
+		ops_check_step 330 small
+		ops_check_step $((t0 + 330 - $(date +%s))) full
+	) &
 	mc mc_small 330 "mnist_cnn resnet_tiny" &
 	mc mc_bert_tiny 330 "bert_tiny" &
 	wait
@@ -240,7 +254,8 @@ part_first() {
 
 part_ops() {
 	(
-		ops_check_step 300
+		ops_check_step 240 small
+		ops_check_step 150 full
 		step plan_cache 200 env MATRIX_PLAN_CACHE="$pw/plan-cache.plan" sh "$here/plan_cache.sh" "$pw/plan_cache"
 	) &
 	mc mc_small 540 "mnist_cnn resnet_tiny" &
