@@ -5,8 +5,10 @@
 #
 #   make check-gpu   the native CUDA engine, in one command (never run yet;
 #                    estimated 15-20 minutes on one H100, model_check.sh's BERT
-#                    part 5-10 of them): tests/gpu/ops_check (every op, CUDA against
-#                    CPU), tests/gpu/model_check.sh (whole models through
+#                    part 5-10 of them; ops_check's full-size cases, added
+#                    2026-11-30, not in the estimate): tests/gpu/ops_check (every
+#                    op, CUDA against CPU, the models' full-size shapes too),
+#                    tests/gpu/model_check.sh (whole models through
 #                    --dump: gradients, 5-step losses; the optimizers'
 #                    multi-tensor kernels against one kernel per op, bit
 #                    for bit), tests/gpu/knob_sanity.sh
