@@ -165,7 +165,7 @@ EXTRA_DIST += tests/fuzz/fuzz_recipe.c tests/fuzz/fuzz_results.c tests/fuzz/fuzz
 # harnesses' flags) and linked into each harness: compiling them into each
 # harness anew took about 65 s of CI's fuzzing pass, one source at a time.
 FUZZ_OBJ = tests/fuzz/obj
-FUZZ_HDRS = $(addprefix $(top_srcdir)/,$(filter %.h,$(matrix_libmatrix_a_SOURCES) $(matrix_libreport_a_SOURCES))) config.h
+FUZZ_HDRS = $(wildcard $(top_srcdir)/matrix/*.h $(top_srcdir)/matrix/*/*.h) config.h
 FUZZ_LIB_OBJS = $(FUZZ_LIB_SRCS:%.c=$(FUZZ_OBJ)/%.o)
 $(FUZZ_OBJ)/%.o: $(top_srcdir)/%.c $(FUZZ_HDRS)
 	@$(MKDIR_P) $(@D)

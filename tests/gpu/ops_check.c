@@ -13,9 +13,10 @@
  * overrides the path), builds one graph holding every case (tiny tensors, the
  * shapes of mnist_cnn and the ResNets in small; sizes of 1, odd and prime;
  * and the models' full-size shapes: every convolution of ResNet-18/50 at
- * 224 x 224, BERT-base/large's linears, attention, layer norm, embedding,
- * gather and loss at T = 128 and 512, batch 2, "full-size:" in their
- * labels, left out with --no-full-size), uploads random inputs, calls the
+ * 224 x 224, BERT-base/large's linears, layer norm, embedding, gather and
+ * loss at T = 128, BERT-large's attention at 128 and 512, batch 2,
+ * "full-size:" in their labels, left out with --no-full-size; --op and a
+ * configuration's own filter both apply), uploads random inputs, calls the
  * module's prepare(g, nops) once, then runs the ops one at a time on both
  * backends and compares every output:
  *
@@ -298,7 +299,8 @@ typedef struct suite {
     int selftest;
     int sabotage;     /* self-test: 1, 2 the device spoils the first / last output element */
     int quiet;
-    const char *only; /* run only ops whose name or case contains this */
+    const char *only; /* --op: run only ops whose name or case contains this (and the
+                       * configuration's own cf->only) */
     int passed_anyway;/* sabotage: ops that passed although spoilt */
     uint64_t seed;
     graph g;          /* device graph: storage types, device pointers */
@@ -315,6 +317,7 @@ typedef struct suite {
     double loss_scale;/* detected at NLL_BWD / SOFTMAX_CE_BWD (1: none) */
     int nconvbn;      /* conv -> BN training cases (case_conv_bn) */
     int full;         /* adding the models' full-size cases: "full-size: " starts their labels */
+    char *tused;      /* per tensor: 1 when an op in the graph reads or writes it (keep_selected) */
 } suite;
 
 static const char *prec_names[] = {"fp32", "tf32", "fp16", "bf16"};
@@ -1086,9 +1089,9 @@ static void build_full_conv(suite *s)
 
 /* BERT-base's and BERT-large's ops at full size, batch 2, T = 128 (256 token
  * rows; the MLM head's 2 x 20 masked rows): the linears forward and
- * backward (the decoder's 30522 columns, not a multiple of 8), attention's
- * heads, layer norm, the embedding of the 30522-token vocabulary, the
- * gather and the loss. */
+ * backward (the decoder's 30522 columns, not a multiple of 8), layer norm,
+ * BERT-large's attention (T 128 with dropout, and 512), gather and
+ * embedding (the 30522-token vocabulary), the loss over 30522 classes. */
 static void build_full_bert(suite *s)
 {
     s->full = 1;
@@ -1103,11 +1106,13 @@ static void build_full_bert(suite *s)
         case_linear_bwd(s, 256, C, F, 1, 0, 1);
         case_linear_bwd(s, 256, F, C, 1, 1, 1);             /* accumulating, as the residual's */
         case_linear_bwd(s, 40, C, 30522, 1, 1, 1);          /* dw adds to the embedding's */
-        case_attention_flash(s, 2, 128, C / 64, C, 1, 0);
         case_layernorm(s, 256, C, 0);
-        case_gather(s, 2, 128, 20, C, 0);
     }
+    /* BERT-large's heads (BERT-base's, 2 x 128 and 1 x 512 x 12 x 64, are
+     * among the flash cases below), its MLM rows */
+    case_attention_flash(s, 2, 128, 16, 1024, 1, 0);
     case_attention_flash(s, 1, 512, 16, 1024, 0, 0);
+    case_gather(s, 2, 128, 20, 1024, 0);
     case_embed(s, 2, 128, 1024, 30522, 512, 2, 0);
     case_softmax_ce(s, 40, 30522, 0);
     s->full = 0;
@@ -1808,10 +1813,22 @@ static void print_line(suite *s, int i, const verdict *v, int setup)
     printf("\n");
 }
 
+/* 1 when op i's name or case contains text (NULL: any) */
+static int names(const suite *s, int i, const char *text)
+{
+    return !text || strstr(graph_op_name(s->g.ops[i].type), text) || strstr(s->oi[i].label, text);
+}
+
+/* 1 when op i passes --op and its configuration's own filter (both, where
+ * both are set: --op full-size in fp16-nhwc-bnstats-conv is the full-size
+ * genstats cases) */
 static int matches(const suite *s, int i)
 {
-    return strstr(graph_op_name(s->g.ops[i].type), s->only) || strstr(s->oi[i].label, s->only);
+    return names(s, i, s->only) && names(s, i, s->cf->only);
 }
+
+/* 1 when --op or the configuration names ops: the others do not run */
+static int filtered(const suite *s) { return s->only || s->cf->only; }
 
 /* With --op: 1 for the ops it names, 2 (run, printed only when failing) for
  * the forward of a named backward and for the ops that find the device's
@@ -1819,7 +1836,7 @@ static int matches(const suite *s, int i)
 static int selected(const suite *s, int i)
 {
     const op *o = &s->g.ops[i];
-    if (!s->only || matches(s, i))
+    if (!filtered(s) || matches(s, i))
         return 1;
     if (i + 1 < s->g.nops && s->g.ops[i + 1].fwd == i && matches(s, i + 1))
         return 2;
@@ -1842,21 +1859,24 @@ static int selected(const suite *s, int i)
     return o->type == OP_DROPOUT || o->type == OP_NLL_BWD ? 2 : 0;
 }
 
-/* With --op, before anything is allocated or prepared: the graph cut to
- * the ops selected() runs, plus the forward of each backward kept (the
- * backends read attributes there; kept, not run), in their order, backward
- * ops' fwd renumbered. prepare then searches and verifies the algorithms of
+/* With --op or a configuration's own filter, before anything is allocated
+ * or prepared: the graph cut to the ops selected() runs, plus the forward
+ * of each backward kept (the backends read attributes there; kept, not
+ * run), in their order, backward ops' fwd renumbered; the tensors no op
+ * left uses get no storage (tused). prepare then searches and verifies the algorithms of
  * these ops only (preparing every case took about 13 s a configuration on
  * the simulator, whatever --op named), and the conv -> BN pairs that
- * bnstats_check expects are those kept whole. Without --op every op runs. */
+ * bnstats_check expects are those kept whole. Without a filter every op runs. */
 static void keep_selected(suite *s)
 {
     graph *g = &s->g;
     int n = g->nops, j = 0;
     int *map = xalloc((size_t)n * sizeof *map);
+    s->tused = xalloc((size_t)g->nt);
     for (int i = 0; i < n; i++)
         s->oi[i].sel = selected(s, i);
-    if (!s->only) {
+    if (!filtered(s)) {
+        memset(s->tused, 1, (size_t)g->nt);
         free(map);
         return;
     }
@@ -1875,9 +1895,17 @@ static void keep_selected(suite *s)
         j++;
     }
     g->nops = j;
-    for (int i = 0; i < j; i++)
-        if (g->ops[i].fwd >= 0)
-            g->ops[i].fwd = map[g->ops[i].fwd];
+    for (int i = 0; i < j; i++) {
+        op *o = &g->ops[i];
+        if (o->fwd >= 0)
+            o->fwd = map[o->fwd];
+        for (int k = 0; k < GRAPH_MAX_IN; k++)
+            if (o->in[k] >= 0)
+                s->tused[o->in[k]] = 1;
+        for (int k = 0; k < GRAPH_MAX_OUT; k++)
+            if (o->out[k] >= 0)
+                s->tused[o->out[k]] = 1;
+    }
     s->nconvbn = 0;
     for (int i = 0; i < j; i++) {
         const op *c = &g->ops[i];
@@ -2258,6 +2286,10 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
     size_t dev_bytes = 0;
     for (int t = 0; t < g->nt; t++) {
         tinfo *q = &s->ti[t];
+        if (!s->tused[t]) { /* no op left reads or writes it: no storage */
+            q->n = q->dbytes = 0;
+            continue;
+        }
         q->n = (size_t)graph_numel(&g->t[t]);
         q->dbytes = q->n * graph_dtype_size(g->t[t].dtype);
         q->h = xalloc(q->n * 4);
@@ -2291,7 +2323,7 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
         s->fail++;
     /* prepare may have run trial calls: the inputs again */
     for (int t = 0; t < g->nt; t++)
-        if (s->ti[t].fill)
+        if (s->ti[t].fill && s->tused[t])
             dev_upload(s, t);
     /* as the engine's op-by-op steps (dump, profile): the device's step
      * counter goes to 1, g->step's value */
@@ -2314,10 +2346,12 @@ static int run_config(const config *cf, const char *module, int selftest, int sa
         printf("ops_check %s: %d passed, %d failed\n", cf->name, s->pass, s->fail);
     fflush(stdout);
     for (int t = 0; t < g->nt; t++) {
-        s->dev.free(s->ti[t].d, s->ti[t].dbytes);
+        if (s->ti[t].d)
+            s->dev.free(s->ti[t].d, s->ti[t].dbytes);
         free(s->ti[t].h);
         free(s->ti[t].hs);
     }
+    free(s->tused);
     s->dev.fini();
     s->cpu.fini();
     graph_free(&s->gc);
@@ -2630,7 +2664,7 @@ int main(int argc, char **argv)
                 setenv("MATRIX_ENGINE_BNSTATS", cf->bnstats, 1);
             else
                 unsetenv("MATRIX_ENGINE_BNSTATS");
-            int rc = run_config(cf, module, selftest, sabotage, quiet, only ? only : cf->only, seed);
+            int rc = run_config(cf, module, selftest, sabotage, quiet, only, seed);
             fflush(stdout);
             _exit(rc);
         }

@@ -66,7 +66,7 @@ PARTS="first ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
 part_info() {
 	case $1 in
 	first) echo "8|3 lanes: ops_check -q (every op, 16 configurations), then its full-size cases | model_check mnist_cnn resnet_tiny | model_check bert_tiny, each cut at 5.5 min; then knob_sanity.sh KNOB_QUICK=1 alone (cudnn_benchmark ResNet-50 fp16, inference_mode / eval memory, ~18 points)" ;;
-	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), its full-size cases, then plan_cache.sh | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
+	ops) echo "7|4 lanes: ops_check -q (every op, 16 configurations), plan_cache.sh, then ops_check's full-size cases | model_check mnist_cnn resnet_tiny | model_check resnet18 resnet50 conv_graph | ddp_check.sh (1 GPU, ranks by the local launcher; only its mpirun comparison needs MPI), then data_upload.sh" ;;
 	bert) echo "7|5 lanes: bert_hf.sh (against transformers' BertForMaskedLM, ~10 s), then model_check bert_tiny | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept" ;;
 	bench-convnets) echo "5.5|bench_convnets.sh (issue 18's rows: ResNet-50 b256 infer / train, b1 latency, MNIST, start-up), PyTorch without max-autotune" ;;
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
@@ -255,8 +255,8 @@ part_first() {
 part_ops() {
 	(
 		ops_check_step 240 small
-		ops_check_step 150 full
 		step plan_cache 200 env MATRIX_PLAN_CACHE="$pw/plan-cache.plan" sh "$here/plan_cache.sh" "$pw/plan_cache"
+		ops_check_step 300 full
 	) &
 	mc mc_small 540 "mnist_cnn resnet_tiny" &
 	mc mc_resnet 540 "resnet18 resnet50 conv_graph" &
