@@ -12,7 +12,6 @@ import sys
 import tempfile
 
 import numpy as np
-import torch
 
 MAGIC = b"MXWT"
 
@@ -22,7 +21,7 @@ def save(path, tensors):
     with open(path, "wb") as f:
         f.write(MAGIC + struct.pack("<II", 1, len(tensors)))
         for name, t in tensors.items():
-            a = t.detach().cpu().numpy() if torch.is_tensor(t) else np.asarray(t)
+            a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
             dtype = 1 if a.dtype == np.int32 or a.dtype == np.int64 else 0
             a = np.ascontiguousarray(a, dtype=np.int32 if dtype else np.float32)
             nb = name.encode()
@@ -33,6 +32,13 @@ def save(path, tensors):
 
 def load(path):
     """Read a file into a dict name -> torch tensor (float32 / int64)."""
+    import torch  # here: load_np's users (compare_dumps.py) never pay its import (about 1 s)
+
+    return {k: torch.from_numpy(a) for k, a in load_np(path).items()}
+
+
+def load_np(path):
+    """Read a file into a dict name -> numpy array (float32 / int64)."""
     out = {}
     with open(path, "rb") as f:
         data = f.read()
@@ -53,8 +59,8 @@ def load(path):
         cnt = int(np.prod(shape)) if ndim else 1
         a = np.frombuffer(data, dtype=np.int32 if dtype else np.float32, count=cnt, offset=off)
         off += 4 * cnt
-        t = torch.from_numpy(a.copy()).reshape(shape)
-        out[name] = t.long() if dtype else t
+        a = a.reshape(shape)
+        out[name] = a.astype(np.int64) if dtype else a.copy()
     return out
 
 

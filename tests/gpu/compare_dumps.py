@@ -56,7 +56,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine"))
 import mxw  # noqa: E402  (tests/engine/mxw.py: the tensor file reader)
-import torch  # noqa: E402
+import numpy as np  # noqa: E402  (numpy, not torch: importing torch took 1.2 s of each call)
 
 
 class Report:
@@ -74,8 +74,18 @@ class Report:
         return ok
 
 
+def f64(t):
+    return np.asarray(t, dtype=np.float64)
+
+
 def maxabs(t):
-    return t.abs().max().item() if t.numel() else 0.0
+    return float(np.abs(t).max()) if t.size else 0.0
+
+
+def same_tensor(a, b):
+    """torch.equal's rule: the same shape and every element equal (a NaN equals
+    nothing; -0.0 equals 0.0)."""
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 def rel_err(got, ref, floor):
@@ -83,20 +93,20 @@ def rel_err(got, ref, floor):
     when the shapes differ or got has a NaN / inf where ref has not the same
     (an fp16 step whose scaled gradients overflowed holds inf in both runs
     of an exact comparison)."""
-    if got.numel() != ref.numel():
+    if got.size != ref.size:
         return math.inf
-    got = got.double().reshape(ref.shape)
-    ref = ref.double()
-    bad = ~torch.isfinite(got)
+    got = f64(got).reshape(ref.shape)
+    ref = f64(ref)
+    bad = ~np.isfinite(got)
     if bad.any():
-        same = torch.isinf(got) & torch.isinf(ref) & (torch.sign(got) == torch.sign(ref))
-        if not (bad <= same).all() or (torch.isfinite(got) != torch.isfinite(ref)).any():
+        same = np.isinf(got) & np.isinf(ref) & (np.sign(got) == np.sign(ref))
+        if not (bad <= same).all() or (np.isfinite(got) != np.isfinite(ref)).any():
             return math.inf
-        keep = torch.isfinite(got)
+        keep = np.isfinite(got)
         got, ref = got[keep], ref[keep]
-    if ref.numel() == 0:
+    if ref.size == 0:
         return 0.0
-    return (got - ref).abs().max().item() / max(maxabs(ref), floor, 1e-30)
+    return float(np.abs(got - ref).max()) / max(maxabs(ref), floor, 1e-30)
 
 
 def present(rep, name, got, keys):
@@ -113,7 +123,7 @@ def group(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
     or to floor_frac of the group's largest, whichever is larger."""
     if not present(rep, name, got, keys):
         return
-    gmax = max(maxabs(ref[k].double()) for k in keys)
+    gmax = max(maxabs(f64(ref[k])) for k in keys)
     worst, wk = max((rel_err(got[k], ref[k], floor_frac * gmax), k) for k in keys)
     rep.check(name, worst <= rtol, "%d tensor(s), worst relative maxdiff %.3e (%s), tolerance %.1e"
               % (len(keys), worst, wk, rtol))
@@ -126,10 +136,10 @@ def group_l2(rep, name, ref, got, keys, rtol, floor_frac=1e-3):
     whole, which the elementwise maximum would take for a wrong gradient)."""
     if not present(rep, name, got, keys):
         return
-    norms = {k: ref[k].double().norm().item() for k in keys}
+    norms = {k: float(np.linalg.norm(f64(ref[k]).ravel())) for k in keys}
     gmax = max(norms.values())
-    worst, wk = max(((got[k].double() - ref[k].double()).norm().item() / max(norms[k], floor_frac * gmax, 1e-30), k)
-                    for k in keys)
+    worst, wk = max((float(np.linalg.norm((f64(got[k]) - f64(ref[k])).ravel())) / max(norms[k], floor_frac * gmax, 1e-30),
+                     k) for k in keys)
     rep.check(name, worst <= rtol, "%d tensor(s), worst relative L2 difference %.3e (%s), tolerance %.1e"
               % (len(keys), worst, wk, rtol))
 
@@ -142,7 +152,7 @@ def final_adamw(rep, ref, got, keys, rtol, lr, steps, floor_frac=1e-3):
     between two right runs; a wrong gradient or update moves whole tensors)."""
     if not present(rep, "final", got, keys):
         return
-    gmax = max(maxabs(ref[k].double()) for k in keys)
+    gmax = max(maxabs(f64(ref[k])) for k in keys)
     bound = 2.0 * lr * steps
     worst, wk, nout, bad = 0.0, keys[0], 0, []
     for k in keys:
@@ -154,22 +164,22 @@ def final_adamw(rep, ref, got, keys, rtol, lr, steps, floor_frac=1e-3):
         if not math.isfinite(e):
             bad.append("%s: not finite or another shape" % k)
             continue
-        g, r = got[k].double().reshape(ref[k].shape), ref[k].double()
+        g, r = f64(got[k]).reshape(ref[k].shape), f64(ref[k])
         floor = max(maxabs(r), floor_frac * gmax, 1e-30)
-        d = (g - r).abs()
+        d = np.abs(g - r)
         over = d > rtol * floor
-        n, allowed, dmax = int(over.sum()), max(1, int(1e-3 * d.numel())), d.max().item()
-        rest = (d * ~over).max().item() / floor
+        n, allowed, dmax = int(over.sum()), max(1, int(1e-3 * d.size)), float(d.max())
+        rest = float((d * ~over).max()) / floor
         if rest > worst:
             worst, wk = rest, k
         if n > allowed or dmax > bound:
             bad.append("%s: %d of %d element(s) beyond the tolerance (at most %d), largest |diff| %.3g = %.3g lr"
-                       % (k, n, d.numel(), allowed, dmax, dmax / lr))
+                       % (k, n, d.size, allowed, dmax, dmax / lr))
         else:
             nout += n
             print("note %s: final: %s: %d of %d element(s) beyond the tolerance, largest |diff| %.3g = %.3g lr "
                   "(AdamW on a gradient at rounding level; allowed: %d, each within 2 lr a step)"
-                  % (rep.label, k, n, d.numel(), dmax, dmax / lr, allowed))
+                  % (rep.label, k, n, d.size, dmax, dmax / lr, allowed))
     detail = "%d tensor(s), worst relative maxdiff %.3e (%s) with %d AdamW outlier element(s) set apart, tolerance %.1e" % (
         len(keys), worst, wk, nout, rtol)
     rep.check("final", not bad, detail + ("" if not bad else "; " + "; ".join(bad[:3])))
@@ -178,11 +188,11 @@ def final_adamw(rep, ref, got, keys, rtol, lr, steps, floor_frac=1e-3):
 def exact(rep, name, ref, got, keys):
     if not present(rep, name, got, keys):
         return
-    bad = [k for k in keys if got[k].shape != ref[k].shape or not torch.equal(got[k], ref[k])]
+    bad = [k for k in keys if not same_tensor(got[k], ref[k])]
     detail = "%d tensor(s) bit-identical" % len(keys) if not bad else "%d of %d differ (%s%s; max |diff| %.3e)" % (
         len(bad), len(keys), ", ".join(bad[:3]), ", ..." if len(bad) > 3 else "",
-        max((got[k].double() - ref[k].double()).abs().max().item() if got[k].shape == ref[k].shape else math.inf
-            for k in bad))
+        max(float(np.abs(f64(got[k]) - f64(ref[k])).max()) if got[k].shape == ref[k].shape and got[k].size
+            else 0.0 if got[k].shape == ref[k].shape else math.inf for k in bad))
     rep.check(name, not bad, detail)
 
 
@@ -192,14 +202,14 @@ def losses_close(rep, ref, got, rtol, trajectory):
     if "losses" not in got:
         rep.check("losses", False, "the second dump has no losses")
         return
-    a, b = got["losses"].double(), ref["losses"].double()
-    if a.numel() != b.numel():
-        rep.check("losses", False, "%d steps vs %d" % (a.numel(), b.numel()))
+    a, b = f64(got["losses"]).ravel(), f64(ref["losses"]).ravel()
+    if a.size != b.size:
+        rep.check("losses", False, "%d steps vs %d" % (a.size, b.size))
         return
     # steps whose update loss scaling skipped (fp16: "skipped", 1 per such
     # step; none in a dump without it)
-    sk_a = [int(v) for v in got["skipped"].tolist()] if "skipped" in got else [0] * a.numel()
-    sk_b = [int(v) for v in ref["skipped"].tolist()] if "skipped" in ref else [0] * b.numel()
+    sk_a = [int(v) for v in got["skipped"].ravel().tolist()] if "skipped" in got else [0] * a.size
+    sk_b = [int(v) for v in ref["skipped"].ravel().tolist()] if "skipped" in ref else [0] * b.size
     if sk_a != sk_b:
         where = "GOT skipped step(s) %s, REF %s" % ([i + 1 for i, v in enumerate(sk_a) if v] or "none",
                                                     [i + 1 for i, v in enumerate(sk_b) if v] or "none")
@@ -219,44 +229,44 @@ def losses_close(rep, ref, got, rtol, trajectory):
         common = sorted(set(fa) & set(fb))
         print("note %s: losses: %s (dynamic loss scaling); compared by the updates applied before each step: "
               "%d pair(s)" % (rep.label, where, len(common)))
-        if len(common) < min(2, b.numel()):
+        if len(common) < min(2, b.size):
             rep.check("losses", False, "%s: %d step(s) left to compare, want 2 or more" % (where, len(common)))
             return
-        a = torch.tensor([a[fa[u]].item() for u in common], dtype=torch.float64)
-        b = torch.tensor([b[fb[u]].item() for u in common], dtype=torch.float64)
-    fin = bool(torch.isfinite(a).all())
+        a = np.array([a[fa[u]] for u in common], dtype=np.float64)
+        b = np.array([b[fb[u]] for u in common], dtype=np.float64)
+    fin = bool(np.isfinite(a).all())
     shown = " ".join("%.5g" % v for v in a.tolist())
     refshown = " ".join("%.5g" % v for v in b.tolist())
     if not fin:
         rep.check("losses", False, "not finite: %s (reference %s)" % (shown, refshown))
         return
     if not trajectory:
-        worst = ((a - b).abs() / b.abs().clamp_min(1e-6)).max().item()
+        worst = float((np.abs(a - b) / np.maximum(np.abs(b), 1e-6)).max())
         rep.check("losses", worst <= rtol, "%d step(s), worst relative diff %.3e, tolerance %.1e (%s vs %s)"
-                  % (a.numel(), worst, rtol, shown, refshown))
+                  % (a.size, worst, rtol, shown, refshown))
         return
-    scale = max(abs(b[0].item()), 1e-6)
-    worst = ((a - b).abs() / scale).max().item()
+    scale = max(abs(float(b[0])), 1e-6)
+    worst = float((np.abs(a - b) / scale).max())
     rep.check("losses", worst <= rtol, "%d step(s), worst diff %.3e of the first loss, tolerance %.1e (%s vs %s)"
-              % (a.numel(), worst, rtol, shown, refshown))
-    dref, dgot = (b[0] - b[-1]).item(), (a[0] - a[-1]).item()
-    if abs(dref) > rtol * scale and a.numel() > 1:
+              % (a.size, worst, rtol, shown, refshown))
+    dref, dgot = float(b[0] - b[-1]), float(a[0] - a[-1])
+    if abs(dref) > rtol * scale and a.size > 1:
         ratio = dgot / dref
         rep.check("loss trend", 0.5 <= ratio <= 2.0,
                   "loss moved by %.4g over %d steps, reference %.4g (ratio %.2f, want 0.5-2)"
-                  % (-dgot, a.numel(), -dref, ratio))
+                  % (-dgot, a.size, -dref, ratio))
 
 
 def compare(args):
-    ref = mxw.load(args.ref)
-    got = mxw.load(args.got)
+    ref = mxw.load_np(args.ref)
+    got = mxw.load_np(args.got)
     rep = Report(args.label or "%s vs %s" % (os.path.basename(args.got), os.path.basename(args.ref)))
     if "input" in ref:
         if "input" not in got:
             rep.check("inputs", False, "the second dump has no input")
         else:
             e = rel_err(got["input"], ref["input"], 0.0)
-            same_target = "target" not in ref or ("target" in got and torch.equal(got["target"], ref["target"]))
+            same_target = "target" not in ref or ("target" in got and same_tensor(got["target"], ref["target"]))
             if args.same_input and not (e <= args.input_rtol and same_target):
                 print("SKIP %s: the two runs saw different inputs (input relative maxdiff %.3e, target %s): "
                       "nothing to compare" % (rep.label, e, "identical" if same_target else "differs"))
@@ -271,7 +281,7 @@ def compare(args):
     if not args.trajectory:
         group(rep, "grads", ref, got, grads, args.grad_rtol)
     elif args.traj_grad_rtol is not None and grads:
-        if "skipped" in got and got["skipped"].numel() and int(got["skipped"][0]) != 0:
+        if "skipped" in got and got["skipped"].size and int(got["skipped"].ravel()[0]) != 0:
             print("note %s: grads: not compared: loss scaling skipped step 1's update (its gradients overflowed)"
                   % rep.label)
         else:
@@ -283,11 +293,11 @@ def compare(args):
         keep = [k for k in fin if k not in free]
         if args.adamw_lr:
             final_adamw(rep, ref, got, keep, args.final_rtol, args.adamw_lr,
-                        ref["losses"].numel() if "losses" in ref else 1)
+                        ref["losses"].size if "losses" in ref else 1)
         else:
             group(rep, "final", ref, got, keep, args.final_rtol)
         if free and all(k in got and got[k].shape == ref[k].shape for k in free):
-            d = max((got[k].double() - ref[k].double()).abs().max().item() for k in free)
+            d = max(maxabs(f64(got[k]) - f64(ref[k])) for k in free)
             print("note %s: final: %d attention key bias(es) not compared (gradient 0 up to rounding; AdamW "
                   "steps on its noise): max |diff| %.3e" % (rep.label, len(free), d))
     if not args.no_masks:
@@ -303,6 +313,8 @@ def compare(args):
 def randomize_bn(src, dst, seed=1):
     """BatchNorm weight ~ 1 + 0.2 N, bias ~ 0.1 N, running_mean ~ 0.1 N,
     running_var ~ 1 + 0.5 U (as resnet_ref.py's randomise_bn)."""
+    import torch  # only here: the same draws as resnet_ref.py's randomise_bn
+
     w = mxw.load(src)
     g = torch.Generator().manual_seed(seed)
     n = 0
