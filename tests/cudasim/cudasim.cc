@@ -18,9 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
-
-#include <unordered_map>
-#include <vector>
 #include <time.h>
 #ifndef __x86_64__
 #include <ucontext.h>
@@ -28,7 +25,6 @@
 
 #include <deque>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #ifdef __x86_64__
@@ -275,16 +271,18 @@ void run_block(const char *name)
  * rounding is not seen) stops the run with the kernel named. */
 const size_t GUARD = 256;
 const unsigned char GUARD_BYTE = 0xfd;
-std::map<char *, size_t> allocs; /* user pointer -> bytes */
-/* the same allocations in an array, for the check after every kernel (a
- * walk of the map's nodes was 4% of an ops_check run), and each one's
- * place in it */
+/* the allocations in an array, for the check after every kernel (a walk of
+ * a map's nodes was 4% of an ops_check run) */
 struct guarded {
     char *p;
     size_t n;
 };
 std::vector<guarded> guard_list;
-std::unordered_map<char *, size_t> guard_at;
+struct alloc_rec {
+    size_t n;  /* bytes */
+    size_t at; /* its place in guard_list */
+};
+std::map<char *, alloc_rec> allocs; /* user pointer -> its record */
 
 /* 1 when the GUARD bytes at p all hold GUARD_BYTE (8 at a time: this runs
  * after every kernel over every allocation) */
@@ -328,8 +326,7 @@ void *alloc(size_t n)
     memset(b, GUARD_BYTE, GUARD);
     memset(b + GUARD + n, GUARD_BYTE, body - n + GUARD);
     memset(b + GUARD, 0xa5, n); /* device memory is not zeroed */
-    allocs[b + GUARD] = n;
-    guard_at[b + GUARD] = guard_list.size();
+    allocs[b + GUARD] = alloc_rec{n, guard_list.size()};
     guard_list.push_back(guarded{b + GUARD, n});
     return b + GUARD;
 }
@@ -340,7 +337,7 @@ int inside_alloc(const void *p, size_t n)
     if (it == allocs.begin())
         return 0;
     --it;
-    return (const char *)p >= it->first && (const char *)p + n <= it->first + it->second;
+    return (const char *)p >= it->first && (const char *)p + n <= it->first + it->second.n;
 }
 
 int release_alloc(void *p, size_t *n)
@@ -349,13 +346,13 @@ int release_alloc(void *p, size_t *n)
     if (it == allocs.end())
         return -1;
     guards_check("(before cudaFree)");
-    *n = it->second;
+    *n = it->second.n;
+    size_t k = it->second.at;
     allocs.erase(it);
-    size_t k = guard_at[(char *)p];
     guard_list[k] = guard_list.back(); /* the last one takes its place */
-    guard_at[guard_list[k].p] = k;
     guard_list.pop_back();
-    guard_at.erase((char *)p);
+    if (k < guard_list.size())
+        allocs[guard_list[k].p].at = k;
     free((char *)p - GUARD);
     return 0;
 }

@@ -74,7 +74,7 @@ BENCH_OUTDIR=${BENCH_OUTDIR:-$(mktemp -d "${TMPDIR:-/tmp}/bench_convnets.XXXXXX"
 mkdir -p "$BENCH_OUTDIR"
 export MATRIX_ENGINE PYTHON_TORCH top_srcdir BENCH_OUTDIR BENCH_CONVNETS_SMOKE
 
-have_gpu() { ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; }
+. "$(dirname "$0")/probe.sh" # have_gpu
 if [ ! -x "$MATRIX_ENGINE" ]; then
 	echo "FAIL: no engine at '$MATRIX_ENGINE' (set MATRIX_ENGINE or top_builddir)"
 	exit 1

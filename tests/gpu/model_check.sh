@@ -124,7 +124,7 @@ else
 	trap 'rm -rf "$W"' EXIT
 fi
 key() { sed -n "s/^$1=//p" "$2"; }
-have_gpu() { ls /dev/nvidia[0-9]* >/dev/null 2>&1 || nvidia-smi -L >/dev/null 2>&1; }
+. "$(dirname "$0")/probe.sh" # have_gpu
 
 if [ ! -x "$E" ]; then
 	echo "FAIL: no engine at '$E' (set MATRIX_ENGINE or top_builddir)"

@@ -1190,11 +1190,12 @@ static void build_cases(suite *s)
         case_dropout2d(s, acc);
     }
     case_maxpool(s, &pools[1], ACT_NONE, 0);
-    if (!no_full_size && !s->selftest)
+    int full = !no_full_size && !s->selftest;
+    if (full)
         build_full_conv(s);
     if (s->cf->layout != LAYOUT_NCHW)
         return;
-    if (!no_full_size && !s->selftest)
+    if (full)
         build_full_bert(s);
     case_linear(s, 8, 320, 50, 1, ACT_NONE);
     case_linear(s, 8, 320, 50, 1, ACT_RELU);
@@ -1871,15 +1872,14 @@ static void keep_selected(suite *s)
 {
     graph *g = &s->g;
     int n = g->nops, j = 0;
-    int *map = xalloc((size_t)n * sizeof *map);
     s->tused = xalloc((size_t)g->nt);
     for (int i = 0; i < n; i++)
         s->oi[i].sel = selected(s, i);
     if (!filtered(s)) {
         memset(s->tused, 1, (size_t)g->nt);
-        free(map);
         return;
     }
+    int *map = xalloc((size_t)n * sizeof *map);
     for (int i = n - 1; i >= 0; i--) /* a forward comes before its backward */
         if (s->oi[i].sel && g->ops[i].fwd >= 0 && !s->oi[g->ops[i].fwd].sel)
             s->oi[g->ops[i].fwd].sel = -1;

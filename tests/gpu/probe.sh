@@ -1,5 +1,6 @@
-# probe.sh - sourced by the GPU checks (tests/gpu/*.sh): does the engine run
-# on a GPU here? Needs E (the engine).
+# probe.sh - sourced by the GPU checks (tests/gpu/*.sh): is there a GPU
+# (have_gpu, which the benchmarks and model_check.sh use too), does the engine run
+# on a GPU here? gpu_probe needs E (the engine).
 #
 #   gpu_probe DIR [ENGINE ARGS...]
 #
