@@ -191,43 +191,20 @@ int is_t32(const sim_conv *cd, cudnnDataType_t dt)
     return dt == CUDNN_DATA_FLOAT && cd->math != CUDNN_FMA_MATH;
 }
 
+simlib::conv_dims dims_of(const sim_tensor &x, const sim_filter &w, const sim_conv &cd, const sim_tensor &y)
+{
+    return simlib::conv_dims{x.n, x.c, x.h, x.w, w.k, w.r, w.s, y.h, y.w, cd.u, cd.v, cd.pad_h, cd.pad_w};
+}
+
 /* The forward sums (n, k, oh, ow) in canonical order, by algorithm: 0 c
  * outer then r, s; 1 r, s outer then c; 2 as 0 in blocks of 8 channels. */
 std::vector<float> fwd_sums(const sim_tensor &x, const sim_filter &w, const sim_conv &cd, const sim_tensor &y,
                             const std::vector<float> &X, const std::vector<float> &W, int algo)
 {
     std::vector<float> out((size_t)y.n * y.c * y.h * y.w);
-    size_t o = 0;
-    for (int n = 0; n < y.n; n++)
-        for (int k = 0; k < y.c; k++)
-            for (int oh = 0; oh < y.h; oh++)
-                for (int ow = 0; ow < y.w; ow++) {
-                    float acc = 0.0f, part = 0.0f;
-                    auto term = [&](int c, int r, int s) -> float {
-                        int ih = oh * cd.u - cd.pad_h + r, iw = ow * cd.v - cd.pad_w + s;
-                        if (ih < 0 || ih >= x.h || iw < 0 || iw >= x.w)
-                            return 0.0f;
-                        return X[(((size_t)n * x.c + c) * x.h + ih) * x.w + iw] *
-                               W[(((size_t)k * w.c + c) * w.r + r) * w.s + s];
-                    };
-                    if (algo == 1) {
-                        for (int r = 0; r < w.r; r++)
-                            for (int s = 0; s < w.s; s++)
-                                for (int c = 0; c < w.c; c++)
-                                    acc += term(c, r, s);
-                    } else {
-                        for (int c = 0; c < w.c; c++) {
-                            for (int r = 0; r < w.r; r++)
-                                for (int s = 0; s < w.s; s++)
-                                    part += term(c, r, s);
-                            if (algo == 0 || c % 8 == 7 || c == w.c - 1) {
-                                acc += part;
-                                part = 0.0f;
-                            }
-                        }
-                    }
-                    out[o++] = acc;
-                }
+    simlib::conv_fwd(dims_of(x, w, cd, y), X.data(), W.data(),
+                     algo == 1 ? simlib::CONV_RS_OUTER : algo == 2 ? simlib::CONV_C_BLOCK8 : simlib::CONV_C_OUTER,
+                     out.data());
     return out;
 }
 
@@ -620,28 +597,16 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, c
         const double t0 = call_begin(ws, algo);
         int t32 = is_t32(&C, X.dt);
         std::vector<float> dys = canon_x(&Y, dy, t32), wv = canon_w(&W, w, t32);
+        /* per element: k (descending for algorithm 1), then r, s */
+        std::vector<float> sums((size_t)X.n * X.c * X.h * X.w);
+        simlib::conv_dgrad(dims_of(X, W, C, Y), dys.data(), wv.data(), algo == 1, sums.data());
+        size_t i = 0;
         for (int n = 0; n < X.n; n++)
             for (int c = 0; c < X.c; c++)
                 for (int ih = 0; ih < X.h; ih++)
                     for (int iw = 0; iw < X.w; iw++) {
-                        float acc = 0.0f;
-                        for (int kk = 0; kk < W.k; kk++) {
-                            int k = algo == 1 ? W.k - 1 - kk : kk;
-                            for (int r = 0; r < W.r; r++) {
-                                int t = ih + C.pad_h - r;
-                                if (t < 0 || t % C.u || t / C.u >= Y.h)
-                                    continue;
-                                for (int s = 0; s < W.s; s++) {
-                                    int q = iw + C.pad_w - s;
-                                    if (q < 0 || q % C.v || q / C.v >= Y.w)
-                                        continue;
-                                    acc += dys[(((size_t)n * Y.c + k) * Y.h + t / C.u) * Y.w + q / C.v] *
-                                           wv[(((size_t)k * W.c + c) * W.r + r) * W.s + s];
-                                }
-                            }
-                        }
                         size_t o = tidx(&X, n, c, ih, iw);
-                        float v = a * acc;
+                        float v = a * sums[i++];
                         if (b != 0.0f)
                             v += b * load(dx, X.dt, o);
                         store(dx, X.dt, o, v);
@@ -674,30 +639,16 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
         const double t0 = call_begin(ws, algo);
         int t32 = is_t32(&C, X.dt);
         std::vector<float> xs = canon_x(&X, x, t32), dys = canon_x(&Y, dy, t32);
+        /* per element: a part per image (descending for algorithm 1) over oh, ow; the parts added */
+        std::vector<float> sums((size_t)W.k * W.c * W.r * W.s);
+        simlib::conv_wgrad(dims_of(X, W, C, Y), xs.data(), dys.data(), algo == 1, sums.data());
+        size_t i = 0;
         for (int k = 0; k < W.k; k++)
             for (int c = 0; c < W.c; c++)
                 for (int r = 0; r < W.r; r++)
                     for (int s = 0; s < W.s; s++) {
-                        float acc = 0.0f;
-                        for (int nn = 0; nn < Y.n; nn++) {
-                            int n = algo == 1 ? Y.n - 1 - nn : nn;
-                            float part = 0.0f;
-                            for (int oh = 0; oh < Y.h; oh++) {
-                                int ih = oh * C.u - C.pad_h + r;
-                                if (ih < 0 || ih >= X.h)
-                                    continue;
-                                for (int ow = 0; ow < Y.w; ow++) {
-                                    int iw = ow * C.v - C.pad_w + s;
-                                    if (iw < 0 || iw >= X.w)
-                                        continue;
-                                    part += dys[(((size_t)n * Y.c + k) * Y.h + oh) * Y.w + ow] *
-                                            xs[(((size_t)n * X.c + c) * X.h + ih) * X.w + iw];
-                                }
-                            }
-                            acc += part;
-                        }
                         size_t o = fidx(&W, k, c, r, s);
-                        float v = a * acc;
+                        float v = a * sums[i++];
                         if (b != 0.0f)
                             v += b * load(dw, W.dt, o);
                         store(dw, W.dt, o, v);

@@ -875,39 +875,21 @@ void run_conv(Run &r, const Op &o)
     each(xt, [&](const int64_t *i) { float f = x.at(i); X[n++] = t32 ? simlib::tf32(f) : f; });
     n = 0;
     each(wt, [&](const int64_t *i) { float f = w.at(i); Wv[n++] = t32 ? simlib::tf32(f) : f; });
+    /* the sums' order by engine: 1 tile 0 r, s outer then c; 1 tile 1 two
+     * halves of the channels, added; 2 c outer in blocks of 8 channels; 0 c
+     * outer (simlib::conv_fwd) */
+    const simlib::conv_dims d{(int)xt.dim[0], (int)C, (int)H, (int)W, (int)wt.dim[0], (int)R, (int)S,
+                              (int)yt.dim[2], (int)yt.dim[3], (int)o.stride[0], (int)o.stride[1],
+                              (int)o.pad[0], (int)o.pad[1]};
+    std::vector<float> acc((size_t)count(yt));
+    simlib::conv_fwd(d, X.data(), Wv.data(),
+                     r.engine == 1 ? (r.tile == 0 ? simlib::CONV_RS_OUTER : simlib::CONV_C_HALVES)
+                     : r.engine == 2 ? simlib::CONV_C_BLOCK8
+                                     : simlib::CONV_C_OUTER,
+                     acc.data());
+    n = 0;
     each(yt, [&](const int64_t *i) {
-        auto term = [&](int64_t c, int64_t rr, int64_t s) -> float {
-            int64_t ih = i[2] * o.stride[0] - o.pad[0] + rr, iw = i[3] * o.stride[1] - o.pad[1] + s;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W)
-                return 0.0f;
-            return X[(size_t)(((i[0] * C + c) * H + ih) * W + iw)] * Wv[(size_t)(((i[1] * C + c) * R + rr) * S + s)];
-        };
-        float acc = 0.0f;
-        if (r.engine == 1 && r.tile == 0) { /* r, s outer, c inner */
-            for (int64_t rr = 0; rr < R; rr++)
-                for (int64_t s = 0; s < S; s++)
-                    for (int64_t c = 0; c < C; c++)
-                        acc += term(c, rr, s);
-        } else if (r.engine == 1) { /* two halves of the channels, added */
-            float h2[2] = {0.0f, 0.0f};
-            for (int64_t c = 0; c < C; c++)
-                for (int64_t rr = 0; rr < R; rr++)
-                    for (int64_t s = 0; s < S; s++)
-                        h2[c >= C / 2] += term(c, rr, s);
-            acc = h2[0] + h2[1];
-        } else { /* c outer; engine 2 in blocks of 8 channels */
-            float part = 0.0f;
-            for (int64_t c = 0; c < C; c++) {
-                for (int64_t rr = 0; rr < R; rr++)
-                    for (int64_t s = 0; s < S; s++)
-                        part += term(c, rr, s);
-                if (r.engine != 2 || c % 8 == 7 || c == C - 1) {
-                    acc += part;
-                    part = 0.0f;
-                }
-            }
-        }
-        float v = o.alpha * acc;
+        float v = o.alpha * acc[n++];
         if (o.beta != 0.0f)
             v += o.beta * y.at(i);
         y.put(i, v);
