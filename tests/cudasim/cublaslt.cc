@@ -470,10 +470,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
         unpack(A, la, d.ta, m, af);
         unpack(B, lb, !d.tb, n, bf);
         /* each output's sum in the algorithm's order (one run over k; two
-         * halves, then their sum; blocks of 16 added in turn), 4 outputs of
-         * a row at once: op(B)'s rows interleaved by 4, so the 4 independent
-         * sums run side by side (the simulator's speed; each sum's order,
-         * and so every bit, as one at a time) */
+         * halves, then their sum; blocks of 16 added in turn), NB outputs
+         * of a row at once: op(B)'s rows interleaved by NB, so the NB
+         * independent sums run side by side, NV vectors of 8 (a lane's
+         * arithmetic is the scalar's: each sum's order, and so every bit,
+         * as one at a time; NV chains of additions hide their latency,
+         * which bounded one vector of 4) */
         std::vector<uint64_t> seg; /* segment bounds over k */
         if (id == 1)
             seg = {0, k / 2, k};
@@ -484,23 +486,44 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const
             seg = {0, k};
         if (seg.back() != k)
             seg.push_back(k);
-        std::vector<float> b4((size_t)k * 4);
-        for (uint64_t j0 = 0; j0 < n; j0 += 4) {
-            const uint64_t nj = n - j0 < 4 ? n - j0 : 4;
+        typedef float v8 __attribute__((vector_size(32)));
+        const int NV = n > 16 ? 4 : n > 8 ? 2 : 1, NB = 8 * NV;
+        std::vector<v8> bN((size_t)k * NV);
+        for (uint64_t j0 = 0; j0 < n; j0 += NB) {
+            const uint64_t nj = n - j0 < (uint64_t)NB ? n - j0 : NB;
             for (uint64_t kk = 0; kk < k; kk++)
-                for (uint64_t jj = 0; jj < 4; jj++)
-                    b4[(size_t)kk * 4 + jj] = jj < nj ? bf[(size_t)(j0 + jj) * k + kk] : 0.0f;
+                for (int jj = 0; jj < NB; jj++)
+                    bN[(size_t)kk * NV + jj / 8][jj % 8] = (uint64_t)jj < nj ? bf[(size_t)(j0 + jj) * k + kk] : 0.0f;
             for (uint64_t i = 0; i < m; i++) {
                 const float *ar = &af[(size_t)i * k];
-                float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                v8 a4[4] = {}; /* the sums; lane jj % 8 of vector jj / 8 is output j0 + jj */
                 for (size_t s = 0; s + 1 < seg.size(); s++) {
-                    float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    for (uint64_t kk = seg[s]; kk < seg[s + 1]; kk++)
-                        for (int jj = 0; jj < 4; jj++)
-                            part[jj] += ar[kk] * b4[(size_t)kk * 4 + (size_t)jj];
-                    for (int jj = 0; jj < 4; jj++)
-                        acc[jj] += part[jj];
+                    v8 p0 = {}, p1 = {}, p2 = {}, p3 = {};
+                    const v8 *b = &bN[(size_t)seg[s] * NV];
+                    if (NV == 4)
+                        for (uint64_t kk = seg[s]; kk < seg[s + 1]; kk++, b += 4) {
+                            const float a = ar[kk];
+                            p0 += a * b[0];
+                            p1 += a * b[1];
+                            p2 += a * b[2];
+                            p3 += a * b[3];
+                        }
+                    else if (NV == 2)
+                        for (uint64_t kk = seg[s]; kk < seg[s + 1]; kk++, b += 2) {
+                            const float a = ar[kk];
+                            p0 += a * b[0];
+                            p1 += a * b[1];
+                        }
+                    else
+                        for (uint64_t kk = seg[s]; kk < seg[s + 1]; kk++, b++)
+                            p0 += ar[kk] * b[0];
+                    a4[0] += p0;
+                    a4[1] += p1;
+                    a4[2] += p2;
+                    a4[3] += p3;
                 }
+                float acc[32];
+                memcpy(acc, a4, sizeof acc);
                 for (uint64_t jj = 0; jj < nj; jj++) {
                     const uint64_t j = j0 + jj;
                     size_t o = i + (size_t)ld.ld * j;
