@@ -99,8 +99,11 @@ int inside_alloc(const void *p, size_t n);
  * library call's duration) */
 void advance_clock(double ms);
 double clock_extra();
-/* the simulated device's clock in ms (what events record) */
+/* the simulated device's clock in ms (what events record): the CPU time of
+ * the thread running the work, plus advance_clock's */
 double now_ms();
+/* the host's wall clock in ms */
+double wall_ms();
 
 template <class... P> struct Launch {
     Cfg c;
