@@ -85,11 +85,14 @@
 #   (2.4e-2, 4.2e-2, 1.8e-1 elementwise), bert_tiny's at most 4.6e-4, 1.1e-3,
 #   1.1e-2; the tolerances are 2.5-5x the worst seen, and a wrong gradient
 #   (2026-11-22's dw on the H100: -0.00044 for -3.59) is off by about 1.
+#   The networks with BatchNorm (resnet_tiny, resnet18, resnet50): tf32
+#   2.5e-1, fp16 3.5e-1, bf16 7.5e-1 (ill-conditioned at batch 8: see
+#   BN_TF32G below).
 #   Where fp16's loss scaling skipped step 1, a note instead.
 # Each can be overridden: MODEL_CHECK_FP32_RTOL, MODEL_CHECK_FP32_GRAD_RTOL,
 # MODEL_CHECK_TF32_RTOL, MODEL_CHECK_FP16_RTOL, MODEL_CHECK_FP16_LOSS_RTOL,
 # MODEL_CHECK_BF16_RTOL, MODEL_CHECK_TF32_GRAD_RTOL, MODEL_CHECK_FP16_GRAD_RTOL,
-# MODEL_CHECK_BF16_GRAD_RTOL. Takes 10-15 minutes on one GPU (estimated: never
+# MODEL_CHECK_BF16_GRAD_RTOL, MODEL_CHECK_BN_{TF32,FP16,BF16}_GRAD_RTOL. Takes 10-15 minutes on one GPU (estimated: never
 # run; sections 4 and 5 about a minute each, BERT's part 5-10 with the CPU references of
 # bert_base the slow part) and up to about 10 GB in OUTDIR (bert_base's dumps
 # hold every gradient and final weight, 1.3 GB each: its CUDA dumps are
@@ -467,14 +470,32 @@ tight_imagenet="--rtol $FP32 --grad-rtol $FP32G --loss-rtol 2e-3 --final-rtol 2e
 # layers.4.ffn_in.bias 2.8e-3 away (0.03 lr) and every other within 7.8e-4
 tight_bert="--rtol $FP32 --grad-rtol $FP32G --loss-rtol $FP32 --final-rtol 1e-3 --adamw-lr 1e-4"
 # and step 1's gradients in the L2 norm (--traj-grad-rtol; not where fp16's
-# loss scaling skipped step 1): see the tolerances above
-traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32 --traj-grad-rtol $TF32G"
-traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3 --traj-grad-rtol $FP16G"
-traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3 --traj-grad-rtol $BF16G"
+# loss scaling skipped step 1): see the tolerances above. traj_grads TF32G
+# FP16G BF16G sets the three with those gradient tolerances.
+traj_grads() {
+	traj_tf32="--trajectory --rtol $TF32 --loss-rtol $TF32 --traj-grad-rtol $1"
+	traj_fp16="--trajectory --rtol $FP16 --loss-rtol $FP16L --input-rtol 1e-3 --traj-grad-rtol $2"
+	traj_bf16="--trajectory --rtol $BF16 --loss-rtol $BF16 --input-rtol 8e-3 --traj-grad-rtol $3"
+	optim_tol_fp16=$traj_fp16
+}
+traj_grads "$TF32G" "$FP16G" "$BF16G"
+# The networks with BatchNorm (resnet_tiny, resnet18, resnet50): step 1's
+# gradients are ill-conditioned at batch 8, so rounding moves all of them,
+# not a few elements. Measured (resnet_tiny, T2): the simulator's CUDA
+# against the CPU, worst tensor (layer1.0.bn2.bias) 0.096 (tf32), 0.108
+# (fp16; 0.141 with GEN_STATS), 0.376 (bf16), every tensor 5-22% off; the
+# CPU alone, fp32, from weights moved by 1e-4 of themselves (random, about
+# fp16's rounding): up to 0.060, median 0.028, and by 1e-3: up to 0.28.
+# Tolerances 2.5x the worst for tf32 / fp16, 2x for bf16: a gradient that
+# is zero, of the wrong sign or transposed (off by 1 or more) still fails; a
+# partly wrong one is left to the 5-step trajectories. ResNet-18 / -50's
+# reduced-precision gradients: not yet measured (their runs take 17 minutes
+# on the simulator). MODEL_CHECK_BN_{TF32,FP16,BF16}_GRAD_RTOL override.
+BN_TF32G=${MODEL_CHECK_BN_TF32_GRAD_RTOL:-2.5e-1} BN_FP16G=${MODEL_CHECK_BN_FP16_GRAD_RTOL:-3.5e-1}
+BN_BF16G=${MODEL_CHECK_BN_BF16_GRAD_RTOL:-7.5e-1}
 # optim_check: bit-identical, else (a step that is not deterministic) these
 exact="--rtol 0 --grad-rtol 0 --loss-rtol 0 --final-rtol 0"
 optim_tol_fp32=$tight
-optim_tol_fp16=$traj_fp16
 
 for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	selected || continue
@@ -494,6 +515,7 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 	esac
 	tight=$tight_base
 	[ $full = 1 ] || tight=$tight_imagenet
+	if [ $m = mnist_cnn ]; then traj_grads "$TF32G" "$FP16G" "$BF16G"; else traj_grads "$BN_TF32G" "$BN_FP16G" "$BN_BF16G"; fi
 	weights || continue
 
 	# 1. fp32: CUDA against CPU (the ImageNet models: one train and two infer settings)
@@ -810,6 +832,7 @@ bert_cases() {
 	compare "$m bf16 infer none vs max-autotune" "$m.cuda.I1.bf16" "$m.cuda.I1.bf16ma" $traj_bf16
 }
 
+traj_grads "$TF32G" "$FP16G" "$BF16G"
 for m in bert_tiny bert_tiny_s512 bert_base bert_base_s128; do
 	selected || continue
 	echo "== $m"
