@@ -278,12 +278,12 @@ inline void conv_wgrad(const conv_dims &d, const float *X, const float *DY, int 
             for (int h = 0; h < d.h; h++)
                 for (int w = 0; w < d.w; w++)
                     xt[(((size_t)n * d.h + h) * d.w + w) * d.c + c] = X[(((size_t)n * d.c + c) * d.h + h) * d.w + w];
+    const conv_spans sp(d);
     std::vector<float> acc((size_t)d.c), part((size_t)d.c);
     for (int k = 0; k < d.k; k++)
         for (int r = 0; r < d.r; r++)
             for (int s = 0; s < d.s; s++) {
-                int lo, hi;
-                conv_span(d.w, d.ow, d.v, d.pw, s, &lo, &hi);
+                const int lo = sp.lo[(size_t)s], hi = sp.hi[(size_t)s];
                 std::fill(acc.begin(), acc.end(), 0.0f);
                 for (int nn = 0; nn < d.n; nn++) {
                     int n = n_down ? d.n - 1 - nn : nn;
