@@ -19,4 +19,4 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 . "$(dirname "$0")/probe.sh"
 gpu_probe "$W"
-exec "$PY" "$SRC/tests/engine/bert_hf.py" --device cuda
+"$PY" "$SRC/tests/engine/bert_hf.py" --device cuda # not exec: the trap removes $W

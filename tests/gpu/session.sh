@@ -7,6 +7,8 @@
 # session can afford: the checks of the open correctness evidence (issue 11:
 # the ops, the fp32/tf32 training gradients, BERT on CUDA) at once in
 # lanes, then the knobs of that evidence (cudnn_benchmark, memory) alone.
+# Part `check` is `make check-gpu`: every check at once in lanes, the
+# speed comparisons alone after them (for a machine held long enough).
 #
 #   sh tests/gpu/session.sh --list            the parts in order, with their estimates
 #   sh tests/gpu/session.sh --coverage        model_check.sh's configurations that no lane runs
@@ -61,6 +63,9 @@ export top_srcdir top_builddir MATRIX_ENGINE PYTHON_TORCH
 PART_S=${SESSION_PART_S:-560}
 RESERVE_S=${SESSION_RESERVE_S:-25}
 PARTS="first ops bert bench-convnets bench-bert runtimes knobs pytorch-knobs"
+# check: `make check-gpu`'s part (every check at once in lanes, the knobs
+# alone after them), for a machine held longer than a device call: not in
+# PARTS, not cut at SESSION_PART_S's default (make check-gpu gives it 1800 s)
 
 # part_info NAME: "MINUTES|what runs" (the estimates: engine/NOTES.md, the runbook)
 part_info() {
@@ -72,6 +77,7 @@ part_info() {
 	bench-bert) echo "6|bench_bert.sh (issue 16's rows: BERT-base / -large infer / train), ours reduce-overhead, PyTorch eager, then torch.compile within a 330 s budget" ;;
 	runtimes) echo "6|runtimes.sh (the PyTorch engine's runtimes: 24 points, inductor's compiles most of it)" ;;
 	knobs) echo "8|knob_sanity.sh (each knob off against on, 63 points), then memory_vs_pytorch.sh (12 points)" ;;
+	check) echo "11|make check-gpu: 11 lanes at once: ops_check -q then its full-size cases | model_check mnist_cnn | resnet_tiny | resnet18 resnet50 conv_graph | bert_tiny, then bert_hf.sh | bert_tiny_s512 | bert_base | bert_base_s128 | bert_accept | ddp_check.sh, data_upload.sh, plan_cache.sh | memory_vs_pytorch.sh, knob_sanity.sh's memory, layout, compile and env sections; then its speed sections alone (cudnn_benchmark, precision)" ;;
 	pytorch-knobs) echo "9|pytorch_knobs.sh (the PyTorch engine's knobs, 5-10 min: cut short at the part's end)" ;;
 	*) return 1 ;;
 	esac
@@ -273,10 +279,13 @@ mc_configs() {
 		/selected_part [a-z_0-9]+/ && !/^selected_part\(\)/ { match($0, /selected_part [a-z_0-9]+/); print substr($0, RSTART + 14, RLENGTH - 14) }' \
 		"$here/model_check.sh" | tr ' ' '\n' | grep . | sort -u
 }
-# uncovered: those in no lane here (the bert part gives them one of their own)
+# uncovered [PART]: those in no lane of the session's parts (the bert part
+# gives them one of their own), or in no lane of part PART alone
 uncovered() {
 	{
-		sed -n 's/^[[:space:]]*mc mc_[a-z0-9_]* [0-9]* "\([a-z0-9_ ]*\)".*/\1/p' "$here/$(basename "$0")" | tr ' ' '\n' | sed 's/^/L /'
+		if [ -n "${1:-}" ]; then sed -n "/^part_$1() {\$/,/^}\$/p" "$here/session.sh"
+		else sed '/^part_check() {$/,/^}$/d' "$here/session.sh"; fi |
+			sed -n 's/^[[:space:]]*mc mc_[a-z0-9_]* [0-9]* "\([a-z0-9_ ]*\)".*/\1/p' | tr ' ' '\n' | sed 's/^/L /'
 		mc_configs | sed 's/^/M /'
 	} | awk '$1 == "L" { l[$2] = 1; next } !($2 in l) { print $2 }'
 }
@@ -323,6 +332,52 @@ part_knobs() {
 	step knob_sanity 390 sh "$here/knob_sanity.sh" "$pw/knob_sanity"
 	step memory_vs_pytorch 240 sh "$here/memory_vs_pytorch.sh" "$pw/memory"
 }
+# make check-gpu (issue 11 item 5: under 10 minutes on one H100): what
+# measures no time runs at once, one lane a process of its own on the GPU
+# (16 CPU cores, 80+ GB: the lanes' peaks add up to about 25 GB), each step
+# with a plan cache of its own; memory_vs_pytorch.sh and knob_sanity.sh's
+# sections that judge no speed too (peaks are per process; layouts and
+# compile modes are read from logs). Its sections that compare speeds
+# (cudnn_benchmark, precision: 70 points) run alone after the lanes (step
+# knob_speed), with a fresh plan cache (no choice timed while the lanes ran).
+# runtimes.sh's table is of speeds: not here (make check-gpu-runtimes, alone).
+part_check() {
+	pc() { echo "MATRIX_PLAN_CACHE=$pw/plan-cache.$1"; }
+	(
+		ops_check_step 900 small
+		ops_check_step 900 full
+	) &
+	mc mc_mnist 900 "mnist_cnn" &
+	mc mc_resnet_tiny 900 "resnet_tiny" &
+	mc mc_resnet 900 "resnet18 resnet50 conv_graph" &
+	(
+		mc mc_bert_tiny 900 "bert_tiny"
+		step bert_hf 300 env "$(pc bert_hf)" sh "$here/bert_hf.sh"
+	) &
+	mc mc_bert_tiny_s512 900 "bert_tiny_s512" &
+	mc mc_bert_base 900 "bert_base" &
+	mc mc_bert_base_s128 900 "bert_base_s128" &
+	mc mc_bert_accept 900 "bert_accept" &
+	(
+		step ddp 600 env "$(pc ddp)" sh "$here/ddp_check.sh" "$pw/ddp"
+		step data_upload 300 env "$(pc data_upload)" sh "$here/data_upload.sh" "$pw/data_upload"
+		step plan_cache 300 env "$(pc plan)" sh "$here/plan_cache.sh" "$pw/plan_cache"
+	) &
+	(
+		step memory_vs_pytorch 600 env "$(pc memory)" sh "$here/memory_vs_pytorch.sh" "$pw/memory"
+		step knob_static 300 env "$(pc knob_static)" KNOB_SECTIONS="memory channels_last compile env" \
+			sh "$here/knob_sanity.sh" "$pw/knob_static"
+	) &
+	more=$(uncovered check | tr '\n' ' ')
+	if [ -n "$more" ]; then
+		say "model_check.sh configurations in no lane of part check: ${more}run in a lane of their own"
+		mc mc_more 900 "$more" &
+	fi
+	wait
+	step knob_speed 600 env "$(pc knob_speed)" KNOB_SECTIONS="benchmark precision" \
+		sh "$here/knob_sanity.sh" "$pw/knob_speed"
+}
+
 part_pytorch_knobs() { step pytorch_knobs 540 sh "$here/pytorch_knobs.sh" "$pw/pytorch_knobs"; }
 
 # summary: the steps' lines, their failures, any table rows; to stdout and the log
@@ -371,7 +426,27 @@ run_part() {
 	fi
 	case $part in bench-*) bf=$(echo "$part" | tr - _)$tab.md ;; *) bf= ;; esac
 	echo "files: $(cd "$O" && ls "$part".* $bf 2>/dev/null | tr '\n' ' ')(in $O)"
+	[ "$part" != check ] || check_counts
 	! grep -qE '\|(FAIL|TIMEOUT|NOT RUN)' "$pw"/*.sum 2>/dev/null
+}
+
+# check_counts: make check-gpu's last lines, a check being a step: ok is
+# passed, SKIP skipped, anything else (FAIL, TIMEOUT, NOT RUN) failed
+check_counts() {
+	cp=0 cf=0 cs=0
+	for s in "$pw"/*.sum; do
+		[ -f "$s" ] || continue
+		case $(cut -d'|' -f2 "$s") in
+		ok) cp=$((cp + 1)) ;;
+		SKIP) cs=$((cs + 1)) ;;
+		*) cf=$((cf + 1)) ;;
+		esac
+	done
+	{
+		[ $cp -gt 0 ] || [ $cf -gt 0 ] || echo "SKIP: no GPU"
+		echo "check-gpu: $cs skipped"
+		echo "$cp passed, $cf failed"
+	} | tee -a "$log"
 }
 
 standin=
@@ -380,6 +455,8 @@ case ${1:-} in
 --coverage) # model_check.sh's configurations in no lane: none, or session.sh needs a lane (and an estimate)
 	more=$(uncovered | tr '\n' ' ')
 	[ -z "$more" ] || { echo "model_check.sh configurations in no lane of session.sh: $more"; exit 1; }
+	more=$(uncovered check | tr '\n' ' ')
+	[ -z "$more" ] || { echo "model_check.sh configurations in no lane of part check (make check-gpu): $more"; exit 1; }
 	echo "every configuration of model_check.sh is in a lane: $(mc_configs | tr '\n' ' ')"; exit 0 ;;
 --record) [ $# -eq 2 ] || { usage >&2; exit 2; }; record "$2"; exit $? ;;
 --stand-in) standin=1; shift ;;

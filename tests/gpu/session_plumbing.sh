@@ -64,6 +64,31 @@ tar -tzf out/knobs.tgz >tgz.list || fail "knobs.tgz does not list"
 expect_grep '^knobs/knob_sanity.out$' tgz.list "the step's output in the archive"
 if grep -q '\.mxw$' tgz.list; then fail "a dump in the archive"; fi
 
+# part check (make check-gpu), the CPU standing in, 5 s a step: every lane
+# at once, knob_speed (knob_sanity's speed comparisons) only after the last lane ended,
+# each step in the summary, and the last lines the steps' counts
+rc=0
+OUT=$work/chk SESSION_STEP_S=5 sh "$S" --stand-in check >chk.out 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || { cat chk.out >&2; fail "part check: exit $rc, expected 1 (steps cut short)"; }
+expect_eq "$(cd chk && ls | tr '\n' ' ')" "check.log check.tgz " "part check: the files under OUT"
+steps="bert_hf data_upload ddp knob_speed knob_static mc_bert_accept mc_bert_base mc_bert_base_s128 mc_bert_tiny mc_bert_tiny_s512 mc_mnist mc_resnet mc_resnet_tiny memory_vs_pytorch ops_check ops_full plan_cache"
+for s in $steps; do
+	grep -q "^$s " chk.out || fail "part check: step $s not in the summary"
+done
+# [HH:MM:SS] NAME: started / ... after Ns: knob_sanity starts after every other step's end
+awk '/^\[[0-9:]+\] [a-z_0-9]+: / {
+		split(substr($1, 2, 8), t, ":"); s = t[1] * 3600 + t[2] * 60 + t[3]; n = $2; sub(/:$/, "", n)
+		if ($3 == "started,") { if (n == "knob_speed") ks = s; else starts++ }
+		else if (n != "knob_speed" && s > last) last = s
+	}
+	END { if (ks == "" || starts < 12 || ks < last) { printf "knob_speed started at %s, the lanes ended at %s (%d lane steps started)\n", ks, last, starts; exit 1 } }' chk.out >order.out ||
+	fail "part check: knob_speed did not run alone after the lanes: $(cat order.out)"
+ok=$(awk -v l="$steps" 'BEGIN { n = split(l, a, " "); for (i = 1; i <= n; i++) s[a[i]] = 1 } ($1 in s) && $2 == "ok" { c++ } END { print c + 0 }' chk.out)
+bad=$(awk -v l="$steps" 'BEGIN { n = split(l, a, " "); for (i = 1; i <= n; i++) s[a[i]] = 1 } ($1 in s) && $2 != "ok" && $2 != "SKIP" { c++ } END { print c + 0 }' chk.out)
+expect_eq "$(tail -n 1 chk.out)" "$ok passed, $bad failed" "part check: the last line, the summary's steps counted"
+[ "$bad" -gt 0 ] || fail "part check: no step cut short at 5 s"
+expect_grep '^check-gpu: [0-9]* skipped$' chk.out "part check: the skipped count"
+
 # a GPU listed by nvidia-smi (a stand-in nvidia-smi here) but the engine's
 # CUDA probe not ok (no device here): the part fails at once, its steps not
 # run (their SKIP would mean "no GPU" and the part would pass)
