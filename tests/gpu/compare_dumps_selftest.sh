@@ -57,6 +57,30 @@ flip[1, 1] += 0.2 * base["grad.w"].norm()
 mxw.save("traj_flip.mxw", dict(base, **{"grad.w": flip}))
 mxw.save("traj_wrong.mxw", dict(base, **{"grad.w": -base["grad.w"]}))
 mxw.save("traj_skip1.mxw", dict(base, **{"grad.w": inf}, losses=torch.tensor([7.0, 7.0, 6.01, 5.0, 4.0]), skipped=sk))
+# --noise-ref: grad.a well-conditioned (rounding moves it by 1e-3 of its
+# norm), grad.b ill-conditioned (by 0.2); GOT within each's own tolerance,
+# then grad.a off by 0.1 (over max(0.05, 4 x 1e-3), under the cap 0.5)
+na, nb = torch.randn(40, generator=g), torch.randn(40, generator=g)
+two = dict(base, **{"grad.a": na, "grad.b": nb})
+del two["grad.w"]
+def moved(t, r):
+    d = torch.randn(t.shape, generator=g)
+    return t + r * t.norm() * d / d.norm()
+mxw.save("nz_ref.mxw", two)
+mxw.save("nz_noise.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.2)}))
+mxw.save("nz_ok.mxw", dict(two, **{"grad.a": moved(na, 0.03), "grad.b": moved(nb, 0.3)}))
+mxw.save("nz_bad.mxw", dict(two, **{"grad.a": moved(na, 0.1), "grad.b": moved(nb, 0.3)}))
+mxw.save("nz_b_over.mxw", dict(two, **{"grad.a": moved(na, 0.03), "grad.b": moved(nb, 0.6)}))
+# an ill-conditioned output and loss: rounding moves them by 3% (of the
+# output's largest, of the first loss), GOT by 5%: within 4 x the floor
+ob, lb = two["output"], two["losses"]
+mxw.save("nz_noise_out.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.2)},
+                                  output=ob + 0.03 * ob.abs().max(), losses=lb + 0.03 * lb[0]))
+mxw.save("nz_out.mxw", dict(two, output=ob + 0.05 * ob.abs().max(), losses=lb - 0.05 * lb[0]))
+# --round-weights 10: 1 + 2^-10 kept, 1 + 2^-11 (a tie) to 1 (even),
+# 1 + 3 x 2^-11 (a tie) to 1 + 2^-9 (even), -1 - 2^-12 to -1, int kept
+mxw.save("rw_in.mxw", {"w": torch.tensor([1 + 2.0**-10, 1 + 2.0**-11, 1 + 3 * 2.0**-11, -1 - 2.0**-12]),
+                       "ids": torch.tensor([3, 4], dtype=torch.int32)})
 EOF
 [ -f ref.mxw ] || fail "the dumps were not made"
 ok() { "$PY" "$C" "$@" >out 2>&1 || { cat out >&2; fail "compare_dumps.py $*: exit $?, expected 0"; }; }
@@ -89,4 +113,29 @@ ko 'CHECK FAIL .* grads: 1 tensor(s), worst relative L2 difference 2' --trajecto
 ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw traj_wrong.mxw
 ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 3e-1 ref.mxw traj_skip1.mxw
 expect_grep "grads: not compared: loss scaling skipped step 1's update" out "the skipped step 1's note"
-echo "ok: compare_dumps.py: tolerances, loss-scaling skips, matching infs, AdamW outliers, trajectory gradients"
+# --noise-ref: each gradient against min(cap, max(base, k x its floor))
+nz="--trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 0.5 --noise-base 0.05 --noise-k 4"
+ok $nz --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw
+expect_grep 'grads: 2 tensor(s), each within min(0.5, max(0.05, 4 x its rounding floor)).* 1 tolerance(s) above 0.05 by their floor, 1 at 0.5' out "the floor's summary"
+ko 'CHECK FAIL .* grads: .*worst 2.00 of its tolerance (grad.a: relative L2 difference 1.000e-01, floor 1.000e-03, tolerance 5.000e-02)' \
+	$nz --noise-ref nz_noise.mxw nz_ref.mxw nz_bad.mxw
+ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 --traj-grad-rtol 0.5 nz_ref.mxw nz_bad.mxw # the cap alone: passes
+ko 'CHECK FAIL .* grads: .*(grad.b: relative L2 difference 6.000e-01, floor 2.000e-01, tolerance 5.000e-01)' \
+	$nz --noise-ref nz_noise.mxw nz_ref.mxw nz_b_over.mxw
+ok $nz --noise-ref nz_noise_out.mxw nz_ref.mxw nz_out.mxw
+expect_grep 'rounding floors .*: output 3.000e-02, losses 3.000e-02 of the first loss: tolerances output 1.20e-01, losses 1.20e-01' out "the output's and losses' floors"
+ko 'CHECK FAIL .* output: .*tolerance 1.0e-02' $nz --noise-ref nz_noise.mxw nz_ref.mxw nz_out.mxw # floors 0
+rc=0; "$PY" "$C" --trajectory --traj-grad-rtol 0.5 --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw >out 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q 'needs --trajectory, --traj-grad-rtol and --noise-base' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
+ok --round-weights 10 rw_in.mxw rw_out.mxw
+"$PY" - "$top_srcdir" <<'EOF' || fail "--round-weights: wrong values"
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/engine")
+import mxw
+w = mxw.load_np("rw_out.mxw")
+want = [1 + 2.0**-10, 1.0, 1 + 2.0**-9, -1.0]
+got = [float(x) for x in w["w"]]
+assert got == want, (got, want)
+assert list(w["ids"]) == [3, 4], w["ids"]
+EOF
+echo "ok: compare_dumps.py: tolerances, loss-scaling skips, matching infs, AdamW outliers, trajectory gradients, rounding floors, --round-weights"
