@@ -102,7 +102,19 @@ int result_read(const char *path, struct result *res, char **why)
 			goto garbled;
 		}
 		*eq = '\0';
-		result_set(res, line, eq + 1);
+		/* a value's surrounding blanks are not part of it ("throughput= 12 "
+		 * is 12, as the runner and the report then read it alike) */
+		char *v = eq + 1, *ve = line + n;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+			*--ve = '\0';
+		if (result_get(res, line)) {
+			/* which of two throughputs is the point's? neither: garbled */
+			*why = xasprintf("result file line %u repeats the key '%.64s'", lineno, line);
+			goto garbled;
+		}
+		result_set(res, line, v);
 		if (res->n > RESULT_MAX_KEYS) {
 			*why = xasprintf("result file has more than %u keys (line %u)", RESULT_MAX_KEYS, lineno);
 			goto garbled;
@@ -153,9 +165,10 @@ char *result_bad_value(const char *name, const char *text)
 	char *end;
 	errno = 0;
 	double v = strtod(text, &end);
-	while (*end == ' ')
-		end++;
-	if (!*text || *end)
+	/* a decimal number only: strtod also reads hexadecimal ("0x10" = 16),
+	 * which no engine writes for a measurement */
+	int hex = strpbrk(text, "xXpP") != NULL && !isnan(v) && !isinf(v);
+	if (!*text || *end || hex)
 		return xasprintf("%s '%.40s' is not a number", name, text);
 	if (isnan(v))
 		return xasprintf("%s is NaN", name);
@@ -177,6 +190,14 @@ char *result_check(const struct result *res)
 		if (why)
 			return why;
 	}
+	/* the step time's interval holds the step time (up to the rounding of
+	 * printing them: 1e-6 of it) */
+	const char *m = result_get(res, "step_ms"), *lo = result_get(res, "step_ms_lo");
+	const char *hi = result_get(res, "step_ms_hi");
+	double vm, vl, vh;
+	if (m && lo && hi && parse_double(m, &vm) == 0 && parse_double(lo, &vl) == 0 &&
+	    parse_double(hi, &vh) == 0 && (vl > vm * (1 + 1e-6) || vh < vm * (1 - 1e-6)))
+		return xasprintf("step_ms %g is outside its own interval [step_ms_lo %g, step_ms_hi %g]", vm, vl, vh);
 	return NULL;
 }
 

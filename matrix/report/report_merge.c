@@ -7,7 +7,8 @@
  * What differs between the runs is said, never merged silently: factors not
  * every run has (their rows at other than one level are left out), report
  * items and baselines that do not carry over, the metric, and points
- * measured with different engine versions. */
+ * measured with different engine versions. The same measurement in two runs
+ * (a run given twice, a copy of it) is refused. */
 #include "config.h"
 
 #include <dirent.h>
@@ -660,6 +661,75 @@ static void shared_factors(struct src *s, size_t n)
 		}
 }
 
+/* A row's measurement: the name of the result file its attempt wrote,
+ * "ID.NONCE.result" (run/cmd_run.c: a random 64-bit nonce per attempt), as
+ * its command cell gives it ("--result DIR/logs/..." or
+ * "MATRIX_RESULT=DIR/logs/..."); 0 when the cell has none (copied into key:
+ * 16 + 1 + 16 hex digits). */
+static int row_measurement(const char *cmd, char key[34])
+{
+	for (const char *p = cmd ? strstr(cmd, "/logs/") : NULL; p; p = strstr(p + 1, "/logs/")) {
+		const char *q = p + 6;
+		if (strspn(q, "0123456789abcdef") == 16 && q[16] == '.' && strspn(q + 17, "0123456789abcdef") == 16 &&
+		    strncmp(q + 33, ".result", 7) == 0) {
+			memcpy(key, q, 33);
+			key[33] = '\0';
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct meas {
+	char key[34];
+	size_t src;
+};
+
+static int meas_cmp(const void *a, const void *b)
+{
+	const struct meas *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	return c ? c : (x->src > y->src) - (x->src < y->src);
+}
+
+/* The same measurement in two of the runs (a run given twice, or a copy of
+ * one): its rows would count as more processes than ran, and compare would
+ * test copies against copies. Refused, naming the runs. */
+static int merge_duplicates(const struct src *s, size_t n, FILE *err)
+{
+	size_t nm = 0, cap = 0;
+	struct meas *m = NULL;
+	for (size_t i = 0; i < n; i++) {
+		long c = table_column(&s[i].t, "command");
+		for (size_t r = 0; c >= 0 && r < s[i].t.nrows; r++) {
+			char key[34];
+			if ((size_t)c >= s[i].t.rows[r].n || !row_measurement(s[i].t.rows[r].cell[c], key))
+				continue;
+			if (nm == cap)
+				m = xrealloc(m, (cap = cap ? 2 * cap : 64) * sizeof(*m));
+			memcpy(m[nm].key, key, sizeof(key));
+			m[nm++].src = i;
+		}
+	}
+	qsort(m, nm, sizeof(*m), meas_cmp);
+	int rc = 0;
+	for (size_t i = 0; i + 1 < nm && rc == 0; i++) {
+		if (strcmp(m[i].key, m[i + 1].key) != 0 || m[i].src == m[i + 1].src)
+			continue;
+		size_t a = m[i].src, b = m[i + 1].src, same = 0;
+		for (size_t j = 0; j + 1 < nm; j++)
+			same += strcmp(m[j].key, m[j + 1].key) == 0 && m[j].src == a && m[j + 1].src == b;
+		fprintf(err,
+			"matrix: '%s' (run %zu) and '%s' (run %zu) hold the same measurements (%zu row(s), e.g. "
+			"logs/%s.result): a run given twice, or a copy of one. Merged, each would count as more "
+			"processes than ran; give each run once\n",
+			s[a].name, a + 1, s[b].name, b + 1, same, m[i].key);
+		rc = -1;
+	}
+	free(m);
+	return rc;
+}
+
 int merge_load(struct run *run, char *const *dirs, char *const *names, size_t n, struct table *t, FILE *err,
 	       FILE *notes)
 {
@@ -675,6 +745,8 @@ int merge_load(struct run *run, char *const *dirs, char *const *names, size_t n,
 		if (src_read(&s[i], err) != 0)
 			goto out;
 	}
+	if (merge_duplicates(s, n, err) != 0)
+		goto out;
 	shared_factors(s, n);
 	struct strbuf sb = {0};
 	for (size_t i = 0; i < n; i++) {
@@ -695,13 +767,13 @@ int merge_load(struct run *run, char *const *dirs, char *const *names, size_t n,
 				sb_printf(&ms, "%s%s", ms.len ? ", " : "", s[i].machine[r]);
 		}
 		sb_printf(&sb, "%s'%s' as run %zu (%s, %zu rows, on %s)", i ? "; " : "", s[i].name, i + 1,
-			  s[i].r.name, s[i].t.nrows, ms.buf);
+			  s[i].r.name, s[i].t.nrows, ms.buf ? ms.buf : "");
 		sb_free(&ms);
 		if (s[i].torn >= 0 && run->torn_offset < 0)
 			run->torn_offset = s[i].torn;
 	}
 	note(run, notes, xasprintf("merged %zu runs into one study with the factor '%s' (%zu level%s): %s.", n,
-				   MERGE_FACTOR, nm, nm == 1 ? "" : "s", sb.buf));
+				   MERGE_FACTOR, nm, nm == 1 ? "" : "s", sb.buf ? sb.buf : ""));
 	sb_free(&sb);
 	compare_recipes(run, s, n, notes);
 	drop_factors(run, s, n, notes);

@@ -59,6 +59,8 @@ expect_status 0 "$MATRIX" run --resume ed --no-report > out.txt 2> err.txt
 # FIFO is an empty recipe, not a hang. Under a timeout and a memory limit.
 vlimit=1000000 # not under AddressSanitizer, whose shadow memory cannot live under it
 if ldd "$MATRIX" 2>/dev/null | grep -q libasan; then vlimit=unlimited; fi
+# a second run to merge with (a copy of run would be refused: the same measurements)
+expect_status 0 "$MATRIX" run r1.yaml --out run2 --no-report > out.txt 2> err.txt
 for kind in fifo zero; do
 	cp -r run env$kind
 	rm env$kind/env.txt
@@ -70,7 +72,7 @@ for kind in fifo zero; do
 	[ $rc = 0 ] || fail "report with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"
 	expect_grep '^(env.txt is not a regular file)$' env$kind/report.md "the $kind env.txt in report.md"
 	set +e
-	(ulimit -v $vlimit; timeout 20 "$MATRIX" merge env$kind run --out merged$kind --quiet) > out.txt 2> err.txt
+	(ulimit -v $vlimit; timeout 20 "$MATRIX" merge env$kind run2 --out merged$kind --quiet) > out.txt 2> err.txt
 	rc=$?
 	set -e
 	[ $rc = 0 ] || fail "merge with env.txt a $kind: exit $rc, $(head -c 300 err.txt)"

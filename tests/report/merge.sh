@@ -5,7 +5,8 @@
 # which machine is a factor (effects, best per machine, figures coloured by
 # it, export), say which factors differ and what they left out, and warn
 # about points measured with different engine versions; bad input is exit 2
-# with nothing written.
+# with nothing written, the same measurements twice (a run given twice, a
+# copy of it) among it.
 #
 # The second node, honestly: the runner writes each row's node from
 # SLURMD_NODENAME when it is set (Slurm's name for the node a task runs on,
@@ -156,6 +157,16 @@ expect_status 2 "$MATRIX" status M 2> e7.txt
 expect_grep "^matrix: 'M' is a merged directory (matrix merge): it has no plan; 'matrix report' reads it as one study$" e7.txt "status on a merged directory"
 expect_status 2 "$MATRIX" run --resume M 2> e8.txt
 expect_grep "^matrix: 'M' is a merged directory (matrix merge): it is reported, not resumed; resume the runs it copied$" e8.txt "resume of a merged directory"
+# the same measurements twice: a run given twice, or a copy of it (its
+# rows would count as more processes than ran)
+expect_status 2 "$MATRIX" merge A A --out X 2> e9.txt
+expect_grep "^matrix: 'A' (run 1) and 'A' (run 2) hold the same measurements (4 row(s), e.g. logs/[0-9a-f]*\.[0-9a-f]*\.result): a run given twice, or a copy of one" e9.txt "a run merged with itself"
+cp -r A Acopy
+expect_status 2 "$MATRIX" merge B Acopy A --out X 2> e10.txt
+expect_grep "^matrix: 'Acopy' (run 2) and 'A' (run 3) hold the same measurements (4 row(s)" e10.txt "a run merged with its copy"
+expect_status 2 "$MATRIX" report A Acopy 2> e11.txt
+expect_grep "hold the same measurements" e11.txt "report of a run and its copy"
+[ ! -e X ] || fail "a refused merge wrote X"
 expect_status 2 "$MATRIX" report A --out X 2> e5.txt
 expect_grep "give two or more directories" e5.txt "--out with one directory"
 # a run with a factor called machine (a copy of K1, factor C renamed in its

@@ -134,6 +134,39 @@ static void test_result(const char *dir)
 	CHECK_INT(write_file_atomic(p, "bad key=1\n", 10), 0);
 	CHECK_INT(result_read(p, &res, &why), -2);
 	free(why);
+	/* a value's blanks are not part of it: the runner and the report read
+	 * " 12 " as 12 alike (the report dropped the row, the runner kept it) */
+	text = "status=ok\nthroughput= 12 \t\nunit=\t samples/s\n";
+	CHECK_INT(write_file_atomic(p, text, strlen(text)), 0);
+	CHECK_INT(result_read(p, &res, &why), 0);
+	CHECK_STR(result_get(&res, "throughput"), "12");
+	CHECK_STR(result_get(&res, "unit"), "samples/s");
+	CHECK(result_check(&res) == NULL);
+	result_free(&res);
+	/* a key twice: which is the point's? garbled */
+	text = "status=ok\nthroughput=5\nthroughput=7\n";
+	CHECK_INT(write_file_atomic(p, text, strlen(text)), 0);
+	CHECK_INT(result_read(p, &res, &why), -2);
+	CHECK_STR(why, "result file line 3 repeats the key 'throughput'");
+	free(why);
+	/* hexadecimal, and a step time outside its own interval: failed */
+	char *bad = result_bad_value("throughput", "0x10");
+	CHECK_STR(bad, "throughput '0x10' is not a number");
+	free(bad);
+	bad = result_bad_value("throughput", "1e3");
+	CHECK(bad == NULL);
+	text = "status=ok\nstep_ms=1\nstep_ms_lo=2\nstep_ms_hi=3\n";
+	CHECK_INT(write_file_atomic(p, text, strlen(text)), 0);
+	CHECK_INT(result_read(p, &res, &why), 0);
+	bad = result_check(&res);
+	CHECK_STR(bad, "step_ms 1 is outside its own interval [step_ms_lo 2, step_ms_hi 3]");
+	free(bad);
+	result_free(&res);
+	text = "status=ok\nstep_ms=2\nstep_ms_lo=2\nstep_ms_hi=3\n";
+	CHECK_INT(write_file_atomic(p, text, strlen(text)), 0);
+	CHECK_INT(result_read(p, &res, &why), 0);
+	CHECK(result_check(&res) == NULL);
+	result_free(&res);
 	unlink(p);
 	CHECK_INT(result_read(p, &res, &why), -1);
 	free(p);
