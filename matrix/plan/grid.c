@@ -400,8 +400,7 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			filter_no_factor(r, name, err);
 			goto fail;
 		}
-		if (!f->allow[fi])
-			f->allow[fi] = xcalloc(r->factors[fi].nlevels, 1);
+		unsigned char *term_allow = xcalloc(r->factors[fi].nlevels, 1);
 		char *vcopy = xstrdup(values), *vsave = NULL;
 		for (char *v = strtok_r(vcopy, "|", &vsave); v; v = strtok_r(NULL, "|", &vsave)) {
 			v = str_trim(v);
@@ -409,11 +408,21 @@ struct grid_filter *grid_filter_parse(const struct recipe *r, const char *spec, 
 			if (li < 0) {
 				filter_no_level(r, (size_t)fi, name, v, err);
 				free(vcopy);
+				free(term_allow);
 				goto fail;
 			}
-			f->allow[fi][li] = 1;
+			term_allow[li] = 1;
 		}
 		free(vcopy);
+		/* a point matches every term: a factor named twice keeps the
+		 * levels both terms allow ('batch=8,batch=1' keeps none) */
+		if (!f->allow[fi]) {
+			f->allow[fi] = term_allow;
+		} else {
+			for (size_t l = 0; l < r->factors[fi].nlevels; l++)
+				f->allow[fi][l] &= term_allow[l];
+			free(term_allow);
+		}
 	}
 	free(copy);
 	return f;

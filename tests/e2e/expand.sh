@@ -23,6 +23,10 @@ name: a
 YAML
 expect_eq "$("$MATRIX" expand a.yaml --count)" 10 "count with exclusions"
 expect_eq "$("$MATRIX" expand a.yaml --count --only model=resnet18)" 6 "count with --only"
+# a point matches every term: a factor named twice keeps the levels both allow
+expect_eq "$("$MATRIX" expand a.yaml --count --only 'model=resnet18|resnet50,model=resnet18')" 6 "a factor in two terms: both"
+expect_status 2 "$MATRIX" expand a.yaml --only 'model=resnet50,model=resnet18' 2> e0
+expect_grep "no point of the plan matches every term of 'model=resnet50,model=resnet18'" e0 "a factor in two disjoint terms"
 "$MATRIX" expand a.yaml --format csv > a.csv
 "$MATRIX" expand b.yaml --format csv > b.csv
 expect_eq "$(head -1 a.csv)" "id,index,repeat,model,batch,precision" "csv header"
