@@ -123,8 +123,15 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
     case F_INT: {
         errno = 0;
         long x = strtol(v, &end, 10);
-        if (*v == 0 || *end || errno || x < (strcmp(f->name, "seed") ? 1 : 0) || x > 1 << 30) {
-            fprintf(stderr, "matrix-engine: --%s: '%s' is not a positive integer\n", f->name, v);
+        long lo = strcmp(f->name, "seed") ? 1 : 0;
+        if (*v == 0 || *end || (errno && errno != ERANGE)) {
+            fprintf(stderr, "matrix-engine: --%s: '%s' is not %s integer\n", f->name, v,
+                    lo ? "a positive" : "a non-negative");
+            return -1;
+        }
+        if (errno == ERANGE || x < lo || x > 1 << 30) {
+            /* a number, out of range: say which */
+            fprintf(stderr, "matrix-engine: --%s: %s is out of range (%ld to %d)\n", f->name, v, lo, 1 << 30);
             return -1;
         }
         if (strcmp(f->name, "seed") == 0)

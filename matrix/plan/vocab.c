@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -171,6 +172,18 @@ const char *vocab_check_level(const struct vocab_factor *f, const char *level, c
 			long n = sysconf(_SC_NPROCESSORS_ONLN);
 			snprintf(cores, sizeof(cores), "%ld", n > 0 ? n : 1L);
 			return cores;
+		}
+		if (*level && strspn(level, "0123456789") == strlen(level) && strspn(level, "0") < strlen(level)) {
+			if (level[0] == '0') {
+				*why = "a positive integer without leading zeros";
+				return NULL;
+			}
+			/* the engines take at most 2^30 (a larger batch or sequence is
+			 * refused by every point: said here, before anything runs) */
+			if (strlen(level) > 10 || strtoll(level, NULL, 10) > (1LL << 30)) {
+				*why = "a positive integer up to 1073741824";
+				return NULL;
+			}
 		}
 		return is_positive_int(level) ? level : NULL;
 	case VOCAB_ENUM:

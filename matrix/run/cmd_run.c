@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -184,6 +185,20 @@ static char *log_tail(const char *path, int *oom)
 		start--;
 	if (start == end)
 		return NULL;
+	/* a usage line after the error ("matrix-engine: --batch: ... / usage:
+	 * matrix-engine [flags] ..."): the error is the reason */
+	if (strncasecmp(start, "usage:", 6) == 0) {
+		char *pend = start;
+		while (pend > buf && (pend[-1] == '\n' || pend[-1] == '\r' || pend[-1] == ' '))
+			*--pend = '\0';
+		char *pstart = pend;
+		while (pstart > buf && pstart[-1] != '\n')
+			pstart--;
+		if (pstart < pend) {
+			start = pstart;
+			end = pend;
+		}
+	}
 	/* cut at a character boundary, invalid bytes and control characters
 	 * made harmless: the line goes to results.csv and to the terminal */
 	return text_clean(start, (size_t)(end - start), 200);

@@ -24,7 +24,7 @@ expect_exit 2 "matrix-engine: unknown flag '--bogus'
 usage: matrix-engine [flags] --result FILE (see --help)" --bogus 1
 expect_exit 2 "matrix-engine: --precision: unknown level 'fp8' (levels: fp32 tf32 fp16 bf16 int8)
 usage: matrix-engine [flags] --result FILE (see --help)" --precision fp8
-expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
+expect_exit 2 "matrix-engine: --batch: 0 is out of range (1 to 1073741824)
 usage: matrix-engine [flags] --result FILE (see --help)" --batch 0
 expect_exit 2 "matrix-engine: flag '--model' needs a value
 usage: matrix-engine [flags] --result FILE (see --help)" --model
@@ -34,7 +34,7 @@ expect_exit 2 "matrix-engine: unknown model 'mnist' (did you mean 'mnist_cnn'? s
 expect_exit 2 "matrix-engine: unknown model 'bert_bse' (did you mean 'bert_base'? see --list-models)" --model bert_bse
 expect_exit 2 "matrix-engine: unknown model 'resnet' (see --list-models)" --model resnet
 # --NAME=VALUE reads as --NAME VALUE (issue 21): the same messages, a suggestion for a typo
-expect_exit 2 "matrix-engine: --batch: '0' is not a positive integer
+expect_exit 2 "matrix-engine: --batch: 0 is out of range (1 to 1073741824)
 usage: matrix-engine [flags] --result FILE (see --help)" --batch=0
 expect_exit 2 "matrix-engine: unknown model 'vgg' (see --list-models)" --model=vgg
 expect_exit 2 "matrix-engine: unknown flag '--bach=3' (did you mean '--batch'?)

@@ -137,6 +137,13 @@ int main(void)
 	CHECK_STR(a.result, "a=b");
 	CHECK_INT(parse(3, model, &a), -1);
 	CHECK_STR(err_text, "matrix-engine: --batch: '' is not a positive integer\n");
+	/* a number out of range says so (it said "not a positive integer") */
+	char *huge[] = {"matrix-engine", "--batch=99999999999", "--seed=-1", NULL};
+	CHECK_INT(parse(2, huge, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --batch: 99999999999 is out of range (1 to 1073741824)\n");
+	huge[1] = "--seed=-1";
+	CHECK_INT(parse(2, huge, &a), -1);
+	CHECK_STR(err_text, "matrix-engine: --seed: -1 is out of range (0 to 1073741824)\n");
 	char *missing[] = {"matrix-engine", "--batch", NULL};
 	CHECK_INT(parse(2, missing, &a), -1);
 	CHECK_STR(err_text, "matrix-engine: flag '--batch' needs a value\n");
