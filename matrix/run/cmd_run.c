@@ -210,6 +210,11 @@ struct outcome {
 	struct result res;
 };
 
+/* The largest plan a run takes: its points (each a process and a row), and
+ * the combinations of its factors it walks (--only selects from them). */
+#define RUN_MAX_POINTS 1000000ULL
+#define RUN_MAX_CUBE 100000000ULL
+
 /* A failure's reason is cut (at a character boundary) to this many bytes. */
 #define REASON_MAX_BYTES 1000
 
@@ -1122,6 +1127,22 @@ static int study_check(struct study *S)
 	if (S->cf >= 0 && (images_resolve(&S->img, r, S->cf, S->o.dry_run) < 0 ||
 			   images_cache(&S->img, r, S->o.dry_run) < 0))
 		return -1;
+	/* a run walks its whole cube (ids, resume, --only) and keeps a row per
+	 * point: a plan of 10^18 points went silent, its memory growing */
+	uint64_t cube = 0, npoints = 0;
+	if (grid_cube_size(r, &cube) == 0 && cube <= RUN_MAX_CUBE)
+		npoints = grid_count(r);
+	if (cube > RUN_MAX_CUBE || (!S->o.only && npoints > RUN_MAX_POINTS)) {
+		if (cube > RUN_MAX_CUBE)
+			error("run: the recipe's %zu factors make %" PRIu64 " combinations; a run walks every one "
+			      "(at most %llu): use fewer levels or fewer factors",
+			      r->nfactors, cube, (unsigned long long)RUN_MAX_CUBE);
+		else
+			error("run: the plan has %" PRIu64 " points; a run starts a process and keeps a row for each "
+			      "(at most %llu): use fewer levels, excludes, a fractional design, or --only",
+			      npoints, (unsigned long long)RUN_MAX_POINTS);
+		return -1;
+	}
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
 		return -1;

@@ -255,4 +255,19 @@ if LC_ALL=C grep -q "$(printf '\033')" met3.err; then fail "an escape character 
 sed 's/thruput/throughput/' met.yaml > met2.yaml
 "$MATRIX" run met2.yaml --out met2_run --no-report > /dev/null 2> met2.err
 if grep -q 'report.metric' met2.err; then fail "a warning for a metric the points have: $(cat met2.err)"; fi
+# a plan too large to run: refused at once, nothing made (a run of 10^18
+# points went silent, its memory growing, walking them)
+python3 -c "
+print('name: huge\nengine: command\ncommand: [true]\nfactors:')
+for i in range(14): print('  f%d: [%s]' % (i, ', '.join('l%d' % j for j in range(20))))
+" > huge.yaml
+printf "matrix: run: the recipe's 14 factors make 1638400000000000000 combinations; a run walks every one (at most 100000000): use fewer levels or fewer factors\n" > huge.want
+check huge 2 timeout 20 "$MATRIX" run huge.yaml --out huge_run --no-report
+[ ! -e huge_run ] || fail "a refused plan made its directory"
+python3 -c "
+print('name: many\nengine: command\ncommand: [true]\nfactors:')
+for i in range(5): print('  f%d: [%s]' % (i, ', '.join('l%d' % j for j in range(20))))
+" > many.yaml
+printf "matrix: run: the plan has 3200000 points; a run starts a process and keeps a row for each (at most 1000000): use fewer levels, excludes, a fractional design, or --only\n" > many.want
+check many 2 timeout 20 "$MATRIX" run many.yaml --dry-run
 echo ok
