@@ -275,6 +275,18 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 		if (s)
 			return 0;
 	}
+	/* no row ran ok: no metric is missing, every point failed */
+	long sc = table_column(t, "status");
+	size_t nok = 0;
+	for (size_t i = 0; sc >= 0 && i < t->nrows; i++)
+		nok += (size_t)sc < t->rows[i].n && t->rows[i].cell[sc] && !strcmp(t->rows[i].cell[sc], "ok");
+	if (sc >= 0 && nok == 0) {
+		char *q = shell_quoted(dir);
+		error_to(err, "no point of '%s' ran ok (%zu row%s, none with status ok): no '%s' to use; "
+			 "'matrix status %s' lists why", dir, t->nrows, t->nrows == 1 ? "" : "s", metric, q);
+		free(q);
+		return -1;
+	}
 	static const char *const columns[] = {"throughput", "step_ms", "samples", "startup_s",
 					      "peak_mem_bytes", "flops_per_step", "tflops", "pct_peak",
 					      "setup_s", "timed_s", "prepare_s", "max_rel_err", "top1_agree"};

@@ -1247,7 +1247,11 @@ static int study_resume(struct study *S)
 		free(q);
 		rc = -1;
 	} else if (!have_results && !S->o.resume && !dir_is_empty(S->dir)) {
-		error("'%s' is not empty and holds no matrix run: choose another --out", S->dir);
+		struct stat ds;
+		if (stat(S->dir, &ds) == 0 && !S_ISDIR(ds.st_mode))
+			error("'%s' is a file, not a directory: choose another --out", S->dir);
+		else
+			error("'%s' is not empty and holds no matrix run: choose another --out", S->dir);
 		rc = -1;
 	} else if (have_results) {
 		rc = read_done(S, results_path);

@@ -270,4 +270,13 @@ for i in range(5): print('  f%d: [%s]' % (i, ', '.join('l%d' % j for j in range(
 " > many.yaml
 printf "matrix: run: the plan has 3200000 points; a run starts a process and keeps a row for each (at most 1000000): use fewer levels, excludes, a fractional design, or --only\n" > many.want
 check many 2 timeout 20 "$MATRIX" run many.yaml --dry-run
+# --out naming a file: says so
+: > afile
+printf "matrix: 'afile' is a file, not a directory: choose another --out\n" > afile.want
+check afile 2 "$MATRIX" run a.yaml --out afile
+# compare of a run whose every point failed: says so, not "no metric"
+printf 'name: allfail\nengine: command\ncommand: [false]\nfactors:\n  x: [1, 2]\n' > allfail.yaml
+"$MATRIX" run allfail.yaml --out allfail_run --no-report > /dev/null 2>&1 || :
+printf "matrix: no point of 'allfail_run' ran ok (2 rows, none with status ok): no 'throughput' to use; 'matrix status allfail_run' lists why\n" > allfail.want
+check allfail 2 "$MATRIX" compare allfail_run allfail_run
 echo ok
