@@ -8,6 +8,8 @@ TESTS += tests/unit/plan/test_recipe tests/e2e/recipe_errors.sh
 EXTRA_DIST += \
 	tests/e2e/recipe_errors.sh \
 	tests/recipes/bad/alias_bomb.err \
+	tests/recipes/bad/engine_list.err \
+	tests/recipes/bad/engine_list.yaml \
 	tests/recipes/bad/int_range.err \
 	tests/recipes/bad/int_range.yaml \
 	tests/recipes/bad/alias_bomb.yaml \

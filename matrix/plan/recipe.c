@@ -1812,6 +1812,11 @@ static void load_engine_and_levels(struct loader *L, yaml_node_t *engine, yaml_n
 		struct mark fm = r->factors[ef].mark, km = node_mark(engine_key);
 		int factor_later = fm.line > km.line || (fm.line == km.line && fm.col > km.col);
 		errorf(L, factor_later ? fm : km, "'engine' is both a key and a factor");
+	} else if (engine && engine->type == YAML_SEQUENCE_NODE) {
+		/* 'engine: [native, pytorch]' as a key: the engines compared are a factor */
+		errorf(L, node_mark(engine), "'engine' must be 'native', 'pytorch' or 'command', not a sequence "
+		       "(to compare engines, make it a factor: 'factors: {engine: [native, pytorch]}')");
+		L->engine_known = 0;
 	} else if (engine) {
 		int e = get_enum(L, engine, "engine", engine_names, ARRAY_SIZE(engine_names));
 		if (e >= 0)
