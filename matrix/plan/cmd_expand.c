@@ -76,16 +76,23 @@ static void listing_init(struct listing *ls, const struct recipe *r, int csv)
 	ls->width = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(size_t));
 	ls->shown = xcalloc(r->nfactors ? r->nfactors : 1, sizeof(char **));
 	for (size_t f = 0; f < r->nfactors; f++) {
-		ls->width[f] = strlen(r->factors[f].name);
+		ls->width[f] = text_columns(r->factors[f].name, strlen(r->factors[f].name));
 		ls->shown[f] = xcalloc(r->factors[f].nlevels, sizeof(char *));
 		for (size_t l = 0; l < r->factors[f].nlevels; l++) {
 			ls->shown[f][l] = text_clean(r->factors[f].levels[l], strlen(r->factors[f].levels[l]), 0);
-			if (strlen(ls->shown[f][l]) > ls->width[f])
-				ls->width[f] = strlen(ls->shown[f][l]);
+			if (text_columns(ls->shown[f][l], strlen(ls->shown[f][l])) > ls->width[f])
+				ls->width[f] = text_columns(ls->shown[f][l], strlen(ls->shown[f][l]));
 		}
 	}
 	ls->ncells = 3 + r->nfactors;
 	ls->cells = xcalloc(ls->ncells, sizeof(char *));
+}
+
+/* "  TEXT" padded to width columns (characters, not bytes: 'héllo' is 5) */
+static void print_cell(const char *text, size_t width)
+{
+	size_t w = text_columns(text, strlen(text));
+	printf("  %s%*s", text, (int)(width > w ? width - w : 0), "");
 }
 
 /* The CSV header, or the table's (after the fractional design, if any). */
@@ -111,7 +118,7 @@ static void listing_head(struct listing *ls)
 	if (ls->show_repeat)
 		printf("  %6s", "repeat");
 	for (size_t f = 0; f < r->nfactors; f++)
-		printf("  %-*s", (int)ls->width[f], r->factors[f].name);
+		print_cell(r->factors[f].name, ls->width[f]);
 	putchar('\n');
 }
 
@@ -137,7 +144,7 @@ static void listing_point(struct listing *ls, const struct point *p)
 	if (ls->show_repeat)
 		printf("  %6u", p->repeat);
 	for (size_t f = 0; f < r->nfactors; f++)
-		printf("  %-*s", (int)ls->width[f], ls->shown[f][p->level[f]]);
+		print_cell(ls->shown[f][p->level[f]], ls->width[f]);
 	putchar('\n');
 }
 

@@ -21,6 +21,11 @@ command: [sh, $work/eng.sh, "{mode}"]
 factors:
   mode: [cut, bad, res, usage]
 YAML
+# expand's table pads by characters, not bytes: a level 'héllo' is 5 wide
+printf 'name: u\nengine: command\ncommand: [true]\nfactors:\n  x: ["h\303\251llo", plain]\n  y: [a]\n' > u.yaml
+"$MATRIX" expand u.yaml > u.txt
+expect_eq "$(sed -n 2p u.txt | cut -c 25-)" "  h$(printf '\303\251')llo  a" "a level with an accent, padded"
+expect_eq "$(sed -n 3p u.txt | cut -c 25-)" "  plain  a" "the level below it, in the same column"
 expect_status 1 "$MATRIX" run r.yaml --out run > out.txt 2> err.txt
 for f in run/results.csv run/report.md run/report.html out.txt err.txt; do
 	iconv -f UTF-8 -t UTF-8 "$f" > /dev/null 2>&1 || fail "$f is not valid UTF-8"
