@@ -2136,9 +2136,11 @@ static void verdict_counts(const struct study *S, const uint64_t dir_rows[3], co
 		  S->o.resume ? "this invocation: " : "", pg->done_now, pg->done_now == 1 ? "" : "s", elapsed, pg->ok,
 		  pg->unsupported, pg->failed);
 	if (S->o.resume)
-		sb_printf(sb, "; directory: %" PRIu64 " of %" PRIu64 " point%s ha%s a row: %" PRIu64 " ok, %" PRIu64
+		/* with --only, the counts are of the points it selects, not of
+		 * the whole directory: said so */
+		sb_printf(sb, "; %s: %" PRIu64 " of %" PRIu64 " point%s ha%s a row: %" PRIu64 " ok, %" PRIu64
 			      " unsupported, %" PRIu64 " failed",
-			  dir_rows[0] + dir_rows[1] + dir_rows[2], pg->total, plural_s(pg->total),
+			  S->o.only ? "the points --only selects" : "directory", dir_rows[0] + dir_rows[1] + dir_rows[2], pg->total, plural_s(pg->total),
 			  dir_rows[0] + dir_rows[1] + dir_rows[2] == 1 ? "s" : "ve", dir_rows[0], dir_rows[1], dir_rows[2]);
 }
 

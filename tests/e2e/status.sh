@@ -14,7 +14,9 @@ YAML
 # a study run in --only subsets: status counts the whole grid (plan.csv
 # holds only the last run's points) and names each subset
 "$MATRIX" run r.yaml --out ok --only mode=ok,k=1 --no-report > /dev/null
-"$MATRIX" run --resume ok --only mode=ok --no-report > /dev/null
+"$MATRIX" run --resume ok --only mode=ok --no-report > only.txt 2>&1
+# the counts of a resume with --only are of the points it selects, said so
+expect_grep "; the points --only selects: 2 of 2 points have a row: 2 ok" only.txt "a resume's counts under --only"
 expect_eq "$(tail -n +2 ok/plan.csv | wc -l | tr -d ' ')" 2 "plan.csv: the last run's points"
 expect_status 4 "$MATRIX" status ok > st.txt
 expect_eq "$(cat st.txt)" "ok: 4 points planned (the grid of recipe.yaml)
