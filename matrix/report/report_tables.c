@@ -585,7 +585,7 @@ struct rtable *report_per_point_table(const struct run *run)
 	if (n)
 		qsort(e, n, sizeof(*e), cmp_pp);
 	const char **row = xmalloc(nc * sizeof(char *));
-	char ci[112], st[96];
+	char ci[112], st[200];
 	for (size_t i = 0; i < n; i++) {
 		const struct failure *fl = e[i].fl;
 		for (size_t k = 0; k < nv; k++)
@@ -601,13 +601,20 @@ struct rtable *report_per_point_table(const struct run *run)
 		}
 		row[nv + 1] = ci;
 		row[nv + 2] = fl ? fl->status : "ok";
+		/* an ok row left out (a level no longer in the recipe, another
+		 * unit): "ok" and no value read as a measured point; say why */
+		char lo[160];
+		if (fl && !strcmp(fl->status, "ok") && fl->reason && *fl->reason) {
+			snprintf(lo, sizeof(lo), "left out: %.140s", fl->reason);
+			row[nv + 2] = lo;
+		}
 		/* a point's repeats that failed alike: one row, as its measured
 		 * repeats are one (they were a row each, alike) */
 		size_t k = 1;
 		while (i + k < n && same_failure(&e[i], &e[i + k]))
 			k++;
 		if (k > 1) {
-			snprintf(st, sizeof(st), "%.60s (%zu processes)", fl->status, k);
+			snprintf(st, sizeof(st), "%.150s (%zu processes)", row[nv + 2], k);
 			row[nv + 2] = st;
 		}
 		rtable_add(t, (char *const *)row);

@@ -21,3 +21,7 @@ expect_grep "^Measurement quality: 0 of 2 measured rows missed the CI target" ru
 sed -n '/^## Measurement quality/,/^## Uncertainty/p' run/report.md | grep -q "k=2" &&
 	fail "a row at k=2 is in the measurement quality section: $(grep 'k=2' run/report.md | head -3)" || true
 expect_grep "| ok | level '2' of factor 'k' is not in the recipe |" run/report.md "the last table says why k=2 is left out"
+# the Points table: the left-out rows (k no longer varies, so its column is
+# gone) say why, not "ok" beside no value
+expect_grep "^| a |  |  | left out: level '2' of factor 'k' is not in the recipe |$" run/report.md "a left-out row in the Points table"
+if grep -q '^| [ab] |  |  | ok |$' run/report.md; then fail "a left-out row reads as ok in the Points table"; fi

@@ -13,7 +13,7 @@ factors:
   k: [1, 2, 3]
 YAML
 "$MATRIX" run r.yaml --out run > run.txt 2>&1 || { cat run.txt >&2; fail "the run failed"; }
-expect_grep "^| 3 |  |  | ok |$" run/report.md "the tokens/s point has no value in the per-point table"
+expect_grep "^| 3 |  |  | left out: throughput in tokens/s, not samples/s as the other rows: not compared with them |$" run/report.md "the tokens/s point has no value in the per-point table, and says why"
 expect_grep "| 3 | ok | throughput in tokens/s, not samples/s as the other rows: not compared with them |$" run/report.md "the reason"
 expect_grep "1 measured with a value of throughput" run/report.md "one row measured"
 expect_grep "Metric: throughput (samples/s)" run/report.md "the unit: the first ok row's"
