@@ -306,7 +306,9 @@ static int check_metric(const struct table *t, const char *dir, const char *metr
 			const char *end = p + strcspn(p, ";"), *eq = memchr(p, '=', (size_t)(end - p));
 			if (eq && eq > p) {
 				char *key = xstrndup(p, (size_t)(eq - p));
-				if (table_number(t, i, key, &v) == 0)
+				/* extra repeats the point's settings (batch=8, gpus=1):
+				 * numbers, but factors, not metrics */
+				if (!vocab_find(key) && table_number(t, i, key, &v) == 0)
 					add_name(&names, &n, key, strlen(key));
 				free(key);
 			}

@@ -279,4 +279,11 @@ printf 'name: allfail\nengine: command\ncommand: [false]\nfactors:\n  x: [1, 2]\
 "$MATRIX" run allfail.yaml --out allfail_run --no-report > /dev/null 2>&1 || :
 printf "matrix: no point of 'allfail_run' ran ok (2 rows, none with status ok): no 'throughput' to use; 'matrix status allfail_run' lists why\n" > allfail.want
 check allfail 2 "$MATRIX" compare allfail_run allfail_run
+# the metrics listed leave out the point's settings its extra repeats (batch=8: a factor)
+printf 'name: ex\nengine: command\ncommand: [sh, -c, %s]\nfactors:\n  k: [1]\n' \
+	"'printf \"status=ok\\nthroughput=5\\nbatch=8\\ngpus=1\\nwatts_used=300\\n\" > \"\$MATRIX_RESULT\"'" > ex.yaml
+"$MATRIX" run ex.yaml --out ex_run --no-report > /dev/null 2>&1 || fail "the ex run failed"
+printf "%s\n" "matrix: no result in 'ex_run' has a metric 'watts' (did you mean 'watts_used'?)" \
+	"matrix: its metrics: throughput, watts_used" > exm.want
+check exm 2 "$MATRIX" compare ex_run ex_run --metric watts
 echo ok
