@@ -495,6 +495,22 @@ static void compare_recipes(struct run *run, struct src *s, size_t n, FILE *note
 						   sb.buf));
 			sb_free(&sb);
 		}
+		/* a point's processes from the runs are pooled: measured alike? */
+		const struct measure *ma = &r0->measure, *mb = &ri->measure;
+		struct strbuf ms = {0};
+		if (ma->warmup_s != mb->warmup_s || ma->warmup_iters != mb->warmup_iters)
+			sb_printf(&ms, "%swarmup", ms.len ? ", " : "");
+		if (ma->min_time_s != mb->min_time_s)
+			sb_printf(&ms, "%smin_time %gs / %gs", ms.len ? ", " : "", ma->min_time_s, mb->min_time_s);
+		if (ma->max_time_s != mb->max_time_s)
+			sb_printf(&ms, "%smax_time %gs / %gs", ms.len ? ", " : "", ma->max_time_s, mb->max_time_s);
+		if (ma->rel_ci != mb->rel_ci)
+			sb_printf(&ms, "%srel_ci %g / %g", ms.len ? ", " : "", ma->rel_ci, mb->rel_ci);
+		if (ms.len) {
+			note(run, notes, xasprintf("'%s' and '%s' measured differently (%s): a point's processes from "
+						   "both are pooled as alike", s[0].name, s[i].name, ms.buf));
+			sb_free(&ms);
+		}
 	}
 }
 

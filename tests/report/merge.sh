@@ -134,6 +134,11 @@ sed "s|@ENGINE@|$top_srcdir/tests/report/engine.sh|" "$top_srcdir/tests/report/k
 "$MATRIX" run known.yaml gpus=1 C=x --out K1 --no-report > /dev/null 2>&1 || fail "run K1 failed"
 KNOWN_ENGINE_VERSION=2 "$MATRIX" run known.yaml gpus=1 C=x --out K2 --no-report > /dev/null 2>&1 || fail "run K2 failed"
 expect_status 0 "$MATRIX" report K1 K2 --out K > k.out 2> k.err
+# runs measured differently: pooled, and said
+"$MATRIX" run known.yaml gpus=1 C=x measure.min_time=0.02s --out K3 --no-report > /dev/null 2>&1 || fail "run K3 failed"
+expect_status 0 "$MATRIX" merge K1 K3 --out K13 2> k13.err
+expect_grep "^matrix: 'K1' and 'K3' measured differently (min_time [0-9.e-]*s / 0.02s): a point's processes from both are pooled as alike$" k13.err "differing measurement settings"
+if grep -q 'measured differently' k.err; then fail "K1 and K2 measured alike: $(grep 'measured differently' k.err)"; fi
 # the command engine's rows name no CPU: env.txt's does (when it has one)
 ecpu=$(sed -n '/^cpu:$/{n;p;q;}' K1/env.txt)
 mk=${ecpu:+$ecpu ($host)}
