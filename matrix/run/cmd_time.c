@@ -67,8 +67,12 @@ static int parse_time_opts(int argc, char **argv, struct time_opts *o)
 			return -1;
 		}
 		if (!ok) {
-			error("time: %s '%s' is not valid (a duration such as 0.5s, a number of warm-up runs, "
-			      "a --rel-ci between 0 and 1)", a, v);
+			/* what this option takes, not every option's */
+			const char *want = !strcmp(a, "--warmup") ? "a number of warm-up runs or a duration such as 0.5s"
+					   : !strcmp(a, "--rel-ci")   ? "a number between 0 and 1, exclusive, such as 0.02"
+					   : !strcmp(a, "--max-time") ? "a duration above 0, such as 5s"
+								      : "a duration such as 0.5s";
+			error("time: %s '%s' is not valid (want %s)", a, v, want);
 			return -1;
 		}
 		i++;

@@ -115,6 +115,11 @@ expect_eq "$(cat werr.txt)" "matrix: time: cannot write '$work': it is a directo
 # --max-time under the default --min-time: the message says which was not given
 expect_status 2 "$MATRIX" time --max-time 0.3s --result x.txt -- true 2> merr.txt
 expect_eq "$(head -1 merr.txt)" "matrix: time: --min-time (0.5s, the default) must not exceed --max-time (0.3s)" "default --min-time"
+# a bad value says what that option takes
+expect_status 2 "$MATRIX" time --rel-ci 0 --result x.txt -- true 2> rerr.txt
+expect_grep "^matrix: time: --rel-ci '0' is not valid (want a number between 0 and 1, exclusive, such as 0.02)$" rerr.txt "--rel-ci 0"
+expect_status 2 "$MATRIX" time --min-time soon --result x.txt -- true 2> rerr.txt
+expect_grep "^matrix: time: --min-time 'soon' is not valid (want a duration such as 0.5s)$" rerr.txt "--min-time soon"
 expect_status 2 "$MATRIX" time --result x.txt 2> uerr.txt
 expect_grep "no command given" uerr.txt "time without a command"
 # recipe errors
