@@ -77,6 +77,10 @@ ob, lb = two["output"], two["losses"]
 mxw.save("nz_noise_out.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.2)},
                                   output=ob + 0.03 * ob.abs().max(), losses=lb + 0.03 * lb[0]))
 mxw.save("nz_out.mxw", dict(two, output=ob + 0.05 * ob.abs().max(), losses=lb - 0.05 * lb[0]))
+# grad.b's floor above half the cap: not judged (noted), grad.a still is
+mxw.save("nz_noise_loose.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.3)}))
+mxw.save("nz_b_far.mxw", dict(two, **{"grad.a": moved(na, 0.03), "grad.b": moved(nb, 0.9)}))
+mxw.save("nz_a_far.mxw", dict(two, **{"grad.a": moved(na, 0.1), "grad.b": moved(nb, 0.9)}))
 # --round-weights 10: 1 + 2^-10 kept, 1 + 2^-11 (a tie) to 1 (even),
 # 1 + 3 x 2^-11 (a tie) to 1 + 2^-9 (even), -1 - 2^-12 to -1, int kept
 mxw.save("rw_in.mxw", {"w": torch.tensor([1 + 2.0**-10, 1 + 2.0**-11, 1 + 3 * 2.0**-11, -1 - 2.0**-12]),
@@ -125,6 +129,10 @@ ko 'CHECK FAIL .* grads: .*(grad.b: relative L2 difference 6.000e-01, floor 2.00
 ok $nz --noise-ref nz_noise_out.mxw nz_ref.mxw nz_out.mxw
 expect_grep 'rounding floors .*: output 3.000e-02, losses 3.000e-02 of the first loss: tolerances output 1.20e-01, losses 1.20e-01' out "the output's and losses' floors"
 ko 'CHECK FAIL .* output: .*tolerance 1.0e-02' $nz --noise-ref nz_noise.mxw nz_ref.mxw nz_out.mxw # floors 0
+ok $nz --noise-ref nz_noise_loose.mxw nz_ref.mxw nz_b_far.mxw
+expect_grep "grads: 1 of 2 tensor(s) not judged: rounding the weights alone moves them by more than half the cap 0.5 .*3.000e-01, grad.b" out "the ill-conditioned tensor's note"
+expect_grep "grads: 1 tensor(s), each within .*; 1 not judged (above)" out "the judged tensor's check"
+ko 'CHECK FAIL .* grads: 1 tensor(s), .*grad.a' $nz --noise-ref nz_noise_loose.mxw nz_ref.mxw nz_a_far.mxw
 rc=0; "$PY" "$C" --trajectory --traj-grad-rtol 0.5 --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw >out 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q 'needs --trajectory, --traj-grad-rtol and --noise-base' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
 ok --round-weights 10 rw_in.mxw rw_out.mxw

@@ -510,7 +510,11 @@ BN_BF16G=${MODEL_CHECK_BN_BF16_GRAD_RTOL:-7.5e-1}
 # floor shows: rounding in the last layer (fc.bias: 2e-4 tf32 / fp16, 1e-3
 # bf16) and isolated max-pool / ReLU flips (mnist_cnn conv2: 1.1e-2 against
 # a floor of 3e-4): 5e-2 (tf32, fp16), 1.5e-1 (bf16). A tensor whose
-# gradient barely depends on rounding is then judged at 5e-2, not 0.25-0.75.
+# gradient barely depends on rounding is then judged at 5e-2, not 0.25-0.75;
+# one whose floor is above half the cap is not judged (noted: ResNet-50 at
+# batch 8, 64 px, 126 of 161 in tf32), and the output's and losses'
+# tolerances become max(theirs, 4 x their floors) (ResNet-50: rounding the
+# weights to tf32 moves its fp32 output by 3.6e-2, its losses by 4.4e-2).
 # MODEL_CHECK_NOISE_K, MODEL_CHECK_BN_{TF32,FP16,BF16}_GRAD_BASE override;
 # MODEL_CHECK_NOISE_K=0 turns the floor off (the caps alone).
 NOISE_K=${MODEL_CHECK_NOISE_K:-4}
