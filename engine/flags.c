@@ -113,6 +113,31 @@ static double parse_seconds(const char *v, int *bare)
     return -1;
 }
 
+/* An integer flag's value v into dst (--seed: a long, 0 and up; the others
+ * an int, 1 and up; at most 2^30). Returns 0, or -1 after saying what is
+ * wrong: not an integer, or out of range. */
+static int parse_int(const struct flag *f, const char *v, char *dst)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    long lo = strcmp(f->name, "seed") ? 1 : 0;
+    if (*v == 0 || *end || (errno && errno != ERANGE)) {
+        fprintf(stderr, "matrix-engine: --%s: '%s' is not %s integer\n", f->name, v,
+                lo ? "a positive" : "a non-negative");
+        return -1;
+    }
+    if (errno == ERANGE || x < lo || x > 1 << 30) {
+        fprintf(stderr, "matrix-engine: --%s: %s is out of range (%ld to %d)\n", f->name, v, lo, 1 << 30);
+        return -1;
+    }
+    if (lo == 0)
+        *(long *)dst = x;
+    else
+        *(int *)dst = x;
+    return 0;
+}
+
 /* The value v of flag f into dst (a field of o). Returns 0, or -1 after
  * saying what is wrong. */
 static int parse_value(const struct flag *f, const char *v, struct opts *o, char *dst)
@@ -120,26 +145,10 @@ static int parse_value(const struct flag *f, const char *v, struct opts *o, char
     char *end;
     int bare;
     switch (f->kind) {
-    case F_INT: {
-        errno = 0;
-        long x = strtol(v, &end, 10);
-        long lo = strcmp(f->name, "seed") ? 1 : 0;
-        if (*v == 0 || *end || (errno && errno != ERANGE)) {
-            fprintf(stderr, "matrix-engine: --%s: '%s' is not %s integer\n", f->name, v,
-                    lo ? "a positive" : "a non-negative");
+    case F_INT:
+        if (parse_int(f, v, dst))
             return -1;
-        }
-        if (errno == ERANGE || x < lo || x > 1 << 30) {
-            /* a number, out of range: say which */
-            fprintf(stderr, "matrix-engine: --%s: %s is out of range (%ld to %d)\n", f->name, v, lo, 1 << 30);
-            return -1;
-        }
-        if (strcmp(f->name, "seed") == 0)
-            *(long *)dst = x;
-        else
-            *(int *)dst = x;
         break;
-    }
     case F_LEVEL: {
         int k;
         for (k = 0; f->levels[k]; k++)

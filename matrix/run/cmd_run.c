@@ -1101,6 +1101,28 @@ static char *run_dir_real(const char *dir)
 
 /* What this machine and executor can run: container runtimes, --only, and
  * --jobs within the cores. Chooses the run directory. */
+/* A run walks its whole cube (ids, resume, --only) and keeps a row per
+ * point: a plan of 10^18 points went silent, its memory growing. 0, or -1
+ * after saying the plan is too large. */
+static int plan_size_check(const struct study *S)
+{
+	const struct recipe *r = &S->r;
+	uint64_t cube = 0, npoints = 0;
+	if (grid_cube_size(r, &cube) == 0 && cube <= RUN_MAX_CUBE)
+		npoints = grid_count(r);
+	if (cube <= RUN_MAX_CUBE && (S->o.only || npoints <= RUN_MAX_POINTS))
+		return 0;
+	if (cube > RUN_MAX_CUBE)
+		error("run: the recipe's %zu factors make %" PRIu64 " combinations; a run walks every one "
+		      "(at most %llu): use fewer levels or fewer factors",
+		      r->nfactors, cube, (unsigned long long)RUN_MAX_CUBE);
+	else
+		error("run: the plan has %" PRIu64 " points; a run starts a process and keeps a row for each "
+		      "(at most %llu): use fewer levels, excludes, a fractional design, or --only",
+		      npoints, (unsigned long long)RUN_MAX_POINTS);
+	return -1;
+}
+
 static int study_check(struct study *S)
 {
 	struct recipe *r = &S->r;
@@ -1127,22 +1149,8 @@ static int study_check(struct study *S)
 	if (S->cf >= 0 && (images_resolve(&S->img, r, S->cf, S->o.dry_run) < 0 ||
 			   images_cache(&S->img, r, S->o.dry_run) < 0))
 		return -1;
-	/* a run walks its whole cube (ids, resume, --only) and keeps a row per
-	 * point: a plan of 10^18 points went silent, its memory growing */
-	uint64_t cube = 0, npoints = 0;
-	if (grid_cube_size(r, &cube) == 0 && cube <= RUN_MAX_CUBE)
-		npoints = grid_count(r);
-	if (cube > RUN_MAX_CUBE || (!S->o.only && npoints > RUN_MAX_POINTS)) {
-		if (cube > RUN_MAX_CUBE)
-			error("run: the recipe's %zu factors make %" PRIu64 " combinations; a run walks every one "
-			      "(at most %llu): use fewer levels or fewer factors",
-			      r->nfactors, cube, (unsigned long long)RUN_MAX_CUBE);
-		else
-			error("run: the plan has %" PRIu64 " points; a run starts a process and keeps a row for each "
-			      "(at most %llu): use fewer levels, excludes, a fractional design, or --only",
-			      npoints, (unsigned long long)RUN_MAX_POINTS);
+	if (plan_size_check(S) < 0)
 		return -1;
-	}
 	if (S->o.only && (!(S->filter = grid_filter_parse(r, S->o.only, stderr)) ||
 			  grid_filter_check(r, S->o.only, S->filter, stderr) < 0))
 		return -1;

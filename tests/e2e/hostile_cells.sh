@@ -22,7 +22,9 @@ expect_status 0 "$MATRIX" run r.yaml --out run --no-report > out.txt 2> err.txt
 # results.csv keeps the levels as they are
 expect_eq "$(csv_col run/results.csv v | sed -n 2p)" "+1+2" "a level in results.csv"
 expect_grep ',"=HYPERLINK(""http://example.com"",""x"")",5,ok,' run/results.csv "a formula-like level kept exactly in results.csv"
-expect_grep 'note=x%3B m2=999; pct=100%2525%20; m2=5' run/results.csv "the extra cell escaped"
+# (pct's trailing blank is not part of its value: result files are read
+# without their values' edge blanks, as the report reads them)
+expect_grep 'note=x%3B m2=999; pct=100%2525; m2=5' run/results.csv "the extra cell escaped"
 "$MATRIX" export run --format csv --metric m2 > e.csv
 vals=$(/usr/bin/python3 -c 'import csv, sys; print(" ".join(r["value"] for r in csv.DictReader(open(sys.argv[1]))))' e.csv)
 expect_eq "$vals" "5 5 5 5 5" "m2 read back from extra"
