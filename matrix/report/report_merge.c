@@ -727,7 +727,8 @@ static int merge_duplicates(const struct src *s, size_t n, FILE *err)
 			m[nm++].src = i;
 		}
 	}
-	qsort(m, nm, sizeof(*m), meas_cmp);
+	if (nm)
+		qsort(m, nm, sizeof(*m), meas_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < nm && rc == 0; i++) {
 		if (strcmp(m[i].key, m[i + 1].key) != 0 || m[i].src == m[i + 1].src)

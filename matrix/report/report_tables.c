@@ -603,9 +603,11 @@ struct rtable *report_per_point_table(const struct run *run)
 		row[nv + 2] = fl ? fl->status : "ok";
 		/* an ok row left out (a level no longer in the recipe, another
 		 * unit): "ok" and no value read as a measured point; say why */
-		char lo[160];
+		char lo[200];
 		if (fl && !strcmp(fl->status, "ok") && fl->reason && *fl->reason) {
-			snprintf(lo, sizeof(lo), "left out: %.140s", fl->reason);
+			char *why = text_clean(fl->reason, strlen(fl->reason), 140); /* cut on a character */
+			snprintf(lo, sizeof(lo), "left out: %s", why);
+			free(why);
 			row[nv + 2] = lo;
 		}
 		/* a point's repeats that failed alike: one row, as its measured

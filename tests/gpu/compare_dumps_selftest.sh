@@ -81,6 +81,13 @@ mxw.save("nz_out.mxw", dict(two, output=ob + 0.05 * ob.abs().max(), losses=lb - 
 mxw.save("nz_noise_loose.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.3)}))
 mxw.save("nz_b_far.mxw", dict(two, **{"grad.a": moved(na, 0.03), "grad.b": moved(nb, 0.9)}))
 mxw.save("nz_a_far.mxw", dict(two, **{"grad.a": moved(na, 0.1), "grad.b": moved(nb, 0.9)}))
+# floors so large that 4 x them would pass anything: the output not judged,
+# the losses held at 0.5; a rounding run with a NaN gradient: a failure
+mxw.save("nz_noise_big.mxw", dict(two, **{"grad.a": moved(na, 1e-3), "grad.b": moved(nb, 0.2)},
+                                  output=ob + 0.2 * ob.abs().max(), losses=lb + 0.2 * lb[0]))
+nan_a = na.clone()
+nan_a[0] = float("nan")
+mxw.save("nz_noise_nan.mxw", dict(two, **{"grad.a": nan_a, "grad.b": moved(nb, 0.2)}))
 # --round-weights 10: 1 + 2^-10 kept, 1 + 2^-11 (a tie) to 1 (even),
 # 1 + 3 x 2^-11 (a tie) to 1 + 2^-9 (even), -1 - 2^-12 to -1, int kept
 mxw.save("rw_in.mxw", {"w": torch.tensor([1 + 2.0**-10, 1 + 2.0**-11, 1 + 3 * 2.0**-11, -1 - 2.0**-12]),
@@ -133,6 +140,11 @@ ok $nz --noise-ref nz_noise_loose.mxw nz_ref.mxw nz_b_far.mxw
 expect_grep "grads: 1 of 2 tensor(s) not judged: rounding the weights alone moves them by more than half the cap 0.5 .*3.000e-01, grad.b" out "the ill-conditioned tensor's note"
 expect_grep "grads: 1 tensor(s), each within .*; 1 not judged (above)" out "the judged tensor's check"
 ko 'CHECK FAIL .* grads: 1 tensor(s), .*grad.a' $nz --noise-ref nz_noise_loose.mxw nz_ref.mxw nz_a_far.mxw
+ok $nz --noise-ref nz_noise_big.mxw nz_ref.mxw nz_out.mxw
+expect_grep "output: not judged: rounding the weights alone moves it by 2.000e-01" out "an output floor past the cap"
+expect_grep "losses: 4 x the floor is 8.00e-01, above 0.5: judged at 0.5" out "a loss floor past the cap"
+if grep -q 'CHECK OK .* output:' out; then fail "the output judged at a tolerance that cannot fail"; fi
+ko 'CHECK FAIL .* grads: the rounding run has no finite gradient grad.a' $nz --noise-ref nz_noise_nan.mxw nz_ref.mxw nz_ok.mxw
 rc=0; "$PY" "$C" --trajectory --traj-grad-rtol 0.5 --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw >out 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q 'needs --trajectory, --traj-grad-rtol and --noise-base' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
 ok --round-weights 10 rw_in.mxw rw_out.mxw

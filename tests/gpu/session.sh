@@ -198,8 +198,8 @@ for m in ("torchvision", "transformers", "onnxruntime", "onnx"):
 		done
 		echo "mpirun: $(command -v mpirun || echo 'none (ddp_check.sh skips only its mpirun comparison: its ranks use the local launcher)')"
 		echo "dump_cmp: $DUMP_CMP"
-		"$MATRIX_ENGINE" --device cuda --model mnist_cnn --batch 2 --steps 1 --warmup 0 --result "$pw/probe.result" \
-			>"$pw/probe.log" 2>&1
+		MATRIX_PLAN_CACHE="$pw/plan-cache.probe" "$MATRIX_ENGINE" --device cuda --model mnist_cnn --batch 2 \
+			--steps 1 --warmup 0 --result "$pw/probe.result" >"$pw/probe.log" 2>&1
 		echo "engine probe (--device cuda, exit $?): $(grep -E '^(status|reason|gpu|driver|cuda_runtime|cudnn|cublaslt|device)=' "$pw/probe.result" 2>/dev/null | tr '\n' ' ')"
 		[ -z "$LIBS_NOTE" ] || echo "libraries:$LIBS_NOTE"
 	} >>"$log" 2>&1
