@@ -375,6 +375,17 @@ def compare(args):
     grads = sorted(k for k in ref if k.startswith("grad."))
     if not args.trajectory:
         group(rep, "grads", ref, got, grads, args.grad_rtol)
+        if args.grad_note_rtol is not None and grads and all(k in got for k in grads):
+            # how many tensors a tighter bound would have failed (a flipped
+            # ReLU / max-pool decision moves what it reaches; a wrong kernel
+            # fails --grad-rtol)
+            gmax = max(maxabs(f64(ref[k])) for k in grads)
+            errs = sorted(((rel_err(got[k], ref[k], 1e-3 * gmax), k) for k in grads), reverse=True)
+            over = [e for e in errs if e[0] > args.grad_note_rtol]
+            if over:
+                print("note %s: grads: %d of %d tensor(s) beyond %.0e (the largest %.3e, %s), within %.0e"
+                      % (rep.label, len(over), len(grads), args.grad_note_rtol, over[0][0], over[0][1],
+                         args.grad_rtol))
     elif args.traj_grad_rtol is not None and grads:
         if "skipped" in got and got["skipped"].size and int(got["skipped"].ravel()[0]) != 0:
             print("note %s: grads: not compared: loss scaling skipped step 1's update (its gradients overflowed)"
@@ -465,6 +476,8 @@ def main(argv=None):
     p.add_argument("--trajectory", action="store_true", help="mixed precision: output and loss trajectory only")
     p.add_argument("--traj-grad-rtol", type=float, default=None,
                    help="with --trajectory: step 1's gradients too, at this tolerance")
+    p.add_argument("--grad-note-rtol", type=float, default=None,
+                   help="a note counting the gradients beyond this (tighter than --grad-rtol) tolerance")
     p.add_argument("--noise-ref", default=None,
                    help="with --traj-grad-rtol: REF's engine run again from the weights rounded to GOT's precision "
                         "(--round-weights); each gradient's tolerance becomes min(--traj-grad-rtol, "

@@ -102,6 +102,9 @@ ko() {
 	grep -q -- "$want" out || { cat out >&2; fail "compare_dumps.py $*: no '$want'"; }
 }
 ok --rtol 1e-6 ref.mxw same.mxw
+# --grad-note-rtol: within --grad-rtol, the tensors beyond a tighter bound counted in a note
+ok --rtol 1e-3 --grad-rtol 2e-2 --grad-note-rtol 1e-4 ref.mxw badgrad.mxw
+expect_grep "note .*grads: 1 of 1 tensor(s) beyond 1e-04 (the largest 1.000e-02, grad.w), within 2e-02" out "the tighter bound's note"
 ko 'CHECK FAIL .* grads' --rtol 1e-3 ref.mxw badgrad.mxw
 ok --trajectory --rtol 1e-2 --loss-rtol 2e-2 ref.mxw skip1.mxw
 expect_grep 'GOT skipped step(s) \[1\], REF none (dynamic loss scaling); compared by the updates applied before each step: 4 pair' out "the pairing note"

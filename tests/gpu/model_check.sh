@@ -202,11 +202,13 @@ run() {
 
 # compare LABEL REF GOT OPTIONS...: compare_dumps.py, counting its checks
 compare() {
-	label=$1 ref=$2 got=$3
+	# its own names (sh has no locals): a caller's $label stays its own (bnstats_check's
+	# labels grew "...: conv vs separate: conv vs cpu")
+	clabel=$1 ref=$2 got=$3
 	shift 3
 	[ -f "$W/$ref.mxw" ] && [ -f "$W/$got.mxw" ] || return 0 # the run failed and said so
 	rc=0
-	"$PY" "$CMP" --label "$label" "$@" "$W/$ref.mxw" "$W/$got.mxw" >"$W/cmp.out" 2>&1 || rc=$?
+	"$PY" "$CMP" --label "$clabel" "$@" "$W/$ref.mxw" "$W/$got.mxw" >"$W/cmp.out" 2>&1 || rc=$?
 	cat "$W/cmp.out"
 	ok=$(grep -c '^CHECK OK' "$W/cmp.out")
 	ko=$(grep -c '^CHECK FAIL' "$W/cmp.out")
@@ -216,7 +218,7 @@ compare() {
 	elif [ "$ko" -gt 0 ] || [ "$rc" -ne 0 ]; then
 		[ "$ko" -gt 0 ] || ko=1
 		nfail=$((nfail + ko - 1))
-		note_fail "$label"
+		note_fail "$clabel"
 	fi
 }
 
@@ -464,7 +466,16 @@ tight_base=$tight
 # 5.4e-3 in the final weights (conv1.weight); netlib's BLAS against
 # OpenBLAS, 2.9e-5 after 2 steps; max-pool indices differ by step 3.
 # A wrong gradient or update at steps 2-5 moves them by 1e-1 and more.
-tight_imagenet="--rtol $FP32 --grad-rtol $FP32G --loss-rtol 2e-3 --final-rtol 2e-2"
+# Step 1's gradients too, since 2026-11-30: on the simulator, resnet18 T1
+# (NCHW, compile none) against the CPU, one ReLU decision in channel 45 of
+# layer1.0.bn1 went the other way (pre-activation near 0, another summation
+# order): that channel's gradients moved by 6.9e-3 (layer1.0.conv1.weight,
+# layer1.0.bn1.bias), the stem's it reaches by up to 2.2e-3, every other
+# tensor by at most 1e-5 (T2, NHWC, had no flip: 9.8e-6); the losses by
+# 2.1e-3 over 5 steps. So 2e-2 for the gradients (a wrong kernel is off by
+# 1e-1 and more) and 1e-2 for the losses; a note counts the tensors beyond
+# issue 11's 1e-4 (--grad-note-rtol), so a reader sees them.
+tight_imagenet="--rtol $FP32 --grad-rtol 2e-2 --grad-note-rtol $FP32G --loss-rtol 1e-2 --final-rtol 2e-2"
 # BERT's final weights at the gradients' tolerance, as tests/engine/bert_ref.py:
 # AdamW divides a noise-level gradient by sqrt(v) + eps (the attention key
 # bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
