@@ -356,7 +356,7 @@ def compare(args):
                       % args.noise_ref)
             return 1
         out_rtol, loss_rtol = max(out_rtol, args.noise_k * fo), max(loss_rtol, args.noise_k * fl)
-        print("note %s: rounding floors (REF's engine from the weights rounded to GOT's precision): output %.3e, "
+        print("note %s: rounding floors (REF's engine from the weights rounded or moved at GOT's precision): output %.3e, "
               "losses %.3e of the first loss: tolerances output %.2e, losses %.2e (max of --rtol / --loss-rtol and "
               "%g x the floor, at most %g)" % (rep.label, fo, fl, min(out_rtol, NOISE_OUT_CAP),
                                                 min(loss_rtol, NOISE_OUT_CAP), args.noise_k, NOISE_OUT_CAP))
@@ -460,6 +460,24 @@ def round_weights(src, dst, bits):
     return 0
 
 
+def perturb_ulp(src, dst, seed=1):
+    """Every float32 of weights file src moved to its neighbour above or below
+    (each at random, seeded): the floor of an fp32 run, as --round-weights is
+    a reduced precision's."""
+    w = mxw.load_np(src)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for k, a in w.items():
+        if a.dtype != np.float32:
+            out[k] = a.astype(np.int32)
+            continue
+        up = rng.integers(0, 2, a.shape).astype(bool)
+        out[k] = np.where(up, np.nextafter(a, np.float32(np.inf)), np.nextafter(a, np.float32(-np.inf))).astype(np.float32)
+    mxw.save(dst, out)
+    print("moved %d tensor(s) by one ulp: %s -> %s" % (len(w), src, dst))
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description="Compare two matrix-engine --dump files (see the module docstring).")
     p.add_argument("ref", help="reference dump (the CPU backend's), or the weights file to rewrite with --randomize-bn")
@@ -484,6 +502,9 @@ def main(argv=None):
                         "max(--noise-base, --noise-k x how far that run moved it))")
     p.add_argument("--noise-base", type=float, default=None, help="with --noise-ref: the least tolerance")
     p.add_argument("--noise-k", type=float, default=4.0, help="with --noise-ref: the multiple of the floor (default 4)")
+    p.add_argument("--perturb-ulp", action="store_true",
+                   help="rewrite weights file REF into GOT with every float moved by one ulp up or down (seeded): "
+                        "an fp32 rounding floor")
     p.add_argument("--round-weights", type=int, default=None, metavar="BITS",
                    help="rewrite weights file REF into GOT with every float rounded to BITS mantissa bits "
                         "(to nearest, ties to even: 10 = tf32 / fp16, 7 = bf16)")
@@ -499,6 +520,8 @@ def main(argv=None):
             return randomize_bn(args.ref, args.got)
         if args.round_weights is not None:
             return round_weights(args.ref, args.got, args.round_weights)
+        if args.perturb_ulp:
+            return perturb_ulp(args.ref, args.got)
         if args.noise_ref and (args.noise_base is None or args.traj_grad_rtol is None or not args.trajectory):
             print("FAIL compare_dumps: --noise-ref needs --trajectory, --traj-grad-rtol and --noise-base")
             return 2

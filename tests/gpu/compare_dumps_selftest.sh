@@ -151,6 +151,17 @@ ko 'CHECK FAIL .* grads: the rounding run has no finite gradient grad.a' $nz --n
 rc=0; "$PY" "$C" --trajectory --traj-grad-rtol 0.5 --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw >out 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q 'needs --trajectory, --traj-grad-rtol and --noise-base' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
 ok --round-weights 10 rw_in.mxw rw_out.mxw
+ok --perturb-ulp rw_in.mxw pu_out.mxw
+"$PY" - "$top_srcdir" <<'EOF' || fail "--perturb-ulp: not one ulp each"
+import sys
+sys.path.insert(0, sys.argv[1] + "/tests/engine")
+import mxw
+import numpy as np
+a, b = mxw.load_np("rw_in.mxw"), mxw.load_np("pu_out.mxw")
+d = np.abs(a["w"].view(np.int32).astype(np.int64) - b["w"].view(np.int32).astype(np.int64))
+assert (d == 1).all(), d
+assert list(b["ids"]) == [3, 4], b["ids"]
+EOF
 "$PY" - "$top_srcdir" <<'EOF' || fail "--round-weights: wrong values"
 import sys
 sys.path.insert(0, sys.argv[1] + "/tests/engine")

@@ -476,6 +476,18 @@ tight_base=$tight
 # 1e-1 and more) and 1e-2 for the losses; a note counts the tensors beyond
 # issue 11's 1e-4 (--grad-note-rtol), so a reader sees them.
 tight_imagenet="--rtol $FP32 --grad-rtol 2e-2 --grad-note-rtol $FP32G --loss-rtol 1e-2 --final-rtol 2e-2"
+# ResNet-50's training (batch 8, 64 px) is chaotic even in fp32: the CPU
+# alone, from weights each moved by one ulp (compare_dumps.py --perturb-ulp),
+# computes step-1 gradients up to 8.5e-2 apart (159 of 161 tensors beyond
+# 1e-4), losses 4.8e-2 apart after 5 steps, final weights 0.72 (measured
+# 2026-11-30; NCHW and NHWC alike, also at 128 px and with eval on: 1.5e-1,
+# 1.4e-2). Its fp32 training runs are judged as trajectories against that
+# floor (floor_opts fp32): each gradient at min(2e-2, max(1e-4, 4 x its
+# floor)) in L2, one whose floor is above 1e-2 not judged (101 of 161 on the
+# simulator; the other 60 within 0.57 of their tolerance), the losses at
+# max(1e-2, 4 x their floor), the output at 2e-4. ResNet-50's convolutions
+# are checked shape by shape in ops_check's full-size cases.
+chaotic="--trajectory --rtol $FP32 --loss-rtol 1e-2 --traj-grad-rtol 2e-2"
 # BERT's final weights at the gradients' tolerance, as tests/engine/bert_ref.py:
 # AdamW divides a noise-level gradient by sqrt(v) + eps (the attention key
 # bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
@@ -538,10 +550,15 @@ BN_BF16B=${MODEL_CHECK_BN_BF16_GRAD_BASE:-1.5e-1}
 floor_opts() {
 	fl=
 	[ "$bn" = 1 ] && [ "$NOISE_K" != 0 ] || return 0
-	case $1 in bf16) nzb=7 nzbase=$BN_BF16B ;; tf32) nzb=10 nzbase=$BN_TF32B ;; *) nzb=10 nzbase=$BN_FP16B ;; esac
+	case $1 in
+	bf16) nzb=7 nzbase=$BN_BF16B nzhow="--round-weights 7" ;;
+	tf32) nzb=10 nzbase=$BN_TF32B nzhow="--round-weights 10" ;;
+	fp32) nzb=ulp nzbase=$FP32G nzhow=--perturb-ulp ;;
+	*) nzb=10 nzbase=$BN_FP16B nzhow="--round-weights 10" ;;
+	esac
 	if [ ! -f "$W/$m.w.r$nzb.mxw" ] &&
-		! "$PY" "$CMP" --round-weights $nzb "$W/$m.w.mxw" "$W/$m.w.r$nzb.mxw" >"$W/$m.w.r$nzb.log" 2>&1; then
-		echo "FAIL: cannot round $m's weights to $nzb mantissa bits: $(tail -n 1 "$W/$m.w.r$nzb.log")"
+		! "$PY" "$CMP" $nzhow "$W/$m.w.mxw" "$W/$m.w.r$nzb.mxw" >"$W/$m.w.r$nzb.log" 2>&1; then
+		echo "FAIL: cannot make $m's weights for the floor ($nzhow): $(tail -n 1 "$W/$m.w.r$nzb.log")"
 		note_fail "round weights $m"
 		return 0
 	fi
@@ -583,7 +600,11 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 		eval "flags=\$$c"
 		run "$m.cpu.$c" cpu $MF $flags --threads 4
 		run "$m.cuda.$c" cuda $MF $flags
-		compare "$m fp32 $c cuda vs cpu" "$m.cpu.$c" "$m.cuda.$c" $tight
+		tol=$tight
+		if [ $m = resnet50 ]; then # training: judged against its fp32 floor (chaotic, below)
+			case $c in T*) floor_opts fp32 "$c"; [ -z "$fl" ] || tol="$chaotic $fl" ;; esac
+		fi
+		compare "$m fp32 $c cuda vs cpu" "$m.cpu.$c" "$m.cuda.$c" $tol
 	done
 	if [ $m = resnet_tiny ]; then # BatchNorm on running statistics while training
 		T4="--task train --steps 5 --eval on --channels-last off --compile default"
