@@ -149,7 +149,7 @@ expect_grep "losses: 4 x the floor is 8.00e-01, above 0.5: judged at 0.5" out "a
 if grep -q 'CHECK OK .* output:' out; then fail "the output judged at a tolerance that cannot fail"; fi
 ko 'CHECK FAIL .* grads: the rounding run has no finite gradient grad.a' $nz --noise-ref nz_noise_nan.mxw nz_ref.mxw nz_ok.mxw
 rc=0; "$PY" "$C" --trajectory --traj-grad-rtol 0.5 --noise-ref nz_noise.mxw nz_ref.mxw nz_ok.mxw >out 2>&1 || rc=$?
-[ $rc -eq 2 ] && grep -q 'needs --trajectory, --traj-grad-rtol and --noise-base' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
+[ $rc -eq 2 ] && grep -q 'needs --trajectory, and --noise-base with --traj-grad-rtol' out || fail "--noise-ref without --noise-base: exit $rc, $(cat out)"
 ok --round-weights 10 rw_in.mxw rw_out.mxw
 ok --perturb-ulp rw_in.mxw pu_out.mxw
 "$PY" - "$top_srcdir" <<'EOF' || fail "--perturb-ulp: not one ulp each"

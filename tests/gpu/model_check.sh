@@ -482,12 +482,14 @@ tight_imagenet="--rtol $FP32 --grad-rtol 2e-2 --grad-note-rtol $FP32G --loss-rto
 # 1e-4), losses 4.8e-2 apart after 5 steps, final weights 0.72 (measured
 # 2026-11-30; NCHW and NHWC alike, also at 128 px and with eval on: 1.5e-1,
 # 1.4e-2). Its fp32 training runs are judged as trajectories against that
-# floor (floor_opts fp32): each gradient at min(2e-2, max(1e-4, 4 x its
-# floor)) in L2, one whose floor is above 1e-2 not judged (101 of 161 on the
-# simulator; the other 60 within 0.57 of their tolerance), the losses at
-# max(1e-2, 4 x their floor), the output at 2e-4. ResNet-50's convolutions
-# are checked shape by shape in ops_check's full-size cases.
-chaotic="--trajectory --rtol $FP32 --loss-rtol 1e-2 --traj-grad-rtol 2e-2"
+# one-ulp floor (floor_opts fp32): the output at 2e-4, the losses at
+# max(1e-2, 4 x their floor) and their trend; step 1's gradients are not
+# compared (judged per tensor against the floor, one run of the simulator
+# passed at 0.31 and another at 0.94 of the tolerance: a coin toss, as one
+# ulp-moved run samples the flips in other places than the engine's own).
+# ResNet-50's convolutions are checked shape by shape, forward and backward,
+# in ops_check's full-size cases; here, that the whole model trains alike.
+chaotic="--trajectory --rtol $FP32 --loss-rtol 1e-2"
 # BERT's final weights at the gradients' tolerance, as tests/engine/bert_ref.py:
 # AdamW divides a noise-level gradient by sqrt(v) + eps (the attention key
 # bias's gradient is zero in exact arithmetic, ~1e-11 computed), which turns
@@ -553,7 +555,7 @@ floor_opts() {
 	case $1 in
 	bf16) nzb=7 nzbase=$BN_BF16B nzhow="--round-weights 7" ;;
 	tf32) nzb=10 nzbase=$BN_TF32B nzhow="--round-weights 10" ;;
-	fp32) nzb=ulp nzbase=$FP32G nzhow=--perturb-ulp ;;
+	fp32) nzb=ulp nzbase= nzhow=--perturb-ulp ;;
 	*) nzb=10 nzbase=$BN_FP16B nzhow="--round-weights 10" ;;
 	esac
 	if [ ! -f "$W/$m.w.r$nzb.mxw" ] &&
@@ -565,7 +567,7 @@ floor_opts() {
 	eval "nzflags=\$$2"
 	run "$m.cpu.$2.r$nzb" cpu $(echo "$MF" | sed "s|--weights $W/$m.w.mxw|--weights $W/$m.w.r$nzb.mxw|") $nzflags --threads 4 ||
 		return 0
-	fl="--noise-ref $W/$m.cpu.$2.r$nzb.mxw --noise-base $nzbase --noise-k $NOISE_K"
+	fl="--noise-ref $W/$m.cpu.$2.r$nzb.mxw ${nzbase:+--noise-base $nzbase }--noise-k $NOISE_K"
 }
 # optim_check: bit-identical, else (a step that is not deterministic) these
 exact="--rtol 0 --grad-rtol 0 --loss-rtol 0 --final-rtol 0"
@@ -602,7 +604,10 @@ for m in mnist_cnn resnet_tiny resnet18 resnet50; do
 		run "$m.cuda.$c" cuda $MF $flags
 		tol=$tight
 		if [ $m = resnet50 ]; then # training: judged against its fp32 floor (chaotic, below)
-			case $c in T*) floor_opts fp32 "$c"; [ -z "$fl" ] || tol="$chaotic $fl" ;; esac
+			case $c in T*)
+				floor_opts fp32 "$c"
+				[ -z "$fl" ] || { tol="$chaotic $fl"; echo "note $m fp32 $c: step 1's gradients not compared (chaotic at batch 8, 64 px: see model_check.sh)"; } ;;
+			esac
 		fi
 		compare "$m fp32 $c cuda vs cpu" "$m.cpu.$c" "$m.cuda.$c" $tol
 	done
