@@ -109,12 +109,11 @@ int result_read(const char *path, struct result *res, char **why)
 			v++;
 		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
 			*--ve = '\0';
-		if (result_get(res, line)) {
+		if (result_set(res, line, v)) {
 			/* which of two throughputs is the point's? neither: garbled */
 			*why = xasprintf("result file line %u repeats the key '%.64s'", lineno, line);
 			goto garbled;
 		}
-		result_set(res, line, v);
 		if (res->n > RESULT_MAX_KEYS) {
 			*why = xasprintf("result file has more than %u keys (line %u)", RESULT_MAX_KEYS, lineno);
 			goto garbled;
@@ -136,18 +135,30 @@ const char *result_get(const struct result *res, const char *key)
 	return NULL;
 }
 
-void result_set(struct result *res, const char *key, const char *value)
+int result_set(struct result *res, const char *key, const char *value)
 {
 	for (size_t i = 0; i < res->n; i++)
 		if (strcmp(res->kv[i].key, key) == 0) {
 			free(res->kv[i].value);
 			res->kv[i].value = xstrdup(value);
-			return;
+			return 1;
 		}
 	res->kv = xrealloc(res->kv, (res->n + 1) * sizeof(*res->kv));
 	res->kv[res->n].key = xstrdup(key);
 	res->kv[res->n].value = xstrdup(value);
 	res->n++;
+	return 0;
+}
+
+/* The step time and its interval, 0 when the result has all three as
+ * numbers; else -1. */
+static int step_interval(const struct result *res, double *m, double *lo, double *hi)
+{
+	const char *sm = result_get(res, "step_ms"), *sl = result_get(res, "step_ms_lo");
+	const char *sh = result_get(res, "step_ms_hi");
+	return sm && sl && sh && parse_double(sm, m) == 0 && parse_double(sl, lo) == 0 && parse_double(sh, hi) == 0
+		       ? 0
+		       : -1;
 }
 
 void result_free(struct result *res)
@@ -192,23 +203,17 @@ char *result_check(const struct result *res)
 	}
 	/* the step time's interval holds the step time (up to the rounding of
 	 * printing them: 1e-6 of it) */
-	const char *m = result_get(res, "step_ms"), *lo = result_get(res, "step_ms_lo");
-	const char *hi = result_get(res, "step_ms_hi");
 	double vm, vl, vh;
-	if (m && lo && hi && parse_double(m, &vm) == 0 && parse_double(lo, &vl) == 0 &&
-	    parse_double(hi, &vh) == 0 && (vl > vm * (1 + 1e-6) || vh < vm * (1 - 1e-6)))
+	if (step_interval(res, &vm, &vl, &vh) == 0 && (vl > vm * (1 + 1e-6) || vh < vm * (1 - 1e-6)))
 		return xasprintf("step_ms %g is outside its own interval [step_ms_lo %g, step_ms_hi %g]", vm, vl, vh);
 	return NULL;
 }
 
 void result_derive(struct result *res, double rel_ci_target)
 {
-	const char *m = result_get(res, "step_ms"), *lo = result_get(res, "step_ms_lo");
-	const char *hi = result_get(res, "step_ms_hi");
 	char buf[64];
 	double vm, vl, vh;
-	if (!result_get(res, "rel_ci") && m && lo && hi && parse_double(m, &vm) == 0 &&
-	    parse_double(lo, &vl) == 0 && parse_double(hi, &vh) == 0 && vm > 0 && vh >= vl) {
+	if (!result_get(res, "rel_ci") && step_interval(res, &vm, &vl, &vh) == 0 && vm > 0 && vh >= vl) {
 		snprintf(buf, sizeof(buf), "%.4g", (vh - vl) / 2 / vm);
 		result_set(res, "rel_ci", buf);
 	}

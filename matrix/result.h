@@ -24,7 +24,8 @@ struct result {
 int result_read(const char *path, struct result *res, char **why);
 /* The value of key, or NULL. */
 const char *result_get(const struct result *res, const char *key);
-void result_set(struct result *res, const char *key, const char *value);
+/* Set key to value: 1 when it replaced a value key had, else 0. */
+int result_set(struct result *res, const char *key, const char *value);
 void result_free(struct result *res);
 
 /* Why the text of metric `name` is not a usable measurement: NULL when it is

@@ -80,8 +80,9 @@ static void listing_init(struct listing *ls, const struct recipe *r, int csv)
 		ls->shown[f] = xcalloc(r->factors[f].nlevels, sizeof(char *));
 		for (size_t l = 0; l < r->factors[f].nlevels; l++) {
 			ls->shown[f][l] = text_clean(r->factors[f].levels[l], strlen(r->factors[f].levels[l]), 0);
-			if (text_columns(ls->shown[f][l], strlen(ls->shown[f][l])) > ls->width[f])
-				ls->width[f] = text_columns(ls->shown[f][l], strlen(ls->shown[f][l]));
+			size_t w = text_columns(ls->shown[f][l], strlen(ls->shown[f][l]));
+			if (w > ls->width[f])
+				ls->width[f] = w;
 		}
 	}
 	ls->ncells = 3 + r->nfactors;

@@ -139,14 +139,23 @@ const char *vocab_suggest(const char *name)
 	return vocab_closest(name, names, n);
 }
 
-/* A positive decimal integer without sign or leading zeros that fits a long. */
-static int is_positive_int(const char *s)
+/* A positive decimal integer without sign or leading zeros, at most 2^30
+ * (the engines' bound: a larger batch or sequence is refused by every point,
+ * so it is said here, before anything runs). Else 0, and *why names the
+ * leading zeros or the bound where that is the trouble (else it is left). */
+static int is_int_level(const char *s, const char **why)
 {
-	if (!*s || *s == '0' || strlen(s) > 18)
+	size_t n = strlen(s);
+	if (!n || strspn(s, "0123456789") != n || strspn(s, "0") == n)
 		return 0;
-	for (const char *p = s; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return 0;
+	if (s[0] == '0') {
+		*why = "a positive integer without leading zeros";
+		return 0;
+	}
+	if (n > 10 || strtoll(s, NULL, 10) > (1LL << 30)) {
+		*why = "a positive integer up to 1073741824";
+		return 0;
+	}
 	return 1;
 }
 
@@ -173,19 +182,7 @@ const char *vocab_check_level(const struct vocab_factor *f, const char *level, c
 			snprintf(cores, sizeof(cores), "%ld", n > 0 ? n : 1L);
 			return cores;
 		}
-		if (*level && strspn(level, "0123456789") == strlen(level) && strspn(level, "0") < strlen(level)) {
-			if (level[0] == '0') {
-				*why = "a positive integer without leading zeros";
-				return NULL;
-			}
-			/* the engines take at most 2^30 (a larger batch or sequence is
-			 * refused by every point: said here, before anything runs) */
-			if (strlen(level) > 10 || strtoll(level, NULL, 10) > (1LL << 30)) {
-				*why = "a positive integer up to 1073741824";
-				return NULL;
-			}
-		}
-		return is_positive_int(level) ? level : NULL;
+		return is_int_level(level, why) ? level : NULL;
 	case VOCAB_ENUM:
 	case VOCAB_NAME:
 		if (!f->levels)

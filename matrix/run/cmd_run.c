@@ -143,6 +143,21 @@ static const char *signal_name(int sig)
 	return buf;
 }
 
+/* The last non-empty line of buf[0..*end): its trailing blanks and
+ * newlines cut off (*end moves back over them, writing NULs), its start
+ * returned (== *end: none). */
+static char *last_line(char *buf, char **end)
+{
+	char *e = *end;
+	while (e > buf && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' '))
+		*--e = '\0';
+	char *start = e;
+	while (start > buf && start[-1] != '\n')
+		start--;
+	*end = e;
+	return start;
+}
+
 /* The last non-empty line of the log (at most 200 bytes), or NULL; and
  * whether its tail mentions running out of memory. */
 static char *log_tail(const char *path, int *oom)
@@ -177,23 +192,13 @@ static char *log_tail(const char *path, int *oom)
 	for (size_t i = 0; i < ARRAY_SIZE(patterns); i++)
 		if (strstr(buf, patterns[i]))
 			*oom = 1;
-	char *end = buf + n;
-	while (end > buf && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		*--end = '\0';
-	char *start = end;
-	while (start > buf && start[-1] != '\n')
-		start--;
+	char *end = buf + n, *start = last_line(buf, &end);
 	if (start == end)
 		return NULL;
 	/* a usage line after the error ("matrix-engine: --batch: ... / usage:
 	 * matrix-engine [flags] ..."): the error is the reason */
 	if (strncasecmp(start, "usage:", 6) == 0) {
-		char *pend = start;
-		while (pend > buf && (pend[-1] == '\n' || pend[-1] == '\r' || pend[-1] == ' '))
-			*--pend = '\0';
-		char *pstart = pend;
-		while (pstart > buf && pstart[-1] != '\n')
-			pstart--;
+		char *pend = start, *pstart = last_line(buf, &pend);
 		if (pstart < pend) {
 			start = pstart;
 			end = pend;
@@ -1108,8 +1113,8 @@ static int plan_size_check(const struct study *S)
 {
 	const struct recipe *r = &S->r;
 	uint64_t cube = 0, npoints = 0;
-	if (grid_cube_size(r, &cube) == 0 && cube <= RUN_MAX_CUBE)
-		npoints = grid_count(r);
+	if (grid_cube_size(r, &cube) == 0 && cube <= RUN_MAX_CUBE && !S->o.only)
+		npoints = grid_count(r); /* with --only, the walk selects: not counted */
 	if (cube <= RUN_MAX_CUBE && (S->o.only || npoints <= RUN_MAX_POINTS))
 		return 0;
 	if (cube > RUN_MAX_CUBE)
